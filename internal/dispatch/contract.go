@@ -1,0 +1,35 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Result is how one request ended, as the executor classifies it.
+type Result struct {
+	Outcome ledger.Outcome
+	Reason  ledger.Reason
+	Err     string // short, sanitised: never a URL, key, prompt or body
+}
+
+// Exec performs one request for rec. It must call dispatched exactly once,
+// immediately before handing the request to the transport; an Exec that
+// fails before that point (e.g. cannot build the request) still calls it, so
+// every record that reaches Exec counts as dispatched. Exec stamps the
+// boundaries it measures into rec but never finishes the record: the
+// dispatcher does, with the returned Result. Exec must return promptly once
+// ctx is cancelled.
+type Exec func(ctx context.Context, rec *ledger.Record, dispatched func()) Result
+
+// Arrivals yields planned offsets, relative to the stream's start, in
+// increasing order; ok is false when the schedule is exhausted.
+// *schedule.Sequence implements it.
+type Arrivals interface {
+	Next() (offset time.Duration, ok bool)
+}
+
+// Admit is asked at an arrival's planned time whether it may be sent
+// (budgets, rate caps). ok=false ends the arrival unsent with reason.
+type Admit func(rec *ledger.Record) (reason ledger.Reason, ok bool)

@@ -1,0 +1,250 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Sink receives every finished record, exactly once, in finishing order.
+// Sinks must not retain the *Record past the call unless they copy it; they
+// run on the finishing goroutine, under no ledger lock, and must be cheap or
+// hand off.
+type Sink interface {
+	Record(*Record)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(*Record)
+
+// Record implements Sink.
+func (f SinkFunc) Record(r *Record) { f(r) }
+
+// Meta is what the caller knows about an arrival when it is planned.
+type Meta struct {
+	Traffic Traffic
+	Mode    Mode
+	Target  string
+	Class   string
+	API     string
+	Step    int
+	Attempt int
+	User    int
+}
+
+// Counts are the ledger's running totals. Planned = Dispatched + Unsent
+// always holds once Pending is zero; Finished + Pending = Planned always.
+type Counts struct {
+	Planned    int
+	Dispatched int
+	Unsent     int
+	Finished   int
+	Pending    int
+	ByOutcome  map[Outcome]int
+}
+
+// ErrFinished is returned when a record is finished a second time.
+var ErrFinished = errors.New("ledger: record already has a terminal outcome")
+
+// Ledger hands out one Record per planned arrival and takes each back exactly
+// once with a terminal outcome. It is safe for concurrent use.
+type Ledger struct {
+	epoch time.Time
+	sinks []Sink
+
+	mu         sync.Mutex
+	nextID     uint64
+	pending    map[uint64]*Record
+	planned    int
+	dispatched int
+	unsent     int
+	finished   int
+	byOutcome  map[Outcome]int
+	violations []error
+}
+
+// New returns a ledger whose offsets are measured from epoch (which must
+// carry a monotonic reading: use time.Now()).
+func New(epoch time.Time, sinks ...Sink) *Ledger {
+	return &Ledger{
+		epoch:     epoch,
+		sinks:     sinks,
+		pending:   make(map[uint64]*Record),
+		byOutcome: make(map[Outcome]int),
+	}
+}
+
+// Epoch returns the run's epoch.
+func (l *Ledger) Epoch() time.Time { return l.epoch }
+
+// Now returns the current offset from the epoch, never below 1ns, so that a
+// zero offset always means "not reached".
+func (l *Ledger) Now() time.Duration {
+	d := time.Since(l.epoch)
+	if d < 1 {
+		d = 1
+	}
+	return d
+}
+
+// At converts an offset to a wall-clock-anchored time (monotonic-safe).
+func (l *Ledger) At(offset time.Duration) time.Time { return l.epoch.Add(offset) }
+
+// Plan registers a planned arrival and returns its pending record. The caller
+// must end it with exactly one of Unsent or Finish.
+func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
+	l.mu.Lock()
+	l.nextID++
+	r := &Record{
+		ID: l.nextID, Traffic: m.Traffic, Mode: m.Mode, Target: m.Target, Class: m.Class,
+		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, Planned: planned,
+	}
+	l.pending[r.ID] = r
+	l.planned++
+	l.mu.Unlock()
+	return r
+}
+
+// MarkDispatched stamps the dispatch time. Call it once, just before the
+// request is handed to the transport.
+func (l *Ledger) MarkDispatched(r *Record) {
+	r.Dispatched = l.Now()
+	l.mu.Lock()
+	l.dispatched++
+	l.mu.Unlock()
+}
+
+// Unsent ends a planned arrival that was never sent, at its planned time.
+func (l *Ledger) Unsent(r *Record, reason Reason) error {
+	if r.Dispatched != 0 {
+		return l.violation(fmt.Errorf("ledger: record %d: unsent after dispatch", r.ID))
+	}
+	r.End = 0
+	return l.Finish(r, Unsent, reason, "")
+}
+
+// Finish records the terminal outcome and hands the record to the sinks. A
+// second Finish of the same record is refused with ErrFinished and counted as
+// an invariant violation; the first outcome stands.
+func (l *Ledger) Finish(r *Record, o Outcome, reason Reason, errText string) error {
+	if err := Check(o, reason); err != nil {
+		return l.violation(fmt.Errorf("record %d: %w", r.ID, err))
+	}
+	if o != Unsent && r.Dispatched == 0 {
+		return l.violation(fmt.Errorf("ledger: record %d: outcome %s without dispatch", r.ID, o))
+	}
+	l.mu.Lock()
+	if _, ok := l.pending[r.ID]; !ok {
+		l.mu.Unlock()
+		return l.violation(fmt.Errorf("record %d (%s/%s): %w", r.ID, o, reason, ErrFinished))
+	}
+	delete(l.pending, r.ID)
+	if o != Unsent && r.End == 0 {
+		r.End = l.Now()
+	}
+	r.Outcome, r.Reason, r.Error = o, reason, sanitize(errText)
+	if o == Unsent {
+		l.unsent++
+	}
+	l.finished++
+	l.byOutcome[o]++
+	l.mu.Unlock()
+	for _, s := range l.sinks {
+		s.Record(r)
+	}
+	return nil
+}
+
+// CensorPending ends every request still pending as censored at the current
+// offset (its age is a lower bound) and returns how many it censored. A
+// pending record that was never dispatched is ended unsent with reason
+// shutdown. Callers must first stop their in-flight work from finishing the
+// same records (cancel and wait), or accept ErrFinished from them.
+func (l *Ledger) CensorPending() int {
+	l.mu.Lock()
+	recs := make([]*Record, 0, len(l.pending))
+	for _, r := range l.pending {
+		recs = append(recs, r)
+	}
+	l.mu.Unlock()
+	n := 0
+	for _, r := range recs {
+		var err error
+		if r.Dispatched == 0 {
+			err = l.Unsent(r, ReasonShutdown)
+		} else {
+			err = l.Finish(r, Censored, ReasonDrainDeadline, "still in flight at the drain deadline")
+			if err == nil {
+				n++
+			}
+		}
+		_ = err // a concurrent finisher won: its outcome stands
+	}
+	return n
+}
+
+// Counts returns a snapshot of the running totals.
+func (l *Ledger) Counts() Counts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := Counts{
+		Planned: l.planned, Dispatched: l.dispatched, Unsent: l.unsent,
+		Finished: l.finished, Pending: len(l.pending), ByOutcome: make(map[Outcome]int, len(l.byOutcome)),
+	}
+	for k, v := range l.byOutcome {
+		c.ByOutcome[k] = v
+	}
+	return c
+}
+
+// InFlight returns the number of pending records that were dispatched, and
+// the planned offset of the oldest of them (0 when none).
+func (l *Ledger) InFlight() (n int, oldestPlanned time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := true
+	for _, r := range l.pending {
+		if r.Dispatched == 0 {
+			continue
+		}
+		n++
+		if first || r.Planned < oldestPlanned {
+			oldestPlanned, first = r.Planned, false
+		}
+	}
+	return n, oldestPlanned
+}
+
+// Verify checks the ledger's invariants and returns every violation seen so
+// far plus any that hold now: planned = finished + pending, and, when
+// nothing is pending, planned = dispatched + unsent.
+func (l *Ledger) Verify() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	errs := append([]error(nil), l.violations...)
+	if l.planned != l.finished+len(l.pending) {
+		errs = append(errs, fmt.Errorf("ledger: planned %d != finished %d + pending %d", l.planned, l.finished, len(l.pending)))
+	}
+	if len(l.pending) == 0 && l.planned != l.dispatched+l.unsent {
+		errs = append(errs, fmt.Errorf("ledger: planned %d != dispatched %d + unsent %d", l.planned, l.dispatched, l.unsent))
+	}
+	return errors.Join(errs...)
+}
+
+func (l *Ledger) violation(err error) error {
+	l.mu.Lock()
+	l.violations = append(l.violations, err)
+	l.mu.Unlock()
+	return err
+}
+
+// sanitize bounds error text; callers must already have removed URLs and
+// secrets (the protocol client builds these messages from its own words).
+func sanitize(s string) string {
+	const max = 160
+	if len(s) > max {
+		s = s[:max]
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package ledger
+
+import "time"
+
+// Traffic is the kind of traffic a request belongs to. Bounded set.
+type Traffic string
+
+// Traffic kinds.
+const (
+	TrafficProbe    Traffic = "probe"    // one-shot `llmprobe probe`
+	TrafficBaseline Traffic = "baseline" // the daemon's continuous low-rate stream
+	TrafficLadder   Traffic = "ladder"   // a rate-ladder step
+)
+
+// Mode is the load model a request was generated under.
+type Mode string
+
+// Load models.
+const (
+	ModeOpen   Mode = "open"   // arrivals from a fixed schedule (no coordinated omission)
+	ModeClosed Mode = "closed" // N users with think time: labelled closed loop everywhere
+)
+
+// Usage is the server's own token accounting, when it reported any.
+type Usage struct {
+	Known      bool `json:"known"`                       // false: the server gave no usage; counts are unknown, not zero
+	Prompt     int  `json:"prompt_tokens,omitempty"`     // input tokens
+	Completion int  `json:"completion_tokens,omitempty"` // output tokens (visible + reasoning where the API counts both)
+	Reasoning  int  `json:"reasoning_tokens,omitempty"`  // reasoning tokens, where reported
+}
+
+// Record is one planned arrival and everything measured about it.
+//
+// Every time is an offset from the run's epoch (see RunHeader). Planned is
+// always set; the others are zero when the boundary was never reached (the
+// clock given to the ledger never returns an offset below 1ns after the
+// epoch, so zero is unambiguous).
+type Record struct {
+	ID      uint64  `json:"id"`
+	Traffic Traffic `json:"traffic"`
+	Mode    Mode    `json:"mode"`
+	Target  string  `json:"target"`
+	Class   string  `json:"class"`
+	API     string  `json:"api,omitempty"`
+	Step    int     `json:"step,omitempty"`    // ladder step (1-based), 0 outside ladders
+	Attempt int     `json:"attempt,omitempty"` // retry attempt (1-based) when retries are on, 0 otherwise
+	User    int     `json:"user,omitempty"`    // closed-loop user (1-based), 0 in open loop
+
+	Planned        time.Duration   `json:"planned_ns"`                   // when the schedule said to send
+	Dispatched     time.Duration   `json:"dispatched_ns,omitempty"`      // when the request was handed to the transport
+	Headers        time.Duration   `json:"headers_ns,omitempty"`         // response headers received
+	FirstByte      time.Duration   `json:"first_byte_ns,omitempty"`      // first body byte read
+	FirstReasoning time.Duration   `json:"first_reasoning_ns,omitempty"` // first non-empty reasoning delta
+	FirstContent   time.Duration   `json:"first_content_ns,omitempty"`   // first non-empty visible content delta
+	LastContent    time.Duration   `json:"last_content_ns,omitempty"`    // last non-empty content delta
+	End            time.Duration   `json:"end_ns,omitempty"`             // terminal: stream end, error, cancel or censor time
+	ChunkGaps      []time.Duration `json:"chunk_gaps_ns,omitempty"`      // each gap between consecutive content events
+
+	Status          int           `json:"status,omitempty"`         // HTTP status
+	RetryAfter      time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection
+	Usage           Usage         `json:"usage"`
+	ContentEvents   int           `json:"content_events"`             // events that carried visible content
+	ReasoningEvents int           `json:"reasoning_events,omitempty"` // events that carried reasoning
+	FinishReason    string        `json:"finish_reason,omitempty"`    // as the server sent it (truncated to 32 bytes)
+	Model           string        `json:"model,omitempty"`            // the model the server says answered (truncated to 128 bytes)
+	TraceID         string        `json:"trace_id,omitempty"`
+
+	Outcome Outcome `json:"outcome"`
+	Reason  Reason  `json:"reason"`
+	Error   string  `json:"error,omitempty"` // a short, sanitised description: never a URL, key, prompt or body
+}
+
+// Sent reports whether the request was dispatched.
+func (r *Record) Sent() bool { return r.Dispatched > 0 }
+
+// Age is how long a request had been outstanding at its end, from its planned
+// time. For a censored request it is a lower bound on its latency, never a
+// latency sample.
+func (r *Record) Age() time.Duration {
+	if r.End == 0 {
+		return 0
+	}
+	return r.End - r.Planned
+}
+
+// TTFT is the time to first visible content from the planned time, and
+// whether it is defined.
+func (r *Record) TTFT() (time.Duration, bool) {
+	if r.FirstContent == 0 {
+		return 0, false
+	}
+	return r.FirstContent - r.Planned, true
+}
+
+// TTFTFromDispatch is time to first visible content measured from dispatch.
+func (r *Record) TTFTFromDispatch() (time.Duration, bool) {
+	if r.FirstContent == 0 || r.Dispatched == 0 {
+		return 0, false
+	}
+	return r.FirstContent - r.Dispatched, true
+}
+
+// TTFR is the time to the first reasoning token from the planned time.
+func (r *Record) TTFR() (time.Duration, bool) {
+	if r.FirstReasoning == 0 {
+		return 0, false
+	}
+	return r.FirstReasoning - r.Planned, true
+}
+
+// E2E is end minus planned, defined for requests that reached an end and were sent.
+func (r *Record) E2E() (time.Duration, bool) {
+	if r.End == 0 || r.Dispatched == 0 {
+		return 0, false
+	}
+	return r.End - r.Planned, true
+}
+
+// DispatchLag is dispatched minus planned.
+func (r *Record) DispatchLag() (time.Duration, bool) {
+	if r.Dispatched == 0 {
+		return 0, false
+	}
+	return r.Dispatched - r.Planned, true
+}
+
+// TPOT is (last content − first content) / (completion tokens − 1), defined
+// only when the server reported a completion count above one.
+func (r *Record) TPOT() (time.Duration, bool) {
+	if !r.Usage.Known || r.Usage.Completion < 2 || r.FirstContent == 0 || r.LastContent < r.FirstContent {
+		return 0, false
+	}
+	return (r.LastContent - r.FirstContent) / time.Duration(r.Usage.Completion-1), true
+}
+
+// RunHeader is the first line of a JSONL ledger: the run's wall-clock anchor
+// and what was asked for. Wall time of any offset = EpochUnixNano + offset.
+type RunHeader struct {
+	Kind          string    `json:"kind"` // always "run"
+	RunID         string    `json:"run_id"`
+	Epoch         time.Time `json:"epoch"`           // wall clock at offset 0 (RFC 3339, for humans)
+	EpochUnixNano int64     `json:"epoch_unix_nano"` // the same instant, for joining with server logs
+	Mode          Mode      `json:"mode"`
+	Version       string    `json:"version,omitempty"`
+	Schema        int       `json:"schema"`
+}
+
+// SchemaVersion is the JSONL ledger schema version (docs/ledger.md).
+const SchemaVersion = 1
