@@ -33,10 +33,13 @@ type Meta struct {
 	User    int
 }
 
-// Counts are the ledger's running totals. Planned = Dispatched + Unsent
-// always holds once Pending is zero; Finished + Pending = Planned always.
+// Counts are the ledger's running totals. Attempts = Dispatched + Unsent
+// always holds once Pending is zero; Finished + Pending = Attempts always.
+// Planned counts demand (first attempts only); Attempts counts every record,
+// retries included. With retries off the two are equal.
 type Counts struct {
-	Planned    int
+	Planned    int // first attempts (Meta.Attempt ≤ 1): new demand
+	Attempts   int // every record planned: first attempts and retries
 	Dispatched int
 	Unsent     int
 	Finished   int
@@ -56,7 +59,8 @@ type Ledger struct {
 	mu         sync.Mutex
 	nextID     uint64
 	pending    map[uint64]*Record
-	planned    int
+	planned    int // first attempts only
+	attempts   int // every record
 	dispatched int
 	unsent     int
 	finished   int
@@ -92,7 +96,9 @@ func (l *Ledger) Now() time.Duration {
 func (l *Ledger) At(offset time.Duration) time.Time { return l.epoch.Add(offset) }
 
 // Plan registers a planned arrival and returns its pending record. The caller
-// must end it with exactly one of Unsent or Finish.
+// must end it with exactly one of Unsent or Finish. A record whose
+// m.Attempt is above one is a retry: it counts as an attempt, never as new
+// demand (Counts.Planned).
 func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 	l.mu.Lock()
 	l.nextID++
@@ -101,7 +107,10 @@ func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, Planned: planned,
 	}
 	l.pending[r.ID] = r
-	l.planned++
+	l.attempts++
+	if m.Attempt <= 1 {
+		l.planned++
+	}
 	l.mu.Unlock()
 	return r
 }
@@ -189,7 +198,7 @@ func (l *Ledger) Counts() Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := Counts{
-		Planned: l.planned, Dispatched: l.dispatched, Unsent: l.unsent,
+		Planned: l.planned, Attempts: l.attempts, Dispatched: l.dispatched, Unsent: l.unsent,
 		Finished: l.finished, Pending: len(l.pending), ByOutcome: make(map[Outcome]int, len(l.byOutcome)),
 	}
 	for k, v := range l.byOutcome {
@@ -217,17 +226,18 @@ func (l *Ledger) InFlight() (n int, oldestPlanned time.Duration) {
 }
 
 // Verify checks the ledger's invariants and returns every violation seen so
-// far plus any that hold now: planned = finished + pending, and, when
-// nothing is pending, planned = dispatched + unsent.
+// far plus any that hold now: attempts = finished + pending, and, when
+// nothing is pending, attempts = dispatched + unsent (attempts = planned
+// when retries are off).
 func (l *Ledger) Verify() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	errs := append([]error(nil), l.violations...)
-	if l.planned != l.finished+len(l.pending) {
-		errs = append(errs, fmt.Errorf("ledger: planned %d != finished %d + pending %d", l.planned, l.finished, len(l.pending)))
+	if l.attempts != l.finished+len(l.pending) {
+		errs = append(errs, fmt.Errorf("ledger: planned attempts %d != finished %d + pending %d", l.attempts, l.finished, len(l.pending)))
 	}
-	if len(l.pending) == 0 && l.planned != l.dispatched+l.unsent {
-		errs = append(errs, fmt.Errorf("ledger: planned %d != dispatched %d + unsent %d", l.planned, l.dispatched, l.unsent))
+	if len(l.pending) == 0 && l.attempts != l.dispatched+l.unsent {
+		errs = append(errs, fmt.Errorf("ledger: planned attempts %d != dispatched %d + unsent %d", l.attempts, l.dispatched, l.unsent))
 	}
 	return errors.Join(errs...)
 }

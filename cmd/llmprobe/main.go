@@ -1,0 +1,150 @@
+// Command llmprobe probes LLM inference endpoints open-loop and reports the
+// truth about their latency and capacity.
+//
+//	llmprobe probe      one-shot probe, human or JSON report (default target: the built-in simulator)
+//	llmprobe run        the daemon: continuous probing, ladders, Prometheus and OTLP telemetry
+//	llmprobe ladder     one-shot rate ladder: step table, knee and capacity
+//	llmprobe sim        the built-in OpenAI/Anthropic-compatible streaming simulator
+//	llmprobe validate   check a daemon config file and exit
+//	llmprobe version    print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// env is what a subcommand may touch: no globals.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, e env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"probe", "one-shot open-loop (or closed-loop) probe with a report", runProbe},
+		{"run", "the daemon: baseline probing, scheduled ladders, /metrics and OTLP", runDaemon},
+		{"ladder", "one-shot rate ladder: step table, knee and capacity", runLadder},
+		{"sim", "serve the built-in streaming LLM simulator", runSim},
+		{"validate", "validate a daemon config file", runValidate},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	os.Exit(run(ctx, e, os.Args[1:]))
+}
+
+// run executes one subcommand and returns the process exit code.
+func run(ctx context.Context, e env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, pflag.ErrHelp):
+			return 0
+		case errors.As(err, new(usageError)):
+			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
+			return 2
+		default:
+			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(e.stderr, "llmprobe: unknown command %q\n\n", args[0])
+	usage(e.stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: llmprobe <command> [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.")
+}
+
+// usageError is a bad flag or argument: exit code 2, message names the flag.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func badFlag(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// parseFlags parses args into fs, turning pflag's errors into usage errors.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return badFlag("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func newFlagSet(name string, e env) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.SortFlags = false
+	return fs
+}
+
+// buildVersion returns the module version and VCS revision baked in by the
+// go tool.
+func buildVersion() (version, revision string) {
+	version, revision = "devel", "unknown"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			revision = s.Value
+		}
+	}
+	return
+}
+
+func runVersion(_ context.Context, e env, args []string) error {
+	fs := newFlagSet("version", e)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	v, r := buildVersion()
+	fmt.Fprintf(e.stdout, "llmprobe %s (revision %s)\n", v, r)
+	return nil
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sim"
+)
+
+// targetFlags are the flags that name and reach one target, shared by
+// `probe` and `ladder`.
+type targetFlags struct {
+	url, model, api        string
+	keyEnv, keyFile        string
+	headers                []string
+	caFile, certFile       string
+	keyFileTLS             string
+	insecure, http1        bool
+	maxEventBytes          int
+	connect, headersT      time.Duration
+	firstContent, idle     time.Duration
+	total                  time.Duration
+	usageDeltas            bool
+	simStall, simSlowdown  []string
+	simSlots, simAdmission int
+}
+
+func (t *targetFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&t.url, "url", "", "target base URL, e.g. http://127.0.0.1:8000/v1 (default: the built-in simulator, started in-process)")
+	fs.StringVar(&t.model, "model", "llmprobe-sim", "model name sent in requests")
+	fs.StringVar(&t.api, "api", "openai-chat", "streaming API: "+strings.Join(protocol.Names(), "|"))
+	fs.StringVar(&t.keyEnv, "api-key-env", "", "name of the environment variable holding the API key (the key itself is never a flag)")
+	fs.StringVar(&t.keyFile, "api-key-file", "", "file holding the API key")
+	fs.StringArrayVar(&t.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
+	fs.StringVar(&t.caFile, "tls-ca-file", "", "CA bundle to verify the target")
+	fs.StringVar(&t.certFile, "tls-cert-file", "", "client certificate (with --tls-key-file)")
+	fs.StringVar(&t.keyFileTLS, "tls-key-file", "", "client certificate key")
+	fs.BoolVar(&t.insecure, "tls-insecure-skip-verify", false, "do not verify the target's certificate (loudly warned)")
+	fs.BoolVar(&t.http1, "http1", false, "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)")
+	fs.IntVar(&t.maxEventBytes, "max-event-bytes", 0, "largest server-sent event accepted (0: default 1 MiB)")
+	fs.DurationVar(&t.connect, "timeout-connect", 5*time.Second, "connect timeout")
+	fs.DurationVar(&t.headersT, "timeout-headers", 30*time.Second, "timeout from dispatch to response headers")
+	fs.DurationVar(&t.firstContent, "timeout-first-content", 60*time.Second, "timeout from dispatch to first visible content")
+	fs.DurationVar(&t.idle, "timeout-idle", 30*time.Second, "longest gap between stream bytes")
+	fs.DurationVar(&t.total, "timeout-total", 5*time.Minute, "timeout from dispatch to stream end")
+	fs.BoolVar(&t.usageDeltas, "usage-deltas", false, "ask for per-chunk usage (vendor extension; strict proxies reject it)")
+	fs.StringArrayVar(&t.simStall, "sim-stall", nil, "built-in simulator only: a stall window START+DURATION, e.g. 10s+5s (repeatable)")
+	fs.StringArrayVar(&t.simSlowdown, "sim-slowdown", nil, "built-in simulator only: a slowdown START+DURATION*FACTOR, e.g. 20s+10s*4 (repeatable)")
+	fs.IntVar(&t.simSlots, "sim-slots", 0, "built-in simulator only: service slots (0: simulator default)")
+	fs.IntVar(&t.simAdmission, "sim-admission", 0, "built-in simulator only: admission limit (0: simulator default)")
+}
+
+func (t *targetFlags) validate() error {
+	if t.url != "" {
+		u, err := url.Parse(t.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", t.url)
+		}
+		if u.User != nil {
+			return badFlag("--url: credentials in the URL are refused (they would end up in logs); use --api-key-env")
+		}
+		if len(t.simStall)+len(t.simSlowdown) > 0 || t.simSlots != 0 || t.simAdmission != 0 {
+			return badFlag("--sim-* flags apply only to the built-in simulator (no --url)")
+		}
+	}
+	if _, err := protocol.Lookup(t.api); err != nil {
+		return badFlag("--api: %v", err)
+	}
+	if t.keyEnv != "" && t.keyFile != "" {
+		return badFlag("--api-key-env and --api-key-file: give one")
+	}
+	for _, h := range t.headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+			return badFlag("--header %q: want 'Name: value'", h)
+		}
+	}
+	for name, d := range map[string]time.Duration{"--timeout-connect": t.connect, "--timeout-headers": t.headersT,
+		"--timeout-first-content": t.firstContent, "--timeout-idle": t.idle, "--timeout-total": t.total} {
+		if d < 0 {
+			return badFlag("%s: must be ≥ 0, got %v", name, d)
+		}
+	}
+	if t.simSlots < 0 || t.simAdmission < 0 {
+		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
+	}
+	return nil
+}
+
+// simConfig is the built-in simulator's configuration from the --sim-* flags.
+func (t *targetFlags) simConfig() (sim.Config, error) {
+	cfg := sim.DefaultConfig()
+	if t.simSlots > 0 {
+		cfg.Slots = t.simSlots
+		if cfg.AdmissionLimit < cfg.Slots {
+			cfg.AdmissionLimit = 4 * cfg.Slots
+		}
+	}
+	if t.simAdmission > 0 {
+		cfg.AdmissionLimit = t.simAdmission
+	}
+	for _, s := range t.simStall {
+		w, err := sim.ParseStall(s)
+		if err != nil {
+			return cfg, badFlag("--sim-stall %q: %v", s, err)
+		}
+		cfg.Windows = append(cfg.Windows, w)
+	}
+	for _, s := range t.simSlowdown {
+		w, err := sim.ParseSlowdown(s)
+		if err != nil {
+			return cfg, badFlag("--sim-slowdown %q: %v", s, err)
+		}
+		cfg.Windows = append(cfg.Windows, w)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, badFlag("simulator: %v", err)
+	}
+	return cfg, nil
+}
+
+// startTarget resolves the target: the given URL, or the built-in simulator
+// started in-process on 127.0.0.1. The returned stop func shuts it down.
+func (t *targetFlags) startTarget(e env) (base string, stop func(), err error) {
+	if t.url != "" {
+		return strings.TrimRight(t.url, "/"), func() {}, nil
+	}
+	cfg, err := t.simConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return "", nil, fmt.Errorf("built-in simulator: %w", err)
+	}
+	u, closeFn, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("built-in simulator: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "no --url given: probing the built-in simulator at %s (%d slots, admission %d)\n", u, cfg.Slots, cfg.AdmissionLimit)
+	return strings.TrimRight(u, "/"), func() { s.Close(); _ = closeFn() }, nil
+}
+
+// client builds the protocol client and the target for base.
+func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
+	ad, err := protocol.Lookup(t.api)
+	if err != nil {
+		return nil, protocol.Target{}, badFlag("--api: %v", err)
+	}
+	h := http.Header{}
+	for _, kv := range t.headers {
+		name, val, _ := strings.Cut(kv, ":")
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(val))
+	}
+	c, err := protocol.NewClient(protocol.ClientOptions{
+		Timeouts: protocol.Timeouts{Connect: t.connect, Headers: t.headersT, FirstContent: t.firstContent,
+			Idle: t.idle, Total: t.total},
+		MaxEventBytes: t.maxEventBytes,
+		TLS: protocol.TLSOptions{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFileTLS,
+			InsecureSkipVerify: t.insecure},
+		DisableHTTP2: t.http1,
+		Headers:      h,
+		Auth:         protocol.AuthOptions{KeyEnv: t.keyEnv, KeyFile: t.keyFile},
+		Logger:       log,
+	})
+	if err != nil {
+		return nil, protocol.Target{}, err
+	}
+	return c, protocol.Target{Base: base, Adapter: ad}, nil
+}
+
+// waitCtx returns a context that is cancelled when parent is, for the
+// second-interrupt semantics: the first interrupt stops arrivals and drains,
+// the second cancels what is in flight.
+func detach(parent context.Context) context.Context { return context.WithoutCancel(parent) }

@@ -1,0 +1,153 @@
+package budget
+
+import (
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Limits are a target's daily caps; 0 means unlimited.
+type Limits struct {
+	TokensPerDay   int64
+	RequestsPerDay int64
+	Zone           *time.Location // whose midnight resets the budget; nil = UTC
+}
+
+// Remaining is what is left of today's budget.
+type Remaining struct {
+	Tokens          int64 // tokens left (never below 0); meaningful when TokensLimited
+	Requests        int64 // requests left, counting in-flight ones as spent; meaningful when RequestsLimited
+	TokensLimited   bool
+	RequestsLimited bool
+	TokensUsed      int64     // prompt + completion tokens charged today
+	RequestsUsed    int64     // requests sent and finished today
+	InFlight        int64     // admitted, not yet charged
+	UnknownUsage    int64     // finished sent requests today whose server reported no usage (not charged tokens)
+	ResetAt         time.Time // next midnight in the zone
+}
+
+// Budget is one target's daily budget. It is safe for concurrent use.
+type Budget struct {
+	now func() time.Time
+
+	mu       sync.Mutex
+	limits   Limits
+	dayStart time.Time
+	tokens   int64
+	requests int64
+	unknown  int64
+	admitted map[uint64]struct{}
+}
+
+// New returns a budget with limits, reading time from now (nil = time.Now).
+func New(l Limits, now func() time.Time) *Budget {
+	if now == nil {
+		now = time.Now
+	}
+	if l.Zone == nil {
+		l.Zone = time.UTC
+	}
+	b := &Budget{now: now, limits: l, admitted: map[uint64]struct{}{}}
+	b.dayStart = startOfDay(now(), l.Zone)
+	return b
+}
+
+// SetLimits replaces the limits (on reload), keeping today's spend; a new
+// zone takes effect from the next reset check.
+func (b *Budget) SetLimits(l Limits) {
+	if l.Zone == nil {
+		l.Zone = time.UTC
+	}
+	b.mu.Lock()
+	b.limits = l
+	b.mu.Unlock()
+}
+
+// Admit decides at an arrival's planned time whether it may be sent. It
+// refuses (ledger.ReasonBudget, false) once today's tokens are spent or
+// today's requests, counting those in flight, reach the cap. An admitted
+// record is counted in flight until Charge sees it. Admit has the signature
+// of dispatch.Admit.
+func (b *Budget) Admit(rec *ledger.Record) (ledger.Reason, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked()
+	if b.limits.TokensPerDay > 0 && b.tokens >= b.limits.TokensPerDay {
+		return ledger.ReasonBudget, false
+	}
+	if b.limits.RequestsPerDay > 0 && b.requests+int64(len(b.admitted)) >= b.limits.RequestsPerDay {
+		return ledger.ReasonBudget, false
+	}
+	b.admitted[rec.ID] = struct{}{}
+	return "", true
+}
+
+// Charge accounts a finished record: a sent record costs one request and
+// its server-reported prompt + completion tokens; an unsent one costs
+// nothing but releases its admission. It implements ledger.Sink via Record.
+func (b *Budget) Charge(rec *ledger.Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked()
+	delete(b.admitted, rec.ID)
+	if !rec.Sent() {
+		return
+	}
+	b.requests++
+	if rec.Usage.Known {
+		b.tokens += int64(rec.Usage.Prompt + rec.Usage.Completion)
+	} else {
+		b.unknown++
+	}
+}
+
+// Record implements ledger.Sink (it calls Charge). Feed it only the
+// target's records.
+func (b *Budget) Record(rec *ledger.Record) { b.Charge(rec) }
+
+// Remaining returns what is left today (for the budget gauge).
+func (b *Budget) Remaining() Remaining {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.rollLocked()
+	r := Remaining{
+		TokensLimited:   b.limits.TokensPerDay > 0,
+		RequestsLimited: b.limits.RequestsPerDay > 0,
+		TokensUsed:      b.tokens,
+		RequestsUsed:    b.requests,
+		InFlight:        int64(len(b.admitted)),
+		UnknownUsage:    b.unknown,
+		ResetAt:         nextMidnight(b.dayStart, b.limits.Zone),
+	}
+	if r.TokensLimited {
+		r.Tokens = max(0, b.limits.TokensPerDay-b.tokens)
+	}
+	if r.RequestsLimited {
+		r.Requests = max(0, b.limits.RequestsPerDay-b.requests-r.InFlight)
+	}
+	return r
+}
+
+// rollLocked resets the day's spend when the clock has passed midnight in
+// the zone. In-flight admissions carry over and are charged to the new day.
+func (b *Budget) rollLocked() {
+	d := startOfDay(b.now(), b.limits.Zone)
+	if d.Equal(b.dayStart) {
+		return
+	}
+	b.dayStart = d
+	b.tokens, b.requests, b.unknown = 0, 0, 0
+}
+
+// startOfDay is midnight (or the first instant after it, across a DST gap)
+// of t's day in loc.
+func startOfDay(t time.Time, loc *time.Location) time.Time {
+	lt := t.In(loc)
+	return time.Date(lt.Year(), lt.Month(), lt.Day(), 0, 0, 0, 0, loc)
+}
+
+func nextMidnight(dayStart time.Time, loc *time.Location) time.Time {
+	d := dayStart.In(loc)
+	return time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc)
+}

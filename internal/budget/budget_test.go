@@ -1,0 +1,132 @@
+package budget
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+func sent(id uint64, prompt, completion int) *ledger.Record {
+	return &ledger.Record{ID: id, Dispatched: time.Second, Usage: ledger.Usage{Known: true, Prompt: prompt, Completion: completion}}
+}
+
+func TestRequestsBudget(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	b := New(Limits{RequestsPerDay: 3}, c.now)
+	var ids []uint64
+	for i := uint64(1); i <= 5; i++ {
+		reason, ok := b.Admit(&ledger.Record{ID: i})
+		if ok {
+			ids = append(ids, i)
+		} else if reason != ledger.ReasonBudget {
+			t.Fatalf("refusal reason %q, want budget", reason)
+		}
+	}
+	if len(ids) != 3 {
+		t.Fatalf("admitted %d of 5 with a budget of 3 (in-flight must count)", len(ids))
+	}
+	if err := ledger.Check(ledger.Unsent, ledger.ReasonBudget); err != nil {
+		t.Fatal(err)
+	}
+	// One admitted arrival ends unsent (e.g. client cap): it releases its slot.
+	b.Charge(&ledger.Record{ID: ids[0]})
+	if _, ok := b.Admit(&ledger.Record{ID: 6}); !ok {
+		t.Fatal("an unsent admission did not release its request")
+	}
+	if r := b.Remaining(); r.Requests != 0 || r.InFlight != 3 || !r.RequestsLimited {
+		t.Fatalf("remaining %+v", r)
+	}
+}
+
+func TestTokensBudgetAndReset(t *testing.T) {
+	zone, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no tzdata:", err)
+	}
+	c := &clock{t: time.Date(2026, 3, 7, 23, 0, 0, 0, zone)}
+	b := New(Limits{TokensPerDay: 100, Zone: zone}, c.now)
+	if _, ok := b.Admit(&ledger.Record{ID: 1}); !ok {
+		t.Fatal("fresh budget refused")
+	}
+	b.Charge(sent(1, 30, 50))
+	if r := b.Remaining(); r.Tokens != 20 || r.TokensUsed != 80 || r.RequestsUsed != 1 {
+		t.Fatalf("after 80 tokens: %+v", r)
+	}
+	b.Admit(&ledger.Record{ID: 2})
+	b.Charge(sent(2, 10, 20)) // overshoot by an in-flight request is allowed
+	if reason, ok := b.Admit(&ledger.Record{ID: 3}); ok || reason != ledger.ReasonBudget {
+		t.Fatalf("spent budget admitted: %q %v", reason, ok)
+	}
+	if r := b.Remaining(); r.Tokens != 0 {
+		t.Fatalf("remaining tokens below zero: %+v", r)
+	}
+	// Unknown usage counts a request but no tokens.
+	b.Charge(&ledger.Record{ID: 9, Dispatched: 1})
+	if r := b.Remaining(); r.UnknownUsage != 1 || r.TokensUsed != 110 {
+		t.Fatalf("unknown usage: %+v", r)
+	}
+	// Midnight New York (the night before the DST change) resets.
+	wantReset := time.Date(2026, 3, 8, 0, 0, 0, 0, zone)
+	if r := b.Remaining(); !r.ResetAt.Equal(wantReset) {
+		t.Fatalf("reset at %v, want %v", r.ResetAt, wantReset)
+	}
+	c.set(wantReset.Add(-time.Nanosecond))
+	if _, ok := b.Admit(&ledger.Record{ID: 4}); ok {
+		t.Fatal("admitted before midnight")
+	}
+	c.set(wantReset)
+	if _, ok := b.Admit(&ledger.Record{ID: 5}); !ok {
+		t.Fatal("not reset at midnight")
+	}
+	// The next reset is 23 hours later (spring forward).
+	if r := b.Remaining(); r.ResetAt.Sub(wantReset) != 23*time.Hour || r.TokensUsed != 0 {
+		t.Fatalf("after reset: %+v (next in %v)", r, r.ResetAt.Sub(wantReset))
+	}
+}
+
+func TestUnlimited(t *testing.T) {
+	b := New(Limits{}, nil)
+	for i := uint64(1); i <= 1000; i++ {
+		if _, ok := b.Admit(&ledger.Record{ID: i}); !ok {
+			t.Fatal("unlimited budget refused")
+		}
+		b.Record(sent(i, 1000, 1000))
+	}
+	if r := b.Remaining(); r.TokensLimited || r.RequestsLimited || r.RequestsUsed != 1000 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestConcurrentAdmit(t *testing.T) {
+	b := New(Limits{RequestsPerDay: 50}, nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				if _, ok := b.Admit(&ledger.Record{ID: uint64(g*1000 + i)}); ok {
+					mu.Lock()
+					admitted++
+					mu.Unlock()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if admitted != 50 {
+		t.Fatalf("admitted %d, want exactly 50", admitted)
+	}
+}

@@ -1,0 +1,300 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+const minimal = `
+targets:
+  - name: t1
+    url: http://127.0.0.1:8000/v1
+    model: m
+`
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func noEnv() []string { return nil }
+
+func TestExampleConfigsValidate(t *testing.T) {
+	files, err := filepath.Glob("../../config/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("want at least 3 example configs, found %v", files)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			c, err := LoadWith(Options{Path: f, Environ: noEnv})
+			if err != nil {
+				t.Fatalf("%s does not validate:\n%v", f, err)
+			}
+			if len(c.Targets) == 0 || len(c.Targets[0].Classes) == 0 {
+				t.Fatalf("%s: no targets or classes after load", f)
+			}
+		})
+	}
+}
+
+func TestDefaultsApplied(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := c.Targets[0]
+	if tg.API != "openai-chat" || tg.Timeouts.Total.D() != 5*time.Minute || tg.MaxInFlight != 64 {
+		t.Fatalf("target defaults not applied: %+v", tg)
+	}
+	if len(tg.Classes) != 1 || tg.Classes[0].Name != "default" || tg.Classes[0].Input.Value != 128 {
+		t.Fatalf("class defaults not applied: %+v", tg.Classes)
+	}
+	if c.Admin.Listen != ":9464" || c.Drain.Timeout.D() != 30*time.Second {
+		t.Fatalf("top-level defaults not applied: %+v %+v", c.Admin, c.Drain)
+	}
+}
+
+func TestErrorsNameFileAndKey(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want []string // each must appear, prefixed by "<file>: "
+	}{
+		{"unknown top key", minimal + "bogus: 1\n", []string{"bogus: unknown key"}},
+		{"unknown nested key", minimal + "    timeouts: {totl: 5s}\n", []string{"targets[0].timeouts.totl: unknown key"}},
+		{"bad duration", minimal + "    timeouts: {total: 10q}\n", []string{"targets[0].timeouts.total: invalid duration"}},
+		{"duration as number", minimal + "    timeouts: {total: 10}\n", []string{"targets[0].timeouts.total: want a duration string"}},
+		{"literal key", minimal + "    api_key: sk-abc\n", []string{"targets[0].api_key: unknown key: literal secrets"}},
+		{"rate out of range", minimal + "    baseline: {rate: 1000}\n", []string{"targets[0].baseline.rate:", "hard maximum"}},
+		{"zero rate", minimal + "    baseline: {rate: 0}\n", []string{"targets[0].baseline.rate: must be above 0"}},
+		{"bad api", minimal + "    api: grpc\n", []string{"targets[0].api: want one of"}},
+		{"secret header", minimal + "    headers: {Authorization: Bearer x}\n", []string{"targets[0].headers.Authorization: looks secret"}},
+		{"timeout over total", minimal + "    timeouts: {connect: 10m, total: 1m}\n", []string{"targets[0].timeouts.connect:", "longer than timeouts.total"}},
+		{"duplicate names", minimal + "  - name: t1\n    url: http://127.0.0.1:1/v1\n    model: m\n", []string{"targets[1].name: duplicate target name"}},
+		{"label-unsafe name", strings.Replace(minimal, "name: t1", "name: \"T 1\"", 1), []string{"targets[0].name: want 1-63"}},
+		{"ladder shorter than interval", minimal + "    ladder: {enabled: true, steps: [1, 2], step_duration: 1m, gap: 0s, schedule: {every: 1m}}\n",
+			[]string{"targets[0].ladder.schedule.every:", "shorter than the ladder"}},
+		{"ladder step above max", minimal + "    ladder: {enabled: true, steps: [1, 50], max_rate: 10, schedule: {every: 24h}}\n",
+			[]string{"targets[0].ladder.steps[1]:", "hard maximum"}},
+		{"ladder steps not increasing", minimal + "    ladder: {enabled: true, steps: [2, 1], schedule: {every: 24h}}\n",
+			[]string{"targets[0].ladder.steps[1]: step rates must increase"}},
+		{"daily bad time", minimal + "    ladder: {enabled: true, steps: [1], schedule: {daily: \"25:00\"}}\n",
+			[]string{"targets[0].ladder.schedule.daily: want HH:MM"}},
+		{"bad zone", minimal + "    budget: {zone: Mars/Base}\n", []string{"targets[0].budget.zone: unknown time zone"}},
+		{"url credentials", strings.Replace(minimal, "http://127.0.0.1", "http://u:p@127.0.0.1", 1), []string{"targets[0].url: credentials"}},
+		{"no targets", "log: {level: info}\n", []string{"targets: at least one target"}},
+		{"bad dist", minimal + "    classes: [{name: a, input: {dist: uniform, min: 10, max: 5}}]\n", []string{"targets[0].classes[0].input: uniform min 10"}},
+		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(t, tc.body)
+			_, err := LoadWith(Options{Path: p, Environ: noEnv})
+			if err == nil {
+				t.Fatal("want an error, got none")
+			}
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("want config.Errors, got %T: %v", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), p+": ") || !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not name file and %q:\n%v", w, err)
+				}
+			}
+			if strings.Contains(err.Error(), "sk-abc") || strings.Contains(err.Error(), "Bearer x") {
+				t.Errorf("error echoes a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "nope.yaml")
+	_, err := LoadWith(Options{Path: p, Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), p+": cannot read config file") {
+		t.Fatalf("want an error naming %s, got %v", p, err)
+	}
+}
+
+func TestBadYAML(t *testing.T) {
+	p := write(t, "targets: [\n")
+	_, err := LoadWith(Options{Path: p, Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), p+": cannot parse YAML") {
+		t.Fatalf("want a parse error naming the file, got %v", err)
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	p := write(t, minimal+"admin: {listen: \"127.0.0.1:1\"}\n")
+	env := func() []string {
+		return []string{
+			"LLMPROBE_ADMIN__LISTEN=127.0.0.1:9999",
+			"LLMPROBE_LEDGER__KEEP=7",
+			"LLMPROBE_OTEL__ENABLED=true",
+			"LLMPROBE_API_KEY=secret-not-config", // no "__": not configuration
+			"OTHER__X=1",
+		}
+	}
+	c, err := LoadWith(Options{Path: p, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Admin.Listen != "127.0.0.1:9999" || c.Ledger.Keep != 7 || !c.OTel.Enabled {
+		t.Fatalf("env did not override: %+v %+v %+v", c.Admin, c.Ledger, c.OTel)
+	}
+
+	bad := func() []string {
+		return []string{"LLMPROBE_LOG__LEVL=debug", "LLMPROBE_DRAIN__TIMEOUT=soon", "LLMPROBE_TARGETS__0__URL=x"}
+	}
+	_, err = LoadWith(Options{Path: p, Environ: bad})
+	for _, w := range []string{"env LLMPROBE_LOG__LEVL: log.levl: unknown key", "env LLMPROBE_DRAIN__TIMEOUT: drain.timeout: invalid duration", "env LLMPROBE_TARGETS__0__URL: targets.0.url: targets cannot be set"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("want %q in\n%v", w, err)
+		}
+	}
+}
+
+func TestFlagOverride(t *testing.T) {
+	p := write(t, minimal+"log: {level: warn}\n")
+	env := func() []string { return []string{"LLMPROBE_LOG__LEVEL=error", "LLMPROBE_ADMIN__LISTEN=127.0.0.1:5"} }
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	RegisterFlags(fs)
+	fs.String("config", "", "not a config key")
+	if err := fs.Parse([]string{"--log-level=debug", "--config=x", "--drain-timeout=2s"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadWith(Options{Path: p, Flags: fs, Environ: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Log.Level != "debug" {
+		t.Errorf("flag did not beat env and file: level %q", c.Log.Level)
+	}
+	if c.Admin.Listen != "127.0.0.1:5" {
+		t.Errorf("unchanged flag default overrode env: listen %q", c.Admin.Listen)
+	}
+	if c.Drain.Timeout.D() != 2*time.Second {
+		t.Errorf("drain-timeout flag: %s", c.Drain.Timeout)
+	}
+
+	fs2 := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	RegisterFlags(fs2)
+	if err := fs2.Parse([]string{"--log-format=xml"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadWith(Options{Path: p, Flags: fs2, Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "flag --log-format: log.format: want one of") {
+		t.Fatalf("want an error naming the flag, got %v", err)
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	p := write(t, `
+targets:
+  - name: t1
+    url: https://api.example.com/v1?api-key=abc123
+    model: m
+    api_key_env: MY_KEY
+    headers: {X-Team: blue}
+    header_env: {X-Api-Token: TOKEN_VAR}
+`)
+	c, err := LoadWith(Options{Path: p, Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Targets[0].Headers["X-Session-Token"] = "zzz" // built in code, bypassing validation
+	r := c.Redacted()
+	b, _ := json.Marshal(r)
+	s := string(b)
+	for _, leak := range []string{"abc123", "zzz", "/v1"} {
+		if strings.Contains(s, leak) {
+			t.Errorf("redacted config leaks %q: %s", leak, s)
+		}
+	}
+	for _, keep := range []string{"https://api.example.com", "MY_KEY", "TOKEN_VAR", "blue"} {
+		if !strings.Contains(s, keep) {
+			t.Errorf("redacted config lost %q: %s", keep, s)
+		}
+	}
+	if c.Targets[0].URL != "https://api.example.com/v1?api-key=abc123" {
+		t.Errorf("Redacted modified the original")
+	}
+}
+
+func TestAPIKey(t *testing.T) {
+	dir := t.TempDir()
+	kf := filepath.Join(dir, "key")
+	if err := os.WriteFile(kf, []byte("file-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LLMPROBE_TEST_KEY_G", "env-key")
+	cases := []struct {
+		t       Target
+		want    string
+		wantErr bool
+	}{
+		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_KEY_G"}, "env-key", false},
+		{Target{Name: "a", APIKeyFile: kf}, "file-key", false},
+		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_UNSET_G"}, "", true},
+		{Target{Name: "a", APIKeyFile: filepath.Join(dir, "none")}, "", true},
+		{Target{Name: "a"}, "", false},
+	}
+	for i, tc := range cases {
+		got, err := tc.t.APIKey()
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("case %d: got %q, %v", i, got, err)
+		}
+	}
+}
+
+func TestValidateBuiltInCode(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Targets[0].MaxInFlight = 0
+	err = c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "targets[0].max_in_flight") {
+		t.Fatalf("Validate missed max_in_flight: %v", err)
+	}
+}
+
+func TestWorkloadClasses(t *testing.T) {
+	c, err := LoadWith(Options{Path: "../../config/simulator.yaml", Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcs, err := c.Targets[0].WorkloadClasses(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wcs) != len(c.Targets[0].Classes) {
+		t.Fatalf("%d workload classes for %d config classes", len(wcs), len(c.Targets[0].Classes))
+	}
+	for i, w := range wcs {
+		cc := c.Targets[0].Classes[i]
+		if w.Name != cc.Name || w.Weight != cc.Weight || w.Gates.TTFT != cc.Gates.TTFT.D() || w.InputLen == nil || w.OutputLen == nil {
+			t.Errorf("class %d converted wrongly: %+v from %+v", i, w, cc)
+		}
+	}
+	bad := c.Targets[0].Classes[0]
+	bad.Prompt = Prompt{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
+	if _, err := bad.Workload("targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt.file") {
+		t.Fatalf("missing prompt file: %v", err)
+	}
+}

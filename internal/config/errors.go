@@ -1,0 +1,58 @@
+package config
+
+import (
+	"strings"
+)
+
+// FieldError is one problem with one key.
+type FieldError struct {
+	Source string // the file, "env LLMPROBE_…", "flag --…" or "defaults"
+	Key    string // e.g. targets[0].timeouts.total
+	Msg    string
+}
+
+func (e FieldError) Error() string {
+	var b strings.Builder
+	if e.Source != "" {
+		b.WriteString(e.Source)
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found, reported together, one per line.
+type Errors []FieldError
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errorList collects field errors, naming each key's source.
+type errorList struct {
+	src  func(key string) string
+	errs Errors
+}
+
+func (l *errorList) add(key, format string, args ...any) {
+	msg := format
+	if len(args) > 0 {
+		msg = sprintf(format, args...)
+	}
+	l.errs = append(l.errs, FieldError{Source: l.src(key), Key: key, Msg: msg})
+}
+
+func (l *errorList) err() error {
+	if len(l.errs) == 0 {
+		return nil
+	}
+	return l.errs
+}

@@ -1,0 +1,403 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix starts every configuration environment variable.
+const EnvPrefix = "LLMPROBE_"
+
+// Options are the inputs of LoadWith.
+type Options struct {
+	Path    string          // YAML file; "" = defaults, environment and flags only
+	Flags   *pflag.FlagSet  // parsed flags (RegisterFlags); nil = none
+	Environ func() []string // environment; nil = os.Environ
+}
+
+// Load reads defaults, the YAML file at path, LLMPROBE_ environment variables
+// and the changed flags of fs (any may be absent), then validates. Every
+// problem is returned together as Errors.
+func Load(path string, fs *pflag.FlagSet) (*Config, error) {
+	return LoadWith(Options{Path: path, Flags: fs})
+}
+
+// flagKeys maps the flags RegisterFlags defines to configuration keys.
+func flagKeys() map[string]string {
+	return map[string]string{
+		"listen":          "admin.listen",
+		"web-config-file": "admin.web_config_file",
+		"log-level":       "log.level",
+		"log-format":      "log.format",
+		"ledger-dir":      "ledger.dir",
+		"otel":            "otel.enabled",
+		"drain-timeout":   "drain.timeout",
+	}
+}
+
+// RegisterFlags defines the flags that override configuration keys:
+// --listen, --web-config-file, --log-level, --log-format, --ledger-dir,
+// --otel and --drain-timeout. Only flags given on the command line override.
+func RegisterFlags(fs *pflag.FlagSet) {
+	fs.String("listen", ":9464", "admin HTTP listen address (admin.listen)")
+	fs.String("web-config-file", "", "exporter-toolkit web config file for TLS/basic auth (admin.web_config_file)")
+	fs.String("log-level", "info", "log level: debug|info|warn|error (log.level)")
+	fs.String("log-format", "auto", "log format: auto|text|json (log.format)")
+	fs.String("ledger-dir", "", "directory of rotating JSONL ledger files (ledger.dir)")
+	fs.Bool("otel", false, "enable OpenTelemetry export (otel.enabled)")
+	fs.String("drain-timeout", "30s", "graceful drain timeout (drain.timeout)")
+}
+
+// LoadWith is Load with an injectable environment.
+func LoadWith(o Options) (*Config, error) {
+	environ := o.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	k := koanf.New(".")
+	sources := map[string]string{}
+	layer := func(name string, p koanf.Provider, pa koanf.Parser) error {
+		lk := koanf.New(".")
+		if err := lk.Load(p, pa); err != nil {
+			return err
+		}
+		for _, key := range lk.Keys() {
+			sources[key] = name
+		}
+		return k.Merge(lk)
+	}
+	if err := layer("defaults", confmap.Provider(defaults(), "."), nil); err != nil {
+		return nil, fmt.Errorf("config: defaults: %w", err)
+	}
+	fileSrc := "config"
+	if o.Path != "" {
+		fileSrc = o.Path
+		if _, err := os.Stat(o.Path); err != nil {
+			return nil, Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot read config file: %v", unwrapPath(err))}}
+		}
+		if err := layer(o.Path, file.Provider(o.Path), yaml.Parser()); err != nil {
+			return nil, Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
+		}
+	}
+
+	var envErrs Errors
+	envNames := map[string]string{}
+	ep := env.Provider(".", env.Opt{
+		Prefix:      EnvPrefix,
+		EnvironFunc: environ,
+		TransformFunc: func(name, val string) (string, any) {
+			rest := strings.TrimPrefix(name, EnvPrefix)
+			if !strings.Contains(rest, "__") {
+				return "", nil // not a configuration variable (e.g. an API key named LLMPROBE_KEY)
+			}
+			key := strings.ToLower(strings.ReplaceAll(rest, "__", "."))
+			if key == "targets" || strings.HasPrefix(key, "targets.") {
+				envErrs = append(envErrs, FieldError{Source: "env " + name, Key: key,
+					Msg: "targets cannot be set from the environment; put them in the config file"})
+				return "", nil
+			}
+			envNames[key] = "env " + name
+			return key, scalar(val)
+		},
+	})
+	if err := layer("env", ep, nil); err != nil {
+		return nil, fmt.Errorf("config: environment: %w", err)
+	}
+	for key, n := range envNames {
+		sources[key] = n
+	}
+
+	if o.Flags != nil {
+		fk := flagKeys()
+		names := map[string]string{}
+		fp := posflag.ProviderWithFlag(o.Flags, ".", nil, func(f *pflag.Flag) (string, any) {
+			key, ok := fk[f.Name]
+			if !ok || !f.Changed {
+				return "", nil
+			}
+			names[key] = "flag --" + f.Name
+			return key, posflag.FlagVal(o.Flags, f)
+		})
+		if err := layer("flags", fp, nil); err != nil {
+			return nil, fmt.Errorf("config: flags: %w", err)
+		}
+		for key, n := range names {
+			sources[key] = n
+		}
+	}
+
+	c := &Config{Path: o.Path, sources: sources}
+	raw := k.Raw()
+	injectTargetDefaults(raw)
+
+	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	el.errs = append(el.errs, envErrs...)
+	walk(el, "", raw, reflect.TypeOf(Config{}))
+	structural := len(el.errs) > 0
+	if err := decode(raw, c, !structural); err != nil {
+		if structural {
+			return nil, el.errs
+		}
+		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
+	}
+	// Report semantic problems too, except on keys already reported.
+	var ve Errors
+	if err := c.validate(fileSrc); err != nil && !errors.As(err, &ve) {
+		return nil, err
+	}
+	for _, e := range ve {
+		if !coveredBy(e.Key, el.errs) {
+			el.errs = append(el.errs, e)
+		}
+	}
+	if len(el.errs) > 0 {
+		return nil, el.errs
+	}
+	return c, nil
+}
+
+// coveredBy reports whether key, or a key within or above it, already has an error.
+func coveredBy(key string, es Errors) bool {
+	for _, e := range es {
+		if e.Key == key || strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(e.Key, key+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// scalar reads an environment value as a YAML scalar, so "5" is a number and
+// "true" a boolean; anything else stays a string.
+func scalar(v string) any {
+	var x any
+	if err := yamlv3.Unmarshal([]byte(v), &x); err != nil {
+		return v
+	}
+	switch x.(type) {
+	case int, float64, bool, string:
+		return x
+	default:
+		return v
+	}
+}
+
+func injectTargetDefaults(raw map[string]any) {
+	ts, ok := raw["targets"].([]any)
+	if !ok {
+		return
+	}
+	for _, t := range ts {
+		tm, ok := t.(map[string]any)
+		if !ok {
+			continue
+		}
+		fillDefaults(tm, targetDefaults())
+		cs, present := tm["classes"]
+		if !present || cs == nil {
+			tm["classes"] = []any{map[string]any{"name": "default"}}
+			cs = tm["classes"]
+		}
+		if list, ok := cs.([]any); ok {
+			for _, c := range list {
+				if cm, ok := c.(map[string]any); ok {
+					fillDefaults(cm, classDefaults())
+				}
+			}
+		}
+	}
+}
+
+func decode(raw map[string]any, c *Config, errorUnused bool) error {
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		TagName:     "koanf",
+		Result:      c,
+		ErrorUnused: errorUnused,
+		DecodeHook:  mapstructure.TextUnmarshallerHookFunc(),
+	})
+	if err != nil {
+		return fmt.Errorf("config: decoder: %w", err)
+	}
+	if err := d.Decode(raw); err != nil {
+		return fmt.Errorf("config: decode: %w", err)
+	}
+	return nil
+}
+
+// sourceOf names the layer that set key (a path like targets[0].url).
+func (c *Config) sourceOf(key, fallback string) string {
+	if c == nil || c.sources == nil {
+		return fallback
+	}
+	k := key
+	if i := strings.IndexByte(k, '['); i >= 0 {
+		k = k[:i]
+	}
+	for k != "" {
+		if s, ok := c.sources[k]; ok {
+			if s == "env" || s == "flags" {
+				return fallback
+			}
+			return s
+		}
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return fallback
+}
+
+var durationType = reflect.TypeOf(Duration(0))
+
+// secretLooking reports key or header names that look like they hold a secret.
+func secretLooking(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"key", "token", "secret", "password", "authorization", "cookie", "credential"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// walk checks raw against the struct type t: unknown keys, value kinds and
+// duration syntax, collecting every problem with its path.
+func walk(el *errorList, path string, v any, t reflect.Type) {
+	if v == nil {
+		return
+	}
+	if t == durationType {
+		s, ok := v.(string)
+		if !ok {
+			el.add(path, "want a duration string like \"10s\", got %v", v)
+			return
+		}
+		var d Duration
+		if err := d.UnmarshalText([]byte(s)); err != nil {
+			el.add(path, "%v", err)
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			el.add(path, "want a mapping, got %s", kindName(v))
+			return
+		}
+		fields := map[string]reflect.StructField{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("koanf"), ",")[0]
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			fields[tag] = f
+		}
+		keys := make([]string, 0, len(m))
+		for key := range m {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			f, ok := fields[key]
+			if !ok {
+				if secretLooking(key) {
+					el.add(join(path, key), "unknown key: literal secrets are not accepted; use api_key_env, api_key_file or header_env")
+				} else {
+					el.add(join(path, key), "unknown key")
+				}
+				continue
+			}
+			walk(el, join(path, key), m[key], f.Type)
+		}
+	case reflect.Slice:
+		s, ok := v.([]any)
+		if !ok {
+			el.add(path, "want a list, got %s", kindName(v))
+			return
+		}
+		for i, e := range s {
+			walk(el, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
+		}
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			el.add(path, "want a mapping, got %s", kindName(v))
+			return
+		}
+		for key, e := range m {
+			walk(el, join(path, key), e, t.Elem())
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			el.add(path, "want a string, got %s", kindName(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			el.add(path, "want true or false, got %s", kindName(v))
+		}
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		switch n := v.(type) {
+		case int, int64, int32, uint64:
+		case float64:
+			if n != float64(int64(n)) {
+				el.add(path, "want a whole number, got %v", n)
+			}
+		default:
+			el.add(path, "want a whole number, got %s", kindName(v))
+		}
+	case reflect.Float64:
+		switch v.(type) {
+		case int, int64, int32, uint64, float64:
+		default:
+			el.add(path, "want a number, got %s", kindName(v))
+		}
+	}
+}
+
+func kindName(v any) string {
+	switch x := v.(type) {
+	case string:
+		_ = x
+		return "a string" // never echo a value: it may be a misplaced secret
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	default:
+		return fmt.Sprintf("%T %v", v, v)
+	}
+}
+
+func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,91 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// Mask replaces secret-looking values in Redacted output.
+const Mask = "<redacted>"
+
+// Redacted returns a deep copy fit for /config: URL userinfo, query and
+// path are masked down to scheme and host, secret-looking header values are
+// masked, and only the names of secret sources (environment variables,
+// files) remain, never their content.
+func (c *Config) Redacted() *Config {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return &Config{}
+	}
+	var out Config
+	if err := json.Unmarshal(b, &out); err != nil {
+		return &Config{}
+	}
+	for i := range out.Targets {
+		t := &out.Targets[i]
+		t.URL = redactURL(t.URL)
+		for h := range t.Headers {
+			if secretLooking(h) {
+				t.Headers[h] = Mask
+			}
+		}
+	}
+	return &out
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return Mask
+	}
+	r := u.Scheme + "://" + u.Host
+	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
+		r += "/" + Mask
+	}
+	return r
+}
+
+// APIKey reads the target's API key from api_key_env or api_key_file; ""
+// with no error when neither is set. The error names the source, never the
+// value.
+func (t Target) APIKey() (string, error) {
+	switch {
+	case t.APIKeyEnv != "":
+		v, ok := os.LookupEnv(t.APIKeyEnv)
+		if !ok || v == "" {
+			return "", fmt.Errorf("target %s: api_key_env: environment variable %s is not set", t.Name, t.APIKeyEnv)
+		}
+		return strings.TrimSpace(v), nil
+	case t.APIKeyFile != "":
+		b, err := os.ReadFile(t.APIKeyFile)
+		if err != nil {
+			return "", fmt.Errorf("target %s: api_key_file: %w", t.Name, unwrapPath(err))
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "" {
+			return "", fmt.Errorf("target %s: api_key_file %s is empty", t.Name, t.APIKeyFile)
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+// ResolvedHeaders returns the target's extra headers with header_env values
+// read from the environment; the error names the variable, never a value.
+func (t Target) ResolvedHeaders() (map[string]string, error) {
+	out := make(map[string]string, len(t.Headers)+len(t.HeaderEnv))
+	for k, v := range t.Headers {
+		out[k] = v
+	}
+	for h, e := range t.HeaderEnv {
+		v, ok := os.LookupEnv(e)
+		if !ok {
+			return nil, fmt.Errorf("target %s: header_env.%s: environment variable %s is not set", t.Name, h, e)
+		}
+		out[h] = v
+	}
+	return out, nil
+}

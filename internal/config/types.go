@@ -1,0 +1,214 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/workload"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration written as a Go duration string ("10s",
+// "1m30s") in YAML, environment variables, flags and JSON.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String formats the duration like time.Duration.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string; negative durations are refused.
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (want e.g. \"10s\", \"1m30s\")", s)
+	}
+	if v < 0 {
+		return fmt.Errorf("negative duration %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Config is the whole llmprobe configuration.
+type Config struct {
+	Admin   Admin    `koanf:"admin" json:"admin"`
+	Log     Log      `koanf:"log" json:"log"`
+	Ledger  Ledger   `koanf:"ledger" json:"ledger"`
+	OTel    OTel     `koanf:"otel" json:"otel"`
+	Drain   Drain    `koanf:"drain" json:"drain"`
+	Limits  Limits   `koanf:"limits" json:"limits"`
+	Targets []Target `koanf:"targets" json:"targets"`
+
+	// Path is the file the configuration was read from ("" when none).
+	Path string `koanf:"-" json:"path,omitempty"`
+	// sources maps a koanf key to the layer that last set it.
+	sources map[string]string
+}
+
+// Admin is the admin HTTP server.
+type Admin struct {
+	Listen        string `koanf:"listen" json:"listen"`                   // host:port of /metrics, health, /config, status page
+	WebConfigFile string `koanf:"web_config_file" json:"web_config_file"` // exporter-toolkit web config (TLS, basic auth); "" = plain HTTP
+}
+
+// Log is logging.
+type Log struct {
+	Level  string `koanf:"level" json:"level"`   // debug | info | warn | error
+	Format string `koanf:"format" json:"format"` // auto (tint on a terminal, JSON otherwise) | text | json
+}
+
+// Ledger is the daemon's rotating JSONL ledger sink.
+type Ledger struct {
+	Dir       string   `koanf:"dir" json:"dir"`                 // "" = no files (in-memory ring only)
+	MaxSizeMB int      `koanf:"max_size_mb" json:"max_size_mb"` // rotate a file at this size
+	MaxAge    Duration `koanf:"max_age" json:"max_age"`         // delete rotated files older than this
+	Keep      int      `koanf:"keep" json:"keep"`               // keep at most this many rotated files
+	DebugKeep int      `koanf:"debug_keep" json:"debug_keep"`   // records per target kept for /debug/requests
+}
+
+// OTel switches OpenTelemetry on; exporters read the standard OTEL_* variables.
+type OTel struct {
+	Enabled bool `koanf:"enabled" json:"enabled"`
+	Tracing bool `koanf:"tracing" json:"tracing"` // a span per probe request and a traceparent header
+}
+
+// Drain is graceful shutdown.
+type Drain struct {
+	Timeout Duration `koanf:"timeout" json:"timeout"` // in-flight requests still running after this are censored
+}
+
+// Limits are global hard limits.
+type Limits struct {
+	MaxRate float64 `koanf:"max_rate" json:"max_rate"` // hard maximum arrival rate (req/s) of any stream or ladder step
+}
+
+// Target is one inference endpoint.
+type Target struct {
+	Name        string            `koanf:"name" json:"name"`
+	URL         string            `koanf:"url" json:"url"`
+	API         string            `koanf:"api" json:"api"`
+	Model       string            `koanf:"model" json:"model"`
+	APIKeyEnv   string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
+	APIKeyFile  string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
+	Headers     map[string]string `koanf:"headers" json:"headers,omitempty"`
+	HeaderEnv   map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
+	TLS         TLS               `koanf:"tls" json:"tls"`
+	Timeouts    Timeouts          `koanf:"timeouts" json:"timeouts"`
+	MaxInFlight int               `koanf:"max_in_flight" json:"max_in_flight"`
+	Identity    Identity          `koanf:"identity" json:"identity"`
+	Budget      Budget            `koanf:"budget" json:"budget"`
+	Baseline    Baseline          `koanf:"baseline" json:"baseline"`
+	Classes     []Class           `koanf:"classes" json:"classes"`
+	Ladder      Ladder            `koanf:"ladder" json:"ladder"`
+}
+
+// TLS is client TLS towards the target.
+type TLS struct {
+	CAFile             string `koanf:"ca_file" json:"ca_file,omitempty"`
+	CertFile           string `koanf:"cert_file" json:"cert_file,omitempty"`
+	KeyFile            string `koanf:"key_file" json:"key_file,omitempty"`
+	InsecureSkipVerify bool   `koanf:"insecure_skip_verify" json:"insecure_skip_verify"`
+}
+
+// Timeouts bound one request (see protocol.Timeouts); 0 disables a bound.
+type Timeouts struct {
+	Connect      Duration `koanf:"connect" json:"connect"`
+	Headers      Duration `koanf:"headers" json:"headers"`
+	FirstContent Duration `koanf:"first_content" json:"first_content"`
+	Idle         Duration `koanf:"idle" json:"idle"`
+	Total        Duration `koanf:"total" json:"total"`
+}
+
+// Identity configures how a deploy is recognised beyond the response's model.
+type Identity struct {
+	ResponseHeader string `koanf:"response_header" json:"response_header,omitempty"` // e.g. x-build-id
+	ModelsField    string `koanf:"models_field" json:"models_field,omitempty"`       // a field of GET /v1/models' entry, e.g. "root"
+}
+
+// Budget caps a target's traffic per day; 0 = unlimited.
+type Budget struct {
+	TokensPerDay   int64  `koanf:"tokens_per_day" json:"tokens_per_day"`
+	RequestsPerDay int64  `koanf:"requests_per_day" json:"requests_per_day"`
+	Zone           string `koanf:"zone" json:"zone"` // IANA zone whose midnight resets the budget
+}
+
+// Baseline is the continuous low-rate open-loop stream.
+type Baseline struct {
+	Enabled bool    `koanf:"enabled" json:"enabled"`
+	Rate    float64 `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
+	Arrival string  `koanf:"arrival" json:"arrival"` // poisson | constant
+	Seed    int64   `koanf:"seed" json:"seed"`       // 0 = derived from the target name
+}
+
+// Class is one request class; Workload converts it to a workload.Class.
+type Class struct {
+	Name              string  `koanf:"name" json:"name"`
+	Weight            float64 `koanf:"weight" json:"weight"`
+	Prompt            Prompt  `koanf:"prompt" json:"prompt"`
+	Input             Dist    `koanf:"input" json:"input"`   // input length in tokens
+	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
+	Gates             Gates   `koanf:"gates" json:"gates"`
+	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+}
+
+// Prompt is where prompt text comes from. Its content never reaches logs.
+type Prompt struct {
+	Source string `koanf:"source" json:"source"` // synthetic | file
+	File   string `koanf:"file" json:"file,omitempty"`
+}
+
+// Dist is a length distribution in tokens: workload.DistSpec (dist: fixed
+// value | uniform min max | normal mean stddev | lognormal median|mean sigma
+// | empirical file).
+type Dist = workload.DistSpec
+
+// Gates are a class's latency objectives; a request is good when it is ok and
+// meets every non-zero gate.
+type Gates struct {
+	TTFT Duration `koanf:"ttft" json:"ttft"`
+	TPOT Duration `koanf:"tpot" json:"tpot"`
+	E2E  Duration `koanf:"e2e" json:"e2e"`
+}
+
+// Ladder is a target's scheduled rate ladder.
+type Ladder struct {
+	Enabled             bool      `koanf:"enabled" json:"enabled"`
+	Schedule            Schedule  `koanf:"schedule" json:"schedule"`
+	Steps               []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
+	StepDuration        Duration  `koanf:"step_duration" json:"step_duration"`
+	Gap                 Duration  `koanf:"gap" json:"gap"`
+	MaxRate             float64   `koanf:"max_rate" json:"max_rate"` // steps above it are refused
+	Arrival             string    `koanf:"arrival" json:"arrival"`   // poisson | constant
+	Seed                int64     `koanf:"seed" json:"seed"`
+	Abort               Abort     `koanf:"abort" json:"abort"`
+	GoodFractionTarget  float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
+	KneeFactor          float64   `koanf:"knee_factor" json:"knee_factor"`
+	RunOnIdentityChange bool      `koanf:"run_on_identity_change" json:"run_on_identity_change"`
+	HistoryFile         string    `koanf:"history_file" json:"history_file,omitempty"`
+}
+
+// Schedule says when a ladder runs: every Every (shifted by Offset from the
+// Unix epoch), or daily at Daily ("HH:MM") in Zone. Exactly one of Every and
+// Daily is set.
+type Schedule struct {
+	Every  Duration `koanf:"every" json:"every"`
+	Offset Duration `koanf:"offset" json:"offset"`
+	Daily  string   `koanf:"daily" json:"daily,omitempty"`
+	Zone   string   `koanf:"zone" json:"zone,omitempty"`
+}
+
+// Abort are the rules that stop a ladder early; a zero field is off.
+type Abort struct {
+	ErrorFraction      float64 `koanf:"error_fraction" json:"error_fraction"`         // failed (not ok, not rejected, not unsent) / sent
+	RejectionFraction  float64 `koanf:"rejection_fraction" json:"rejection_fraction"` // rejected / sent
+	TTFTGateMultiple   float64 `koanf:"ttft_gate_multiple" json:"ttft_gate_multiple"` // TTFT p95 above this × the class TTFT gate
+	UnsentFraction     float64 `koanf:"unsent_fraction" json:"unsent_fraction"`       // unsent / planned (0 = any unsent aborts when on_unsent)
+	OnUnsent           bool    `koanf:"on_unsent" json:"on_unsent"`
+	OnGeneratorInvalid bool    `koanf:"on_generator_invalid" json:"on_generator_invalid"`
+}

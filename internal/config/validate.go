@@ -1,0 +1,298 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// HardMaxRate is the largest limits.max_rate accepted (req/s).
+const HardMaxRate = 10000.0
+
+// APIs are the accepted values of targets[].api.
+var apis = []string{"openai-chat", "openai-completions", "openai-responses", "anthropic-messages"}
+
+// APIs returns the accepted values of targets[].api.
+func APIs() []string { return append([]string(nil), apis...) }
+
+var (
+	labelSafe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
+	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	hhmm      = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
+)
+
+// Validate checks a decoded configuration (for example one built in code or
+// after a change) and returns every problem as Errors.
+func (c *Config) Validate() error {
+	src := c.Path
+	if src == "" {
+		src = "config"
+	}
+	return c.validate(src)
+}
+
+func oneOf(v string, set ...string) bool {
+	for _, s := range set {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validate(fileSrc string) error {
+	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
+		el.add("admin.listen", "want host:port (e.g. \":9464\"): %v", err)
+	}
+	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
+		el.add("log.level", "want one of debug, info, warn, error; got %q", c.Log.Level)
+	}
+	if !oneOf(c.Log.Format, "auto", "text", "json") {
+		el.add("log.format", "want one of auto, text, json; got %q", c.Log.Format)
+	}
+	if c.Ledger.MaxSizeMB < 1 || c.Ledger.MaxSizeMB > 100000 {
+		el.add("ledger.max_size_mb", "want 1..100000, got %d", c.Ledger.MaxSizeMB)
+	}
+	if c.Ledger.Keep < 0 || c.Ledger.Keep > 10000 {
+		el.add("ledger.keep", "want 0..10000, got %d", c.Ledger.Keep)
+	}
+	if c.Ledger.DebugKeep < 1 || c.Ledger.DebugKeep > 100000 {
+		el.add("ledger.debug_keep", "want 1..100000, got %d", c.Ledger.DebugKeep)
+	}
+	if c.Drain.Timeout <= 0 {
+		el.add("drain.timeout", "must be above 0")
+	}
+	if !(c.Limits.MaxRate > 0 && c.Limits.MaxRate <= HardMaxRate) {
+		el.add("limits.max_rate", "want above 0 and at most %g req/s, got %g", HardMaxRate, c.Limits.MaxRate)
+	}
+	if len(c.Targets) == 0 {
+		el.add("targets", "at least one target is required")
+	}
+	seen := map[string]int{}
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		p := fmt.Sprintf("targets[%d]", i)
+		if !labelSafe.MatchString(t.Name) {
+			el.add(p+".name", "want 1-63 of [a-z0-9_.-] starting with a letter or digit (it is a metric label), got %q", t.Name)
+		} else if j, dup := seen[t.Name]; dup {
+			el.add(p+".name", "duplicate target name %q (also targets[%d])", t.Name, j)
+		} else {
+			seen[t.Name] = i
+		}
+		c.validateTarget(el, p, t)
+	}
+	return el.err()
+}
+
+func (c *Config) validateTarget(el *errorList, p string, t *Target) {
+	if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		el.add(p+".url", "want an absolute http(s) URL")
+	} else if u.User != nil {
+		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
+	}
+	if !oneOf(t.API, apis...) {
+		el.add(p+".api", "want one of %s; got %q", strings.Join(apis, ", "), t.API)
+	}
+	if t.Model == "" {
+		el.add(p+".model", "required")
+	}
+	if t.APIKeyEnv != "" && t.APIKeyFile != "" {
+		el.add(p+".api_key_env", "set api_key_env or api_key_file, not both")
+	}
+	if t.APIKeyEnv != "" && !envName.MatchString(t.APIKeyEnv) {
+		el.add(p+".api_key_env", "want the name of an environment variable, not its value")
+	}
+	for h := range t.Headers {
+		if secretLooking(h) {
+			el.add(p+".headers."+h, "looks secret: put its value in an environment variable and name it in header_env")
+		}
+	}
+	for h, e := range t.HeaderEnv {
+		if !envName.MatchString(e) {
+			el.add(p+".header_env."+h, "want the name of an environment variable, not its value")
+		}
+		if _, both := t.Headers[h]; both {
+			el.add(p+".header_env."+h, "header also set literally in headers")
+		}
+	}
+	if (t.TLS.CertFile == "") != (t.TLS.KeyFile == "") {
+		el.add(p+".tls", "cert_file and key_file go together")
+	}
+
+	to := t.Timeouts
+	if to.Total <= 0 {
+		el.add(p+".timeouts.total", "must be above 0 (every request needs a bound)")
+	} else {
+		for _, x := range []struct {
+			k string
+			d Duration
+		}{{"connect", to.Connect}, {"headers", to.Headers}, {"first_content", to.FirstContent}, {"idle", to.Idle}} {
+			if x.d > to.Total {
+				el.add(p+".timeouts."+x.k, "%s is longer than timeouts.total %s", x.d, to.Total)
+			}
+		}
+	}
+	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers {
+		el.add(p+".timeouts.first_content", "%s is shorter than timeouts.headers %s", to.FirstContent, to.Headers)
+	}
+	if t.MaxInFlight < 1 || t.MaxInFlight > 100000 {
+		el.add(p+".max_in_flight", "want 1..100000, got %d", t.MaxInFlight)
+	}
+
+	if t.Budget.TokensPerDay < 0 {
+		el.add(p+".budget.tokens_per_day", "must not be negative (0 = unlimited)")
+	}
+	if t.Budget.RequestsPerDay < 0 {
+		el.add(p+".budget.requests_per_day", "must not be negative (0 = unlimited)")
+	}
+	if _, err := time.LoadLocation(t.Budget.Zone); err != nil {
+		el.add(p+".budget.zone", "unknown time zone %q", t.Budget.Zone)
+	}
+
+	b := t.Baseline
+	if b.Enabled {
+		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate)
+	}
+	if !oneOf(b.Arrival, "poisson", "constant") {
+		el.add(p+".baseline.arrival", "want poisson or constant, got %q", b.Arrival)
+	}
+
+	if len(t.Classes) == 0 {
+		el.add(p+".classes", "at least one class is required")
+	}
+	names := map[string]bool{}
+	for j := range t.Classes {
+		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
+	}
+	if t.Ladder.Enabled {
+		c.validateLadder(el, p, t)
+	}
+}
+
+func (c *Config) checkRate(el *errorList, key string, r, max float64) {
+	if !(r > 0) || math.IsInf(r, 0) {
+		el.add(key, "must be above 0 req/s, got %g", r)
+	} else if r > max {
+		el.add(key, "%g req/s is above the hard maximum %g (limits.max_rate / ladder.max_rate)", r, max)
+	}
+}
+
+func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
+	if !labelSafe.MatchString(cl.Name) {
+		el.add(p+".name", "want 1-63 of [a-z0-9_.-] starting with a letter or digit (it is a metric label), got %q", cl.Name)
+	} else if names[cl.Name] {
+		el.add(p+".name", "duplicate class name %q", cl.Name)
+	}
+	names[cl.Name] = true
+	if !(cl.Weight > 0) {
+		el.add(p+".weight", "must be above 0, got %g", cl.Weight)
+	}
+	switch cl.Prompt.Source {
+	case "synthetic":
+	case "file":
+		if cl.Prompt.File == "" {
+			el.add(p+".prompt.file", "required when prompt.source is file")
+		}
+	default:
+		el.add(p+".prompt.source", "want synthetic or file, got %q", cl.Prompt.Source)
+	}
+	validateDist(el, p+".input", cl.Input)
+	validateDist(el, p+".output", cl.Output)
+	if cl.CacheBustFraction < 0 || cl.CacheBustFraction > 1 {
+		el.add(p+".cache_bust_fraction", "want 0..1, got %g", cl.CacheBustFraction)
+	}
+}
+
+func validateDist(el *errorList, p string, d Dist) {
+	if _, err := d.Build(p); err != nil {
+		el.add(p, "%s", strings.TrimPrefix(err.Error(), p+": "))
+	}
+}
+
+// Span is the longest a ladder can take: every step, every gap, and the
+// total timeout of the last requests.
+func (l Ladder) Span(total Duration) time.Duration {
+	n := time.Duration(len(l.Steps))
+	return n*l.StepDuration.D() + n*l.Gap.D() + total.D()
+}
+
+func (c *Config) validateLadder(el *errorList, p string, t *Target) {
+	l := t.Ladder
+	lp := p + ".ladder"
+	max := c.Limits.MaxRate
+	if l.MaxRate != 0 {
+		if l.MaxRate > c.Limits.MaxRate || l.MaxRate < 0 {
+			el.add(lp+".max_rate", "want above 0 and at most limits.max_rate %g, got %g", c.Limits.MaxRate, l.MaxRate)
+		} else {
+			max = l.MaxRate
+		}
+	}
+	if len(l.Steps) == 0 {
+		el.add(lp+".steps", "a ladder needs at least one step rate")
+	}
+	for i, r := range l.Steps {
+		c.checkRate(el, fmt.Sprintf("%s.steps[%d]", lp, i), r, max)
+		if i > 0 && r <= l.Steps[i-1] {
+			el.add(fmt.Sprintf("%s.steps[%d]", lp, i), "step rates must increase (%g after %g)", r, l.Steps[i-1])
+		}
+	}
+	if l.StepDuration < Duration(time.Second) {
+		el.add(lp+".step_duration", "want at least 1s, got %s", l.StepDuration)
+	} else if l.StepDuration < t.Timeouts.FirstContent && t.Timeouts.FirstContent > 0 {
+		el.add(lp+".step_duration", "%s is shorter than timeouts.first_content %s: a step could end before its first token is due", l.StepDuration, t.Timeouts.FirstContent)
+	}
+	if !oneOf(l.Arrival, "poisson", "constant") {
+		el.add(lp+".arrival", "want poisson or constant, got %q", l.Arrival)
+	}
+	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
+		el.add(lp+".good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
+	}
+	if !(l.KneeFactor > 1) {
+		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
+	}
+	a := l.Abort
+	for _, f := range []struct {
+		k string
+		v float64
+	}{{"error_fraction", a.ErrorFraction}, {"rejection_fraction", a.RejectionFraction}, {"unsent_fraction", a.UnsentFraction}} {
+		if f.v < 0 || f.v > 1 {
+			el.add(lp+".abort."+f.k, "want 0..1 (0 = off), got %g", f.v)
+		}
+	}
+	if a.TTFTGateMultiple != 0 && a.TTFTGateMultiple < 1 {
+		el.add(lp+".abort.ttft_gate_multiple", "want 0 (off) or at least 1, got %g", a.TTFTGateMultiple)
+	}
+
+	s := l.Schedule
+	sp := lp + ".schedule"
+	if _, err := time.LoadLocation(s.Zone); err != nil {
+		el.add(sp+".zone", "unknown time zone %q", s.Zone)
+	}
+	switch {
+	case s.Every > 0 && s.Daily != "":
+		el.add(sp, "set every or daily, not both")
+	case s.Every > 0:
+		if s.Offset >= s.Every {
+			el.add(sp+".offset", "%s must be shorter than every %s", s.Offset, s.Every)
+		}
+		if span := l.Span(t.Timeouts.Total); s.Every.D() < span {
+			el.add(sp+".every", "%s is shorter than the ladder itself (%s: steps, gaps and timeouts.total)", s.Every, span)
+		}
+	case s.Daily != "":
+		if !hhmm.MatchString(s.Daily) {
+			el.add(sp+".daily", "want HH:MM (24-hour), got %q", s.Daily)
+		}
+		if span := l.Span(t.Timeouts.Total); span > 24*time.Hour {
+			el.add(sp+".daily", "the ladder (%s) is longer than a day", span)
+		}
+	default:
+		if !l.RunOnIdentityChange {
+			el.add(sp, "set every or daily (or run_on_identity_change)")
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package dashgen
+
+import (
+	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+)
+
+// Stable dashboard uids: links, bookmarks and alert annotations rely on them.
+const (
+	UIDOverview = "llmprobe-overview"
+	UIDCapacity = "llmprobe-capacity"
+	UIDHealth   = "llmprobe-prober-health"
+)
+
+// Label selectors built from the dashboard variables.
+const (
+	selTCT = `target=~"$target", class=~"$class", traffic=~"$traffic"`
+	selTC  = `target=~"$target", class=~"$class"`
+	selT   = `target=~"$target"`
+)
+
+func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
+	vs := []cog.Builder[dashboard.VariableModel]{
+		dashboard.NewDatasourceVariableBuilder("datasource").
+			Label("Data source").
+			Type("prometheus"),
+		dashboard.NewQueryVariableBuilder("target").
+			Label("Target").
+			Datasource(dsRef()).
+			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(llmprobe_requests_planned_total, target)")}).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(true).
+			IncludeAll(true).
+			AllValue(".*"),
+		dashboard.NewQueryVariableBuilder("class").
+			Label("Class").
+			Datasource(dsRef()).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{target=~"$target"}, class)`)}).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(true).
+			IncludeAll(true).
+			AllValue(".*"),
+	}
+	if withTraffic {
+		vs = append(vs, dashboard.NewCustomVariableBuilder("traffic").
+			Label("Traffic").
+			Description("baseline = steady probing (the SLO traffic); ladder = capacity ladders; probe = one-shot probes").
+			Values(dashboard.StringOrMap{String: cog.ToPtr("baseline,ladder,probe")}).
+			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: cog.ToPtr("baseline")}, Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("baseline")}}).
+			Multi(true).
+			IncludeAll(true).
+			AllValue(".*"))
+	}
+	return vs
+}
+
+// quantiles returns p50/p95/p99 queries over a native histogram.
+func quantiles(metric, sel string) []q {
+	out := make([]q, 0, 3)
+	for _, p := range []string{"0.5", "0.95", "0.99"} {
+		out = append(out, query(
+			fmt.Sprintf(`histogram_quantile(%s, sum by (target, class) (rate(%s{%s}[$__rate_interval])))`, p, metric, sel),
+			fmt.Sprintf("p%s {{target}} {{class}}", pctName(p))))
+	}
+	return out
+}
+
+func pctName(p string) string {
+	switch p {
+	case "0.5":
+		return "50"
+	case "0.95":
+		return "95"
+	default:
+		return "99"
+	}
+}
+
+func overview(o RuleOptions) board {
+	availBudget := 1 - o.AvailabilityObjective
+	latBudget := 1 - o.LatencyObjective
+	return board{
+		uid:   UIDOverview,
+		file:  "llmprobe-overview.json",
+		title: "llmprobe / Overview",
+		description: "SLO status, latency percentiles from native histograms, outcomes and goodput per target and class. " +
+			"Latency is measured from each request's planned time; failures are excluded from latency percentiles but counted in outcomes.",
+		variables: variables(true),
+		rows: []row{
+			{title: "SLO (baseline traffic)", panels: []panel{
+				{kind: "stat", title: "Availability, 1h (good / planned)", unit: unitRatio, width: 6, height: 5,
+					description: fmt.Sprintf("Good requests over planned arrivals in the last hour (baseline traffic). Unsent, rejected and failed requests count against it. Objective %g.", o.AvailabilityObjective),
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recAvailErrors("1h"), selTC), "{{target}} {{class}}").want(ExpectRules)}},
+				{kind: "stat", title: "TTFT within gate, 1h", unit: unitRatio, width: 6, height: 5,
+					description: fmt.Sprintf("Fraction of successful first tokens within the class's TTFT gate (native histogram, gate rounded down to a supported value). Objective %g.", o.LatencyObjective),
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recLatencyErrors("1h"), selTC), "{{target}} {{class}}").want(ExpectRules)}},
+				{kind: "stat", title: "Availability error budget left, 3d", unit: unitRatio, width: 6, height: 5,
+					description: fmt.Sprintf("1 - (error ratio over 3 days / error budget %g). Negative means the budget is spent.", availBudget),
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recAvailErrors("3d"), selTC, availBudget), "{{target}} {{class}}").want(ExpectRules)}},
+				{kind: "stat", title: "Latency error budget left, 3d", unit: unitRatio, width: 6, height: 5,
+					description: fmt.Sprintf("1 - (slow-first-token ratio over 3 days / error budget %g). Negative means the budget is spent.", latBudget),
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recLatencyErrors("3d"), selTC, latBudget), "{{target}} {{class}}").want(ExpectRules)}},
+				{kind: "timeseries", title: "Burn rate, 1h and 5m", unit: unitBurn, width: 24,
+					description: "Error ratio divided by the error budget; 1 spends the budget exactly over the SLO window; the fast page fires at 14.4 on both 1h and 5m.",
+					queries: []q{
+						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("1h"), selTC, availBudget), "availability 1h {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("5m"), selTC, availBudget), "availability 5m {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("1h"), selTC, latBudget), "latency 1h {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("5m"), selTC, latBudget), "latency 5m {{target}} {{class}}").want(ExpectRules),
+					}},
+			}},
+			{title: "Latency (from planned time, successful requests)", panels: []panel{
+				{kind: "timeseries", title: "Time to first token", unit: unitSeconds,
+					description: "histogram_quantile over rate of the native histogram llmprobe_time_to_first_token_seconds; from the planned send time to the first content token.",
+					queries:     quantiles("llmprobe_time_to_first_token_seconds", selTCT)},
+				{kind: "heatmap", title: "Time to first token heatmap", unit: unitSeconds,
+					description: "Distribution of TTFT per scrape interval (classic buckets of the same histogram).",
+					queries: []q{{expr: fmt.Sprintf(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{%s}[$__rate_interval]))`, selTCT),
+						legend: "{{le}}", heatmap: true, expect: ExpectAlways}}},
+				{kind: "timeseries", title: "Inter-chunk latency", unit: unitSeconds,
+					description: "Gap between consecutive content chunks (role-only and empty chunks are not tokens).",
+					queries:     quantiles("llmprobe_inter_chunk_latency_seconds", selTCT)},
+				{kind: "timeseries", title: "Time per output token", unit: unitSeconds,
+					description: "(end - first token) / (output tokens - 1) per successful request.",
+					queries:     quantiles("llmprobe_time_per_output_token_seconds", selTCT)},
+				{kind: "timeseries", title: "End-to-end duration (ok only)", unit: unitSeconds, width: 24,
+					description: "From the planned send time to the end of the stream, successful requests only.",
+					queries:     quantiles("llmprobe_request_duration_seconds", selTCT)},
+			}},
+			{title: "Outcomes, goodput and tokens", panels: []panel{
+				{kind: "timeseries", title: "Outcomes by outcome and reason", unit: unitReqPerSec,
+					description: "Every planned arrival ends in exactly one outcome; reasons refine unsent and failures.",
+					queries:     []q{query(fmt.Sprintf(`sum by (outcome, reason) (rate(llmprobe_requests_total{%s}[$__rate_interval]))`, selTCT), "{{outcome}} {{reason}}")}},
+				{kind: "timeseries", title: "Planned, dispatched and good", unit: unitReqPerSec,
+					description: "Planned arrivals (the schedule), dispatched requests and good requests (ok and within the class's gates).",
+					queries: []q{
+						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}}"),
+						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}}"),
+						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_good_total{%s}[$__rate_interval]))`, selTCT), "good {{target}} {{class}}"),
+					}},
+				{kind: "timeseries", title: "Good fraction (good / planned)", unit: unitRatio, min: f64(0), max: f64(1),
+					description: "Good requests over planned arrivals over the rate interval.",
+					queries:     []q{query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_good_total{%[1]s}[$__rate_interval])) / sum by (target, class) (rate(llmprobe_requests_planned_total{%[1]s}[$__rate_interval]))`, selTCT), "{{target}} {{class}}")}},
+				{kind: "timeseries", title: "Tokens", unit: unitTokPerSec,
+					description: "Token throughput by type (input/output as counted by the protocol adapter).",
+					queries:     []q{query(fmt.Sprintf(`sum by (target, class, type) (rate(llmprobe_tokens_total{%s}[$__rate_interval]))`, selTCT), "{{type}} {{target}} {{class}}")}},
+			}},
+		},
+	}
+}
+
+func capacity() board {
+	return board{
+		uid:   UIDCapacity,
+		file:  "llmprobe-capacity.json",
+		title: "llmprobe / Capacity",
+		description: "Rate ladders: the last ladder's curve (TTFT p95 and goodput against offered rate), capacity and knee over time, " +
+			"with target identity changes (model/version) annotated.",
+		variables: variables(false),
+		annotations: []cog.Builder[dashboard.AnnotationQuery]{
+			dashboard.NewAnnotationQueryBuilder().
+				Name("Target identity changes").
+				Datasource(dsRef()).
+				Enable(true).
+				IconColor("orange").
+				Target(prometheus.NewDataqueryBuilder().
+					Datasource(dsRef()).
+					RefId("Anno").
+					Expr(fmt.Sprintf(`changes(llmprobe_target_identity_changes_total{%s}[2m]) > 0`, selT))).
+				TitleFormat("identity change {{target}}").
+				Step("60s"),
+		},
+		rows: []row{
+			{title: "Last ladder", panels: []panel{
+				{kind: "xychart", title: "Last ladder: TTFT p95 against offered rate", unit: unitSeconds, xUnit: unitReqPerSec,
+					description: "One point per ladder step: offered arrival rate (x) and TTFT p95 of the step (y).",
+					queries: []q{
+						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate{%s}`, selTC), "").asInstant().want(ExpectLadder),
+						query(fmt.Sprintf(`llmprobe_ladder_step_ttft_p95_seconds{%s}`, selTC), "").asInstant().want(ExpectLadder),
+					}},
+				{kind: "xychart", title: "Last ladder: goodput against offered rate", unit: unitReqPerSec, xUnit: unitReqPerSec,
+					description: "One point per ladder step: offered arrival rate (x) and goodput of the step (y).",
+					queries: []q{
+						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate{%s}`, selTC), "").asInstant().want(ExpectLadder),
+						query(fmt.Sprintf(`llmprobe_ladder_step_goodput_requests_per_second{%s}`, selTC), "").asInstant().want(ExpectLadder),
+					}},
+				{kind: "stat", title: "Last ladder run", unit: unitFromNow, width: 8, height: 5,
+					description: "When the last ladder of each target finished.",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_ladder_last_run_timestamp_seconds{%s} * 1000`, selT), "{{target}}").want(ExpectLadder)}},
+				{kind: "stat", title: "Capacity (last ladder)", unit: unitReqPerSec, width: 8, height: 5,
+					description: "Highest offered rate whose step met the class's gates.",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}}").want(ExpectLadder)}},
+				{kind: "table", title: "Target identity", unit: unitNone, width: 8, height: 5,
+					description: "Model and version reported by each target (llmprobe_target_info).",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_target_info{%s}`, selT), "").asInstant()}},
+			}},
+			{title: "Over time", panels: []panel{
+				{kind: "timeseries", title: "Capacity over time", unit: unitReqPerSec,
+					description: "Capacity of each ladder run; annotations mark target identity changes.",
+					queries: []q{
+						query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}}").want(ExpectLadder),
+						query(fmt.Sprintf(`quantile_over_time(0.5, llmprobe_capacity_requests_per_second{%s}[7d])`, selTC), "7d median {{target}} {{class}}").want(ExpectLadder),
+					}},
+				{kind: "timeseries", title: "Knee over time", unit: unitReqPerSec,
+					description: "Offered rate at which latency starts to rise faster than load in each ladder.",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_ladder_knee_requests_per_second{%s}`, selTC), "{{target}} {{class}}").want(ExpectLadder)}},
+				{kind: "timeseries", title: "Capacity by target version", unit: unitReqPerSec,
+					description: "Capacity joined with the target's model and version labels (recording rule).",
+					queries:     []q{query(fmt.Sprintf(`%s{%s}`, recCapacityByVersion, selTC), "{{target}} {{class}} {{model}} {{version}}").want(ExpectLadder)}},
+				{kind: "timeseries", title: "Target identity changes", unit: unitCount,
+					description: "Changes of model/version detected by the prober.",
+					queries:     []q{query(fmt.Sprintf(`increase(llmprobe_target_identity_changes_total{%s}[$__rate_interval])`, selT), "{{target}}").want(ExpectMaybe)}},
+			}},
+		},
+	}
+}
+
+func health() board {
+	return board{
+		uid:   UIDHealth,
+		file:  "llmprobe-prober-health.json",
+		title: "llmprobe / Prober health",
+		description: "Can the measurements be trusted? Dispatch lag, unsent requests by reason, in-flight requests, " +
+			"generator validity, budgets and scrape health.",
+		variables: variables(true),
+		rows: []row{
+			{title: "Generator", panels: []panel{
+				{kind: "timeseries", title: "Dispatch lag", unit: unitSeconds,
+					description: "Actual send time minus planned time (native histogram quantiles) and the maximum over the last interval.",
+					queries: append(quantiles("llmprobe_dispatch_lag_seconds", selTCT),
+						query(fmt.Sprintf(`llmprobe_dispatch_lag_max_seconds{%s}`, selT), "max {{target}}"))},
+				{kind: "timeseries", title: "Unsent by reason", unit: unitReqPerSec,
+					description: "Planned arrivals never sent: client_cap (in-flight cap), budget, shutdown, rate_cap. client_cap makes latency figures untrustworthy.",
+					queries:     []q{query(fmt.Sprintf(`sum by (target, reason) (rate(llmprobe_requests_total{outcome="unsent", %s}[$__rate_interval]))`, selTCT), "{{target}} {{reason}}").want(ExpectMaybe)}},
+				{kind: "stat", title: "Generator valid", unit: unitNone, width: 8, height: 5, min: f64(0), max: f64(1),
+					description: "1 when the open-loop generator kept its schedule (lag and unsent within limits), 0 when the measurements cannot be trusted.",
+					queries:     []q{query(fmt.Sprintf(`min by (target) (llmprobe_generator_valid{%s})`, selT), "{{target}}")}},
+				{kind: "timeseries", title: "Arrival rate", unit: unitReqPerSec, width: 16,
+					description: "Configured arrival rate and the planned and dispatched rates actually produced.",
+					queries: []q{
+						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCT), "configured {{target}} {{class}} {{traffic}}"),
+						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
+						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
+					}},
+			}},
+			{title: "In flight", panels: []panel{
+				{kind: "timeseries", title: "In-flight requests", unit: unitCount,
+					description: "Requests sent and not yet finished.",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_in_flight_requests{%s}`, selT), "{{target}}")}},
+				{kind: "timeseries", title: "Oldest in-flight request", unit: unitSeconds,
+					description: "Age of the oldest request still in flight (from its planned time).",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_oldest_in_flight_seconds{%s}`, selT), "{{target}}")}},
+			}},
+			{title: "Budget and scrape", panels: []panel{
+				{kind: "timeseries", title: "Budget left: tokens", unit: unitTokens, width: 8,
+					description: "Tokens left in today's budget (absent when no token budget is configured).",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_budget_remaining_tokens{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
+				{kind: "timeseries", title: "Budget left: requests", unit: unitCount, width: 8,
+					description: "Requests left in today's budget (absent when no request budget is configured).",
+					queries:     []q{query(fmt.Sprintf(`llmprobe_budget_remaining_requests{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
+				{kind: "stat", title: "Scrape up", unit: unitNone, width: 8, height: 8, min: f64(0), max: f64(1),
+					description: "1 when Prometheus scraped the prober successfully (job llmprobe).",
+					queries:     []q{query(`up{job="llmprobe"}`, "{{instance}}")}},
+				{kind: "timeseries", title: "Scrape duration", unit: unitSeconds, width: 12,
+					description: "How long Prometheus took to scrape the prober.",
+					queries:     []q{query(`scrape_duration_seconds{job="llmprobe"}`, "{{instance}}")}},
+				{kind: "table", title: "Build", unit: unitNone, width: 12,
+					description: "Version of each running prober.",
+					queries:     []q{query(`llmprobe_build_info`, "").asInstant()}},
+			}},
+		},
+	}
+}
+
+// boards returns every dashboard in a stable order.
+func boards(o RuleOptions) []board {
+	return []board{overview(o), capacity(), health()}
+}

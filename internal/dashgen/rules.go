@@ -1,0 +1,322 @@
+package dashgen
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// RuleOptions are the tunables of the generated rules. They are constants of
+// the generated files: change DefaultRuleOptions (or call Rules with other
+// options) and re-run go generate.
+type RuleOptions struct {
+	// AvailabilityObjective is the target good/planned ratio (baseline traffic).
+	AvailabilityObjective float64
+	// LatencyObjective is the target fraction of first tokens within the gate.
+	LatencyObjective float64
+	// MinBadEvents is the minimum-event guard: a burn-rate alert also needs at
+	// least this many bad requests in its long window, so that low-rate
+	// probing never pages or tickets on a single failure.
+	MinBadEvents int
+	// CapacityFraction: capacity below this fraction of the reference
+	// (7-day median, or the previous model/version) is a regression.
+	CapacityFraction float64
+	// Gates are the TTFT gate values (seconds, ascending) the latency SLI can
+	// evaluate. histogram_fraction takes a scalar bound, so a class's gate
+	// (llmprobe_slo_ttft_seconds) is rounded down to the nearest listed value;
+	// gates below the first value use the first value.
+	Gates []float64
+	// DispatchLagP99 is the dispatch-lag p99 (seconds) above which the
+	// generator is considered invalid.
+	DispatchLagP99 float64
+}
+
+// DefaultRuleOptions are the options of the committed rule files.
+func DefaultRuleOptions() RuleOptions {
+	return RuleOptions{
+		AvailabilityObjective: 0.995,
+		LatencyObjective:      0.99,
+		MinBadEvents:          3,
+		CapacityFraction:      0.8,
+		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
+		DispatchLagP99:        0.05,
+	}
+}
+
+// SLIWindows are the windows the SLI recording rules are computed over.
+var SLIWindows = []string{"5m", "30m", "1h", "2h", "6h", "1d", "3d"}
+
+// Burn-rate alert tiers (SRE workbook, multiwindow multi-burn-rate).
+type burnTier struct {
+	long, short string
+	factor      float64
+}
+
+var (
+	pageTiers   = []burnTier{{"1h", "5m", 14.4}, {"6h", "30m", 6}}
+	ticketTiers = []burnTier{{"1d", "2h", 3}, {"3d", "6h", 1}}
+)
+
+// sliBy is the aggregation of every SLI: a region label added by relabelling
+// keeps probers in different regions apart.
+const sliBy = "region, target, class"
+
+// Recording rule names.
+func recAvailEvents(w string) string      { return "llmprobe:sli_availability_events:increase" + w }
+func recAvailBad(w string) string         { return "llmprobe:sli_availability_bad_events:increase" + w }
+func recAvailErrors(w string) string      { return "llmprobe:sli_availability_errors:ratio_rate" + w }
+func recTTFTRate(w string) string         { return "llmprobe:sli_ttft_seconds:rate" + w }
+func recLatencyEvents(w string) string    { return "llmprobe:sli_latency_events:increase" + w }
+func recLatencyErrors(w string) string    { return "llmprobe:sli_latency_errors:ratio_rate" + w }
+func recLatencyBad(w string) string       { return "llmprobe:sli_latency_bad_events:increase" + w }
+func recGate() string                     { return "llmprobe:slo_ttft_gate:seconds" }
+func runbookURL(alert string) string      { return RunbookBase + "#" + strings.ToLower(alert) }
+func num(v float64) string                { return strconv.FormatFloat(v, 'g', -1, 64) }
+func burnThreshold(f, obj float64) string { return num(roundTo(f*(1-obj), 9)) }
+
+const recCapacityByVersion = "llmprobe:capacity_by_version:requests_per_second"
+
+// RunbookBase is where the alerts' runbook_url annotations point.
+const RunbookBase = "https://github.com/llmprobe/llmprobe/blob/main/alerts/README.md"
+
+func roundTo(v float64, digits int) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', digits, 64), 64)
+	return f
+}
+
+// RuleFile is a Prometheus rule file.
+type RuleFile struct {
+	Groups []RuleGroup `yaml:"groups" json:"groups"`
+}
+
+// RuleGroup is one group of a rule file.
+type RuleGroup struct {
+	Name     string `yaml:"name" json:"name"`
+	Interval string `yaml:"interval,omitempty" json:"interval,omitempty"`
+	Rules    []Rule `yaml:"rules" json:"rules"`
+}
+
+// Rule is a recording or alerting rule.
+type Rule struct {
+	Record      string            `yaml:"record,omitempty" json:"record,omitempty"`
+	Alert       string            `yaml:"alert,omitempty" json:"alert,omitempty"`
+	Expr        string            `yaml:"expr" json:"expr"`
+	For         string            `yaml:"for,omitempty" json:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
+}
+
+// Rules returns llmprobe's recording and alerting rules.
+func Rules(o RuleOptions) (RuleFile, error) {
+	if err := o.validate(); err != nil {
+		return RuleFile{}, err
+	}
+	var f RuleFile
+	f.Groups = append(f.Groups, RuleGroup{Name: "llmprobe-slo-gate", Rules: []Rule{{
+		Record: recGate(),
+		Expr:   fmt.Sprintf("max by (%s) (llmprobe_slo_ttft_seconds)", sliBy),
+	}}})
+	for _, w := range SLIWindows {
+		f.Groups = append(f.Groups, RuleGroup{Name: "llmprobe-sli-" + w, Rules: sliRules(o, w)})
+	}
+	f.Groups = append(f.Groups,
+		RuleGroup{Name: "llmprobe-capacity", Rules: []Rule{{
+			Record: recCapacityByVersion,
+			Expr: "llmprobe_capacity_requests_per_second\n" +
+				"  * on (job, instance, target) group_left (model, version)\n" +
+				"  max by (job, instance, target, model, version) (llmprobe_target_info)",
+		}}},
+		RuleGroup{Name: "llmprobe-slo-alerts", Rules: sloAlerts(o)},
+		RuleGroup{Name: "llmprobe-alerts", Rules: otherAlerts(o)},
+	)
+	return f, nil
+}
+
+func (o RuleOptions) validate() error {
+	switch {
+	case o.AvailabilityObjective <= 0 || o.AvailabilityObjective >= 1:
+		return fmt.Errorf("dashgen: availability objective %g: want 0 < objective < 1", o.AvailabilityObjective)
+	case o.LatencyObjective <= 0 || o.LatencyObjective >= 1:
+		return fmt.Errorf("dashgen: latency objective %g: want 0 < objective < 1", o.LatencyObjective)
+	case o.MinBadEvents < 1:
+		return fmt.Errorf("dashgen: minimum bad events %d: want >= 1", o.MinBadEvents)
+	case o.CapacityFraction <= 0 || o.CapacityFraction >= 1:
+		return fmt.Errorf("dashgen: capacity fraction %g: want 0 < fraction < 1", o.CapacityFraction)
+	case len(o.Gates) == 0:
+		return fmt.Errorf("dashgen: no TTFT gates")
+	case o.DispatchLagP99 <= 0:
+		return fmt.Errorf("dashgen: dispatch lag p99 %g: want > 0", o.DispatchLagP99)
+	}
+	for i := 1; i < len(o.Gates); i++ {
+		if o.Gates[i] <= o.Gates[i-1] {
+			return fmt.Errorf("dashgen: TTFT gates not ascending at %g", o.Gates[i])
+		}
+	}
+	return nil
+}
+
+func sliRules(o RuleOptions, w string) []Rule {
+	return []Rule{
+		{Record: recAvailEvents(w), Expr: fmt.Sprintf(
+			`sum by (%s) (increase(llmprobe_requests_planned_total{traffic="baseline"}[%s]))`, sliBy, w)},
+		{Record: recAvailBad(w), Expr: fmt.Sprintf(
+			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_good_total{traffic=\"baseline\"}[%s])) or 0 * %s),\n  0\n)",
+			recAvailEvents(w), sliBy, w, recAvailEvents(w))},
+		{Record: recAvailErrors(w), Expr: fmt.Sprintf("%s / (%s > 0)", recAvailBad(w), recAvailEvents(w))},
+		{Record: recTTFTRate(w), Expr: fmt.Sprintf(
+			`sum by (%s) (rate(llmprobe_time_to_first_token_seconds{traffic="baseline"}[%s]))`, sliBy, w)},
+		{Record: recLatencyEvents(w), Expr: fmt.Sprintf(
+			`histogram_count(sum by (%s) (increase(llmprobe_time_to_first_token_seconds{traffic="baseline"}[%s])))`, sliBy, w)},
+		{Record: recLatencyErrors(w), Expr: latencyErrorsExpr(o, w)},
+		{Record: recLatencyBad(w), Expr: fmt.Sprintf("%s * %s", recLatencyEvents(w), recLatencyErrors(w))},
+	}
+}
+
+// latencyErrorsExpr is 1 - the fraction of first tokens within the class's
+// gate; the gate is selected from the supported list by value.
+func latencyErrorsExpr(o RuleOptions, w string) string {
+	var b strings.Builder
+	b.WriteString("1 - (\n")
+	for i, g := range o.Gates {
+		var cond string
+		switch {
+		case len(o.Gates) == 1:
+			cond = recGate()
+		case i == 0:
+			cond = fmt.Sprintf("%s < %s", recGate(), num(o.Gates[1]))
+		case i == len(o.Gates)-1:
+			cond = fmt.Sprintf("%s >= %s", recGate(), num(g))
+		default:
+			cond = fmt.Sprintf("%s >= %s < %s", recGate(), num(g), num(o.Gates[i+1]))
+		}
+		if i > 0 {
+			b.WriteString("  or\n")
+		}
+		fmt.Fprintf(&b, "  (histogram_fraction(0, %s, %s) and on (%s) (%s))\n", num(g), recTTFTRate(w), sliBy, cond)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func sloAlerts(o RuleOptions) []Rule {
+	type sli struct {
+		name, what         string
+		errors, bad        func(string) string
+		objective          float64
+		descriptionSubject string
+	}
+	slis := []sli{
+		{"Availability", "availability", recAvailErrors, recAvailBad, o.AvailabilityObjective,
+			"planned baseline requests are not good (unsent, rejected, failed or outside the class's gates)"},
+		{"Latency", "latency", recLatencyErrors, recLatencyBad, o.LatencyObjective,
+			"successful baseline first tokens are slower than the class's TTFT gate"},
+	}
+	var out []Rule
+	for _, s := range slis {
+		for _, sev := range []struct {
+			name, severity, forDur string
+			tiers                  []burnTier
+		}{
+			{"Page", "page", "2m", pageTiers},
+			{"Ticket", "ticket", "15m", ticketTiers},
+		} {
+			var arms []string
+			var desc []string
+			for _, t := range sev.tiers {
+				th := burnThreshold(t.factor, s.objective)
+				arms = append(arms, fmt.Sprintf(
+					"(\n  %s > %s\n  and %s > %s\n  and %s >= %d\n)",
+					s.errors(t.long), th, s.errors(t.short), th, s.bad(t.long), o.MinBadEvents))
+				desc = append(desc, fmt.Sprintf("%s× over %s and %s", num(t.factor), t.long, t.short))
+			}
+			name := "LLMProbe" + s.name + "BurnRate" + sev.name
+			out = append(out, Rule{
+				Alert:  name,
+				Expr:   strings.Join(arms, "\nor\n"),
+				For:    sev.forDur,
+				Labels: map[string]string{"severity": sev.severity, "slo": s.what},
+				Annotations: map[string]string{
+					"summary": fmt.Sprintf("{{ $labels.target }}/{{ $labels.class }} is burning its %s error budget too fast", s.what),
+					"description": fmt.Sprintf("Too many %s: the error ratio exceeds the budget burn rate %s (objective %s), with at least %d bad requests in the long window.",
+						s.descriptionSubject, strings.Join(desc, " or "), num(s.objective), o.MinBadEvents),
+					"runbook_url": runbookURL(name),
+				},
+			})
+		}
+	}
+	return out
+}
+
+func otherAlerts(o RuleOptions) []Rule {
+	frac := num(o.CapacityFraction)
+	return []Rule{
+		{
+			Alert: "LLMProbeCapacityRegression",
+			Expr: fmt.Sprintf("llmprobe_capacity_requests_per_second\n"+
+				"  < %s * quantile_over_time(0.5, llmprobe_capacity_requests_per_second[7d])", frac),
+			For:    "10m",
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
+				"description": "The latest ladder's capacity for this target and class is below " + frac + " × its 7-day median.",
+				"runbook_url": runbookURL("LLMProbeCapacityRegression"),
+			},
+		},
+		{
+			Alert: "LLMProbeCapacityRegressionAfterChange",
+			Expr: fmt.Sprintf("%[1]s\n"+
+				"  < on (job, instance, target, class) group_left ()\n"+
+				"  %[2]s * max by (job, instance, target, class) (\n"+
+				"    quantile_over_time(0.5, %[1]s[7d])\n"+
+				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
+				"  )", recCapacityByVersion, frac),
+			For:    "10m",
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
+				"description": "Capacity under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity measured under another model/version of this target in the last 7 days.",
+				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
+			},
+		},
+		{
+			Alert: "LLMProbeGeneratorInvalid",
+			Expr: fmt.Sprintf("min by (job, instance, target) (llmprobe_generator_valid) == 0\n"+
+				"or\n"+
+				"sum by (job, instance, target) (increase(llmprobe_requests_total{outcome=\"unsent\", reason=\"client_cap\"}[10m])) > 0\n"+
+				"or\n"+
+				"histogram_quantile(0.99, sum by (job, instance, target) (rate(llmprobe_dispatch_lag_seconds[10m]))) > %s",
+				num(o.DispatchLagP99)),
+			For:    "5m",
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "llmprobe's measurements of {{ $labels.target }} cannot be trusted",
+				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures are understated until this clears.",
+				"runbook_url": runbookURL("LLMProbeGeneratorInvalid"),
+			},
+		},
+		{
+			Alert:  "LLMProbeAbsent",
+			Expr:   "up{job=\"llmprobe\"} == 0\nor on ()\nabsent(up{job=\"llmprobe\"})",
+			For:    "10m",
+			Labels: map[string]string{"severity": "page"},
+			Annotations: map[string]string{
+				"summary":     "llmprobe {{ $labels.instance }} is not being scraped",
+				"description": "Prometheus cannot scrape the llmprobe job (down or absent for 10 minutes): no SLO or capacity alert can fire while the prober is blind.",
+				"runbook_url": runbookURL("LLMProbeAbsent"),
+			},
+		},
+		{
+			Alert: "LLMProbeBudgetExhausted",
+			Expr: "min by (job, instance, target) (llmprobe_budget_remaining_tokens) <= 0\n" +
+				"or\n" +
+				"min by (job, instance, target) (llmprobe_budget_remaining_requests) <= 0",
+			For:    "5m",
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "llmprobe's daily budget for {{ $labels.target }} is exhausted",
+				"description": "The prober stopped sending to {{ $labels.target }} because its token or request budget for the day is spent; planned arrivals end as unsent/budget until the budget resets.",
+				"runbook_url": runbookURL("LLMProbeBudgetExhausted"),
+			},
+		},
+	}
+}

@@ -1,0 +1,153 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+)
+
+// ClosedConfig is a closed-loop run: Users users, each of which thinks,
+// sends one request and waits for its response, over and over. Closed-loop
+// load slows down when the target does (coordinated omission by design): it
+// is for comparison only, and every record is labelled Mode=closed.
+type ClosedConfig struct {
+	Users int                // number of users, ≥ 1
+	Think schedule.ThinkSpec // think time before each request
+	Seed  uint64             // seeds the users' think times (user u uses stream u)
+	// Window: users start no request after Window from the call. 0 means
+	// until ctx is done.
+	Window time.Duration
+	// Meta describes each request; Mode is forced to closed, User to the
+	// 1-based user and Attempt to the retry attempt. Optional.
+	Meta func(planned time.Duration) ledger.Meta
+	// Admit may refuse a request (budget, rate cap); the user then waits
+	// one think time, at least MinPause, before trying again. Optional.
+	Admit Admit
+	Exec  Exec  // required
+	Retry Retry // zero value: off
+}
+
+// MinPause is the least a closed-loop user waits after Admit refused it, so
+// that a spent budget with zero think time does not spin.
+const MinPause = 100 * time.Millisecond
+
+func (c ClosedConfig) validate() error {
+	var errs []error
+	if c.Users < 1 {
+		errs = append(errs, fmt.Errorf("dispatch: closed loop: users must be ≥ 1, got %d", c.Users))
+	}
+	if c.Exec == nil {
+		errs = append(errs, errors.New("dispatch: closed loop: no executor"))
+	}
+	if c.Window < 0 {
+		errs = append(errs, fmt.Errorf("dispatch: closed loop: window must be ≥ 0, got %v", c.Window))
+	}
+	if err := c.Think.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("closed loop: %w", err))
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("closed loop: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Closed runs a closed loop and returns when every user has stopped, or as
+// soon as ctx is done or the window ends: users with a request in flight
+// are then owned by the group and stop after it ends (see Drain). Each
+// request is planned at the moment its user sends it, so dispatch lag is
+// near zero by construction and latencies hide queueing: label them closed
+// loop wherever they are shown.
+func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if c.Window > 0 {
+		wctx, cancel = context.WithTimeout(ctx, c.Window)
+	}
+	defer cancel()
+	st := &stream{
+		g: g, s: g.newShard(), base: context.WithoutCancel(ctx),
+		exec: c.Exec, admit: c.Admit, retry: c.Retry,
+	}
+	var users sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	for u := 1; u <= c.Users; u++ {
+		think, err := schedule.NewThink(c.Think, c.Seed, uint64(u))
+		if err != nil {
+			return err
+		}
+		g.loops.Add(1)
+		users.Add(1)
+		go func() {
+			defer g.loops.Done()
+			defer users.Done()
+			if err := st.user(wctx, u, think, c.Meta); err != nil {
+				errOnce.Do(func() { firstErr = err })
+			}
+		}()
+	}
+	all := make(chan struct{})
+	go func() {
+		users.Wait()
+		close(all)
+	}()
+	select {
+	case <-all:
+		return firstErr
+	case <-wctx.Done():
+		return nil
+	case <-g.drainCh:
+		return nil
+	}
+}
+
+// user is one closed-loop user's loop.
+func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta func(time.Duration) ledger.Meta) error {
+	g, led := st.g, st.g.led
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	pause := time.Duration(0)
+	for {
+		d := think.Next()
+		if d < pause {
+			d = pause
+		}
+		pause = 0
+		if d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return nil
+			case <-g.drainCh:
+				return nil
+			}
+		}
+		if ctx.Err() != nil || g.draining.Load() {
+			return nil
+		}
+		at := led.Now()
+		var m ledger.Meta
+		if meta != nil {
+			m = meta(at)
+		}
+		m.Mode, m.User = ledger.ModeClosed, u
+		f, fctx, err := st.arrive(m, at)
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			pause = MinPause
+			continue
+		}
+		st.chain(fctx, f)
+	}
+}

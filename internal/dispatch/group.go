@@ -1,0 +1,244 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Flight states. A flight is finished by its own goroutine only; Drain and
+// interrupts claim it (compare-and-swap from running) and the goroutine then
+// writes the claimer's outcome instead of the Exec's result. Whoever swaps
+// first wins, so the ledger sees exactly one Finish per record.
+const (
+	stateRunning     int32 = iota
+	stateDone              // the Exec's own result stands
+	stateCensored          // claimed at the drain deadline
+	stateInterrupted       // claimed by an interrupt before the deadline
+)
+
+var (
+	errDrainDeadline = errors.New("dispatch: drain deadline reached")
+	errInterrupted   = errors.New("dispatch: run interrupted")
+)
+
+// Group owns every in-flight request of a run, across any number of open-
+// and closed-loop streams that share one ledger, and drains them.
+type Group struct {
+	led *ledger.Ledger
+
+	draining  atomic.Bool
+	drainCh   chan struct{} // closed when Drain starts: no new arrivals
+	drainOnce sync.Once
+	stopped   atomic.Bool
+	stopCh    chan struct{} // closed at the drain deadline or an interrupt: no more retries
+	stopOnce  sync.Once
+
+	censorEnd    atomic.Int64 // ledger offset of the drain deadline (stateCensored)
+	interruptEnd atomic.Int64 // ledger offset of the interrupt (stateInterrupted)
+
+	mu     sync.Mutex // guards shards (taken per stream, not per request)
+	shards []*shard
+
+	flights sync.WaitGroup // one per request chain (a request and its retries)
+	loops   sync.WaitGroup // closed-loop user goroutines
+}
+
+// shard is one stream's set of in-flight requests, so that streams do not
+// contend on one lock.
+type shard struct {
+	mu sync.Mutex
+	m  map[*flight]struct{}
+}
+
+type flight struct {
+	rec    *ledger.Record
+	cancel context.CancelCauseFunc
+	state  atomic.Int32
+	sent   atomic.Bool
+}
+
+// NewGroup returns a Group that records into led.
+func NewGroup(led *ledger.Ledger) *Group {
+	return &Group{led: led, drainCh: make(chan struct{}), stopCh: make(chan struct{})}
+}
+
+// Ledger returns the group's ledger.
+func (g *Group) Ledger() *ledger.Ledger { return g.led }
+
+// Draining reports whether Drain has started; arrivals planned from then on
+// are ended unsent with reason shutdown.
+func (g *Group) Draining() bool { return g.draining.Load() }
+
+func (g *Group) newShard() *shard {
+	s := &shard{m: make(map[*flight]struct{})}
+	g.mu.Lock()
+	g.shards = append(g.shards, s)
+	g.mu.Unlock()
+	return s
+}
+
+// register adds a flight for rec to s. A new chain (chain true: a first
+// attempt) is counted in g.flights and refused once the group drains; a
+// retry within a chain is refused only once the group has stopped (drain
+// deadline or interrupt).
+func (g *Group) register(s *shard, f *flight, chain bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g.stopped.Load() || (chain && g.draining.Load()) {
+		return false
+	}
+	s.m[f] = struct{}{}
+	if chain {
+		g.flights.Add(1)
+	}
+	return true
+}
+
+func (s *shard) remove(f *flight) {
+	s.mu.Lock()
+	delete(s.m, f)
+	s.mu.Unlock()
+}
+
+// begin registers a flight for the planned record rec in s; chain also
+// counts a new request chain (a first attempt and its retries) in
+// g.flights. It fails once the group is draining: the caller then ends rec
+// unsent/shutdown.
+func (g *Group) begin(base context.Context, s *shard, rec *ledger.Record, chain bool) (*flight, context.Context, bool) {
+	ctx, cancel := context.WithCancelCause(base)
+	f := &flight{rec: rec, cancel: cancel}
+	if !g.register(s, f, chain) {
+		cancel(nil)
+		return nil, nil, false
+	}
+	return f, ctx, true
+}
+
+// run performs one registered attempt and finishes its record with the
+// Exec's result or, when Drain or an interrupt claimed the flight first,
+// with theirs. It reports the outcome recorded and whether the Exec's own
+// result stood.
+func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (Result, bool) {
+	res := x(ctx, f.rec, func() { g.markSent(f) })
+	s.remove(f)
+	f.cancel(nil)
+	if !f.sent.Load() {
+		// Contract breach: an Exec must call dispatched. Count it as sent
+		// now so that the ledger has no hole (its lag is then an upper bound).
+		g.markSent(f)
+	}
+	rec := f.rec
+	if f.state.CompareAndSwap(stateRunning, stateDone) {
+		if err := ledger.Check(res.Outcome, res.Reason); err != nil || res.Outcome == ledger.Unsent {
+			res = Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "executor returned an invalid outcome"}
+		}
+		_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
+		return res, true
+	}
+	if f.state.Load() == stateCensored {
+		rec.End = time.Duration(g.censorEnd.Load())
+		res = Result{Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline, Err: "still in flight at the drain deadline"}
+	} else {
+		rec.End = time.Duration(g.interruptEnd.Load())
+		res = Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "run interrupted"}
+	}
+	_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
+	return res, false
+}
+
+func (g *Group) markSent(f *flight) {
+	if f.sent.CompareAndSwap(false, true) {
+		g.led.MarkDispatched(f.rec)
+	}
+}
+
+// Drain stops the group taking new arrivals and waits for what is in
+// flight (retries included), up to deadline. At the deadline every request still in flight is
+// cancelled and recorded censored/drain_deadline with End at the deadline
+// (its age is a lower bound, never a latency sample); the number censored is
+// returned. If ctx is cancelled first, what is in flight is cancelled and
+// recorded cancelled/interrupted instead. Either way retries still waiting
+// for their backoff are abandoned (a retry is not demand: the attempt it
+// would repeat already has its outcome). Drain returns once every request
+// has its terminal outcome and every closed-loop user has stopped.
+//
+// Stop the group's streams first (cancel the contexts given to Open and
+// Closed): a stream still running when Drain starts stops planning, and any
+// arrival that reaches its planned time during the drain is unsent/shutdown.
+// Drain is final; calling it again only waits.
+func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int) {
+	g.drainOnce.Do(func() {
+		g.draining.Store(true)
+		close(g.drainCh)
+	})
+	// Barrier: a registration that raced with the flag is visible now.
+	g.mu.Lock()
+	shards := append([]*shard(nil), g.shards...)
+	g.mu.Unlock()
+	for _, s := range shards {
+		s.mu.Lock()
+		//lint:ignore SA2001 empty critical section is the barrier
+		s.mu.Unlock()
+	}
+	done := make(chan struct{})
+	go func() {
+		g.flights.Wait()
+		close(done)
+	}()
+	if deadline < 0 {
+		deadline = 0
+	}
+	t := time.NewTimer(deadline)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		g.censorEnd.Store(int64(g.led.Now()))
+		censored = g.claim(shards, stateCensored, errDrainDeadline)
+		<-done
+	case <-ctx.Done():
+		g.interruptEnd.Store(int64(g.led.Now()))
+		g.claim(shards, stateInterrupted, errInterrupted)
+		<-done
+	}
+	g.loops.Wait()
+	return censored
+}
+
+func (g *Group) claim(shards []*shard, state int32, cause error) int {
+	g.stopOnce.Do(func() {
+		g.stopped.Store(true)
+		close(g.stopCh)
+	})
+	n := 0
+	for _, s := range shards {
+		s.mu.Lock()
+		for f := range s.m {
+			if f.state.CompareAndSwap(stateRunning, state) {
+				n++
+				f.cancel(cause)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// InFlight returns the number of requests in flight in the group.
+func (g *Group) InFlight() int {
+	g.mu.Lock()
+	shards := append([]*shard(nil), g.shards...)
+	g.mu.Unlock()
+	n := 0
+	for _, s := range shards {
+		s.mu.Lock()
+		n += len(s.m)
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,139 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// await waits until ledger offset at, sleeping on timer and spinning for the
+// last spin of the wait. It returns false, at once, when done is closed or
+// the group drains, whether or not the wait had to happen.
+func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan struct{}) bool {
+	d := at - g.led.Now()
+	if d > spin {
+		timer.Reset(d - spin)
+		select {
+		case <-timer.C:
+		case <-done:
+			return false
+		case <-g.drainCh:
+			return false
+		}
+	}
+	for {
+		select {
+		case <-done:
+			return false
+		case <-g.drainCh:
+			return false
+		default:
+		}
+		if spin == 0 || g.led.Now() >= at {
+			return true
+		}
+		runtime.Gosched()
+	}
+}
+
+// OpenConfig is one open-loop stream.
+type OpenConfig struct {
+	// Arrivals yields planned offsets from the stream start (a
+	// *schedule.Sequence). Required.
+	Arrivals Arrivals
+	// Start is the ledger offset at which schedule offset 0 falls, so that
+	// streams can be staggered. 0 means the moment Open is called.
+	Start time.Duration
+	// Window: arrivals at schedule offsets ≥ Window are not planned. 0 means
+	// until ctx is done or the schedule is exhausted.
+	Window time.Duration
+	// MaxInFlight caps this stream's requests in flight; an arrival that
+	// finds it full is unsent/client_cap at its planned time. 0 = no cap.
+	MaxInFlight int
+	// Meta describes each arrival (traffic, target, class, step). Mode is
+	// forced to open, User to 0 and Attempt to the retry attempt. Optional.
+	Meta func(planned time.Duration) ledger.Meta
+	// Admit may refuse an arrival at its planned time (budget, rate cap).
+	// Optional.
+	Admit Admit
+	// Exec performs one request. Required.
+	Exec Exec
+	// Retry is the retry policy; the zero value is off.
+	Retry Retry
+	// Spin spends the last Spin of each wait yielding the processor instead
+	// of sleeping on the timer. Go's timers on Linux wake up to ~1ms late
+	// when the process is otherwise idle; spinning trades CPU for dispatch
+	// precision. 0 (the default) sleeps the whole wait.
+	Spin time.Duration
+}
+
+func (c OpenConfig) validate() error {
+	var errs []error
+	if c.Arrivals == nil {
+		errs = append(errs, errors.New("dispatch: open loop: no arrivals"))
+	}
+	if c.Exec == nil {
+		errs = append(errs, errors.New("dispatch: open loop: no executor"))
+	}
+	if c.Start < 0 || c.Window < 0 || c.MaxInFlight < 0 || c.Spin < 0 {
+		errs = append(errs, fmt.Errorf("dispatch: open loop: start %v, window %v, spin %v and max in flight %d must be ≥ 0", c.Start, c.Window, c.Spin, c.MaxInFlight))
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("open loop: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Open runs one open-loop stream and returns when its window ends, its
+// schedule is exhausted, ctx is done or the group starts draining; requests
+// still in flight then belong to the group (see Drain). Arrivals follow an
+// absolute schedule: each is sent at epoch+Start+offset, whatever happened
+// to earlier requests; the stream never waits for a response. An arrival
+// the generator reaches late is dispatched at once (its lag, dispatched −
+// planned, is recorded), never skipped. Open returns an error only for a
+// bad config or an Admit reason outside the unsent set.
+func (g *Group) Open(ctx context.Context, c OpenConfig) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	led := g.led
+	start := c.Start
+	if start == 0 {
+		start = led.Now()
+	}
+	st := &stream{
+		g: g, s: g.newShard(), base: context.WithoutCancel(ctx),
+		exec: c.Exec, admit: c.Admit, retry: c.Retry, lim: newLimiter(c.MaxInFlight),
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	done := ctx.Done()
+	for {
+		// Plan the next arrival before awaiting anything.
+		off, ok := c.Arrivals.Next()
+		if !ok || (c.Window > 0 && off >= c.Window) {
+			return nil
+		}
+		at := start + off
+		if !g.await(at, c.Spin, timer, done) {
+			return nil
+		}
+		var m ledger.Meta
+		if c.Meta != nil {
+			m = c.Meta(at)
+		}
+		m.Mode, m.User = ledger.ModeOpen, 0
+		f, fctx, err := st.arrive(m, at)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			go st.chain(fctx, f)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package dispatch
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+)
+
+// The schedule is absolute: every arrival is planned at start+offset exactly,
+// and generator work between arrivals (1ms here, a fifth of the gap) does
+// not accumulate into drift, as summed sleeps would (≥100ms by the end).
+func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
+	g, led, col := newRun(t)
+	spec := schedule.Spec{Kind: schedule.Constant}
+	window := 500 * time.Millisecond
+	want := replay(t, spec, window, schedule.Step{Rate: 200})
+	start := led.Now() + 20*time.Millisecond
+	err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, spec, schedule.Step{Rate: 200}),
+		Start:    start,
+		Window:   window,
+		Meta: func(time.Duration) ledger.Meta {
+			time.Sleep(time.Millisecond) // slow generator work
+			return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "t"}
+		},
+		Exec: okExec,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Drain(context.Background(), time.Second)
+	c := checkLedger(t, led, col)
+	recs := col.all()
+	if c.Planned != len(want) || len(recs) != len(want) {
+		t.Fatalf("planned %d, want %d", c.Planned, len(want))
+	}
+	lags := make([]time.Duration, len(recs))
+	for i, r := range recs {
+		if r.Planned != start+want[i] {
+			t.Fatalf("arrival %d planned at %v, want %v", i, r.Planned, start+want[i])
+		}
+		if r.Mode != ledger.ModeOpen || r.Target != "t" || r.Attempt != 0 || r.User != 0 {
+			t.Fatalf("arrival %d meta %+v", i, r)
+		}
+		lags[i], _ = r.DispatchLag()
+	}
+	q := len(lags) / 5
+	first, last := median(lags[:q]), median(lags[len(lags)-q:])
+	if last > first+40*time.Millisecond {
+		t.Errorf("dispatch lag drifts: median %v in the first fifth, %v in the last", first, last)
+	}
+}
+
+// A target that never answers does not slow the generator: every arrival
+// is dispatched on schedule, and the drain censors them all.
+func TestOpenNeverWaitsForResponses(t *testing.T) {
+	g, led, col := newRun(t)
+	spec := schedule.Spec{Kind: schedule.Constant}
+	window := 300 * time.Millisecond
+	want := replay(t, spec, window, schedule.Step{Rate: 200})
+	if err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, spec, schedule.Step{Rate: 200}), Window: window, Exec: blockExec,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := g.InFlight(); n != len(want) {
+		t.Errorf("%d in flight after the window, want all %d", n, len(want))
+	}
+	before := led.Now()
+	censored := g.Drain(context.Background(), 30*time.Millisecond)
+	c := checkLedger(t, led, col)
+	if c.Dispatched != len(want) || censored != len(want) || c.ByOutcome[ledger.Censored] != len(want) {
+		t.Fatalf("dispatched %d, censored %d (ledger %d), want %d each", c.Dispatched, censored, c.ByOutcome[ledger.Censored], len(want))
+	}
+	end := col.all()[0].End
+	if end < before+30*time.Millisecond {
+		t.Errorf("censored at %v, before the deadline %v", end, before+30*time.Millisecond)
+	}
+	for _, r := range col.all() {
+		if r.End != end || r.Reason != ledger.ReasonDrainDeadline {
+			t.Errorf("record %d: censored at %v (%s), want all at the deadline %v", r.ID, r.End, r.Reason, end)
+		}
+		if _, ok := r.E2E(); !ok || r.Age() <= 0 {
+			t.Errorf("record %d: censored age %v not a positive lower bound", r.ID, r.Age())
+		}
+	}
+}
+
+// With the cap full, every suppressed arrival is unsent/client_cap at its
+// planned time, never sent late; freed slots serve later arrivals only.
+func TestOpenCapRecordsSuppressedArrivals(t *testing.T) {
+	g, led, col := newRun(t)
+	spec := schedule.Spec{Kind: schedule.Poisson, Seed: 3}
+	window := 200 * time.Millisecond
+	want := replay(t, spec, window, schedule.Step{Rate: 300})
+	release := make(chan struct{})
+	var calls atomic.Int32
+	exec := func(ctx context.Context, r *ledger.Record, dispatched func()) Result {
+		dispatched()
+		calls.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	}
+	start := led.Now() + 10*time.Millisecond
+	if err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, spec, schedule.Step{Rate: 300}), Start: start, Window: window, MaxInFlight: 3, Exec: exec,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if n := g.Drain(context.Background(), time.Second); n != 0 {
+		t.Errorf("censored %d, want 0", n)
+	}
+	c := checkLedger(t, led, col)
+	if c.Dispatched != 3 || int(calls.Load()) != 3 {
+		t.Errorf("dispatched %d (exec calls %d), want the cap of 3", c.Dispatched, calls.Load())
+	}
+	if c.Planned != len(want) || c.Unsent != len(want)-3 {
+		t.Errorf("planned %d unsent %d, want %d and %d", c.Planned, c.Unsent, len(want), len(want)-3)
+	}
+	for i, r := range col.all() {
+		if r.Planned != start+want[i] {
+			t.Errorf("arrival %d planned at %v, want %v", i, r.Planned, start+want[i])
+		}
+		if i >= 3 && (r.Outcome != ledger.Unsent || r.Reason != ledger.ReasonClientCap) {
+			t.Errorf("arrival %d: %s/%s, want unsent/client_cap", i, r.Outcome, r.Reason)
+		}
+	}
+}
+
+// An arrival the generator reaches late is dispatched at once with its lag
+// recorded, not skipped.
+func TestOpenLateArrivalsAreSentNotSkipped(t *testing.T) {
+	g, led, col := newRun(t)
+	time.Sleep(60 * time.Millisecond)
+	spec := schedule.Spec{Kind: schedule.Constant}
+	window := 100 * time.Millisecond
+	want := replay(t, spec, window, schedule.Step{Rate: 100})
+	if err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, spec, schedule.Step{Rate: 100}), Start: time.Nanosecond, Window: window, Exec: okExec,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g.Drain(context.Background(), time.Second)
+	c := checkLedger(t, led, col)
+	if c.Dispatched != len(want) {
+		t.Fatalf("dispatched %d, want all %d", c.Dispatched, len(want))
+	}
+	first := col.all()[0]
+	if lag, _ := first.DispatchLag(); lag < 40*time.Millisecond {
+		t.Errorf("first arrival (planned %v) lag %v, want its true lateness (≥ 40ms)", first.Planned, lag)
+	}
+}
+
+// A slow exec does not reduce the dispatched count of an uncapped stream.
+func TestOpenSlowExecSameCount(t *testing.T) {
+	spec := schedule.Spec{Kind: schedule.Poisson, Seed: 9}
+	window := 150 * time.Millisecond
+	want := len(replay(t, spec, window, schedule.Step{Rate: 400}))
+	for _, ex := range []struct {
+		name string
+		exec Exec
+	}{{"fast", okExec}, {"slow", sleepExec(80 * time.Millisecond)}} {
+		g, led, col := newRun(t)
+		if err := g.Open(context.Background(), OpenConfig{Arrivals: seq(t, spec, schedule.Step{Rate: 400}), Window: window, Exec: ex.exec}); err != nil {
+			t.Fatal(err)
+		}
+		g.Drain(context.Background(), 2*time.Second)
+		c := checkLedger(t, led, col)
+		if c.Dispatched != want || c.ByOutcome[ledger.OK] != want {
+			t.Errorf("%s exec: dispatched %d ok %d, want %d", ex.name, c.Dispatched, c.ByOutcome[ledger.OK], want)
+		}
+	}
+}
+
+func TestOpenStopsWhenContextDone(t *testing.T) {
+	g, led, col := newRun(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
+	defer cancel()
+	if err := g.Open(ctx, OpenConfig{Arrivals: seq(t, schedule.Spec{Seed: 1}, schedule.Step{Rate: 500}), Exec: sleepExec(time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	c := led.Counts()
+	g.Drain(context.Background(), time.Second)
+	if c2 := checkLedger(t, led, col); c2.Planned != c.Planned || c.Planned == 0 {
+		t.Errorf("planned %d before the drain and %d after; want the same, above 0", c.Planned, c2.Planned)
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	g, led, col := newRun(t)
+	var n atomic.Int32
+	admit := func(*ledger.Record) (ledger.Reason, bool) {
+		if n.Add(1)%2 == 0 {
+			return ledger.ReasonBudget, false
+		}
+		return "", true
+	}
+	if err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 200}), Window: 100 * time.Millisecond, Admit: admit, Exec: okExec,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bad := func(*ledger.Record) (ledger.Reason, bool) { return ledger.ReasonStop, false }
+	err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 200}), Window: 100 * time.Millisecond, Admit: bad, Exec: okExec,
+	})
+	if err == nil || !strings.Contains(err.Error(), "not an unsent reason") {
+		t.Errorf("an Admit reason outside the unsent set: err = %v", err)
+	}
+	g.Drain(context.Background(), time.Second)
+	c := checkLedger(t, led, col)
+	budget := 0
+	for _, r := range col.by(ledger.Unsent) {
+		if r.Reason == ledger.ReasonBudget {
+			budget++
+		}
+	}
+	if budget != 9 || c.ByOutcome[ledger.OK] != 10 {
+		t.Errorf("budget-unsent %d, ok %d; want 9 and 10 (19 arrivals, every other refused)", budget, c.ByOutcome[ledger.OK])
+	}
+}
+
+func TestOpenConfigErrors(t *testing.T) {
+	g, _, _ := newRun(t)
+	arr := seq(t, schedule.Spec{}, schedule.Step{Rate: 1})
+	for _, tc := range []struct {
+		cfg  OpenConfig
+		want string
+	}{
+		{OpenConfig{Exec: okExec}, "no arrivals"},
+		{OpenConfig{Arrivals: arr}, "no executor"},
+		{OpenConfig{Arrivals: arr, Exec: okExec, MaxInFlight: -1}, "must be ≥ 0"},
+		{OpenConfig{Arrivals: arr, Exec: okExec, Retry: Retry{MaxAttempts: 2, On: []ledger.Outcome{ledger.Censored}}}, "not allowed"},
+		{OpenConfig{Arrivals: arr, Exec: okExec, Retry: Retry{MaxAttempts: 2, On: []ledger.Outcome{"nope"}}}, "unknown outcome"},
+	} {
+		if err := g.Open(context.Background(), tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open: err = %v, want one containing %q", err, tc.want)
+		}
+	}
+	g.Drain(context.Background(), 0)
+}

@@ -1,0 +1,106 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// stream is what one Open or Closed call shares with its request chains.
+type stream struct {
+	g     *Group
+	s     *shard
+	base  context.Context // request contexts derive from it: values kept, never cancelled by the stream's ctx
+	exec  Exec
+	admit Admit
+	retry Retry
+	lim   *limiter
+}
+
+// arrive handles one arrival at its planned time: plan it, ask Admit, apply
+// the cap and register it. It returns the flight to run, or nil when the
+// arrival ended unsent. err is set only for a programming error (an Admit
+// reason outside the unsent set).
+func (st *stream) arrive(m ledger.Meta, planned time.Duration) (*flight, context.Context, error) {
+	led := st.g.led
+	if st.retry.Enabled() {
+		m.Attempt = 1
+	} else {
+		m.Attempt = 0
+	}
+	rec := led.Plan(m, planned)
+	if st.g.draining.Load() {
+		_ = led.Unsent(rec, ledger.ReasonShutdown)
+		return nil, nil, nil
+	}
+	if st.admit != nil {
+		if reason, ok := st.admit(rec); !ok {
+			if err := ledger.Check(ledger.Unsent, reason); err != nil {
+				_ = led.Unsent(rec, ledger.ReasonShutdown)
+				return nil, nil, fmt.Errorf("dispatch: admit refused record %d with a reason that is not an unsent reason: %w", rec.ID, err)
+			}
+			_ = led.Unsent(rec, reason)
+			return nil, nil, nil
+		}
+	}
+	if !st.lim.acquire() {
+		_ = led.Unsent(rec, ledger.ReasonClientCap)
+		return nil, nil, nil
+	}
+	f, ctx, ok := st.g.begin(st.base, st.s, rec, true)
+	if !ok {
+		st.lim.release()
+		_ = led.Unsent(rec, ledger.ReasonShutdown)
+		return nil, nil, nil
+	}
+	return f, ctx, nil
+}
+
+// chain runs a registered first attempt and, when the retry policy says so,
+// its retries; it ends the chain counted in g.flights.
+func (st *stream) chain(ctx context.Context, f *flight) {
+	g := st.g
+	defer g.flights.Done()
+	res, own := g.run(ctx, st.s, f, st.exec)
+	st.lim.release()
+	rec := f.rec
+	if !st.retry.Enabled() {
+		return
+	}
+	var timer *time.Timer
+	for own && st.retry.retryable(res.Outcome, rec.Attempt) {
+		d, ok := st.retry.delay(rec.Attempt, rec.RetryAfter)
+		if !ok {
+			return
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+		case <-g.stopCh:
+			return // drain deadline or interrupt: retries are not demand
+		}
+		m := metaOf(rec)
+		m.Attempt = rec.Attempt + 1
+		rec = g.led.Plan(m, g.led.Now())
+		if !st.lim.acquire() {
+			_ = g.led.Unsent(rec, ledger.ReasonClientCap)
+			return
+		}
+		var rctx context.Context
+		f, rctx, ok = g.begin(st.base, st.s, rec, false)
+		if !ok {
+			st.lim.release()
+			_ = g.led.Unsent(rec, ledger.ReasonShutdown)
+			return
+		}
+		res, own = g.run(rctx, st.s, f, st.exec)
+		st.lim.release()
+	}
+}

@@ -1,0 +1,162 @@
+package ladder
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// AbortRules stop a ladder early. Each is checked after every step; a zero
+// field turns its rule off.
+type AbortRules struct {
+	// ErrorFraction: abort when failed requests (http_error, timeout,
+	// transport_error, stream_error) exceed this fraction of those sent.
+	ErrorFraction float64
+	// RejectionFraction: abort when rejected (429/503) requests exceed this
+	// fraction of those sent.
+	RejectionFraction float64
+	// TTFTGateMultiple: abort when the step's TTFT p95 exceeds this multiple
+	// of the TTFT gate (the ladder's TTFT gate; see Config.TTFTGate).
+	TTFTGateMultiple float64
+	// OnUnsent: abort when unsent arrivals (client cap, budget, rate cap)
+	// exceed UnsentFraction of those planned (0: any unsent arrival).
+	OnUnsent       bool
+	UnsentFraction float64
+	// OnGeneratorInvalid: abort when the step's generator-validity verdict
+	// is invalid (the load generator did not do what was asked).
+	OnGeneratorInvalid bool
+}
+
+// Check applies the rules to one step's summary; ttftGate is the gate the
+// TTFT multiple refers to (0: that rule is off). It returns why the ladder
+// must stop, or "" to go on.
+func (a AbortRules) Check(s stats.Summary, ttftGate time.Duration) string {
+	failed := 0
+	for _, o := range []ledger.Outcome{ledger.HTTPError, ledger.Timeout, ledger.TransportError, ledger.StreamError} {
+		failed += s.Outcomes.ByOutcome[o]
+	}
+	if a.ErrorFraction > 0 && s.Dispatched > 0 {
+		if f := float64(failed) / float64(s.Dispatched); f > a.ErrorFraction {
+			return fmt.Sprintf("error fraction %.3f above %.3f", f, a.ErrorFraction)
+		}
+	}
+	if a.RejectionFraction > 0 && s.Dispatched > 0 {
+		if f := float64(s.Rejected) / float64(s.Dispatched); f > a.RejectionFraction {
+			return fmt.Sprintf("rejection fraction %.3f above %.3f", f, a.RejectionFraction)
+		}
+	}
+	if a.TTFTGateMultiple > 0 && ttftGate > 0 && s.TTFT.Count > 0 {
+		if lim := time.Duration(a.TTFTGateMultiple * float64(ttftGate)); s.TTFT.P95 > lim {
+			return fmt.Sprintf("TTFT p95 %s above %g × gate %s", s.TTFT.P95, a.TTFTGateMultiple, ttftGate)
+		}
+	}
+	if a.OnUnsent && s.Planned > 0 && s.Unsent > 0 {
+		if f := float64(s.Unsent) / float64(s.Planned); f > a.UnsentFraction {
+			return fmt.Sprintf("unsent fraction %.3f above %.3f (%d of %d planned)", f, a.UnsentFraction, s.Unsent, s.Planned)
+		}
+	}
+	if a.OnGeneratorInvalid && !s.Validity.Valid {
+		why := "generator invalid"
+		if len(s.Validity.Reasons) > 0 {
+			why += ": " + s.Validity.Reasons[0]
+		}
+		return why
+	}
+	return ""
+}
+
+// StepRow is one step in a ladder's result and history line. Latencies are
+// in seconds, from the planned time, over ok requests only; counts are over
+// the arrivals planned during the step.
+type StepRow struct {
+	Step         int            `json:"step"`          // 1-based
+	Rate         float64        `json:"rate"`          // offered req/s
+	AchievedRate float64        `json:"achieved_rate"` // dispatched / step duration
+	Planned      int            `json:"planned"`
+	Dispatched   int            `json:"dispatched"`
+	Unsent       int            `json:"unsent"`
+	OK           int            `json:"ok"`
+	Good         int            `json:"good"`
+	Pending      int            `json:"pending,omitempty"` // still in flight when the step was summarised (not in any count above but planned)
+	Outcomes     map[string]int `json:"outcomes"`
+	GoodFraction float64        `json:"good_fraction"` // good / planned
+	Goodput      float64        `json:"goodput"`       // good req/s
+	TTFTCount    int            `json:"ttft_count"`
+	TTFTP50      float64        `json:"ttft_p50_s"`
+	TTFTP95      float64        `json:"ttft_p95_s"`
+	TTFTP99      float64        `json:"ttft_p99_s"`
+	E2EP50       float64        `json:"e2e_p50_s"`
+	E2EP95       float64        `json:"e2e_p95_s"`
+	DispatchLag  float64        `json:"dispatch_lag_p99_s"`
+	Valid        bool           `json:"valid"`
+	Invalid      []string       `json:"invalid_reasons,omitempty"`
+	Met          bool           `json:"met"` // valid and good fraction at or above the target
+	AbortReason  string         `json:"abort_reason,omitempty"`
+}
+
+// Row condenses a step summary.
+func Row(step int, rate float64, s stats.Summary, goodTarget float64) StepRow {
+	r := StepRow{
+		Step: step, Rate: rate, AchievedRate: s.AchievedRate,
+		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, OK: s.Completed, Good: s.Good,
+		Outcomes:     map[string]int{},
+		GoodFraction: s.GoodFraction, Goodput: s.GoodputPerSecond,
+		TTFTCount: s.TTFT.Count, TTFTP50: s.TTFT.P50.Seconds(), TTFTP95: s.TTFT.P95.Seconds(), TTFTP99: s.TTFT.P99.Seconds(),
+		E2EP50: s.E2E.P50.Seconds(), E2EP95: s.E2E.P95.Seconds(), DispatchLag: s.DispatchLag.P99.Seconds(),
+		Valid: s.Validity.Valid, Invalid: s.Validity.Reasons,
+	}
+	for o, n := range s.Outcomes.ByOutcome {
+		if n > 0 {
+			r.Outcomes[string(o)] = n
+		}
+	}
+	r.Met = r.Valid && s.Planned > 0 && s.GoodFraction >= goodTarget
+	return r
+}
+
+// Result is one finished (or aborted) ladder: what the history file keeps.
+type Result struct {
+	Kind               string    `json:"kind"` // always "ladder"
+	Target             string    `json:"target"`
+	Trigger            string    `json:"trigger"` // schedule | identity_change | manual
+	Started            time.Time `json:"started"`
+	Finished           time.Time `json:"finished"`
+	StepDuration       float64   `json:"step_duration_s"`
+	GoodFractionTarget float64   `json:"good_fraction_target"`
+	KneeFactor         float64   `json:"knee_factor"`
+	Steps              []StepRow `json:"steps"`
+	Capacity           float64   `json:"capacity"`      // req/s; 0 when no step qualified
+	CapacityStep       int       `json:"capacity_step"` // 1-based; 0 when none
+	Knee               float64   `json:"knee"`          // req/s; 0 when no knee
+	KneeStep           int       `json:"knee_step"`
+	Aborted            bool      `json:"aborted"`
+	AbortReason        string    `json:"abort_reason,omitempty"`
+
+	// Summaries are the full per-step summaries (for reports); not in the history.
+	Summaries []stats.LadderStep `json:"-"`
+}
+
+// Analyze fills capacity and knee from the step summaries (see
+// stats.Capacity and stats.Knee) and the step rows.
+func Analyze(steps []stats.LadderStep, goodTarget, kneeFactor float64) (rows []StepRow, capacity float64, capStep int, knee float64, kneeStep int) {
+	rows = make([]StepRow, len(steps))
+	for i, s := range steps {
+		rows[i] = Row(s.Index, s.Rate, s.Summary, goodTarget)
+		rows[i].AbortReason = s.AbortReason
+	}
+	capacity, capStep = stats.Capacity(steps, goodTarget)
+	knee, kneeStep = stats.Knee(steps, kneeFactor)
+	return rows, capacity, capStep, knee, kneeStep
+}
+
+// Stats returns the result in stats' terms (for internal/report).
+func (r Result) Stats() stats.LadderResult {
+	return stats.LadderResult{
+		Target: r.Target, Started: r.Started, Steps: r.Summaries,
+		GoodFractionTarget: r.GoodFractionTarget, KneeFactor: r.KneeFactor,
+		Capacity: r.Capacity, CapacityStep: r.CapacityStep, Knee: r.Knee, KneeStep: r.KneeStep,
+		Aborted: r.Aborted, AbortReason: r.AbortReason,
+	}
+}

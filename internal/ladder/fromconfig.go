@@ -1,0 +1,54 @@
+package ladder
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+)
+
+// FromConfig builds a ladder Config and its Schedule from a validated
+// target. The caller adds Admit, Progress and Now. The hard maximum is the
+// target's ladder.max_rate, or limits.max_rate when that is unset. The seed
+// is ladder.seed, or one derived from the target name when it is 0.
+func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error) {
+	l := t.Ladder
+	max := l.MaxRate
+	if max == 0 {
+		max = limits.MaxRate
+	}
+	seed := uint64(l.Seed)
+	if seed == 0 {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(t.Name))
+		seed = h.Sum64()
+	}
+	classes := make([]Class, len(t.Classes))
+	for i, c := range t.Classes {
+		classes[i] = Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates.StatsGates()}
+	}
+	cfg := Config{
+		Target: t.Name, API: t.API, Classes: classes,
+		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
+		MaxRate: max, Arrival: schedule.Kind(l.Arrival), Seed: seed, MaxInFlight: t.MaxInFlight,
+		Abort: AbortRules{
+			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
+			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
+			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
+		},
+		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor,
+		Settle: t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
+	}
+	var zone *time.Location
+	if l.Schedule.Zone != "" {
+		z, err := time.LoadLocation(l.Schedule.Zone)
+		if err != nil {
+			return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: schedule.zone: %w", t.Name, err)
+		}
+		zone = z
+	}
+	sch := Schedule{Every: l.Schedule.Every.D(), Offset: l.Schedule.Offset.D(), Daily: l.Schedule.Daily, Zone: zone}
+	return cfg, sch, nil
+}

@@ -1,0 +1,37 @@
+package ladder
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+func TestFromExampleConfigs(t *testing.T) {
+	for _, f := range []string{"../../config/simulator.yaml", "../../config/vllm.yaml"} {
+		c, err := config.LoadWith(config.Options{Path: f, Environ: func() []string { return nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := c.Targets[0]
+		lc, sch, err := FromConfig(tg, c.Limits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) dispatch.Result {
+			return dispatch.Result{}
+		}); err != nil {
+			t.Errorf("%s: the ladder runner refuses a validated config: %v", f, err)
+		}
+		next, err := Next(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), sch)
+		if err != nil || !next.After(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("%s: next run %v, %v", f, next, err)
+		}
+		if lc.Seed == 0 || lc.MaxRate != tg.Ladder.MaxRate || lc.Settle != tg.Timeouts.Total.D() || len(lc.Classes) != len(tg.Classes) {
+			t.Errorf("%s: conversion: %+v", f, lc)
+		}
+	}
+}

@@ -1,0 +1,408 @@
+package ladder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// Class is a request class of the ladder's traffic: arrivals are assigned
+// classes by weight, and each class's gates judge its requests.
+type Class struct {
+	Name   string
+	Weight float64
+	Gates  stats.Gates
+}
+
+// Progress is reported at the start of each step, about every
+// ProgressEvery while it runs, while it settles and when it ends.
+type Progress struct {
+	Target   string
+	Step     int // 1-based
+	Steps    int
+	Rate     float64
+	Phase    string        // running | settling | done
+	Elapsed  time.Duration // since the step started
+	Planned  int           // arrivals planned so far in this step
+	Finished int           // of which finished
+	Row      *StepRow      // the step's row, when Phase is done
+}
+
+// Config is one ladder.
+type Config struct {
+	Target  string
+	API     string
+	Classes []Class // empty: one class "default" without gates
+
+	Steps        []float64 // offered rates, req/s
+	StepDuration time.Duration
+	Gap          time.Duration // pause between steps (after the previous step settled)
+	MaxRate      float64       // hard maximum: a ladder with a step above it is refused
+	Arrival      schedule.Kind // "" = Poisson
+	Seed         uint64
+	MaxInFlight  int            // per step; 0 = no cap
+	Admit        dispatch.Admit // budgets; optional
+
+	Abort              AbortRules
+	TTFTGate           time.Duration // gate of Abort.TTFTGateMultiple; 0 = the smallest class TTFT gate
+	GoodFractionTarget float64
+	KneeFactor         float64
+
+	// Settle is how long a step's requests may still run after its window
+	// before the step is summarised (use the target's total timeout); those
+	// still in flight then are reported as Pending and left out of the
+	// step's counts. 0 means 30s.
+	Settle time.Duration
+	// MidStepMin is the number of finished requests from which abort rules
+	// (all but generator validity) are also checked while a step runs;
+	// 0 means 20, negative disables mid-step checks.
+	MidStepMin    int
+	ProgressEvery time.Duration // 0 means 1s
+	Validity      stats.ValidityConfig
+	HistoryFile   string         // "" = no history
+	Progress      func(Progress) // optional; called from one goroutine at a time
+	Now           func() time.Time
+}
+
+// ErrRunning is returned when a ladder is started while one is running.
+var ErrRunning = errors.New("ladder: a ladder is already running for this target")
+
+// Runner runs one target's ladders through a dispatch.Group. It is the
+// ledger.Sink the group's ledger must feed (it keeps only this target's
+// ladder records).
+type Runner struct {
+	cfg  Config
+	g    *dispatch.Group
+	exec dispatch.Exec
+
+	running sync.Mutex // held for the duration of Run
+
+	mu  sync.Mutex // guards cur
+	cur *stepState
+}
+
+// New checks cfg and returns a runner. It refuses steps above MaxRate.
+func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
+	var errs []error
+	if g == nil || exec == nil {
+		errs = append(errs, errors.New("ladder: a dispatch group and an executor are required"))
+	}
+	if len(cfg.Steps) == 0 {
+		errs = append(errs, errors.New("ladder: no steps"))
+	}
+	for i, r := range cfg.Steps {
+		if !(r > 0) {
+			errs = append(errs, fmt.Errorf("ladder: step %d: rate %g must be above 0", i+1, r))
+		}
+		if cfg.MaxRate > 0 && r > cfg.MaxRate {
+			errs = append(errs, fmt.Errorf("ladder: step %d: rate %g is above the hard maximum %g", i+1, r, cfg.MaxRate))
+		}
+	}
+	if cfg.MaxRate <= 0 {
+		errs = append(errs, errors.New("ladder: a hard maximum rate (MaxRate) is required"))
+	}
+	if cfg.StepDuration <= 0 {
+		errs = append(errs, errors.New("ladder: step duration must be above 0"))
+	}
+	if !(cfg.GoodFractionTarget > 0 && cfg.GoodFractionTarget <= 1) {
+		errs = append(errs, fmt.Errorf("ladder: good fraction target %g must be in (0, 1]", cfg.GoodFractionTarget))
+	}
+	if !(cfg.KneeFactor > 1) {
+		errs = append(errs, fmt.Errorf("ladder: knee factor %g must be above 1", cfg.KneeFactor))
+	}
+	if _, err := schedule.ParseKind(string(cfg.Arrival)); err != nil {
+		errs = append(errs, fmt.Errorf("ladder: %w", err))
+	}
+	for _, c := range cfg.Classes {
+		if c.Name == "" || !(c.Weight > 0) {
+			errs = append(errs, fmt.Errorf("ladder: class %q needs a name and a weight above 0", c.Name))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(cfg.Classes) == 0 {
+		cfg.Classes = []Class{{Name: "default", Weight: 1}}
+	}
+	if cfg.Settle <= 0 {
+		cfg.Settle = 30 * time.Second
+	}
+	if cfg.MidStepMin == 0 {
+		cfg.MidStepMin = 20
+	}
+	if cfg.ProgressEvery <= 0 {
+		cfg.ProgressEvery = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TTFTGate == 0 {
+		for _, c := range cfg.Classes {
+			if g := c.Gates.TTFT; g > 0 && (cfg.TTFTGate == 0 || g < cfg.TTFTGate) {
+				cfg.TTFTGate = g
+			}
+		}
+	}
+	return &Runner{cfg: cfg, g: g, exec: exec}, nil
+}
+
+// stepState is the live state of the step being run.
+type stepState struct {
+	n     int
+	rate  float64
+	start time.Duration // ledger offset of the step's schedule offset 0
+	acc   *stats.Accumulator
+	note  chan struct{} // a record finished (capacity 1)
+
+	mu       sync.Mutex
+	planned  int
+	finished int
+	rng      *rand.Rand
+}
+
+func (st *stepState) counts() (planned, finished int) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.planned, st.finished
+}
+
+// Record implements ledger.Sink: it keeps this target's ladder records of
+// the step being run.
+func (r *Runner) Record(rec *ledger.Record) {
+	if rec.Traffic != ledger.TrafficLadder || rec.Target != r.cfg.Target {
+		return
+	}
+	r.mu.Lock()
+	st := r.cur
+	r.mu.Unlock()
+	if st == nil || rec.Step != st.n || rec.Planned < st.start {
+		return // a straggler of an earlier step or ladder
+	}
+	st.acc.Add(rec)
+	st.mu.Lock()
+	st.finished++
+	st.mu.Unlock()
+	select {
+	case st.note <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
+	total := 0.0
+	for _, c := range r.cfg.Classes {
+		total += c.Weight
+	}
+	return func(time.Duration) ledger.Meta {
+		st.mu.Lock()
+		st.planned++
+		x := st.rng.Float64() * total
+		st.mu.Unlock()
+		class := r.cfg.Classes[len(r.cfg.Classes)-1].Name
+		for _, c := range r.cfg.Classes {
+			if x < c.Weight {
+				class = c.Name
+				break
+			}
+			x -= c.Weight
+		}
+		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n}
+	}
+}
+
+func (r *Runner) progress(p Progress) {
+	if r.cfg.Progress != nil {
+		p.Target, p.Steps = r.cfg.Target, len(r.cfg.Steps)
+		r.cfg.Progress(p)
+	}
+}
+
+// Run executes the ladder once: each step in turn, abort rules after every
+// step (and during it once MidStepMin requests finished), then capacity and
+// knee. The result is appended to the history file (when configured) even
+// when the ladder aborted or ctx was cancelled; a cancelled ladder is
+// aborted with reason "interrupted" and Run also returns ctx's error.
+func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
+	if !r.running.TryLock() {
+		return Result{}, ErrRunning
+	}
+	defer r.running.Unlock()
+	cfg := r.cfg
+	res := Result{
+		Kind: "ladder", Target: cfg.Target, Trigger: trigger, Started: cfg.Now(),
+		StepDuration: cfg.StepDuration.Seconds(), GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
+	}
+	classGates := map[string]stats.Gates{}
+	for _, c := range cfg.Classes {
+		classGates[c.Name] = c.Gates
+	}
+	var steps []stats.LadderStep
+	var pending []int
+	var runErr error
+	for i, rate := range cfg.Steps {
+		ls, pend, err := r.step(ctx, i+1, rate, classGates)
+		if err != nil {
+			runErr = err
+			break
+		}
+		steps = append(steps, ls)
+		pending = append(pending, pend)
+		if ctx.Err() != nil {
+			ls.Aborted, ls.AbortReason = true, "interrupted"
+			steps[len(steps)-1] = ls
+			runErr = ctx.Err()
+			break
+		}
+		if ls.Aborted || i == len(cfg.Steps)-1 {
+			break
+		}
+		if err := sleep(ctx, cfg.Gap); err != nil {
+			steps[len(steps)-1].Aborted, steps[len(steps)-1].AbortReason = true, "interrupted"
+			runErr = err
+			break
+		}
+	}
+	res.Summaries = steps
+	res.Steps, res.Capacity, res.CapacityStep, res.Knee, res.KneeStep = Analyze(steps, cfg.GoodFractionTarget, cfg.KneeFactor)
+	for i := range res.Steps {
+		res.Steps[i].Pending = pending[i]
+	}
+	if n := len(steps); n > 0 && steps[n-1].Aborted {
+		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
+	} else if runErr != nil {
+		res.Aborted, res.AbortReason = true, "interrupted"
+	}
+	res.Finished = cfg.Now()
+	if cfg.HistoryFile != "" {
+		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	return res, runErr
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// step runs one step: its open-loop stream for StepDuration, then waits for
+// its requests to finish (at most Settle) and summarises them.
+func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[string]stats.Gates) (stats.LadderStep, int, error) {
+	cfg := r.cfg
+	led := r.g.Ledger()
+	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
+		schedule.Step{Rate: rate, Duration: cfg.StepDuration})
+	if err != nil {
+		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)
+	}
+	start := led.Now()
+	st := &stepState{
+		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
+		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
+		acc: stats.NewAccumulator(stats.Config{
+			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
+			ClassGates: classGates, Validity: cfg.Validity,
+		}),
+	}
+	r.mu.Lock()
+	r.cur = st
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cur = nil
+		r.mu.Unlock()
+	}()
+	r.progress(Progress{Step: n, Rate: rate, Phase: "running"})
+
+	stepCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		midReason string
+		wg        sync.WaitGroup
+		stop      = make(chan struct{})
+	)
+	wg.Add(1)
+	go func() { // progress and mid-step abort checks
+		defer wg.Done()
+		t := time.NewTicker(cfg.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			p, f := st.counts()
+			r.progress(Progress{Step: n, Rate: rate, Phase: "running", Elapsed: led.Now() - start, Planned: p, Finished: f})
+			if cfg.MidStepMin > 0 && f >= cfg.MidStepMin {
+				rules := cfg.Abort
+				rules.OnGeneratorInvalid = false // the verdict needs the whole window
+				if why := rules.Check(st.acc.Summary(), cfg.TTFTGate); why != "" {
+					midReason = "mid-step: " + why
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err = r.g.Open(stepCtx, dispatch.OpenConfig{
+		Arrivals: seq, Start: start, Window: cfg.StepDuration, MaxInFlight: cfg.MaxInFlight,
+		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.exec,
+	})
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)
+	}
+
+	// Settle: wait for the step's requests, at most Settle.
+	deadline := time.NewTimer(cfg.Settle)
+	defer deadline.Stop()
+	tick := time.NewTicker(cfg.ProgressEvery)
+	defer tick.Stop()
+settle:
+	for {
+		p, f := st.counts()
+		if f >= p {
+			break
+		}
+		select {
+		case <-st.note:
+		case <-tick.C:
+			r.progress(Progress{Step: n, Rate: rate, Phase: "settling", Elapsed: led.Now() - start, Planned: p, Finished: f})
+		case <-deadline.C:
+			break settle
+		case <-ctx.Done():
+			break settle
+		}
+	}
+	sum := st.acc.Summary()
+	reason := midReason
+	if reason == "" && ctx.Err() == nil {
+		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
+	}
+	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason}
+	p, f := st.counts()
+	row := Row(n, rate, sum, cfg.GoodFractionTarget)
+	row.Pending, row.AbortReason = p-f, reason
+	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
+	return ls, p - f, nil
+}

@@ -1,0 +1,321 @@
+package ladder
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// testExec is a minimal openai-chat streaming client for these tests only
+// (the product's client lives in internal/protocol; the ladder never talks
+// HTTP itself).
+func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exec {
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", strings.NewReader(body))
+		dispatched()
+		if err != nil {
+			return dispatch.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonClientError, Err: "build"}
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+			}
+			return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "transport"}
+		}
+		defer resp.Body.Close()
+		rec.Headers, rec.Status = led.Now(), resp.StatusCode
+		if resp.StatusCode != http.StatusOK {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			switch resp.StatusCode {
+			case http.StatusTooManyRequests:
+				return dispatch.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
+			case http.StatusServiceUnavailable:
+				return dispatch.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
+			}
+			return dispatch.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonServerError}
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			if data == "[DONE]" {
+				return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+			}
+			var chunk struct {
+				Choices []struct {
+					Delta struct {
+						Content string `json:"content"`
+					} `json:"delta"`
+				} `json:"choices"`
+				Usage *struct {
+					Prompt     int `json:"prompt_tokens"`
+					Completion int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+				return dispatch.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonMalformed}
+			}
+			if len(chunk.Choices) > 0 && chunk.Choices[0].Delta.Content != "" {
+				now := led.Now()
+				if rec.FirstContent == 0 {
+					rec.FirstContent = now
+				}
+				rec.LastContent = now
+				rec.ContentEvents++
+			}
+			if chunk.Usage != nil {
+				rec.Usage = ledger.Usage{Known: true, Prompt: chunk.Usage.Prompt, Completion: chunk.Usage.Completion}
+			}
+		}
+		return dispatch.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonTruncated, Err: "truncated"}
+	}
+}
+
+// fixture is a simulator with a known capacity plus a ledger and group.
+type fixture struct {
+	srv    *sim.Server
+	base   string
+	stop   func() error
+	client *http.Client
+	led    *ledger.Ledger
+	group  *dispatch.Group
+	steps  map[int]int // records seen per step
+	mu     sync.Mutex
+}
+
+func newFixture(t *testing.T, slots, admission int) (*fixture, float64) {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Slots, cfg.AdmissionLimit = slots, admission
+	cfg.TTFT = sim.FixedDist(0.050)
+	cfg.TokenTime = sim.FixedDist(0.010)
+	cfg.OutputTokens = sim.FixedDist(16)
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, stop, err := srv.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{
+		srv: srv, base: base, stop: stop, steps: map[int]int{},
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}},
+	}
+	return f, cfg.Capacity()
+}
+
+func (f *fixture) close(t *testing.T) {
+	t.Helper()
+	f.group.Drain(context.Background(), time.Second)
+	if err := f.led.Verify(); err != nil {
+		t.Errorf("ledger invariants: %v", err)
+	}
+	f.client.CloseIdleConnections()
+	if err := f.stop(); err != nil {
+		t.Errorf("sim stop: %v", err)
+	}
+}
+
+func baseConfig(target string) Config {
+	return Config{
+		Target: target, API: "openai-chat",
+		Classes:            []Class{{Name: "short", Weight: 1, Gates: stats.Gates{TTFT: 300 * time.Millisecond}}},
+		StepDuration:       2 * time.Second,
+		MaxRate:            100,
+		Arrival:            "constant",
+		Seed:               7,
+		GoodFractionTarget: 0.9,
+		KneeFactor:         2,
+		Settle:             10 * time.Second,
+		ProgressEvery:      200 * time.Millisecond,
+		MidStepMin:         -1,
+		Validity:           stats.ValidityConfig{MaxLagP99: 250 * time.Millisecond},
+	}
+}
+
+// build makes a runner whose group is created after it (the ledger's sink
+// must reach the runner), mirroring how the daemon wires them.
+func build(t *testing.T, f *fixture, cfg Config) *Runner {
+	t.Helper()
+	var rr *Runner
+	f.led = ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) {
+		f.mu.Lock()
+		f.steps[rec.Step]++
+		f.mu.Unlock()
+		rr.Record(rec)
+	}))
+	f.group = dispatch.NewGroup(f.led)
+	r, err := New(cfg, f.group, testExec(f.led, f.base, f.client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr = r
+	return r
+}
+
+func TestLadderFindsSimulatorCapacity(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	f, truth := newFixture(t, 4, 1000) // 4 slots × 0.2 s service = 20 req/s; queue beyond
+	if truth < 19.9 || truth > 20.1 {
+		t.Fatalf("fixture capacity %g, want 20", truth)
+	}
+	cfg := baseConfig("sim")
+	cfg.Steps = []float64{5, 10, 15, 30}
+	cfg.HistoryFile = filepath.Join(t.TempDir(), "history.jsonl")
+	var phases []string
+	var pmu sync.Mutex
+	cfg.Progress = func(p Progress) {
+		pmu.Lock()
+		phases = append(phases, p.Phase)
+		pmu.Unlock()
+	}
+	r := build(t, f, cfg)
+	res, err := r.Run(context.Background(), "manual")
+	f.close(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Steps {
+		t.Logf("step %d rate %g planned %d ok %d good %.2f ttft p95 %.3fs valid %v %v pending %d",
+			s.Step, s.Rate, s.Planned, s.OK, s.GoodFraction, s.TTFTP95, s.Valid, s.Invalid, s.Pending)
+	}
+	if len(res.Steps) != 4 || res.Aborted {
+		t.Fatalf("want 4 steps, not aborted; got %d, aborted %v (%s)", len(res.Steps), res.Aborted, res.AbortReason)
+	}
+	// The truth (20 req/s) lies between the 15 and 30 steps: the right
+	// answer is 15; one step of tolerance allows 10; 30 is far overloaded.
+	if res.Capacity != 15 && res.Capacity != 10 {
+		t.Errorf("capacity %g req/s, want 15 (within one step of the true %g)", res.Capacity, truth)
+	}
+	if res.Capacity > truth {
+		t.Errorf("capacity %g above the truth %g", res.Capacity, truth)
+	}
+	if res.Knee < 15 || res.KneeStep == 0 {
+		t.Errorf("knee %g (step %d): want the overloaded step", res.Knee, res.KneeStep)
+	}
+	hist, skipped, err := ReadHistory(cfg.HistoryFile, 0)
+	if err != nil || skipped != 0 || len(hist) != 1 {
+		t.Fatalf("history: %d results, %d skipped, %v", len(hist), skipped, err)
+	}
+	if hist[0].Capacity != res.Capacity || len(hist[0].Steps) != 4 || hist[0].Trigger != "manual" {
+		t.Errorf("history line differs from the result: %+v", hist[0])
+	}
+	pmu.Lock()
+	defer pmu.Unlock()
+	if n := strings.Count(strings.Join(phases, ","), "done"); n != 4 {
+		t.Errorf("progress reported %d done phases, want 4: %v", n, phases)
+	}
+}
+
+func TestLadderAbortsOnRejections(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	f, _ := newFixture(t, 4, 4) // no queue: overload is rejected with 429
+	cfg := baseConfig("sim")
+	cfg.Steps = []float64{5, 40, 50}
+	cfg.Abort = AbortRules{RejectionFraction: 0.2}
+	cfg.MidStepMin = 20
+	r := build(t, f, cfg)
+	start := time.Now()
+	res, err := r.Run(context.Background(), "schedule")
+	f.close(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Aborted || !strings.Contains(res.AbortReason, "rejection fraction") || !strings.HasPrefix(res.AbortReason, "step 2:") {
+		t.Fatalf("want an abort at step 2 on rejections, got aborted=%v %q", res.Aborted, res.AbortReason)
+	}
+	if len(res.Steps) != 2 {
+		t.Fatalf("ran %d steps, want 2", len(res.Steps))
+	}
+	f.mu.Lock()
+	n3 := f.steps[3]
+	f.mu.Unlock()
+	if n3 != 0 {
+		t.Fatalf("step 3 planned %d arrivals after the abort", n3)
+	}
+	// Aborted mid-step: well before the two full steps would have ended.
+	if d := time.Since(start); d > 3*cfg.StepDuration+cfg.Settle {
+		t.Logf("took %s", d) // informative only: machines are noisy
+	}
+	if !strings.Contains(res.Steps[1].AbortReason, "rejection") {
+		t.Errorf("step row lacks the reason: %+v", res.Steps[1])
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	f, _ := newFixture(t, 4, 1000)
+	cfg := baseConfig("sim")
+	cfg.Steps = []float64{5, 10}
+	cfg.StepDuration = 5 * time.Second
+	r := build(t, f, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	res, err := r.Run(ctx, "manual")
+	f.close(t)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the context error, got %v", err)
+	}
+	if !res.Aborted || len(res.Steps) != 1 || res.Steps[0].AbortReason != "interrupted" {
+		t.Fatalf("want one interrupted step, got %+v", res)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	led := ledger.New(time.Now())
+	g := dispatch.NewGroup(led)
+	exec := func(context.Context, *ledger.Record, func()) dispatch.Result { return dispatch.Result{} }
+	cases := []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"above hard max", func(c *Config) { c.Steps = []float64{1, 200} }, "above the hard maximum"},
+		{"no max", func(c *Config) { c.MaxRate = 0 }, "hard maximum rate"},
+		{"no steps", func(c *Config) { c.Steps = nil }, "no steps"},
+		{"zero rate", func(c *Config) { c.Steps = []float64{0} }, "must be above 0"},
+		{"bad knee", func(c *Config) { c.KneeFactor = 1 }, "knee factor"},
+		{"bad arrival", func(c *Config) { c.Arrival = "bursty" }, "unknown arrival"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := baseConfig("x")
+			cfg.Steps = []float64{1, 2}
+			tc.mod(&cfg)
+			_, err := New(cfg, g, exec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+	r, err := New(func() Config { c := baseConfig("x"); c.Steps = []float64{1}; return c }(), g, exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.running.Lock()
+	if _, err := r.Run(context.Background(), "manual"); !errors.Is(err, ErrRunning) {
+		t.Fatalf("concurrent run: %v", err)
+	}
+	r.running.Unlock()
+}

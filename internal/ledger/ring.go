@@ -1,0 +1,111 @@
+package ledger
+
+import (
+	"slices"
+	"sort"
+	"sync"
+)
+
+// Ring is a Sink that keeps, per target, the last N finished records and, in
+// a separate and usually longer ring, the last M failures (every outcome but
+// ok), so that a rare failure is still visible after many successes. Memory
+// is bounded: at most N+M records per target, and at most MaxTargets
+// targets (further targets are not kept). Records are copied on the way in.
+// It is safe for concurrent use.
+type Ring struct {
+	last, failures, maxTargets int
+
+	mu      sync.Mutex
+	targets map[string]*targetRing
+}
+
+type targetRing struct {
+	all, failed ring
+}
+
+// ring is a fixed-capacity circular buffer of record copies.
+type ring struct {
+	buf  []Record
+	next int
+}
+
+func newRing(n int) ring { return ring{buf: make([]Record, 0, n)} }
+
+func (r *ring) put(rec Record) {
+	if cap(r.buf) == 0 {
+		return
+	}
+	if len(r.buf) < cap(r.buf) {
+		r.buf = append(r.buf, rec)
+		return
+	}
+	r.buf[r.next] = rec
+	r.next = (r.next + 1) % len(r.buf)
+}
+
+// items returns the contents oldest first.
+func (r *ring) items() []Record {
+	out := make([]Record, 0, len(r.buf))
+	out = append(out, r.buf[r.next:]...)
+	out = append(out, r.buf[:r.next]...)
+	return out
+}
+
+// DefaultRingTargets bounds the number of targets a Ring keeps.
+const DefaultRingTargets = 256
+
+// NewRing returns a ring sink keeping the last n records and the last
+// failures failed records per target. Negative sizes are treated as zero.
+func NewRing(n, failures int) *Ring {
+	return &Ring{last: max(n, 0), failures: max(failures, 0), maxTargets: DefaultRingTargets, targets: make(map[string]*targetRing)}
+}
+
+// Record implements Sink.
+func (g *Ring) Record(r *Record) {
+	c := *r
+	c.ChunkGaps = slices.Clone(r.ChunkGaps)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.targets[r.Target]
+	if !ok {
+		if len(g.targets) >= g.maxTargets {
+			return
+		}
+		t = &targetRing{all: newRing(g.last), failed: newRing(g.failures)}
+		g.targets[r.Target] = t
+	}
+	t.all.put(c)
+	if c.Outcome.Failed() {
+		t.failed.put(c)
+	}
+}
+
+// TargetRecords is a snapshot of one target's rings, oldest first.
+type TargetRecords struct {
+	Target   string   `json:"target"`
+	Last     []Record `json:"last"`
+	Failures []Record `json:"failures"`
+}
+
+// Snapshot returns a copy of every target's rings, sorted by target name.
+func (g *Ring) Snapshot() []TargetRecords {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]TargetRecords, 0, len(g.targets))
+	for name, t := range g.targets {
+		out = append(out, TargetRecords{Target: name, Last: t.all.items(), Failures: t.failed.items()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
+	return out
+}
+
+// Target returns a copy of one target's rings (empty when unknown).
+func (g *Ring) Target(name string) TargetRecords {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.targets[name]
+	if !ok {
+		return TargetRecords{Target: name, Last: []Record{}, Failures: []Record{}}
+	}
+	return TargetRecords{Target: name, Last: t.all.items(), Failures: t.failed.items()}
+}

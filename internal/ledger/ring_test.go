@@ -1,0 +1,86 @@
+package ledger
+
+import (
+	"testing"
+	"time"
+)
+
+func TestRingKeepsLastAndFailuresLonger(t *testing.T) {
+	tests := []struct {
+		name        string
+		n, failures int
+		outcomes    []Outcome
+		wantLastIDs []uint64
+		wantFailIDs []uint64
+	}{
+		{"under capacity", 3, 2, []Outcome{OK, Timeout}, []uint64{1, 2}, []uint64{2}},
+		{"wraps", 2, 3, []Outcome{Timeout, OK, OK, Rejected, OK}, []uint64{4, 5}, []uint64{1, 4}},
+		{"failure ring wraps", 1, 2, []Outcome{Timeout, Rejected, StreamError, OK}, []uint64{4}, []uint64{2, 3}},
+		{"zero sizes keep nothing", 0, 0, []Outcome{OK, Timeout}, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewRing(tc.n, tc.failures)
+			for i, o := range tc.outcomes {
+				g.Record(&Record{ID: uint64(i + 1), Target: "a", Outcome: o})
+			}
+			got := g.Target("a")
+			if ids := idsOf(got.Last); !equalIDs(ids, tc.wantLastIDs) {
+				t.Errorf("last = %v, want %v", ids, tc.wantLastIDs)
+			}
+			if ids := idsOf(got.Failures); !equalIDs(ids, tc.wantFailIDs) {
+				t.Errorf("failures = %v, want %v", ids, tc.wantFailIDs)
+			}
+		})
+	}
+}
+
+func TestRingCopiesAndSeparatesTargets(t *testing.T) {
+	g := NewRing(4, 4)
+	r := &Record{ID: 1, Target: "b", Outcome: OK, ChunkGaps: []time.Duration{5}}
+	g.Record(r)
+	g.Record(&Record{ID: 2, Target: "a", Outcome: Timeout})
+	r.ChunkGaps[0] = 99
+	r.Target = "changed"
+	snap := g.Snapshot()
+	if len(snap) != 2 || snap[0].Target != "a" || snap[1].Target != "b" {
+		t.Fatalf("snapshot targets = %+v", snap)
+	}
+	if got := snap[1].Last[0].ChunkGaps[0]; got != 5 {
+		t.Errorf("ring shares the caller's slice: gap = %v", got)
+	}
+	if got := g.Target("nobody"); len(got.Last) != 0 || got.Last == nil {
+		t.Errorf("unknown target = %+v, want empty non-nil", got)
+	}
+}
+
+func TestRingBoundsTargets(t *testing.T) {
+	g := NewRing(1, 1)
+	g.maxTargets = 2
+	for i, name := range []string{"a", "b", "c"} {
+		g.Record(&Record{ID: uint64(i + 1), Target: name, Outcome: OK})
+	}
+	if n := len(g.Snapshot()); n != 2 {
+		t.Errorf("targets kept = %d, want 2", n)
+	}
+}
+
+func idsOf(rs []Record) []uint64 {
+	var out []uint64
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func equalIDs(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

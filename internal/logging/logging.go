@@ -1,0 +1,87 @@
+package logging
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lmittmann/tint"
+	"golang.org/x/term"
+)
+
+// Format selects the output format.
+type Format string
+
+// Formats.
+const (
+	FormatAuto Format = "auto" // text (tint) on a terminal, JSON otherwise
+	FormatText Format = "text" // tint, colour only on a terminal
+	FormatJSON Format = "json"
+)
+
+// ParseLevel parses debug, info, warn (or warning) and error, case-insensitively.
+func ParseLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("logging: unknown level %q (want debug, info, warn or error)", s)
+}
+
+// ParseFormat parses auto, text and json.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
+	case "":
+		return FormatAuto, nil
+	case FormatAuto, FormatText, FormatJSON:
+		return f, nil
+	}
+	return "", fmt.Errorf("logging: unknown format %q (want auto, text or json)", s)
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// New returns a logger writing to w at level in format. The level is a
+// slog.Leveler so a *slog.LevelVar can change it at run time (on reload).
+func New(w io.Writer, level slog.Leveler, format Format) *slog.Logger {
+	tty := IsTerminal(w)
+	if format == FormatAuto || format == "" {
+		format = FormatJSON
+		if tty {
+			format = FormatText
+		}
+	}
+	if format == FormatText {
+		return slog.New(tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !tty}))
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// Setup parses level and format and returns a logger on os.Stderr plus the
+// LevelVar that controls it.
+func Setup(level, format string) (*slog.Logger, *slog.LevelVar, error) {
+	l, err := ParseLevel(level)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := ParseFormat(format)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := new(slog.LevelVar)
+	v.Set(l)
+	return New(os.Stderr, v, f), v, nil
+}

@@ -1,0 +1,105 @@
+package logging
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestParseLevel(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    slog.Level
+		wantErr bool
+	}{
+		{"debug", slog.LevelDebug, false},
+		{"INFO", slog.LevelInfo, false},
+		{"", slog.LevelInfo, false},
+		{"warning", slog.LevelWarn, false},
+		{"error", slog.LevelError, false},
+		{"loud", 0, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseLevel(tc.in)
+		if (err != nil) != tc.wantErr || (!tc.wantErr && got != tc.want) {
+			t.Errorf("ParseLevel(%q) = %v, %v; want %v, err %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]Format{"": FormatAuto, "json": FormatJSON, "Text": FormatText, "auto": FormatAuto} {
+		if got, err := ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseFormat("xml"); err == nil {
+		t.Error("ParseFormat(xml) accepted")
+	}
+}
+
+func TestNewFormatsAndLevels(t *testing.T) {
+	tests := []struct {
+		name     string
+		format   Format
+		level    slog.Level
+		wantJSON bool
+		wantText string
+	}{
+		{"auto on a non-terminal is JSON", FormatAuto, slog.LevelInfo, true, ""},
+		{"json", FormatJSON, slog.LevelDebug, true, ""},
+		{"text has no colour off a terminal", FormatText, slog.LevelInfo, false, "probe finished"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			l := New(&buf, tc.level, tc.format)
+			l.Debug("debug line")
+			l.Info("probe finished", "target", "a")
+			out := buf.String()
+			if strings.Contains(out, "debug line") != (tc.level <= slog.LevelDebug) {
+				t.Errorf("level %v: output %q", tc.level, out)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			last := lines[len(lines)-1]
+			var m map[string]any
+			isJSON := json.Unmarshal([]byte(last), &m) == nil
+			if isJSON != tc.wantJSON {
+				t.Fatalf("JSON = %v, want %v: %q", isJSON, tc.wantJSON, last)
+			}
+			if isJSON && (m["msg"] != "probe finished" || m["target"] != "a") {
+				t.Errorf("JSON line = %v", m)
+			}
+			if !isJSON && (!strings.Contains(last, tc.wantText) || strings.Contains(last, "\x1b[")) {
+				t.Errorf("text line = %q", last)
+			}
+		})
+	}
+}
+
+func TestLevelVarChangesAtRunTime(t *testing.T) {
+	var buf bytes.Buffer
+	v := new(slog.LevelVar)
+	v.Set(slog.LevelWarn)
+	l := New(&buf, v, FormatJSON)
+	l.Info("hidden")
+	v.Set(slog.LevelInfo)
+	l.Info("shown")
+	if out := buf.String(); strings.Contains(out, "hidden") || !strings.Contains(out, "shown") {
+		t.Errorf("output = %q", out)
+	}
+}
+
+func TestSetupRejectsBadInput(t *testing.T) {
+	if _, _, err := Setup("nope", "json"); err == nil {
+		t.Error("bad level accepted")
+	}
+	if _, _, err := Setup("info", "nope"); err == nil {
+		t.Error("bad format accepted")
+	}
+	if l, v, err := Setup("debug", "json"); err != nil || l == nil || v.Level() != slog.LevelDebug {
+		t.Errorf("Setup = %v, %v, %v", l, v, err)
+	}
+}

@@ -1,0 +1,226 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// AnthropicMessages is the Anthropic Messages API (POST {base}/messages with
+// stream: true). Its stream is typed events in a fixed order: message_start,
+// then content blocks (content_block_start, content_block_delta…,
+// content_block_stop), message_delta (stop_reason, cumulative output
+// tokens), message_stop. ping may come anywhere; error ends the stream.
+// Its key goes in x-api-key (see AuthStyle), which the Client adds.
+type AnthropicMessages struct{}
+
+// Name implements Adapter.
+func (AnthropicMessages) Name() string { return APIAnthropicMessages }
+
+// AuthStyle implements AuthStyler: Anthropic takes its key in x-api-key.
+func (AnthropicMessages) AuthStyle() AuthStyle { return AuthXAPIKey }
+
+type anthRequest struct {
+	Model     string    `json:"model,omitempty"`
+	System    string    `json:"system,omitempty"`
+	Messages  []Message `json:"messages"`
+	MaxTokens int       `json:"max_tokens"`
+	Stream    bool      `json:"stream"`
+}
+
+// anthDefaultMaxTokens is sent when Params.MaxTokens is zero: the API
+// requires max_tokens.
+const anthDefaultMaxTokens = 1024
+
+// NewRequest implements Adapter. System messages go to the top-level system
+// field (the API has no system role); a bare Prompt becomes one user
+// message. The x-api-key and anthropic-version headers are the Client's
+// (see AuthStyle and AuthOptions.AnthropicVersion).
+func (AnthropicMessages) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	body := anthRequest{Model: p.Model, MaxTokens: p.MaxTokens, Stream: true}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = anthDefaultMaxTokens
+	}
+	for _, m := range p.Messages {
+		if m.Role == "system" {
+			if body.System != "" {
+				body.System += "\n\n"
+			}
+			body.System += m.Content
+			continue
+		}
+		body.Messages = append(body.Messages, m)
+	}
+	if len(body.Messages) == 0 {
+		body.Messages = []Message{{Role: "user", Content: p.Prompt}}
+	}
+	return postStream(ctx, APIAnthropicMessages, base, "messages", body)
+}
+
+// NewDecoder implements Adapter.
+func (AnthropicMessages) NewDecoder() Decoder { return &anthDecoder{open: map[int]bool{}} }
+
+type anthUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+}
+
+// prompt is every input token the request consumed: uncached plus cache
+// writes plus cache reads (the API reports them apart). ok is false when the
+// object names no input count at all.
+func (u *anthUsage) prompt() (n int, ok bool) {
+	for _, p := range []*int{u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens} {
+		if p != nil {
+			n += *p
+			ok = true
+		}
+	}
+	return n, ok
+}
+
+type anthEvent struct {
+	Type    string `json:"type"`
+	Index   *int   `json:"index"`
+	Message *struct {
+		Model string     `json:"model"`
+		Usage *anthUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Thinking string `json:"thinking"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type       string  `json:"type"`
+		Text       string  `json:"text"`
+		Thinking   string  `json:"thinking"`
+		StopReason *string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthUsage `json:"usage"`
+	Error *struct {
+		Type string `json:"type"`
+	} `json:"error"`
+}
+
+// anthMaxOpenBlocks bounds the decoder's state whatever the server sends.
+const anthMaxOpenBlocks = 256
+
+type anthDecoder struct {
+	started bool
+	done    bool
+	prompt  int // input tokens from message_start (or a later message_delta)
+	open    map[int]bool
+}
+
+// Decode implements Decoder.
+func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
+	const api = APIAnthropicMessages
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return Event{}, nil
+	}
+	if d.done {
+		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after message_stop")
+	}
+	var e anthEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = name
+	}
+	switch typ {
+	case "ping":
+		return Event{}, nil
+	case "error":
+		se := &ServerError{Type: "error"}
+		if e.Error != nil && e.Error.Type != "" {
+			se.Type = safeLabel(e.Error.Type, 48)
+		}
+		return Event{Err: se}, nil
+	case "message_start":
+		if d.started {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "second message_start")
+		}
+		if e.Message == nil {
+			return Event{}, decodeErr(api, ledger.ReasonMalformed, "message_start without message")
+		}
+		d.started = true
+		if u := e.Message.Usage; u != nil {
+			d.prompt, _ = u.prompt()
+		}
+		return Event{Model: e.Message.Model}, nil
+	case "":
+		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event has no type")
+	}
+	if !d.started {
+		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before message_start", safeLabel(typ, 48))
+	}
+	switch typ {
+	case "content_block_start":
+		if e.Index == nil || e.ContentBlock == nil {
+			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_start without index or block")
+		}
+		if d.open[*e.Index] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "content block %d started twice", *e.Index)
+		}
+		if len(d.open) >= anthMaxOpenBlocks {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "more than %d open content blocks", anthMaxOpenBlocks)
+		}
+		d.open[*e.Index] = true
+		return Event{
+			Content:   e.ContentBlock.Type == "text" && e.ContentBlock.Text != "",
+			Reasoning: e.ContentBlock.Type == "thinking" && e.ContentBlock.Thinking != "",
+		}, nil
+	case "content_block_delta":
+		if e.Index == nil || e.Delta == nil {
+			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_delta without index or delta")
+		}
+		if !d.open[*e.Index] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "delta for content block %d that is not open", *e.Index)
+		}
+		switch e.Delta.Type {
+		case "text_delta":
+			return Event{Content: e.Delta.Text != ""}, nil
+		case "thinking_delta":
+			return Event{Reasoning: e.Delta.Thinking != ""}, nil
+		}
+		// signature_delta, input_json_delta, citations_delta, …: neither.
+		return Event{}, nil
+	case "content_block_stop":
+		if e.Index == nil {
+			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_stop without index")
+		}
+		if !d.open[*e.Index] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "stop for content block %d that is not open", *e.Index)
+		}
+		delete(d.open, *e.Index)
+		return Event{}, nil
+	case "message_delta":
+		ev := Event{}
+		if e.Delta != nil && e.Delta.StopReason != nil {
+			ev.FinishReason = safeLabel(*e.Delta.StopReason, 48)
+		}
+		if u := e.Usage; u != nil && u.OutputTokens != nil {
+			if p, ok := u.prompt(); ok {
+				d.prompt = p // newer servers repeat input counts here
+			}
+			ev.Usage = &ledger.Usage{Known: true, Prompt: d.prompt, Completion: *u.OutputTokens}
+		}
+		return ev, nil
+	case "message_stop":
+		if len(d.open) > 0 {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "message_stop with %d content blocks open", len(d.open))
+		}
+		d.done = true
+		return Event{Done: true}, nil
+	}
+	// Unknown event types are to be ignored (the API documents adding them).
+	return Event{}, nil
+}

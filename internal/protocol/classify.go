@@ -1,0 +1,143 @@
+package protocol
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// timeoutError is the cancellation cause set by one of the Client's timers.
+type timeoutError struct {
+	reason ledger.Reason
+	limit  time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return string(e.reason) + " timeout (" + e.limit.String() + ")"
+}
+
+// ClassifyStatus maps a non-2xx HTTP status to the ledger's closed set.
+func ClassifyStatus(code int) (ledger.Outcome, ledger.Reason) {
+	switch {
+	case code == http.StatusTooManyRequests:
+		return ledger.Rejected, ledger.ReasonStatus429
+	case code == http.StatusServiceUnavailable:
+		return ledger.Rejected, ledger.ReasonStatus503
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		return ledger.HTTPError, ledger.ReasonUnauthorized
+	case code == http.StatusNotFound:
+		return ledger.HTTPError, ledger.ReasonNotFound
+	case code >= 400 && code < 500:
+		return ledger.HTTPError, ledger.ReasonClientError
+	case code >= 500 && code < 600:
+		return ledger.HTTPError, ledger.ReasonServerError
+	default:
+		return ledger.HTTPError, ledger.ReasonUnexpectedStatus
+	}
+}
+
+// FinishReason maps a server's finish/stop reason to an ok reason:
+// stop-like reasons to stop, length-like to length, anything else (or none)
+// to other.
+func FinishReason(s string) ledger.Reason {
+	switch s {
+	case "stop", "end_turn", "stop_sequence", "eos", "eos_token", "completed":
+		return ledger.ReasonStop
+	case "length", "max_tokens", "max_output_tokens", "model_length":
+		return ledger.ReasonLength
+	default:
+		return ledger.ReasonOther
+	}
+}
+
+// ParseRetryAfter reads a Retry-After header: delay-seconds or an HTTP-date
+// (relative to now). It returns 0 when absent, invalid or in the past.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 || secs > int64(365*24*time.Hour/time.Second) {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// classifyError turns an error from the round trip or the body into a
+// result. ctx is the request's context (its cause names the Client's own
+// timers); headers says whether response headers had arrived. Messages are
+// the Client's own words: never the error's text, which may name the URL.
+func classifyError(ctx context.Context, err error, headers bool) dispatch.Result {
+	if ctx.Err() != nil {
+		var te *timeoutError
+		if cause := context.Cause(ctx); errors.As(cause, &te) {
+			return dispatch.Result{Outcome: ledger.Timeout, Reason: te.reason, Err: te.Error()}
+		}
+		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "cancelled"}
+	}
+	res := func(o ledger.Outcome, r ledger.Reason, msg string) dispatch.Result {
+		return dispatch.Result{Outcome: o, Reason: r, Err: msg}
+	}
+	var (
+		dnsErr  *net.DNSError
+		opErr   *net.OpError
+		netErr  net.Error
+		recErr  tls.RecordHeaderError
+		verErr  *tls.CertificateVerificationError
+		alert   tls.AlertError
+		unkAuth x509.UnknownAuthorityError
+		hostErr x509.HostnameError
+		invErr  x509.CertificateInvalidError
+	)
+	switch {
+	case errors.As(err, &dnsErr):
+		return res(ledger.TransportError, ledger.ReasonDial, "name resolution failed")
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return res(ledger.TransportError, ledger.ReasonConnectionRefused, "connection refused")
+	case errors.As(err, &verErr), errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):
+		return res(ledger.TransportError, ledger.ReasonTLS, "tls: server certificate not trusted")
+	case errors.As(err, &recErr):
+		return res(ledger.TransportError, ledger.ReasonTLS, "tls: server did not speak TLS")
+	case errors.As(err, &alert):
+		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake refused by the server")
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		if headers {
+			return res(ledger.TransportError, ledger.ReasonConnectionReset, "connection closed mid-stream")
+		}
+		return res(ledger.TransportError, ledger.ReasonConnectionReset, "connection closed before response headers")
+	case !headers && errors.As(err, &netErr) && netErr.Timeout():
+		return res(ledger.Timeout, ledger.ReasonConnect, "connect timeout")
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return res(ledger.TransportError, ledger.ReasonDial, "dial failed")
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:"):
+		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake failed")
+	case strings.Contains(msg, "stream error") || strings.Contains(msg, "GOAWAY") || strings.Contains(msg, "connection reset"):
+		return res(ledger.TransportError, ledger.ReasonConnectionReset, "http/2 stream reset")
+	case strings.Contains(msg, "malformed HTTP"):
+		return res(ledger.TransportError, ledger.ReasonTransportOther, "malformed HTTP response")
+	}
+	return res(ledger.TransportError, ledger.ReasonTransportOther, "transport error")
+}

@@ -1,0 +1,460 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+)
+
+// Bounds on what the Client keeps from a response.
+const (
+	maxFinishReason = 32              // bytes of finish_reason kept in the record
+	maxModel        = 128             // bytes of model name kept in the record
+	maxErrorBody    = 64 << 10        // bytes of a non-stream body read to find an error object
+	postDoneGrace   = 2 * time.Second // longest wait for the body's end after the terminal marker
+)
+
+// ClientOptions configure a Client. The zero value is usable: no timeouts,
+// 1 MiB events, system TLS roots, HTTP/2 over TLS, proxy from the
+// environment, no auth.
+type ClientOptions struct {
+	Timeouts        Timeouts
+	MaxEventBytes   int         // largest SSE event accepted; 0 = sse.DefaultMaxEventBytes
+	TLS             TLSOptions  // CA file, client certificate, skip-verify
+	DisableHTTP2    bool        // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
+	NoProxy         bool        // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
+	MaxConnsPerHost int         // 0 = unlimited
+	Headers         http.Header // extra headers on every request (values never logged)
+	Auth            AuthOptions // where the API key comes from and how it is sent
+	Logger          *slog.Logger
+}
+
+// Target is one endpoint: a base URL (e.g. "http://127.0.0.1:8000/v1"),
+// the API spoken there, and headers for it alone.
+type Target struct {
+	Base    string
+	Adapter Adapter
+	Headers http.Header
+}
+
+// Client performs streaming requests and times them. It is safe for
+// concurrent use; one Client serves many concurrent streams.
+type Client struct {
+	rt        *http.Transport
+	timeouts  Timeouts
+	maxEvent  int
+	headers   http.Header
+	auth      authHeaders
+	warnings  []string
+	readers   sync.Pool     // *sse.Reader, reused across streams
+	doneGrace time.Duration // postDoneGrace (tests shorten it)
+}
+
+// NewClient builds a Client: it resolves the API key (from the environment
+// variable or file named in opts.Auth; the value is never logged), loads
+// TLS material and sizes the transport. Warnings (e.g. skip-verify) are
+// logged at WARN on opts.Logger (slog.Default when nil) and kept for
+// Warnings.
+func NewClient(opts ClientOptions) (*Client, error) {
+	auth, err := newAuthHeaders(opts.Auth)
+	if err != nil {
+		return nil, fmt.Errorf("protocol client: %w", err)
+	}
+	rt, warnings, err := newTransport(opts)
+	if err != nil {
+		return nil, fmt.Errorf("protocol client: %w", err)
+	}
+	for _, d := range []time.Duration{opts.Timeouts.Connect, opts.Timeouts.Headers, opts.Timeouts.FirstContent, opts.Timeouts.Idle, opts.Timeouts.Total} {
+		if d < 0 {
+			return nil, errors.New("protocol client: timeouts must not be negative")
+		}
+	}
+	if opts.MaxEventBytes < 0 {
+		return nil, errors.New("protocol client: max event bytes must not be negative")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	c := &Client{
+		rt: rt, timeouts: opts.Timeouts, maxEvent: opts.MaxEventBytes,
+		headers: make(http.Header, len(opts.Headers)), auth: auth, warnings: warnings,
+		doneGrace: postDoneGrace,
+	}
+	for k, v := range opts.Headers {
+		c.headers[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	}
+	c.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
+	return c, nil
+}
+
+// Warnings returns the configuration warnings NewClient logged.
+func (c *Client) Warnings() []string { return append([]string(nil), c.warnings...) }
+
+// CloseIdleConnections closes the transport's idle connections.
+func (c *Client) CloseIdleConnections() { c.rt.CloseIdleConnections() }
+
+// Exec returns a dispatch.Exec that sends requests to t with the Params
+// params builds for each record (e.g. from its class), stamping with now
+// (the ledger's clock).
+func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() time.Duration) dispatch.Exec {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		return c.Do(ctx, t, params(rec), rec, now, dispatched)
+	}
+}
+
+// Do performs one streaming request to t and stamps rec: Headers, FirstByte,
+// FirstReasoning, FirstContent, LastContent, End, ChunkGaps, event counts,
+// Status, RetryAfter, Usage, FinishReason and Model, every time from now().
+// It calls dispatched exactly once, immediately before the request goes to
+// the transport (also when the request cannot be built). It never finishes
+// rec: the returned Result says how the request ended.
+func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) dispatch.Result {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
+	if err != nil {
+		if dispatched != nil {
+			dispatched()
+		}
+		rec.End = now()
+		return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
+	}
+	c.setHeaders(req.Header, t)
+
+	to := c.timeouts
+	if dispatched != nil {
+		dispatched()
+	}
+	s := stream{c: c, rec: rec, now: now, cancel: cancel}
+	if to.Total > 0 {
+		defer s.arm(ledger.ReasonTotal, to.Total).Stop()
+	}
+	var headersTimer *time.Timer
+	if to.Headers > 0 {
+		headersTimer = s.arm(ledger.ReasonHeaders, to.Headers)
+	}
+	if to.FirstContent > 0 {
+		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
+		defer s.firstContent.Stop()
+	}
+	resp, err := c.rt.RoundTrip(req)
+	if headersTimer != nil {
+		headersTimer.Stop()
+	}
+	if err != nil {
+		rec.End = now()
+		return classifyError(ctx, err, false)
+	}
+	rec.Headers = now()
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	if to.Idle > 0 {
+		s.idle = s.arm(ledger.ReasonIdle, to.Idle)
+		defer s.idle.Stop()
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return s.statusResult(ctx, resp)
+	}
+	if !isEventStream(resp.Header.Get("Content-Type")) {
+		return s.notEventStream(ctx, resp)
+	}
+	return s.read(ctx, resp.Body, t.Adapter.NewDecoder())
+}
+
+// setHeaders adds, in order of precedence (later wins): the client's extra
+// headers, the target's, then the auth headers.
+func (c *Client) setHeaders(h http.Header, t Target) {
+	for k, v := range c.headers {
+		h[k] = v
+	}
+	for k, v := range t.Headers {
+		h[http.CanonicalHeaderKey(k)] = v
+	}
+	c.auth.apply(h, t.Adapter)
+}
+
+// stream is the state of one request being read.
+type stream struct {
+	c            *Client
+	rec          *ledger.Record
+	now          func() time.Duration
+	cancel       context.CancelCauseFunc
+	idle         *time.Timer
+	firstContent *time.Timer
+}
+
+// arm starts a timer that cancels the request with a timeout cause.
+func (s *stream) arm(r ledger.Reason, d time.Duration) *time.Timer {
+	cause := &timeoutError{reason: r, limit: d}
+	cancel := s.cancel
+	return time.AfterFunc(d, func() { cancel(cause) })
+}
+
+// activity is called for every read that returned bytes.
+func (s *stream) activity(int) {
+	if s.rec.FirstByte == 0 {
+		s.rec.FirstByte = s.now()
+	}
+	if s.idle != nil {
+		s.idle.Reset(s.c.timeouts.Idle)
+	}
+}
+
+func (s *stream) fail(o ledger.Outcome, r ledger.Reason, msg string) dispatch.Result {
+	s.rec.End = s.now()
+	return dispatch.Result{Outcome: o, Reason: r, Err: msg}
+}
+
+// read consumes an event stream until the terminal marker and the end of
+// the body.
+func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch.Result {
+	rd := s.c.readers.Get().(*sse.Reader)
+	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity})
+	defer func() {
+		rd.Reset(nil, sse.Options{})
+		s.c.readers.Put(rd)
+	}()
+	var doneAt time.Duration
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			if doneAt != 0 {
+				// Complete: whatever ends the body after the terminal
+				// marker (EOF, a reset, a timer) does not undo it.
+				return s.ok(doneAt)
+			}
+			return s.readError(ctx, err)
+		}
+		if doneAt != 0 {
+			if len(bytes.TrimSpace(e.Data)) > 0 {
+				return s.fail(ledger.StreamError, ledger.ReasonDataAfterDone, "data after the terminal marker")
+			}
+			continue
+		}
+		ev, err := dec.Decode(e.Name, e.Data)
+		if err != nil {
+			reason, ok := ReasonOf(err)
+			if !ok || !ledger.Valid(ledger.StreamError, reason) {
+				reason = ledger.ReasonMalformed
+			}
+			return s.fail(ledger.StreamError, reason, "stream "+string(reason)+": "+boundedErr(err))
+		}
+		s.apply(ev)
+		if ev.Err != nil {
+			return s.fail(ledger.StreamError, ledger.ReasonInBandError, "in-band error"+labels(ev.Err))
+		}
+		if ev.Done {
+			doneAt = s.now()
+			if s.firstContent != nil {
+				s.firstContent.Stop()
+			}
+			// Read on to the end of the body (to see data after the marker
+			// and to reuse the connection), but not for ever.
+			defer s.arm(ledger.ReasonTotal, s.c.doneGrace).Stop()
+		}
+	}
+}
+
+// apply stamps what one event carried.
+func (s *stream) apply(ev Event) {
+	rec := s.rec
+	if ev.Reasoning {
+		if rec.FirstReasoning == 0 {
+			rec.FirstReasoning = s.now()
+		}
+		rec.ReasoningEvents++
+	}
+	if ev.Content {
+		t := s.now()
+		if rec.FirstContent == 0 {
+			rec.FirstContent = t
+			if s.firstContent != nil {
+				s.firstContent.Stop()
+			}
+		} else {
+			rec.ChunkGaps = append(rec.ChunkGaps, t-rec.LastContent)
+		}
+		rec.LastContent = t
+		rec.ContentEvents++
+	}
+	if ev.Usage != nil {
+		rec.Usage = *ev.Usage
+		rec.Usage.Known = true
+	}
+	if ev.FinishReason != "" {
+		rec.FinishReason = truncate(ev.FinishReason, maxFinishReason)
+	}
+	if ev.Model != "" && rec.Model == "" {
+		rec.Model = truncate(ev.Model, maxModel)
+	}
+}
+
+func (s *stream) ok(doneAt time.Duration) dispatch.Result {
+	s.rec.End = doneAt
+	return dispatch.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+}
+
+// readError classifies a body read error before the terminal marker.
+func (s *stream) readError(ctx context.Context, err error) dispatch.Result {
+	switch {
+	case ctx.Err() != nil:
+		res := classifyError(ctx, err, true)
+		s.rec.End = s.now()
+		return res
+	case errors.Is(err, sse.ErrEventTooLarge):
+		return s.fail(ledger.StreamError, ledger.ReasonEventTooLarge, "event over "+strconv.Itoa(s.maxEvent())+" bytes")
+	case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
+		return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
+	}
+	res := classifyError(ctx, err, true)
+	s.rec.End = s.now()
+	return res
+}
+
+func (s *stream) maxEvent() int {
+	if s.c.maxEvent > 0 {
+		return s.c.maxEvent
+	}
+	return sse.DefaultMaxEventBytes
+}
+
+// statusResult classifies a non-2xx response, reading a bounded part of its
+// body for the error's type and code.
+func (s *stream) statusResult(ctx context.Context, resp *http.Response) dispatch.Result {
+	o, r := ClassifyStatus(resp.StatusCode)
+	if o == ledger.Rejected {
+		s.rec.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	msg := "status " + strconv.Itoa(resp.StatusCode)
+	if se := s.errorBody(resp); se != nil {
+		msg += labels(se)
+	}
+	if s.rec.RetryAfter > 0 {
+		msg += ", retry after " + s.rec.RetryAfter.String()
+	}
+	_ = ctx
+	return s.fail(o, r, msg)
+}
+
+// notEventStream classifies a 2xx that is not text/event-stream: a JSON
+// error object is an error body, anything else a content-type error.
+func (s *stream) notEventStream(ctx context.Context, resp *http.Response) dispatch.Result {
+	if se := s.errorBody(resp); se != nil {
+		return s.fail(ledger.HTTPError, ledger.ReasonErrorBody, "status "+strconv.Itoa(resp.StatusCode)+" with an error body"+labels(se))
+	}
+	if ctx.Err() != nil {
+		res := classifyError(ctx, ctx.Err(), true)
+		s.rec.End = s.now()
+		return res
+	}
+	ct := safeLabel(resp.Header.Get("Content-Type"), 40)
+	if ct == "" {
+		ct = "none"
+	}
+	return s.fail(ledger.StreamError, ledger.ReasonContentType, "content type "+ct+", not text/event-stream")
+}
+
+// errorBody reads up to maxErrorBody bytes of a body and returns the error
+// object it holds ({"error": …} at the top level), if any.
+func (s *stream) errorBody(resp *http.Response) *ServerError {
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(&activityReader{r: io.LimitReader(resp.Body, maxErrorBody), s: s})
+	b := bytes.TrimSpace(buf.Bytes())
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	var obj struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(b, &obj) != nil {
+		return nil
+	}
+	return jsonErrorMember(obj.Error)
+}
+
+// activityReader stamps the first byte and feeds the idle timer for bodies
+// read without the SSE reader.
+type activityReader struct {
+	r io.Reader
+	s *stream
+}
+
+func (a *activityReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.s.activity(n)
+	}
+	return n, err
+}
+
+// isEventStream reports whether a Content-Type is text/event-stream
+// (parameters allowed, case-insensitive).
+func isEventStream(ct string) bool {
+	const want = "text/event-stream"
+	for len(ct) > 0 && (ct[0] == ' ' || ct[0] == '\t') {
+		ct = ct[1:]
+	}
+	if len(ct) < len(want) || !equalFoldASCII(ct[:len(want)], want) {
+		return false
+	}
+	rest := ct[len(want):]
+	return rest == "" || rest[0] == ';' || rest[0] == ' ' || rest[0] == '\t'
+}
+
+func equalFoldASCII(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// labels formats a server error's type and code for error text.
+func labels(se *ServerError) string {
+	t, c := safeLabel(se.Type, 48), safeLabel(se.Code, 48)
+	switch {
+	case t != "" && c != "":
+		return " (" + t + "/" + c + ")"
+	case t != "":
+		return " (" + t + ")"
+	case c != "":
+		return " (" + c + ")"
+	}
+	return ""
+}
+
+// boundedErr is a decoder error's text, bounded (decoders word their own
+// errors and never include the payload).
+func boundedErr(err error) string { return truncate(err.Error(), 80) }
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

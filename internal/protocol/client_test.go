@@ -1,0 +1,732 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// step is one write of a streaming test handler: wait, then write raw bytes
+// and flush.
+type step struct {
+	wait time.Duration
+	raw  string
+}
+
+func chunk(delta string) string {
+	return `data: {"id":"c1","object":"chat.completion.chunk","model":"m-1","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+}
+
+func content(s string) step { return step{raw: chunk(`{"content":"` + s + `"}`)} }
+
+var (
+	roleOnly   = step{raw: chunk(`{"role":"assistant","content":""}`)}
+	finishStop = step{raw: `data: {"id":"c1","model":"m-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"}
+	usageFinal = step{raw: `data: {"id":"c1","model":"m-1","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}` + "\n\n"}
+	done       = step{raw: "data: [DONE]\n\n"}
+)
+
+// sleep waits d or until the client went away; false when it went away.
+func sleep(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// streamHandler answers with an event stream written step by step.
+func streamHandler(steps ...step) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		for _, s := range steps {
+			if !sleep(r, s.wait) {
+				return
+			}
+			if _, err := io.WriteString(w, s.raw); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// statusHandler answers with a status, content type and body.
+func statusHandler(code int, ctype, body string, hdr ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i+1 < len(hdr); i += 2 {
+			w.Header().Set(hdr[i], hdr[i+1])
+		}
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}
+}
+
+// probe runs one request against base with a fresh ledger record and checks
+// the result is in the closed set, the record finishes cleanly and the
+// error text names no address.
+func probe(t *testing.T, c *Client, ctx context.Context, base string, p Params) (dispatch.Result, *ledger.Record) {
+	t.Helper()
+	l := ledger.New(time.Now())
+	rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
+	calls := 0
+	res := c.Do(ctx, Target{Base: base, Adapter: OpenAIChat{}}, p, rec, l.Now, func() { calls++; l.MarkDispatched(rec) })
+	if calls != 1 {
+		t.Errorf("dispatched called %d times, want 1", calls)
+	}
+	if err := ledger.Check(res.Outcome, res.Reason); err != nil {
+		t.Errorf("result %+v not in the closed set: %v", res, err)
+	}
+	if strings.Contains(res.Err, "127.0.0.1") || strings.Contains(res.Err, "http") && !strings.Contains(res.Err, "http/2") {
+		t.Errorf("error text %q names an address", res.Err)
+	}
+	if len(res.Err) > 160 {
+		t.Errorf("error text over 160 bytes: %q", res.Err)
+	}
+	if err := l.Finish(rec, res.Outcome, res.Reason, res.Err); err != nil {
+		t.Errorf("finish: %v", err)
+	}
+	if err := l.Verify(); err != nil {
+		t.Errorf("ledger: %v", err)
+	}
+	return res, rec
+}
+
+func newClient(t *testing.T, o ClientOptions) *Client {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := NewClient(o)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// checkOrder asserts planned ≤ dispatched ≤ headers ≤ first byte ≤ first
+// content ≤ last content ≤ end over the stamps that were reached.
+func checkOrder(t *testing.T, r *ledger.Record) {
+	t.Helper()
+	stamps := []struct {
+		name string
+		v    time.Duration
+	}{
+		{"planned", r.Planned}, {"dispatched", r.Dispatched}, {"headers", r.Headers}, {"first byte", r.FirstByte},
+		{"first content", r.FirstContent}, {"last content", r.LastContent}, {"end", r.End},
+	}
+	prev := stamps[0]
+	for _, s := range stamps[1:] {
+		if s.v == 0 {
+			continue
+		}
+		if s.v < prev.v {
+			t.Errorf("%s (%v) before %s (%v)", s.name, s.v, prev.name, prev.v)
+		}
+		prev = s
+	}
+	if r.FirstReasoning != 0 && (r.FirstReasoning < r.FirstByte || r.FirstReasoning > r.End) {
+		t.Errorf("first reasoning %v outside [first byte %v, end %v]", r.FirstReasoning, r.FirstByte, r.End)
+	}
+}
+
+func TestDoStream(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const gap = 30 * time.Millisecond
+	var got struct {
+		path, accept, encoding string
+		body                   map[string]any
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.path, got.accept, got.encoding = r.URL.Path, r.Header.Get("Accept"), r.Header.Get("Accept-Encoding")
+		json.NewDecoder(r.Body).Decode(&got.body)
+		streamHandler(
+			roleOnly,
+			step{wait: gap, raw: ": keep-alive\n\n"},
+			step{wait: gap, raw: chunk(`{"reasoning_content":"think"}`)},
+			step{wait: gap, raw: chunk(`{"content":"Hel"}`)},
+			step{wait: gap, raw: chunk(`{"content":"lo"}`)},
+			step{raw: chunk(`{"content":""}`)},
+			step{wait: gap, raw: chunk(`{"content":"!"}`)},
+			finishStop, usageFinal, done,
+		)(w, r)
+	}))
+	defer srv.Close()
+	c := newClient(t, ClientOptions{Timeouts: Timeouts{Connect: time.Second, Headers: 5 * time.Second, Idle: 5 * time.Second, Total: 10 * time.Second}})
+	res, rec := probe(t, c, context.Background(), srv.URL+"/v1", Params{Model: "m", Prompt: "hi", MaxTokens: 3})
+
+	if res.Outcome != ledger.OK || res.Reason != ledger.ReasonStop {
+		t.Fatalf("result %+v, want ok/stop", res)
+	}
+	checkOrder(t, rec)
+	if rec.ContentEvents != 3 || len(rec.ChunkGaps) != 2 || rec.ReasoningEvents != 1 {
+		t.Errorf("content events %d, gaps %d, reasoning events %d; want 3, 2, 1", rec.ContentEvents, len(rec.ChunkGaps), rec.ReasoningEvents)
+	}
+	// The role-only first chunk and the keep-alive are not content: first
+	// content came at least three server waits after the first byte.
+	if d := rec.FirstContent - rec.FirstByte; d < 3*gap {
+		t.Errorf("first content %v after first byte, want ≥ %v (role-only chunk counted?)", d, 3*gap)
+	}
+	if rec.FirstReasoning == 0 || rec.FirstReasoning > rec.FirstContent {
+		t.Errorf("first reasoning %v, first content %v", rec.FirstReasoning, rec.FirstContent)
+	}
+	var sum time.Duration
+	for _, g := range rec.ChunkGaps {
+		if g < gap {
+			t.Errorf("chunk gap %v below the server's wait %v", g, gap)
+		}
+		sum += g
+	}
+	if sum != rec.LastContent-rec.FirstContent {
+		t.Errorf("gaps sum %v != last − first content %v", sum, rec.LastContent-rec.FirstContent)
+	}
+	if want := (ledger.Usage{Known: true, Prompt: 7, Completion: 3}); rec.Usage != want {
+		t.Errorf("usage %+v, want %+v", rec.Usage, want)
+	}
+	if rec.Status != 200 || rec.FinishReason != "stop" || rec.Model != "m-1" {
+		t.Errorf("status %d finish %q model %q", rec.Status, rec.FinishReason, rec.Model)
+	}
+	if got.path != "/v1/chat/completions" || got.accept != "text/event-stream" || strings.Contains(got.encoding, "gzip") {
+		t.Errorf("request path %q accept %q accept-encoding %q", got.path, got.accept, got.encoding)
+	}
+	so, _ := got.body["stream_options"].(map[string]any)
+	if got.body["stream"] != true || so["include_usage"] != true || so["continuous_usage_stats"] != nil || got.body["max_tokens"] != 3.0 || got.body["model"] != "m" {
+		t.Errorf("request body %v", got.body)
+	}
+}
+
+func TestDoOutcomes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	httpDate := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	tests := []struct {
+		name         string
+		h            http.HandlerFunc
+		max          int
+		outcome      ledger.Outcome
+		reason       ledger.Reason
+		errHas       string
+		retryAfter   time.Duration // exact, or a lower bound when retryAtLeast
+		retryAtLeast bool
+		contentKept  bool
+	}{
+		{name: "ok length", h: streamHandler(content("a"), step{raw: `data: {"choices":[{"delta":{},"finish_reason":"length"}]}` + "\n\n"}, done),
+			outcome: ledger.OK, reason: ledger.ReasonLength, contentKept: true},
+		{name: "ok no finish reason", h: streamHandler(content("a"), done), outcome: ledger.OK, reason: ledger.ReasonOther, contentKept: true},
+		{name: "429 seconds", h: statusHandler(429, "application/json", `{"error":{"type":"rate_limit","code":"too_many"}}`, "Retry-After", "2"),
+			outcome: ledger.Rejected, reason: ledger.ReasonStatus429, errHas: "status 429 (rate_limit/too_many)", retryAfter: 2 * time.Second},
+		{name: "503 http-date", h: statusHandler(503, "text/plain", "busy", "Retry-After", httpDate),
+			outcome: ledger.Rejected, reason: ledger.ReasonStatus503, errHas: "status 503", retryAfter: 85 * time.Second, retryAtLeast: true},
+		{name: "401", h: statusHandler(401, "application/json", `{"error":{"message":"bad key sk-123","type":"invalid_api_key"}}`),
+			outcome: ledger.HTTPError, reason: ledger.ReasonUnauthorized, errHas: "status 401 (invalid_api_key)"},
+		{name: "403", h: statusHandler(403, "", ""), outcome: ledger.HTTPError, reason: ledger.ReasonUnauthorized, errHas: "status 403"},
+		{name: "wrong model 404", h: statusHandler(404, "application/json", `{"error":{"message":"The model foo does not exist","type":"invalid_request_error","code":"model_not_found"}}`),
+			outcome: ledger.HTTPError, reason: ledger.ReasonNotFound, errHas: "model_not_found"},
+		{name: "400", h: statusHandler(400, "", "no"), outcome: ledger.HTTPError, reason: ledger.ReasonClientError, errHas: "status 400"},
+		{name: "500", h: statusHandler(500, "", "oops"), outcome: ledger.HTTPError, reason: ledger.ReasonServerError, errHas: "status 500"},
+		{name: "302 not followed", h: statusHandler(302, "", "", "Location", "/elsewhere"), outcome: ledger.HTTPError, reason: ledger.ReasonUnexpectedStatus},
+		{name: "200 json error body", h: statusHandler(200, "application/json", `{"error":{"message":"x","type":"server_error","code":500}}`),
+			outcome: ledger.HTTPError, reason: ledger.ReasonErrorBody, errHas: "(server_error/500)"},
+		{name: "200 html", h: statusHandler(200, "text/html", "<html>hello</html>"), outcome: ledger.StreamError, reason: ledger.ReasonContentType, errHas: "text/html"},
+		{name: "200 json not error", h: statusHandler(200, "application/json", `{"choices":[]}`), outcome: ledger.StreamError, reason: ledger.ReasonContentType},
+		{name: "in-band error", h: streamHandler(content("a"), step{raw: `data: {"error":{"message":"boom","type":"overloaded_error"}}` + "\n\n"}),
+			outcome: ledger.StreamError, reason: ledger.ReasonInBandError, errHas: "overloaded_error", contentKept: true},
+		{name: "error event", h: streamHandler(content("a"), step{raw: "event: error\ndata: {}\n\n"}),
+			outcome: ledger.StreamError, reason: ledger.ReasonInBandError, contentKept: true},
+		{name: "malformed json", h: streamHandler(content("a"), step{raw: "data: {\"choices\":[\n\n"}),
+			outcome: ledger.StreamError, reason: ledger.ReasonMalformed, contentKept: true},
+		{name: "truncated", h: streamHandler(roleOnly, content("a"), content("b")), outcome: ledger.StreamError, reason: ledger.ReasonTruncated, contentKept: true},
+		{name: "truncated mid-event", h: streamHandler(content("a"), step{raw: "data: [DO"}), outcome: ledger.StreamError, reason: ledger.ReasonTruncated, contentKept: true},
+		{name: "event too large", max: 1024, h: streamHandler(content("a"), content(strings.Repeat("x", 4096)), done),
+			outcome: ledger.StreamError, reason: ledger.ReasonEventTooLarge, contentKept: true},
+		{name: "data after done", h: streamHandler(content("a"), done, content("b")),
+			outcome: ledger.StreamError, reason: ledger.ReasonDataAfterDone, contentKept: true},
+		{name: "comment after done is fine", h: streamHandler(content("a"), done, step{raw: ": bye\n\n"}), outcome: ledger.OK, reason: ledger.ReasonOther, contentKept: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.h)
+			defer srv.Close()
+			c := newClient(t, ClientOptions{MaxEventBytes: tt.max, Timeouts: Timeouts{Total: 10 * time.Second}})
+			res, rec := probe(t, c, context.Background(), srv.URL+"/v1", Params{Model: "m", Prompt: "secret prompt"})
+			if res.Outcome != tt.outcome || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.outcome, tt.reason)
+			}
+			if !strings.Contains(res.Err, tt.errHas) {
+				t.Errorf("error %q does not contain %q", res.Err, tt.errHas)
+			}
+			for _, bad := range []string{"sk-123", "secret prompt", "does not exist", "boom", "<html>"} {
+				if strings.Contains(res.Err, bad) {
+					t.Errorf("error %q leaks %q", res.Err, bad)
+				}
+			}
+			if (tt.retryAtLeast && rec.RetryAfter < tt.retryAfter) || (!tt.retryAtLeast && rec.RetryAfter != tt.retryAfter) {
+				t.Errorf("retry after %v, want %v", rec.RetryAfter, tt.retryAfter)
+			}
+			if tt.contentKept && (rec.FirstContent == 0 || rec.ContentEvents == 0) {
+				t.Errorf("measured content lost: first content %v, events %d", rec.FirstContent, rec.ContentEvents)
+			}
+			if rec.Headers == 0 || rec.Status == 0 || rec.End == 0 {
+				t.Errorf("headers %v status %d end %v", rec.Headers, rec.Status, rec.End)
+			}
+			checkOrder(t, rec)
+		})
+	}
+}
+
+func TestDoTimeouts(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const long = 5 * time.Second // server waits: cut short by the client going away
+	tests := []struct {
+		name   string
+		h      http.HandlerFunc
+		to     Timeouts
+		reason ledger.Reason
+		want   ledger.Outcome
+	}{
+		{name: "headers", to: Timeouts{Headers: 100 * time.Millisecond}, reason: ledger.ReasonHeaders, want: ledger.Timeout,
+			h: func(w http.ResponseWriter, r *http.Request) { sleep(r, long) }},
+		{name: "first content", to: Timeouts{FirstContent: 150 * time.Millisecond}, reason: ledger.ReasonFirstContent, want: ledger.Timeout,
+			h: streamHandler(roleOnly, step{wait: long, raw: chunk(`{"content":"late"}`)})},
+		{name: "first content kept alive by reasoning is still a timeout", to: Timeouts{FirstContent: 150 * time.Millisecond, Idle: time.Second},
+			reason: ledger.ReasonFirstContent, want: ledger.Timeout,
+			h: streamHandler(step{raw: chunk(`{"reasoning":"a"}`)}, step{wait: 50 * time.Millisecond, raw: chunk(`{"reasoning":"b"}`)},
+				step{wait: 50 * time.Millisecond, raw: chunk(`{"reasoning":"c"}`)}, step{wait: long, raw: chunk(`{"content":"late"}`)})},
+		{name: "idle", to: Timeouts{Idle: 150 * time.Millisecond}, reason: ledger.ReasonIdle, want: ledger.Timeout,
+			h: streamHandler(content("a"), step{wait: long, raw: chunk(`{"content":"b"}`)}, done)},
+		{name: "total", to: Timeouts{Total: 200 * time.Millisecond, Idle: time.Second}, reason: ledger.ReasonTotal, want: ledger.Timeout,
+			h: streamHandler(content("a"), step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"b"}`)}, step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"c"}`)},
+				step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"d"}`)}, step{wait: long, raw: chunk(`{"content":"e"}`)})},
+		{name: "comments keep an idle stream alive", to: Timeouts{Idle: 150 * time.Millisecond, Total: 5 * time.Second}, reason: ledger.ReasonOther, want: ledger.OK,
+			h: streamHandler(content("a"), step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 60 * time.Millisecond, raw: ": ka\n\n"},
+				step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, content("b"), done)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.h)
+			defer srv.Close()
+			c := newClient(t, ClientOptions{Timeouts: tt.to})
+			start := time.Now()
+			res, rec := probe(t, c, context.Background(), srv.URL, Params{})
+			if res.Outcome != tt.want || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.want, tt.reason)
+			}
+			if el := time.Since(start); el > long/2 {
+				t.Errorf("took %v: the timeout did not cut the request short", el)
+			}
+			checkOrder(t, rec)
+		})
+	}
+}
+
+// TestDoConnectTimeout uses a TCP listener that accepts but never speaks
+// TLS: the TLS handshake is part of connect.
+func TestDoConnectTimeout(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		var conns []net.Conn
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				break
+			}
+			conns = append(conns, c)
+		}
+		<-stop
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	defer func() { ln.Close(); close(stop); <-accepted }()
+	c := newClient(t, ClientOptions{Timeouts: Timeouts{Connect: 150 * time.Millisecond, Headers: 5 * time.Second}})
+	res, rec := probe(t, c, context.Background(), "https://"+ln.Addr().String()+"/v1", Params{})
+	if res.Outcome != ledger.Timeout || res.Reason != ledger.ReasonConnect {
+		t.Fatalf("result %+v, want timeout/connect", res)
+	}
+	if rec.Headers != 0 || rec.End == 0 {
+		t.Errorf("headers %v end %v", rec.Headers, rec.End)
+	}
+}
+
+func TestDoTransportErrors(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	// A closed port on 127.0.0.1.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+
+	hijack := func(raw string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			buf.WriteString(raw)
+			buf.Flush()
+			conn.Close()
+		}
+	}
+	tests := []struct {
+		name    string
+		h       http.HandlerFunc // nil: use base
+		base    string
+		outcome ledger.Outcome
+		reason  ledger.Reason
+		kept    bool
+	}{
+		{name: "connection refused", base: closed, outcome: ledger.TransportError, reason: ledger.ReasonConnectionRefused},
+		{name: "closed before headers", h: hijack(""), outcome: ledger.TransportError, reason: ledger.ReasonConnectionReset},
+		{name: "closed mid-stream", h: hijack("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			fmt.Sprintf("%x\r\n%s\r\n", len(content("a").raw), content("a").raw)), outcome: ledger.TransportError, reason: ledger.ReasonConnectionReset, kept: true},
+		{name: "not http", h: hijack("SSH-2.0-OpenSSH\r\n\r\n"), outcome: ledger.TransportError, reason: ledger.ReasonTransportOther},
+		{name: "bad base url", base: "ftp://example/v1", outcome: ledger.TransportError, reason: ledger.ReasonTransportOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := tt.base
+			if tt.h != nil {
+				srv := httptest.NewServer(tt.h)
+				defer srv.Close()
+				base = srv.URL
+			}
+			c := newClient(t, ClientOptions{Timeouts: Timeouts{Total: 5 * time.Second}})
+			res, rec := probe(t, c, context.Background(), base, Params{})
+			if res.Outcome != tt.outcome || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.outcome, tt.reason)
+			}
+			if tt.kept != (rec.FirstContent != 0) {
+				t.Errorf("first content %v, kept %v", rec.FirstContent, tt.kept)
+			}
+			checkOrder(t, rec)
+		})
+	}
+}
+
+func TestDoServerLingersAfterDone(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	srv := httptest.NewServer(streamHandler(content("a"), done, step{wait: 10 * time.Second, raw: ": late\n\n"}))
+	defer srv.Close()
+	c := newClient(t, ClientOptions{})
+	c.doneGrace = 100 * time.Millisecond
+	start := time.Now()
+	res, rec := probe(t, c, context.Background(), srv.URL, Params{})
+	if res.Outcome != ledger.OK {
+		t.Fatalf("result %+v, want ok", res)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("waited for the server to close after [DONE]")
+	}
+	if rec.End >= rec.LastContent+c.doneGrace {
+		t.Errorf("end %v stamped at the body's close, not at [DONE] (last content %v)", rec.End, rec.LastContent)
+	}
+}
+
+func TestDoCancelled(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	srv := httptest.NewServer(streamHandler(content("a"), step{wait: 10 * time.Second, raw: chunk(`{"content":"b"}`)}, done))
+	defer srv.Close()
+	c := newClient(t, ClientOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	res, rec := probe(t, c, ctx, srv.URL, Params{})
+	if res.Outcome != ledger.Cancelled || res.Reason != ledger.ReasonInterrupted {
+		t.Fatalf("result %+v, want cancelled/interrupted", res)
+	}
+	if time.Since(start) > 5*time.Second || rec.FirstContent == 0 {
+		t.Errorf("did not return promptly or lost first content %v", rec.FirstContent)
+	}
+}
+
+func TestDoTLS(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var proto atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(int32(r.ProtoMajor))
+		streamHandler(content("a"), done)(w, r)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted case logs a handshake error
+	srv.StartTLS()
+	defer srv.Close()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		opts     ClientOptions
+		outcome  ledger.Outcome
+		reason   ledger.Reason
+		proto    int32
+		warnings int
+	}{
+		{name: "untrusted", outcome: ledger.TransportError, reason: ledger.ReasonTLS},
+		{name: "ca file h2", opts: ClientOptions{TLS: TLSOptions{CAFile: caFile}}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 2},
+		{name: "ca file http1", opts: ClientOptions{TLS: TLSOptions{CAFile: caFile}, DisableHTTP2: true}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 1},
+		{name: "skip verify warns", opts: ClientOptions{TLS: TLSOptions{InsecureSkipVerify: true}}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 2, warnings: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			proto.Store(0)
+			var logged strings.Builder
+			tt.opts.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+			tt.opts.Timeouts.Total = 5 * time.Second
+			c := newClient(t, tt.opts)
+			res, _ := probe(t, c, context.Background(), srv.URL+"/v1", Params{})
+			if res.Outcome != tt.outcome || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.outcome, tt.reason)
+			}
+			if tt.proto != 0 && proto.Load() != tt.proto {
+				t.Errorf("served over HTTP/%d, want HTTP/%d", proto.Load(), tt.proto)
+			}
+			if len(c.Warnings()) != tt.warnings || (tt.warnings > 0 && !strings.Contains(logged.String(), "level=WARN")) {
+				t.Errorf("warnings %q, log %q", c.Warnings(), logged.String())
+			}
+		})
+	}
+}
+
+func TestClientOptionErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, []byte("  \n"), 0o600)
+	t.Setenv("LLMPROBE_TEST_EMPTY_KEY", "")
+	tests := []struct {
+		name   string
+		opts   ClientOptions
+		errHas string
+	}{
+		{name: "unset env", opts: ClientOptions{Auth: AuthOptions{KeyEnv: "LLMPROBE_TEST_UNSET_KEY"}}, errHas: "LLMPROBE_TEST_UNSET_KEY is not set"},
+		{name: "empty env", opts: ClientOptions{Auth: AuthOptions{KeyEnv: "LLMPROBE_TEST_EMPTY_KEY"}}, errHas: "is empty"},
+		{name: "missing key file", opts: ClientOptions{Auth: AuthOptions{KeyFile: filepath.Join(dir, "nope")}}, errHas: "nope"},
+		{name: "empty key file", opts: ClientOptions{Auth: AuthOptions{KeyFile: empty}}, errHas: "is empty"},
+		{name: "both sources", opts: ClientOptions{Auth: AuthOptions{KeyEnv: "X", KeyFile: empty}}, errHas: "not both"},
+		{name: "bad style", opts: ClientOptions{Auth: AuthOptions{Style: "basic"}}, errHas: "unknown auth style"},
+		{name: "missing ca", opts: ClientOptions{TLS: TLSOptions{CAFile: filepath.Join(dir, "ca.pem")}}, errHas: "ca.pem"},
+		{name: "ca not pem", opts: ClientOptions{TLS: TLSOptions{CAFile: empty}}, errHas: "no PEM"},
+		{name: "cert without key", opts: ClientOptions{TLS: TLSOptions{CertFile: empty}}, errHas: "both"},
+		{name: "negative timeout", opts: ClientOptions{Timeouts: Timeouts{Idle: -1}}, errHas: "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewClient(tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.errHas)
+			}
+		})
+	}
+}
+
+func TestDoAuthAndHeaders(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const key = "sk-test-SECRET-0123456789"
+	t.Setenv("LLMPROBE_TEST_KEY", key)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var seen http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Clone()
+		streamHandler(content("a"), done)(w, r)
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name    string
+		auth    AuthOptions
+		target  http.Header
+		adapter Adapter           // nil = OpenAIChat
+		want    map[string]string // header → value ("" = absent)
+	}{
+		{name: "bearer from env", auth: AuthOptions{KeyEnv: "LLMPROBE_TEST_KEY"},
+			want: map[string]string{"Authorization": "Bearer " + key, "X-Api-Key": "", "X-Extra": "client"}},
+		{name: "x-api-key from file", auth: AuthOptions{KeyFile: keyFile, Style: AuthXAPIKey},
+			want: map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": DefaultAnthropicVersion}},
+		{name: "adapter asks for x-api-key", auth: AuthOptions{KeyEnv: "LLMPROBE_TEST_KEY"}, adapter: xAPIKeyAdapter{},
+			want: map[string]string{"Authorization": "", "X-Api-Key": key, "Anthropic-Version": DefaultAnthropicVersion}},
+		{name: "no key keeps extra authorization", target: http.Header{"authorization": {"Basic abc"}, "x-extra": {"target"}},
+			want: map[string]string{"Authorization": "Basic abc", "X-Extra": "target"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logged strings.Builder
+			c, err := NewClient(ClientOptions{Auth: tt.auth, Headers: http.Header{"X-Extra": {"client"}}, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			l := ledger.New(time.Now())
+			rec := l.Plan(ledger.Meta{}, l.Now())
+			var a Adapter = OpenAIChat{}
+			if tt.adapter != nil {
+				a = tt.adapter
+			}
+			exec := c.Exec(Target{Base: srv.URL, Adapter: a, Headers: tt.target}, func(*ledger.Record) Params { return Params{} }, l.Now)
+			res := exec(context.Background(), rec, func() { l.MarkDispatched(rec) })
+			if res.Outcome != ledger.OK {
+				t.Fatalf("result %+v", res)
+			}
+			for h, v := range tt.want {
+				if got := seen.Get(h); got != v {
+					t.Errorf("header %s = %q, want %q", h, got, v)
+				}
+			}
+			// The key never shows in anything printable about the client.
+			for _, s := range []string{fmt.Sprintf("%v %+v %#v", c, c, c), fmt.Sprint(c.auth), logged.String(), res.Err} {
+				if strings.Contains(s, key) {
+					t.Errorf("key leaked in %q", s)
+				}
+			}
+			b, _ := json.Marshal(c.auth.key)
+			if strings.Contains(string(b), key) {
+				t.Errorf("key leaked in JSON %s", b)
+			}
+		})
+	}
+}
+
+// xAPIKeyAdapter is the chat API behind an adapter that asks for x-api-key auth.
+type xAPIKeyAdapter struct{ OpenAIChat }
+
+func (xAPIKeyAdapter) AuthStyle() AuthStyle { return AuthXAPIKey }
+
+func TestIsEventStream(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"text/event-stream": true, "Text/Event-Stream; charset=utf-8": true, " text/event-stream": true,
+		"text/event-streamx": false, "application/json": false, "": false, "text/event": false,
+	} {
+		if got := isEventStream(ct); got != want {
+			t.Errorf("isEventStream(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0}, {"3", 3 * time.Second}, {" 120 ", 2 * time.Minute}, {"0", 0}, {"-4", 0}, {"soon", 0},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
+		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
+		{"99999999999999", 0},
+	}
+	for _, tt := range tests {
+		if got := ParseRetryAfter(tt.in, now); got != tt.want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestClassifyStatus(t *testing.T) {
+	tests := []struct {
+		code int
+		o    ledger.Outcome
+		r    ledger.Reason
+	}{
+		{429, ledger.Rejected, ledger.ReasonStatus429}, {503, ledger.Rejected, ledger.ReasonStatus503},
+		{401, ledger.HTTPError, ledger.ReasonUnauthorized}, {403, ledger.HTTPError, ledger.ReasonUnauthorized},
+		{404, ledger.HTTPError, ledger.ReasonNotFound}, {422, ledger.HTTPError, ledger.ReasonClientError},
+		{500, ledger.HTTPError, ledger.ReasonServerError}, {502, ledger.HTTPError, ledger.ReasonServerError},
+		{301, ledger.HTTPError, ledger.ReasonUnexpectedStatus}, {101, ledger.HTTPError, ledger.ReasonUnexpectedStatus},
+	}
+	for _, tt := range tests {
+		o, r := ClassifyStatus(tt.code)
+		if o != tt.o || r != tt.r {
+			t.Errorf("ClassifyStatus(%d) = %s/%s, want %s/%s", tt.code, o, r, tt.o, tt.r)
+		}
+	}
+}
+
+func TestFinishReason(t *testing.T) {
+	for in, want := range map[string]ledger.Reason{
+		"stop": ledger.ReasonStop, "end_turn": ledger.ReasonStop, "length": ledger.ReasonLength,
+		"max_tokens": ledger.ReasonLength, "tool_calls": ledger.ReasonOther, "": ledger.ReasonOther,
+	} {
+		if got := FinishReason(in); got != want {
+			t.Errorf("FinishReason(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// BenchmarkDo measures the client's cost per streamed request (32 content
+// chunks, usage, [DONE]) against a local server, server cost included.
+func BenchmarkDo(b *testing.B) {
+	steps := []step{roleOnly}
+	for range 32 {
+		steps = append(steps, content("tok"))
+	}
+	steps = append(steps, finishStop, usageFinal, done)
+	var body strings.Builder
+	for _, s := range steps {
+		body.WriteString(s.raw)
+	}
+	raw := body.String()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, raw)
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{Timeouts: Timeouts{Connect: time.Second, Headers: 5 * time.Second, FirstContent: 5 * time.Second, Idle: 5 * time.Second, Total: 10 * time.Second}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	l := ledger.New(time.Now())
+	t := Target{Base: srv.URL + "/v1", Adapter: OpenAIChat{}}
+	p := Params{Model: "m", Prompt: "hello", MaxTokens: 32}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := l.Plan(ledger.Meta{}, l.Now())
+			res := c.Do(context.Background(), t, p, rec, l.Now, func() { l.MarkDispatched(rec) })
+			if res.Outcome != ledger.OK || rec.ContentEvents != 32 {
+				b.Errorf("result %+v, %d content events", res, rec.ContentEvents)
+				return
+			}
+			l.Finish(rec, res.Outcome, res.Reason, res.Err)
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// OpenAICompletions is the legacy OpenAI completions API (POST
+// {base}/completions with a prompt), as served by OpenAI, vLLM, SGLang and
+// TGI. Content is choices[].text; the stream ends with data: [DONE].
+type OpenAICompletions struct{}
+
+// Name implements Adapter.
+func (OpenAICompletions) Name() string { return APIOpenAICompletions }
+
+type cmplStreamOptions struct {
+	IncludeUsage         bool `json:"include_usage"`
+	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
+}
+
+type cmplRequest struct {
+	Model         string            `json:"model,omitempty"`
+	Prompt        string            `json:"prompt"`
+	MaxTokens     int               `json:"max_tokens,omitempty"`
+	Stream        bool              `json:"stream"`
+	StreamOptions cmplStreamOptions `json:"stream_options"`
+}
+
+// NewRequest implements Adapter. Messages are joined into the prompt when
+// Params.Prompt is empty.
+func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	return postStream(ctx, APIOpenAICompletions, base, "completions", cmplRequest{
+		Model:     p.Model,
+		Prompt:    joinPrompt(p),
+		MaxTokens: p.MaxTokens,
+		Stream:    true,
+		StreamOptions: cmplStreamOptions{
+			IncludeUsage:         true,
+			ContinuousUsageStats: p.UsageDeltas,
+		},
+	})
+}
+
+// NewDecoder implements Adapter.
+func (OpenAICompletions) NewDecoder() Decoder { return &cmplDecoder{} }
+
+// cmplUsage is the usage object of the OpenAI chat and completions APIs.
+type cmplUsage struct {
+	PromptTokens            int `json:"prompt_tokens"`
+	CompletionTokens        int `json:"completion_tokens"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *cmplUsage) ledger() *ledger.Usage {
+	if u == nil {
+		return nil
+	}
+	lu := &ledger.Usage{Known: true, Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+	if u.CompletionTokensDetails != nil {
+		lu.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return lu
+}
+
+type cmplChunk struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Text         string  `json:"text"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *cmplUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type cmplDecoder struct {
+	done   bool
+	deltas usageDeltas
+}
+
+var doneMarker = []byte("[DONE]")
+
+// Decode implements Decoder.
+func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
+	const api = APIOpenAICompletions
+	data = bytes.TrimSpace(data)
+	if d.done {
+		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after [DONE]")
+	}
+	if len(data) == 0 {
+		return Event{}, nil
+	}
+	if bytes.Equal(data, doneMarker) {
+		d.done = true
+		return Event{Done: true}, nil
+	}
+	var c cmplChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Event{}, decodeErr(api, ledger.ReasonMalformed, "chunk is not valid JSON")
+	}
+	if se := jsonErrorMember(c.Error); se != nil {
+		return Event{Err: se}, nil
+	}
+	if name == "error" {
+		return Event{Err: &ServerError{Type: "error"}}, nil
+	}
+	ev := Event{Model: c.Model, Usage: c.Usage.ledger()}
+	for _, ch := range c.Choices {
+		if ch.Text != "" {
+			ev.Content = true
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" && ev.FinishReason == "" {
+			ev.FinishReason = *ch.FinishReason
+		}
+	}
+	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)
+	return ev, nil
+}

@@ -1,0 +1,169 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// OpenAIResponses is the OpenAI Responses API (POST {base}/responses with
+// stream: true). Its stream is typed events: response.created first,
+// response.output_text.delta for visible text, response.reasoning_text.delta
+// and response.reasoning_summary_text.delta for reasoning, and one terminal
+// event: response.completed, response.incomplete or response.failed. There
+// is no [DONE] marker.
+type OpenAIResponses struct{}
+
+// Name implements Adapter.
+func (OpenAIResponses) Name() string { return APIOpenAIResponses }
+
+type respRequest struct {
+	Model           string `json:"model,omitempty"`
+	Input           any    `json:"input"`
+	MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
+	Stream          bool   `json:"stream"`
+	Store           *bool  `json:"store,omitempty"`
+}
+
+// NewRequest implements Adapter. Messages are sent as input items; a bare
+// Prompt (no Messages) is sent as the input string. store is false: a probe
+// leaves nothing behind on the server.
+func (OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	var input any = p.Prompt
+	if len(p.Messages) > 0 {
+		input = p.Messages
+	}
+	store := false
+	return postStream(ctx, APIOpenAIResponses, base, "responses", respRequest{
+		Model:           p.Model,
+		Input:           input,
+		MaxOutputTokens: p.MaxTokens,
+		Stream:          true,
+		Store:           &store,
+	})
+}
+
+// NewDecoder implements Adapter.
+func (OpenAIResponses) NewDecoder() Decoder { return &respDecoder{} }
+
+type respUsage struct {
+	InputTokens         int `json:"input_tokens"`
+	OutputTokens        int `json:"output_tokens"`
+	OutputTokensDetails *struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+type respEvent struct {
+	Type     string          `json:"type"`
+	Delta    *string         `json:"delta"`
+	Code     json.RawMessage `json:"code"`
+	Error    json.RawMessage `json:"error"`
+	Response *struct {
+		Model             string          `json:"model"`
+		Status            string          `json:"status"`
+		Usage             *respUsage      `json:"usage"`
+		Error             json.RawMessage `json:"error"`
+		IncompleteDetails *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+	} `json:"response"`
+}
+
+type respDecoder struct {
+	started bool
+	done    bool
+}
+
+// Decode implements Decoder.
+func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
+	const api = APIOpenAIResponses
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return Event{}, nil
+	}
+	if bytes.Equal(data, doneMarker) {
+		// Not part of the API, but some gateways append it: harmless after
+		// the terminal event, a truncation before it.
+		if d.done {
+			return Event{}, nil
+		}
+		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "[DONE] before a terminal response event")
+	}
+	if d.done {
+		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after the terminal response event")
+	}
+	var e respEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
+	}
+	typ := e.Type
+	if typ == "" {
+		typ = name
+	}
+	switch typ {
+	case "error":
+		se := &ServerError{Type: "error", Code: jsonLabel(e.Code)}
+		if inner := jsonErrorMember(e.Error); inner != nil {
+			se = inner
+		}
+		return Event{Err: se}, nil
+	case "":
+		if se := jsonErrorMember(e.Error); se != nil {
+			return Event{Err: se}, nil
+		}
+		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event has no type")
+	case "response.created":
+		if d.started {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "second response.created")
+		}
+		d.started = true
+		ev := Event{}
+		if e.Response != nil {
+			ev.Model = e.Response.Model
+		}
+		return ev, nil
+	}
+	if !d.started {
+		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before response.created", safeLabel(typ, 48))
+	}
+	switch typ {
+	case "response.output_text.delta":
+		return Event{Content: e.Delta != nil && *e.Delta != ""}, nil
+	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+		return Event{Reasoning: e.Delta != nil && *e.Delta != ""}, nil
+	case "response.completed", "response.incomplete", "response.failed":
+		d.done = true
+		ev := Event{Done: true}
+		if r := e.Response; r != nil {
+			ev.Model = r.Model
+			if u := r.Usage; u != nil {
+				ev.Usage = &ledger.Usage{Known: true, Prompt: u.InputTokens, Completion: u.OutputTokens}
+				if u.OutputTokensDetails != nil {
+					ev.Usage.Reasoning = u.OutputTokensDetails.ReasoningTokens
+				}
+			}
+			switch typ {
+			case "response.completed":
+				ev.FinishReason = "completed"
+			case "response.incomplete":
+				ev.FinishReason = "incomplete"
+				if r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "" {
+					ev.FinishReason = safeLabel(r.IncompleteDetails.Reason, 48)
+				}
+			case "response.failed":
+				ev.Err = jsonErrorMember(r.Error)
+			}
+		}
+		if typ == "response.failed" && ev.Err == nil {
+			ev.Err = &ServerError{Type: "response.failed"}
+		}
+		return ev, nil
+	}
+	// Every other event (response.in_progress, output_item.added, *.done,
+	// function-call arguments, …) carries no timing boundary.
+	return Event{}, nil
+}

@@ -1,0 +1,93 @@
+package protocol
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+)
+
+// TLSOptions configure TLS to targets.
+type TLSOptions struct {
+	CAFile             string // PEM CA bundle that replaces the system roots; "" = system roots
+	CertFile           string // client certificate (PEM), with KeyFile, for mutual TLS
+	KeyFile            string // client key (PEM)
+	ServerName         string // overrides the name verified (SNI); "" = the URL's host
+	InsecureSkipVerify bool   // do not verify the server: warned loudly, for tests only
+}
+
+// Transport sizing defaults: many concurrent streams to few hosts.
+const (
+	defaultMaxIdleConnsPerHost = 4096
+	defaultIdleConnTimeout     = 90 * time.Second
+	dialKeepAlive              = 30 * time.Second
+)
+
+// newTransport builds the HTTP transport: a dialer bounded by the connect
+// timeout, TLS from opts, HTTP/2 negotiated over TLS unless disabled, the
+// proxy from the environment, no response compression, and idle pools sized
+// for thousands of concurrent streams. It returns the warnings to surface.
+func newTransport(o ClientOptions) (*http.Transport, []string, error) {
+	var warnings []string
+	tlsConf, w, err := newTLSConfig(o.TLS)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings = append(warnings, w...)
+	dialer := &net.Dialer{Timeout: o.Timeouts.Connect, KeepAlive: dialKeepAlive}
+	tr := &http.Transport{
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: o.Timeouts.Connect,
+		MaxIdleConns:        0, // no global limit
+		MaxIdleConnsPerHost: defaultMaxIdleConnsPerHost,
+		MaxConnsPerHost:     o.MaxConnsPerHost,
+		IdleConnTimeout:     defaultIdleConnTimeout,
+		DisableCompression:  true, // streams are timed as sent; no gzip buffering
+		Protocols:           new(http.Protocols),
+	}
+	if !o.NoProxy {
+		tr.Proxy = http.ProxyFromEnvironment
+	}
+	tr.Protocols.SetHTTP1(true)
+	if !o.DisableHTTP2 {
+		tr.Protocols.SetHTTP2(true)
+	}
+	return tr, warnings, nil
+}
+
+func newTLSConfig(o TLSOptions) (*tls.Config, []string, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.ServerName}
+	var warnings []string
+	if o.CAFile != "" {
+		pem, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tls: reading CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, fmt.Errorf("tls: CA file %s holds no PEM certificate", o.CAFile)
+		}
+		conf.RootCAs = pool
+	}
+	switch {
+	case o.CertFile != "" && o.KeyFile != "":
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			// The error names the files, never key material.
+			return nil, nil, fmt.Errorf("tls: loading client certificate %s and key %s: %w", o.CertFile, o.KeyFile, err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	case o.CertFile != "" || o.KeyFile != "":
+		return nil, nil, errors.New("tls: a client certificate needs both the cert file and the key file")
+	}
+	if o.InsecureSkipVerify {
+		conf.InsecureSkipVerify = true
+		warnings = append(warnings, "TLS certificate verification is DISABLED (insecure skip verify): any server, or anyone in between, is trusted; use only for testing")
+	}
+	return conf, warnings, nil
+}

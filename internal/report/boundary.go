@@ -1,0 +1,28 @@
+package report
+
+// Figure names used as keys in JSON reports (and in Boundaries).
+const (
+	FigTTFT             = "ttft"
+	FigTTFTFromDispatch = "ttft_from_dispatch"
+	FigTTFR             = "ttfr"
+	FigInterChunk       = "inter_chunk"
+	FigTPOT             = "tpot"
+	FigE2E              = "e2e"
+	FigDispatchLag      = "dispatch_lag"
+	FigRejected         = "rejected_response_time"
+	FigCensoredAge      = "censored_age"
+)
+
+// Boundaries names, for each figure, the two instants it is measured
+// between and the cohort it is taken over.
+var Boundaries = map[string]string{
+	FigTTFT:             "first visible content − planned send; ok requests only",
+	FigTTFTFromDispatch: "first visible content − actual dispatch; ok requests only",
+	FigTTFR:             "first reasoning content − planned send; ok requests that streamed reasoning",
+	FigInterChunk:       "gap between consecutive content events (chunks, not tokens); every gap of ok requests",
+	FigTPOT:             "(last content − first content) / (completion tokens − 1); ok requests whose usage reported > 1 token",
+	FigE2E:              "stream end − planned send; ok requests only",
+	FigDispatchLag:      "actual dispatch − planned send; every dispatched request",
+	FigRejected:         "rejection (429/503) received − planned send; rejected requests only",
+	FigCensoredAge:      "drain deadline − planned send; censored requests: a lower bound, not a latency",
+}

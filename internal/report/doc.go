@@ -1,0 +1,6 @@
+// Package report renders statistics: the human text report and the JSON
+// object of `llmprobe probe`, and the step table, SVG chart and HTML page of
+// a rate ladder. It computes nothing: every figure comes from a
+// stats.Summary or stats.LadderResult; this package only formats it, names
+// each figure's boundary, and converts durations to seconds for JSON.
+package report

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+var ladderPage = template.Must(template.New("ladder").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body { font-family: sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+th { background: #f3f3f3; }
+tr.invalid td { color: #a00; }
+p.note { color: #555; font-size: 13px; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p>Open loop: arrivals from a fixed schedule; latencies from the planned send time.
+Gates: {{.Gates}}.</p>
+<p><strong>Capacity:</strong> {{.Capacity}}<br><strong>Knee:</strong> {{.Knee}}{{if .Abort}}<br><strong>Aborted:</strong> {{.Abort}}{{end}}</p>
+{{.SVG}}
+<table>
+<tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th></tr>
+{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{if .Valid}}yes{{else}}NO{{end}}</td></tr>
+{{end}}</table>
+{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}<p class="note">TTFT = first visible content − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
+</body>
+</html>
+`))
+
+type pageRow struct {
+	Index                                                      int
+	Rate                                                       string
+	Planned, Dispatched, Unsent, OK, Rejected, Other, Censored int
+	TTFT50, TTFT95, E2E95, Goodput, GoodFrac                   string
+	Valid                                                      bool
+}
+
+// LadderHTML writes a self-contained HTML page for a ladder: the SVG chart
+// inline, the step table, capacity, knee and every invalid or abort reason.
+func LadderHTML(w io.Writer, res stats.LadderResult) error {
+	title := "llmprobe ladder"
+	if res.Target != "" {
+		title += ": " + res.Target
+	}
+	if !res.Started.IsZero() {
+		title += " at " + res.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	data := struct {
+		Title, Gates, Capacity, Knee, Abort, Target, Factor string
+		SVG                                                 template.HTML
+		Rows                                                []pageRow
+		Notes                                               []string
+	}{
+		Title: title, Gates: gates(res.Gates),
+		Capacity: "none: no valid step reached the good-fraction target",
+		Knee:     "none within the steps run",
+		Abort:    res.AbortReason,
+		Target:   pct(res.GoodFractionTarget, 1), Factor: num(res.KneeFactor),
+		// ladderSVG escapes every text it embeds.
+		SVG: template.HTML(ladderSVG(res)),
+	}
+	if res.CapacityStep > 0 {
+		data.Capacity = fmt.Sprintf("%s req/s (step %d)", num(res.Capacity), res.CapacityStep)
+	}
+	if res.KneeStep > 0 {
+		data.Knee = fmt.Sprintf("%s req/s (step %d)", num(res.Knee), res.KneeStep)
+	}
+	for _, st := range res.Steps {
+		s := st.Summary
+		data.Rows = append(data.Rows, pageRow{
+			Index: st.Index, Rate: num(st.Rate), Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent,
+			OK: s.Completed, Rejected: s.Rejected, Other: s.Dispatched - s.Completed - s.Rejected - s.Censored,
+			Censored: s.Censored,
+			TTFT50:   pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
+			Goodput: num(s.GoodputPerSecond), GoodFrac: pct(s.GoodFraction, s.Planned), Valid: s.Validity.Valid,
+		})
+		for _, r := range s.Validity.Reasons {
+			data.Notes = append(data.Notes, fmt.Sprintf("step %d invalid: %s", st.Index, r))
+		}
+		if st.Aborted {
+			data.Notes = append(data.Notes, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
+		}
+	}
+	var b strings.Builder
+	if err := ladderPage.Execute(&b, data); err != nil {
+		return fmt.Errorf("report: rendering ladder HTML: %w", err)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("report: writing ladder HTML: %w", err)
+	}
+	return nil
+}

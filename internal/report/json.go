@@ -1,0 +1,146 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// Dist is a distribution in seconds.
+type Dist struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+	Exact bool    `json:"exact"` // false: read from the bounded histogram
+}
+
+// Goodput is the good count and its rate over the window.
+type Goodput struct {
+	Count     int     `json:"count"`
+	PerSecond float64 `json:"per_second"`
+	Fraction  float64 `json:"fraction"` // good / (planned − injected cancellations)
+}
+
+// GatesJSON are the gates in seconds (0 = none).
+type GatesJSON struct {
+	TTFT float64 `json:"ttft"`
+	TPOT float64 `json:"tpot"`
+	E2E  float64 `json:"e2e"`
+}
+
+// GateMisses counts ok requests that missed each gate.
+type GateMisses struct {
+	TTFT             int `json:"ttft"`
+	TPOT             int `json:"tpot"`
+	E2E              int `json:"e2e"`
+	TPOTUnverifiable int `json:"tpot_unverifiable"`
+}
+
+// Probe is the JSON object `llmprobe probe --json` prints.
+type Probe struct {
+	Mode           string   `json:"mode"` // open | closed
+	Valid          bool     `json:"valid"`
+	InvalidReasons []string `json:"invalid_reasons"`
+	Notes          []string `json:"notes"`
+
+	Planned    int `json:"planned"`
+	Dispatched int `json:"dispatched"`
+	Unsent     int `json:"unsent"`
+	Admitted   int `json:"admitted"`
+	Completed  int `json:"completed"`
+	Censored   int `json:"censored"`
+	Rejected   int `json:"rejected"`
+	Cancelled  int `json:"cancelled"`
+	// InjectedCancels are left out of completed_fraction and goodput.fraction.
+	InjectedCancels int `json:"injected_cancels"`
+	OutsideWindow   int `json:"outside_window"`
+
+	Outcomes map[string]int            `json:"outcomes"` // every outcome of the closed set, zeros included
+	Reasons  map[string]map[string]int `json:"reasons"`  // outcome → reason → count, seen reasons only
+
+	RequestedRate     float64 `json:"requested_rate"`
+	AchievedRate      float64 `json:"achieved_rate"`
+	WindowSeconds     float64 `json:"window_seconds"`
+	AcceptedFraction  float64 `json:"accepted_fraction"`  // admitted / dispatched
+	CompletedFraction float64 `json:"completed_fraction"` // completed / (admitted − injected_cancels)
+
+	TTFT                 Dist `json:"ttft"`
+	TTFTFromDispatch     Dist `json:"ttft_from_dispatch"`
+	TTFR                 Dist `json:"ttfr"`
+	InterChunk           Dist `json:"inter_chunk"`
+	TPOT                 Dist `json:"tpot"`
+	E2E                  Dist `json:"e2e"`
+	DispatchLag          Dist `json:"dispatch_lag"`
+	RejectedResponseTime Dist `json:"rejected_response_time"`
+	CensoredAge          Dist `json:"censored_age"`
+
+	Goodput    Goodput           `json:"goodput"`
+	Gates      GatesJSON         `json:"gates"`
+	GateMisses GateMisses        `json:"gate_misses"`
+	Boundaries map[string]string `json:"boundaries"`
+}
+
+// DistOf converts percentiles to seconds.
+func DistOf(p stats.Percentiles) Dist {
+	return Dist{
+		Count: p.Count, P50: p.P50.Seconds(), P90: p.P90.Seconds(), P95: p.P95.Seconds(),
+		P99: p.P99.Seconds(), Max: p.Max.Seconds(), Exact: p.Exact,
+	}
+}
+
+// ProbeOf converts a summary to its JSON shape.
+func ProbeOf(s stats.Summary) Probe {
+	mode := string(s.Mode)
+	if mode == "" {
+		mode = string(ledger.ModeOpen)
+	}
+	p := Probe{
+		Mode: mode, Valid: s.Validity.Valid,
+		InvalidReasons: append([]string{}, s.Validity.Reasons...),
+		Notes:          append([]string{}, s.Validity.Notes...),
+		Planned:        s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Admitted: s.Admitted,
+		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
+		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow,
+		Outcomes:      make(map[string]int, len(ledger.Outcomes)),
+		Reasons:       map[string]map[string]int{},
+		RequestedRate: s.RequestedRate, AchievedRate: s.AchievedRate, WindowSeconds: s.Window.Seconds(),
+		AcceptedFraction: s.AcceptedFraction, CompletedFraction: s.CompletedFraction,
+		TTFT: DistOf(s.TTFT), TTFTFromDispatch: DistOf(s.TTFTFromDispatch), TTFR: DistOf(s.TTFR),
+		InterChunk: DistOf(s.InterChunk), TPOT: DistOf(s.TPOT), E2E: DistOf(s.E2E),
+		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
+		CensoredAge: DistOf(s.CensoredAge),
+		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},
+		Gates:       GatesJSON{TTFT: s.Gates.TTFT.Seconds(), TPOT: s.Gates.TPOT.Seconds(), E2E: s.Gates.E2E.Seconds()},
+		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
+			TPOTUnverifiable: s.GateMisses.Unverifiable},
+		Boundaries: maps.Clone(Boundaries),
+	}
+	for _, o := range ledger.Outcomes {
+		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]
+	}
+	for o, m := range s.Outcomes.ByReason {
+		rs := make(map[string]int, len(m))
+		for r, n := range m {
+			rs[string(r)] = n
+		}
+		p.Reasons[string(o)] = rs
+	}
+	return p
+}
+
+// JSON writes the probe report as one indented JSON object.
+func JSON(w io.Writer, s stats.Summary) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ProbeOf(s)); err != nil {
+		return fmt.Errorf("report: writing JSON report: %w", err)
+	}
+	return nil
+}

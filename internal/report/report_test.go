@@ -1,0 +1,292 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const ms = time.Millisecond
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden %s (run with -update to create): %v", path, err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from golden (run go test -update to accept):\n--- got ---\n%s", path, got)
+	}
+}
+
+// cohort builds a deterministic probe cohort: n ok requests with growing
+// latencies and a few failures of every kind.
+func cohort(mode ledger.Mode, n int, lag time.Duration) []ledger.Record {
+	var recs []ledger.Record
+	for i := range n {
+		p := time.Duration(i) * 100 * ms
+		ttft := time.Duration(50+i*5) * ms
+		e2e := ttft + time.Duration(500+i*10)*ms
+		recs = append(recs, ledger.Record{
+			Mode: mode, Planned: p, Dispatched: p + lag, FirstContent: p + ttft,
+			LastContent: p + e2e - ms, End: p + e2e, ChunkGaps: []time.Duration{10 * ms, time.Duration(20+i) * ms},
+			Usage: ledger.Usage{Known: true, Completion: 21}, Outcome: ledger.OK, Reason: ledger.ReasonStop,
+		})
+	}
+	p := time.Duration(n) * 100 * ms
+	recs = append(recs,
+		ledger.Record{Mode: mode, Planned: p, Dispatched: p + lag, End: p + 30*ms, Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429},
+		ledger.Record{Mode: mode, Planned: p + 10*ms, Dispatched: p + 10*ms + lag, End: p + 40*ms, Outcome: ledger.HTTPError, Reason: ledger.ReasonUnauthorized},
+		ledger.Record{Mode: mode, Planned: p + 20*ms, Dispatched: p + 20*ms + lag, End: p + 5*time.Second, Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline},
+		ledger.Record{Mode: mode, Planned: p + 30*ms, Outcome: ledger.Unsent, Reason: ledger.ReasonBudget},
+	)
+	return recs
+}
+
+func summaries() map[string]stats.Summary {
+	gates := stats.Gates{TTFT: 120 * ms, TPOT: 34 * ms, E2E: 2 * time.Second}
+	return map[string]stats.Summary{
+		"open": stats.Summarize(stats.Config{RequestedRate: 10, Window: 2500 * ms, Gates: gates},
+			append(cohort(ledger.ModeOpen, 20, ms), ledger.Record{Mode: ledger.ModeOpen, Planned: 2100 * ms, Dispatched: 2101 * ms,
+				End: 2200 * ms, Outcome: ledger.Cancelled, Reason: ledger.ReasonInjected})),
+		"closed": stats.Summarize(stats.Config{Mode: ledger.ModeClosed, Window: 2500 * ms}, cohort(ledger.ModeClosed, 5, ms)),
+		"invalid": stats.Summarize(stats.Config{RequestedRate: 100, Window: 2500 * ms},
+			append(cohort(ledger.ModeOpen, 20, 40*ms), ledger.Record{Mode: ledger.ModeOpen, Planned: 0, Outcome: ledger.Unsent, Reason: ledger.ReasonClientCap})),
+		"empty": stats.Summarize(stats.Config{Mode: ledger.ModeOpen, RequestedRate: 1, Window: time.Second}, nil),
+	}
+}
+
+func TestProbeGolden(t *testing.T) {
+	for name, s := range summaries() {
+		t.Run(name, func(t *testing.T) {
+			var txt, js bytes.Buffer
+			if err := Text(&txt, s); err != nil {
+				t.Fatal(err)
+			}
+			if err := JSON(&js, s); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "probe_"+name+".txt", txt.Bytes())
+			golden(t, "probe_"+name+".json", js.Bytes())
+		})
+	}
+}
+
+func TestTextNamesEverything(t *testing.T) {
+	for name, s := range summaries() {
+		var b bytes.Buffer
+		if err := Text(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, o := range ledger.Outcomes {
+			if !strings.Contains(out, "  "+string(o)+" ") {
+				t.Errorf("%s: outcome %s missing from the report", name, o)
+			}
+		}
+		for _, want := range []string{"planned", "dispatched", "unsent", "admitted", "completed", "censored",
+			"accepted/offered", "completed/accepted", "achieved rate", "goodput", "verdict",
+			Boundaries[FigTTFT], Boundaries[FigE2E], Boundaries[FigDispatchLag], Boundaries[FigInterChunk], Boundaries[FigTPOT]} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: report lacks %q", name, want)
+			}
+		}
+		closed := strings.Contains(out, "CLOSED LOOP") && strings.Contains(out, "coordinated omission")
+		if closed != (s.Mode == ledger.ModeClosed) {
+			t.Errorf("%s: closed-loop warning present=%v for mode %s", name, closed, s.Mode)
+		}
+		if valid := strings.Contains(out, "verdict: VALID"); valid != s.Validity.Valid {
+			t.Errorf("%s: verdict line does not match validity %v", name, s.Validity.Valid)
+		}
+		for _, r := range s.Validity.Reasons {
+			if !strings.Contains(out, r) {
+				t.Errorf("%s: invalid reason %q not printed", name, r)
+			}
+		}
+	}
+}
+
+func TestJSONContract(t *testing.T) {
+	s := summaries()["open"]
+	var b bytes.Buffer
+	if err := JSON(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"mode", "planned", "dispatched", "unsent", "outcomes", "requested_rate", "achieved_rate",
+		"window_seconds", "ttft", "ttft_from_dispatch", "e2e", "inter_chunk", "tpot", "dispatch_lag", "goodput", "valid", "invalid_reasons"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks required key %q", k)
+		}
+	}
+	for _, k := range []string{"ttft", "ttft_from_dispatch", "e2e", "inter_chunk", "tpot", "dispatch_lag"} {
+		d := m[k].(map[string]any)
+		for _, f := range []string{"count", "p50", "p90", "p95", "p99", "max"} {
+			if _, ok := d[f]; !ok {
+				t.Errorf("%s lacks %s", k, f)
+			}
+		}
+	}
+	if got, want := m["ttft"].(map[string]any)["p50"].(float64), s.TTFT.P50.Seconds(); got != want {
+		t.Errorf("ttft p50 = %v s, want %v s", got, want)
+	}
+	if m["mode"] != "open" || m["invalid_reasons"] == nil {
+		t.Errorf("mode %v, invalid_reasons %v", m["mode"], m["invalid_reasons"])
+	}
+	gp := m["goodput"].(map[string]any)
+	if gp["count"].(float64) != float64(s.Good) || gp["per_second"].(float64) != s.GoodputPerSecond {
+		t.Errorf("goodput %v does not match summary %d %v", gp, s.Good, s.GoodputPerSecond)
+	}
+	if len(m["outcomes"].(map[string]any)) != len(ledger.Outcomes) {
+		t.Errorf("outcomes must list the whole closed set: %v", m["outcomes"])
+	}
+}
+
+func ladderResult(target string) stats.LadderResult {
+	res := stats.LadderResult{Target: target, Gates: stats.Gates{TTFT: 300 * ms}, GoodFractionTarget: 0.95, KneeFactor: 2,
+		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	// A target with a true capacity near 8 req/s: TTFT grows past it and
+	// goodput flattens.
+	for i, rate := range []float64{2, 4, 8, 12, 16} {
+		window := 10 * time.Second
+		n := int(rate * window.Seconds())
+		served := min(n, 90)
+		var recs []ledger.Record
+		for j := range n {
+			p := time.Duration(j) * window / time.Duration(n)
+			ttft := 100*ms + time.Duration(float64(j)/float64(n)*rate*rate*8)*ms
+			r := ledger.Record{Mode: ledger.ModeOpen, Planned: p, Dispatched: p + ms, FirstContent: p + ttft,
+				LastContent: p + ttft + 200*ms, End: p + ttft + 210*ms, Outcome: ledger.OK, Reason: ledger.ReasonStop}
+			if j >= served {
+				r = ledger.Record{Mode: ledger.ModeOpen, Planned: p, Dispatched: p + ms, End: p + 20*ms, Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
+			}
+			recs = append(recs, r)
+		}
+		cfg := stats.Config{RequestedRate: rate, Window: window, Gates: res.Gates}
+		if i == 4 {
+			cfg.Validity.MaxLagP99 = ms / 2 // make the last step invalid
+		}
+		st := stats.LadderStep{Index: i + 1, Rate: rate, Summary: stats.Summarize(cfg, recs)}
+		if i == 4 {
+			st.Aborted, st.AbortReason = true, "rejection fraction 0.44 above 0.2"
+		}
+		res.Steps = append(res.Steps, st)
+	}
+	res.Capacity, res.CapacityStep = stats.Capacity(res.Steps, res.GoodFractionTarget)
+	res.Knee, res.KneeStep = stats.Knee(res.Steps, res.KneeFactor)
+	res.Aborted, res.AbortReason = true, "rejection fraction 0.44 above 0.2"
+	return res
+}
+
+func TestLadderGolden(t *testing.T) {
+	res := ladderResult("sim-local")
+	if res.CapacityStep == 0 || res.KneeStep == 0 {
+		t.Fatalf("fixture should have a capacity and a knee: %+v %+v", res.CapacityStep, res.KneeStep)
+	}
+	var txt, svg, page, js bytes.Buffer
+	if err := LadderText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderSVG(&svg, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(LadderOf(res)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "ladder.txt", txt.Bytes())
+	golden(t, "ladder.svg", svg.Bytes())
+	golden(t, "ladder.html", page.Bytes())
+	golden(t, "ladder.json", js.Bytes())
+	for _, want := range []string{"capacity", "knee"} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("SVG lacks the %s marker", want)
+		}
+	}
+}
+
+func TestSVGIsWellFormedAndEscaped(t *testing.T) {
+	for _, res := range []stats.LadderResult{ladderResult(`<evil & "target">`), {Target: "empty"}} {
+		var svg, page bytes.Buffer
+		if err := LadderSVG(&svg, res); err != nil {
+			t.Fatal(err)
+		}
+		wellFormed(t, svg.Bytes())
+		if err := LadderHTML(&page, res); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(svg.String()+page.String(), "<evil") {
+			t.Error("target name must be escaped")
+		}
+	}
+}
+
+func wellFormed(t *testing.T, b []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(b))
+	for {
+		_, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+	}
+}
+
+func TestNiceAxis(t *testing.T) {
+	tests := []struct{ max, step, top float64 }{
+		{0, 1, 1}, {16, 5, 20}, {10, 2, 12}, {0.7, 0.2, 0.8}, {1234, 500, 1500},
+	}
+	for _, tt := range tests {
+		step, top := niceAxis(tt.max)
+		if step != tt.step || top != tt.top {
+			t.Errorf("niceAxis(%v) = %v,%v want %v,%v", tt.max, step, top, tt.step, tt.top)
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestWriteErrorsAreWrapped(t *testing.T) {
+	s := summaries()["open"]
+	res := ladderResult("x")
+	for name, err := range map[string]error{
+		"text": Text(failWriter{}, s), "json": JSON(failWriter{}, s), "ladder": LadderText(failWriter{}, res),
+		"svg": LadderSVG(failWriter{}, res), "html": LadderHTML(failWriter{}, res),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.HasPrefix(err.Error(), "report:") {
+			t.Errorf("%s: error %v should wrap the write failure", name, err)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// ModeLine is the first line of every human report: which load model ran,
+// with the coordinated-omission warning for closed loop.
+func ModeLine(m ledger.Mode) string {
+	if m == ledger.ModeClosed {
+		return "CLOSED LOOP — WARNING: coordinated omission: each user waits for its response before sending again, so the offered rate falls as the target slows and latencies understate what independent arrivals would see"
+	}
+	return "OPEN LOOP — arrivals from a fixed schedule, never slowed by responses; latencies from the planned send time"
+}
+
+// Text writes the human report of one probe run.
+func Text(w io.Writer, s stats.Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "llmprobe probe: %s\n\n", ModeLine(s.Mode))
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "window\t%s\tarrivals planned in it, completions during drain included\n", dur(s.Window))
+	if s.Mode == ledger.ModeClosed {
+		fmt.Fprintf(tw, "requested rate\tn/a\tclosed loop: set by users and think time\n")
+	} else {
+		fmt.Fprintf(tw, "requested rate\t%s\tthe schedule's rate\n", rate(s.RequestedRate))
+	}
+	fmt.Fprintf(tw, "achieved rate\t%s\tdispatched / window\n", rate(s.AchievedRate))
+	tw.Flush()
+
+	b.WriteString("\nrequests\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	rows := []struct {
+		name string
+		n    int
+		what string
+	}{
+		{"planned", s.Planned, "arrivals the schedule planned in the window"},
+		{"dispatched", s.Dispatched, "sent to the target"},
+		{"unsent", s.Unsent, "planned but never sent"},
+		{"admitted", s.Admitted, "sent and not rejected (429/503)"},
+		{"completed", s.Completed, "ok"},
+		{"censored", s.Censored, "still in flight at the drain deadline"},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", r.name, r.n, r.what)
+	}
+	fmt.Fprintf(tw, "  accepted/offered\t%s\tadmitted / dispatched\n", pct(s.AcceptedFraction, s.Dispatched))
+	fmt.Fprintf(tw, "  completed/accepted\t%s\tcompleted / admitted%s\n", pct(s.CompletedFraction, s.Admitted-s.InjectedCancels), lessInjected(s))
+	if s.OutsideWindow > 0 {
+		fmt.Fprintf(tw, "  outside window\t%d\trecords planned outside the window, not counted\n", s.OutsideWindow)
+	}
+	tw.Flush()
+
+	b.WriteString("\noutcomes\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, o := range ledger.Outcomes {
+		rs := reasons(s.Outcomes.ByReason[o])
+		if rs == "" {
+			rs = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", o, s.Outcomes.ByOutcome[o], rs)
+	}
+	tw.Flush()
+
+	b.WriteString("\nlatency\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  figure\tcount\tp50\tp90\tp95\tp99\tmax\tboundary\n")
+	for _, f := range figures(s) {
+		if f.optional && f.p.Count == 0 {
+			continue
+		}
+		p := f.p
+		if p.Count == 0 {
+			fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t%s\n", f.label, Boundaries[f.key])
+			continue
+		}
+		approx := ""
+		if !p.Exact {
+			approx = " (histogram, ≈)"
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", f.label, p.Count, dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max), Boundaries[f.key], approx)
+	}
+	tw.Flush()
+
+	b.WriteString("\ngoodput\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  gates\t%s\n", gates(s.Gates))
+	fmt.Fprintf(tw, "  good\t%d\tok and within every gate\n", s.Good)
+	fmt.Fprintf(tw, "  goodput\t%s\tgood / window\n", rate(s.GoodputPerSecond))
+	fmt.Fprintf(tw, "  good fraction\t%s\tgood / planned%s\n", pct(s.GoodFraction, s.Planned-s.InjectedCancels), lessInjected(s))
+	m := s.GateMisses
+	if m != (stats.GateMisses{}) {
+		fmt.Fprintf(tw, "  gate misses\tttft %d, tpot %d, e2e %d, tpot unchecked (no usage, counted good) %d\n", m.TTFT, m.TPOT, m.E2E, m.Unverifiable)
+	}
+	tw.Flush()
+
+	if s.Validity.Valid {
+		b.WriteString("\nverdict: VALID — the generator kept its schedule\n")
+	} else {
+		b.WriteString("\nverdict: INVALID — these measurements cannot be trusted\n")
+	}
+	for _, r := range s.Validity.Reasons {
+		fmt.Fprintf(&b, "  - %s\n", r)
+	}
+	for _, n := range s.Validity.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	_, err := io.WriteString(w, b.String())
+	if err != nil {
+		return fmt.Errorf("report: writing text report: %w", err)
+	}
+	return nil
+}
+
+// lessInjected notes when injected cancellations were left out of a
+// denominator.
+func lessInjected(s stats.Summary) string {
+	if s.InjectedCancels == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (less %d injected cancellations)", s.InjectedCancels)
+}
+
+type figure struct {
+	key, label string
+	p          stats.Percentiles
+	optional   bool // omitted from the text report when empty
+}
+
+func figures(s stats.Summary) []figure {
+	return []figure{
+		{FigDispatchLag, "dispatch lag", s.DispatchLag, false},
+		{FigTTFT, "TTFT", s.TTFT, false},
+		{FigTTFTFromDispatch, "TTFT from dispatch", s.TTFTFromDispatch, false},
+		{FigTTFR, "TTFR (reasoning)", s.TTFR, true},
+		{FigInterChunk, "inter-chunk", s.InterChunk, false},
+		{FigTPOT, "TPOT", s.TPOT, false},
+		{FigE2E, "e2e", s.E2E, false},
+		{FigRejected, "rejection time", s.RejectedTime, true},
+		{FigCensoredAge, "censored age ≥", s.CensoredAge, true},
+	}
+}
+
+// reasons lists a reason → count map in a stable order.
+func reasons(m map[ledger.Reason]int) string {
+	keys := make([]string, 0, len(m))
+	for r := range m {
+		keys = append(keys, string(r))
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[ledger.Reason(k)]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func gates(g stats.Gates) string {
+	if g.IsZero() {
+		return "none (every ok request is good)"
+	}
+	var parts []string
+	if g.TTFT > 0 {
+		parts = append(parts, "TTFT ≤ "+dur(g.TTFT))
+	}
+	if g.TPOT > 0 {
+		parts = append(parts, "TPOT ≤ "+dur(g.TPOT))
+	}
+	if g.E2E > 0 {
+		parts = append(parts, "e2e ≤ "+dur(g.E2E))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,12 @@
+// Package schedule generates arrival times for open-loop load and think times
+// for closed-loop users. It is pure: no clock, no I/O, no global state. A
+// Sequence is a deterministic function of its seed, its arrival process and
+// its step plan; the dispatcher turns its offsets into absolute send times.
+//
+// Arrival processes are Poisson (exponential gaps, CV 1), constant (fixed
+// gaps, CV 0) and gamma (shape k: CV 1/sqrt(k); k = 1 is Poisson, k < 1 is
+// burstier). Rates that change in steps use time rescaling: unit-mean gaps
+// are drawn in "operational time" and mapped through the inverse of the
+// piecewise-linear cumulative rate Λ(t), so a rate change takes effect
+// exactly at its step boundary and a zero-rate step produces no arrivals.
+package schedule

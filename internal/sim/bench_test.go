@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChunkEmissionDoesNotAllocate guards the per-token path: appending a
+// chunk of any API to a buffer with room allocates nothing.
+func TestChunkEmissionDoesNotAllocate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		em   emitter
+	}{{"chat", chatEmitter{}}, {"completions", completionsEmitter{}}, {"responses", responsesEmitter{}}, {"messages", messagesEmitter{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &gen{id: "1", model: []byte(`"m"`), reasoning: 1 << 20, content: 1 << 20}
+			buf := make([]byte, 0, 64<<10)
+			buf = tc.em.head(buf, g)
+			buf = tc.em.chunk(buf, g, 1, 0)
+			buf = tc.em.chunk(buf, g, 0, 1) // opens the content part
+			allocs := testing.AllocsPerRun(200, func() {
+				buf = tc.em.chunk(buf[:0], g, 0, 2)
+				g.doneC += 2
+			})
+			if allocs != 0 {
+				t.Fatalf("%v allocations per chunk", allocs)
+			}
+		})
+	}
+}
+
+// BenchmarkStreams measures the simulator's cost per streamed request
+// (client included, same process): 16 content tokens, no pacing delay.
+// Run: go test -run '^$' -bench Streams -benchmem ./internal/sim/
+func BenchmarkStreams(b *testing.B) {
+	for _, ac := range apiCases {
+		b.Run(ac.name, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Slots = 1024
+			cfg.AdmissionLimit = 4096
+			cfg.TTFT = FixedDist(0)
+			cfg.TokenTime = FixedDist(0)
+			cfg.OutputTokens = FixedDist(16)
+			_, base := startServer(b, cfg)
+			tr := &http.Transport{MaxIdleConnsPerHost: 1024}
+			b.Cleanup(tr.CloseIdleConnections)
+			c := &http.Client{Transport: tr}
+			body := ac.body("m", 0, true)
+			b.SetParallelism(16)
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := c.Post(base+ac.path, "application/json", strings.NewReader(body))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Error(fmt.Errorf("status %d", resp.StatusCode))
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		})
+	}
+}
+
+// BenchmarkPacedStreams offers streams at a fixed open-loop rate against
+// realistic pacing (TTFT 5 ms, 1 ms/token, 16 tokens) and reports the rate
+// achieved and the worst lateness of a response's end beyond its service time.
+// Run: go test -run '^$' -bench PacedStreams -benchtime 4000x ./internal/sim/
+func BenchmarkPacedStreams(b *testing.B) {
+	const rate = 2000.0
+	cfg := DefaultConfig()
+	cfg.Slots = 4096
+	cfg.AdmissionLimit = 8192
+	cfg.TTFT = FixedDist(0.005)
+	cfg.TokenTime = FixedDist(0.001)
+	cfg.OutputTokens = FixedDist(16)
+	_, base := startServer(b, cfg)
+	tr := &http.Transport{MaxIdleConnsPerHost: 4096}
+	b.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr}
+	body := apiCases[0].body("m", 0, true)
+	service := cfg.ServiceTime()
+	lates := make(chan time.Duration, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		planned := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		time.Sleep(time.Until(planned))
+		go func() {
+			resp, err := c.Post(base+"/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				b.Error(err)
+				lates <- 0
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lates <- time.Since(planned) - service
+		}()
+	}
+	var worst time.Duration
+	late := make([]time.Duration, 0, b.N)
+	for range b.N {
+		l := <-lates
+		late = append(late, l)
+		worst = max(worst, l)
+	}
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-late-ms")
+	b.ReportMetric(float64(p99(late).Microseconds())/1000, "p99-late-ms")
+}
+
+func p99(xs []time.Duration) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)*99/100]
+}

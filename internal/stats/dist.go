@@ -1,0 +1,147 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// DefaultSampleCap is how many samples a distribution keeps exactly before
+// it switches to its bounded histogram (8 bytes each: 8 MiB per figure).
+const DefaultSampleCap = 1 << 20
+
+// histogramGamma is the ratio between consecutive histogram bucket bounds.
+const histogramGamma = 1.01
+
+// HistogramRelativeError bounds the relative error of a quantile read from
+// the histogram (a bucket's geometric midpoint is reported).
+var HistogramRelativeError = (histogramGamma - 1) / (histogramGamma + 1)
+
+// Percentiles is a distribution's summary: nearest-rank percentiles, the
+// exact maximum and the sample count. All zero when Count is zero.
+type Percentiles struct {
+	Count int
+	P50   time.Duration
+	P90   time.Duration
+	P95   time.Duration
+	P99   time.Duration
+	Max   time.Duration
+	// Exact is true when the percentiles were read from every sample; false
+	// when the histogram was used (see HistogramRelativeError).
+	Exact bool
+}
+
+// Dist accumulates duration samples with bounded memory. The zero value is
+// not usable: call NewDist. Not safe for concurrent use.
+type Dist struct {
+	cap     int
+	samples []time.Duration
+	sorted  bool
+	hist    map[int]int // bucket index → count, once past cap
+	low     int         // samples ≤ 0 once in histogram mode
+	n       int
+	min     time.Duration
+	max     time.Duration
+}
+
+// NewDist returns a distribution that keeps up to sampleCap samples exactly
+// (DefaultSampleCap when sampleCap ≤ 0).
+func NewDist(sampleCap int) *Dist {
+	if sampleCap <= 0 {
+		sampleCap = DefaultSampleCap
+	}
+	return &Dist{cap: sampleCap, sorted: true}
+}
+
+// Add records one sample.
+func (d *Dist) Add(v time.Duration) {
+	if d.n == 0 || v < d.min {
+		d.min = v
+	}
+	if d.n == 0 || v > d.max {
+		d.max = v
+	}
+	d.n++
+	if d.hist == nil {
+		d.samples = append(d.samples, v)
+		d.sorted = false
+		if len(d.samples) > d.cap {
+			d.hist = make(map[int]int)
+			for _, s := range d.samples {
+				d.addHist(s)
+			}
+			d.samples = nil
+		}
+		return
+	}
+	d.addHist(v)
+}
+
+func (d *Dist) addHist(v time.Duration) {
+	if v <= 0 {
+		d.low++
+		return
+	}
+	d.hist[bucketOf(v)]++
+}
+
+func bucketOf(v time.Duration) int {
+	return int(math.Ceil(math.Log(float64(v)) / math.Log(histogramGamma)))
+}
+
+// Count returns the number of samples.
+func (d *Dist) Count() int { return d.n }
+
+// Quantile returns the nearest-rank q-quantile (0 < q ≤ 1): the smallest
+// sample such that at least q of all samples are ≤ it. Zero when empty.
+func (d *Dist) Quantile(q float64) time.Duration {
+	if d.n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(q * float64(d.n)))
+	rank = min(max(rank, 1), d.n)
+	if rank == d.n {
+		return d.max
+	}
+	if d.hist == nil {
+		if !d.sorted {
+			slices.Sort(d.samples)
+			d.sorted = true
+		}
+		return d.samples[rank-1]
+	}
+	if rank <= d.low {
+		return d.min
+	}
+	seen := d.low
+	keys := make([]int, 0, len(d.hist))
+	for k := range d.hist {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		seen += d.hist[k]
+		if seen >= rank {
+			upper := math.Pow(histogramGamma, float64(k))
+			mid := time.Duration(2 * upper / (histogramGamma + 1))
+			return min(max(mid, d.min), d.max)
+		}
+	}
+	return d.max
+}
+
+// Percentiles summarises the distribution.
+func (d *Dist) Percentiles() Percentiles {
+	if d.n == 0 {
+		return Percentiles{Exact: true}
+	}
+	return Percentiles{
+		Count: d.n,
+		P50:   d.Quantile(0.50),
+		P90:   d.Quantile(0.90),
+		P95:   d.Quantile(0.95),
+		P99:   d.Quantile(0.99),
+		Max:   d.max,
+		Exact: d.hist == nil,
+	}
+}

@@ -1,0 +1,19 @@
+// Package stats turns a cohort of ledger records into the figures llmprobe
+// reports: counts by outcome and reason, percentiles with counts (never
+// means), goodput under latency gates, and the generator-validity verdict.
+//
+// It is pure: no I/O, no clock. Records are fed one by one to an Accumulator
+// (which is also a ledger.Sink) or summarised in one call with Summarize.
+//
+// Every latency is a difference of ledger offsets, taken from the planned
+// send time unless its name says otherwise (TTFTFromDispatch). Success
+// figures (TTFT, TTFR, inter-chunk, TPOT, e2e) are over ok records only;
+// rejections' response times and censored ages are kept in their own
+// distributions and never mixed into success figures.
+//
+// Percentiles use the nearest-rank definition on the exact sorted samples
+// while a distribution holds at most its sample cap (DefaultSampleCap per
+// figure); past the cap it switches to a log-bucketed histogram whose
+// quantiles are within HistogramRelativeError of the exact value (count and
+// max stay exact). Percentiles.Exact tells which applies.
+package stats

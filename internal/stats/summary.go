@@ -1,0 +1,284 @@
+package stats
+
+import (
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Gates are latency limits a successful request must meet to count as good.
+// A zero field means no gate on that figure.
+type Gates struct {
+	TTFT time.Duration `json:"ttft,omitempty"`
+	TPOT time.Duration `json:"tpot,omitempty"`
+	E2E  time.Duration `json:"e2e,omitempty"`
+}
+
+// IsZero reports whether no gate is set.
+func (g Gates) IsZero() bool { return g == Gates{} }
+
+// Config describes the cohort an Accumulator summarises.
+type Config struct {
+	// Mode is the load model. Empty: taken from the first record.
+	Mode ledger.Mode
+	// RequestedRate is the scheduled arrival rate in requests per second
+	// (open loop); 0 when unknown or not meaningful (closed loop).
+	RequestedRate float64
+	// Start and Window bound the cohort: arrivals planned in
+	// [Start, Start+Window) are counted, whenever they finished (completions
+	// during drain included); records planned outside are only counted in
+	// Summary.OutsideWindow. Window is also the denominator of every rate.
+	// Window 0 disables the filter and every rate.
+	Start  time.Duration
+	Window time.Duration
+	// Gates apply to every record unless ClassGates has its class.
+	Gates      Gates
+	ClassGates map[string]Gates
+	// Validity tunes the generator-validity verdict (zero fields take the
+	// defaults of DefaultValidity).
+	Validity ValidityConfig
+	// SampleCap is the exact-sample cap of each distribution (0: default).
+	SampleCap int
+}
+
+// Outcomes counts terminal outcomes, and reasons within each outcome.
+type Outcomes struct {
+	ByOutcome map[ledger.Outcome]int
+	ByReason  map[ledger.Outcome]map[ledger.Reason]int
+}
+
+// GateMisses counts ok records that failed a gate (a record can miss
+// several). Unverifiable counts ok records whose TPOT gate could not be
+// checked because the server reported no usage (skipped: they can be good).
+type GateMisses struct {
+	TTFT         int
+	TPOT         int
+	E2E          int
+	Unverifiable int
+}
+
+// Summary is every figure over one cohort.
+type Summary struct {
+	Mode          ledger.Mode
+	RequestedRate float64       // req/s asked for (0: unknown / closed loop)
+	Window        time.Duration // arrival window (0: unknown)
+
+	Planned    int // arrivals planned inside the window
+	Dispatched int // handed to the transport (= sent)
+	Unsent     int // planned but never sent
+	Admitted   int // sent and not rejected (429/503)
+	Completed  int // ok
+	Censored   int // still in flight at the drain deadline
+	Rejected   int // rejected (429/503)
+	Cancelled  int // cancelled by the client (injection or interrupt)
+	Good       int // ok and met every gate
+	// InjectedCancels are cancelled by cancellation injection: deliberate,
+	// so left out of the denominators of GoodFraction and CompletedFraction.
+	InjectedCancels int
+
+	// OutsideWindow counts records fed but planned outside the window.
+	OutsideWindow int
+
+	Outcomes Outcomes
+
+	AchievedRate      float64 // Dispatched / Window seconds
+	AcceptedFraction  float64 // Admitted / Dispatched (0 when nothing was dispatched)
+	CompletedFraction float64 // Completed / (Admitted − InjectedCancels); 0 when that is 0
+	GoodputPerSecond  float64 // Good / Window seconds
+	GoodFraction      float64 // Good / (Planned − InjectedCancels); 0 when that is 0
+
+	Gates      Gates // the default gates (ClassGates may override per class)
+	GateMisses GateMisses
+
+	TTFT             Percentiles // first content − planned, ok only
+	TTFTFromDispatch Percentiles // first content − dispatched, ok only
+	TTFR             Percentiles // first reasoning − planned, ok only, when any
+	E2E              Percentiles // end − planned, ok only
+	InterChunk       Percentiles // every gap between consecutive content events, ok only
+	TPOT             Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
+	DispatchLag      Percentiles // dispatched − planned, every dispatched record
+	RejectedTime     Percentiles // end − planned, rejected only
+	CensoredAge      Percentiles // end − planned, censored only: lower bounds, not latencies
+
+	Validity Validity
+}
+
+// Accumulator folds records into a Summary one at a time. It implements
+// ledger.Sink and is safe for concurrent use.
+type Accumulator struct {
+	mu  sync.Mutex
+	cfg Config
+	s   Summary
+
+	ttft, ttftD, ttfr, e2e, gaps, tpot, lag, rej, cens *Dist
+	clientCap                                          int
+}
+
+// NewAccumulator returns an empty accumulator for cfg.
+func NewAccumulator(cfg Config) *Accumulator {
+	c := cfg.SampleCap
+	a := &Accumulator{
+		cfg:  cfg,
+		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c),
+		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
+	}
+	a.s.Mode = cfg.Mode
+	a.s.RequestedRate = cfg.RequestedRate
+	a.s.Window = cfg.Window
+	a.s.Gates = cfg.Gates
+	a.s.Outcomes = Outcomes{ByOutcome: map[ledger.Outcome]int{}, ByReason: map[ledger.Outcome]map[ledger.Reason]int{}}
+	return a
+}
+
+// Record implements ledger.Sink; it is Add.
+func (a *Accumulator) Record(r *ledger.Record) { a.Add(r) }
+
+// Add folds one finished record into the cohort.
+func (a *Accumulator) Add(r *ledger.Record) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := &a.s
+	if a.cfg.Window > 0 && (r.Planned < a.cfg.Start || r.Planned >= a.cfg.Start+a.cfg.Window) {
+		s.OutsideWindow++
+		return
+	}
+	if s.Mode == "" {
+		s.Mode = r.Mode
+	}
+	s.Planned++
+	s.Outcomes.ByOutcome[r.Outcome]++
+	byR := s.Outcomes.ByReason[r.Outcome]
+	if byR == nil {
+		byR = map[ledger.Reason]int{}
+		s.Outcomes.ByReason[r.Outcome] = byR
+	}
+	byR[r.Reason]++
+
+	if r.Outcome == ledger.Unsent || !r.Sent() {
+		s.Unsent++
+		if r.Reason == ledger.ReasonClientCap {
+			a.clientCap++
+		}
+		return
+	}
+	s.Dispatched++
+	if lag, ok := r.DispatchLag(); ok {
+		a.lag.Add(lag)
+	}
+	switch r.Outcome {
+	case ledger.Rejected:
+		s.Rejected++
+		if d, ok := r.E2E(); ok {
+			a.rej.Add(d)
+		}
+		return
+	case ledger.Censored:
+		s.Censored++
+		a.cens.Add(r.Age())
+	case ledger.Cancelled:
+		s.Cancelled++
+		if r.Reason == ledger.ReasonInjected {
+			s.InjectedCancels++
+		}
+	case ledger.OK:
+		s.Completed++
+		a.addSuccess(r)
+	}
+	s.Admitted++
+}
+
+// addSuccess records an ok record's figures and judges it against its gates.
+func (a *Accumulator) addSuccess(r *ledger.Record) {
+	if d, ok := r.TTFT(); ok {
+		a.ttft.Add(d)
+	}
+	if d, ok := r.TTFTFromDispatch(); ok {
+		a.ttftD.Add(d)
+	}
+	if d, ok := r.TTFR(); ok {
+		a.ttfr.Add(d)
+	}
+	if d, ok := r.E2E(); ok {
+		a.e2e.Add(d)
+	}
+	for _, gap := range r.ChunkGaps {
+		a.gaps.Add(gap)
+	}
+	if d, ok := r.TPOT(); ok {
+		a.tpot.Add(d)
+	}
+	g := a.cfg.Gates
+	if cg, ok := a.cfg.ClassGates[r.Class]; ok {
+		g = cg
+	}
+	c := CheckGates(r, g)
+	m := &a.s.GateMisses
+	m.TTFT += b2i(c.MissTTFT)
+	m.TPOT += b2i(c.MissTPOT)
+	m.E2E += b2i(c.MissE2E)
+	m.Unverifiable += b2i(c.Unverifiable)
+	if c.Good {
+		a.s.Good++
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Summary returns the figures over everything added so far. It may be
+// called repeatedly; later Adds are reflected in later Summaries.
+func (a *Accumulator) Summary() Summary {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.s
+	s.Outcomes = Outcomes{ByOutcome: make(map[ledger.Outcome]int, len(a.s.Outcomes.ByOutcome)), ByReason: make(map[ledger.Outcome]map[ledger.Reason]int)}
+	for o, n := range a.s.Outcomes.ByOutcome {
+		s.Outcomes.ByOutcome[o] = n
+	}
+	for o, m := range a.s.Outcomes.ByReason {
+		c := make(map[ledger.Reason]int, len(m))
+		for r, n := range m {
+			c[r] = n
+		}
+		s.Outcomes.ByReason[o] = c
+	}
+	if secs := s.Window.Seconds(); secs > 0 {
+		s.AchievedRate = float64(s.Dispatched) / secs
+		s.GoodputPerSecond = float64(s.Good) / secs
+	}
+	s.AcceptedFraction = ratio(s.Admitted, s.Dispatched)
+	s.CompletedFraction = ratio(s.Completed, s.Admitted-s.InjectedCancels)
+	s.GoodFraction = ratio(s.Good, s.Planned-s.InjectedCancels)
+	s.TTFT = a.ttft.Percentiles()
+	s.TTFTFromDispatch = a.ttftD.Percentiles()
+	s.TTFR = a.ttfr.Percentiles()
+	s.E2E = a.e2e.Percentiles()
+	s.InterChunk = a.gaps.Percentiles()
+	s.TPOT = a.tpot.Percentiles()
+	s.DispatchLag = a.lag.Percentiles()
+	s.RejectedTime = a.rej.Percentiles()
+	s.CensoredAge = a.cens.Percentiles()
+	s.Validity = judge(a.cfg.Validity, &s, a.clientCap)
+	return s
+}
+
+// Summarize is a one-shot Accumulator over recs.
+func Summarize(cfg Config, recs []ledger.Record) Summary {
+	a := NewAccumulator(cfg)
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	return a.Summary()
+}
+
+func ratio(num, den int) float64 {
+	if den == 0 {
+		return 0
+	}
+	return float64(num) / float64(den)
+}

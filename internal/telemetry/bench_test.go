@@ -1,0 +1,66 @@
+package telemetry
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+)
+
+func TestRecordConcurrently(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	recs := fixtureRecords()
+	var wg sync.WaitGroup
+	const workers, rounds = 8, 50
+	for range workers {
+		wg.Go(func() {
+			for range rounds {
+				for _, rec := range recs {
+					r.Record(rec)
+				}
+				r.SetTargetInfo("sim", "m1", "")
+				r.SetInFlight("sim", 1, 0)
+			}
+		})
+	}
+	wg.Wait()
+	var total float64
+	for _, rec := range recs {
+		total += testutil.ToFloat64(r.prom.requests.WithLabelValues(rec.Target, rec.Class, string(rec.Traffic), string(rec.Outcome), string(rec.Reason)))
+	}
+	if want := float64(workers * rounds * len(recs)); total != want {
+		t.Errorf("requests counted = %v, want %v", total, want)
+	}
+}
+
+func BenchmarkRecordPrometheus(b *testing.B) {
+	r, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := fixtureRecords()[0]
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.Record(rec)
+		}
+	})
+}
+
+func BenchmarkRecordPrometheusAndOTel(b *testing.B) {
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()), sdkmetric.WithView(ExponentialHistogramView()))
+	defer mp.Shutdown(context.Background())
+	r, err := New(Options{MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := fixtureRecords()[0]
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.Record(rec)
+		}
+	})
+}

@@ -1,0 +1,15 @@
+// Package telemetry turns finished ledger records into metrics. One Recorder
+// is a ledger.Sink and feeds both Prometheus (client_golang, native and
+// classic histograms on the same series, a registry per daemon) and
+// OpenTelemetry (GenAI semantic-convention instruments plus llmprobe.*
+// instruments, base-2 exponential histograms, OTLP export configured by the
+// standard OTEL_EXPORTER_OTLP_* variables) from the same records.
+//
+// The package measures nothing itself: every latency comes from the
+// record's offsets, from the planned time (no coordinated omission). Gauges
+// that describe the daemon's state (in flight, capacity, ladder steps,
+// budgets, target identity) are set through methods the daemon calls.
+//
+// Labels are bounded sets (target and class names from config, traffic,
+// outcome, reason, ladder step); never a URL, key, prompt or error text.
+package telemetry

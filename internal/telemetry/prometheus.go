@@ -1,0 +1,368 @@
+package telemetry
+
+import (
+	"math"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Native histogram settings shared by every histogram: buckets grow by at
+// most 10%, at most 160 buckets are kept (the resolution is halved beyond
+// that), and a histogram is reset at most once an hour to regain resolution.
+const (
+	nativeBucketFactor    = 1.1
+	nativeMaxBuckets      = 160
+	nativeMinResetPeriod  = time.Hour
+	nativeMaxExemplars    = 10
+	defaultLagWindow      = time.Minute
+	labelTarget           = "target"
+	labelClass            = "class"
+	labelTraffic          = "traffic"
+	labelOutcome          = "outcome"
+	labelReason           = "reason"
+	labelStep             = "step"
+	exemplarRequestID     = "request_id"
+	exemplarTraceID       = "trace_id"
+	tokenTypeInput        = "input"
+	tokenTypeOutput       = "output"
+	metricNamespacePrefix = "llmprobe_"
+)
+
+// Classic bucket boundaries, kept beside the native buckets so a scrape
+// without native histogram support still gets usable quantiles.
+var (
+	bucketsTTFT     = []float64{0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60}
+	bucketsChunk    = []float64{0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5}
+	bucketsDuration = []float64{0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600}
+	bucketsLag      = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+)
+
+// Gates are a class's service-level gates; zero disables a gate. A request
+// is good when it is ok and within every gate that is set. A set TTFT or
+// E2E gate fails a request whose figure is undefined; a TPOT gate is skipped
+// when TPOT is undefined (the server reported no usage).
+type Gates struct {
+	TTFT time.Duration
+	E2E  time.Duration
+	TPOT time.Duration
+}
+
+// Good reports whether r is ok and within g.
+func (g Gates) Good(r *ledger.Record) bool {
+	if r.Outcome != ledger.OK {
+		return false
+	}
+	if g.TTFT > 0 {
+		if v, ok := r.TTFT(); !ok || v > g.TTFT {
+			return false
+		}
+	}
+	if g.E2E > 0 {
+		if v, ok := r.E2E(); !ok || v > g.E2E {
+			return false
+		}
+	}
+	if g.TPOT > 0 {
+		if v, ok := r.TPOT(); ok && v > g.TPOT {
+			return false
+		}
+	}
+	return true
+}
+
+// BuildInfo identifies the running binary in llmprobe_build_info.
+type BuildInfo struct {
+	Version, Revision, GoVersion string
+}
+
+// LadderStep is one step of the last ladder run, for the per-step gauges.
+type LadderStep struct {
+	Step        int           // 1-based
+	OfferedRate float64       // planned arrivals per second
+	TTFTP95     time.Duration // p95 TTFT of the step's ok requests; 0 = none
+	Goodput     float64       // good requests per second
+}
+
+// promMetrics holds every Prometheus collector of one Recorder.
+type promMetrics struct {
+	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
+
+	planned, dispatched, requests, good, tokens *prometheus.CounterVec
+	identityChanges                             *prometheus.CounterVec
+
+	inFlight, oldest, arrivalRate, generatorValid                *prometheus.GaugeVec
+	capacity, knee, ladderLast                                   *prometheus.GaugeVec
+	stepRate, stepTTFT, stepGoodput                              *prometheus.GaugeVec
+	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
+
+	lagMax *lagWindow
+}
+
+func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:                            name,
+		Help:                            help,
+		Buckets:                         buckets,
+		NativeHistogramBucketFactor:     nativeBucketFactor,
+		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
+		NativeHistogramMinResetDuration: nativeMinResetPeriod,
+		NativeHistogramMaxExemplars:     nativeMaxExemplars,
+	}, []string{labelTarget, labelClass, labelTraffic})
+}
+
+func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
+	series := []string{labelTarget, labelClass, labelTraffic}
+	return &promMetrics{
+		ttft: histogram("llmprobe_time_to_first_token_seconds",
+			"Time from the planned send time to the first non-empty visible content, ok requests only.", bucketsTTFT),
+		chunk: histogram("llmprobe_inter_chunk_latency_seconds",
+			"Each gap between consecutive content-bearing stream events, ok requests only.", bucketsChunk),
+		tpot: histogram("llmprobe_time_per_output_token_seconds",
+			"(last content - first content) / (server-reported output tokens - 1), ok requests with usage of 2+ output tokens.", bucketsChunk),
+		duration: histogram("llmprobe_request_duration_seconds",
+			"End to end: stream end minus planned send time, ok requests only.", bucketsDuration),
+		lag: histogram("llmprobe_dispatch_lag_seconds",
+			"Dispatch time minus planned time, every dispatched request.", bucketsLag),
+
+		planned:    counter("llmprobe_requests_planned_total", "Planned first-attempt arrivals, counted when they reach a terminal outcome.", series...),
+		dispatched: counter("llmprobe_requests_dispatched_total", "Requests handed to the transport, counted when they reach a terminal outcome.", series...),
+		requests: counter("llmprobe_requests_total", "Terminal outcomes of planned arrivals, by outcome and reason.",
+			labelTarget, labelClass, labelTraffic, labelOutcome, labelReason),
+		good:   counter("llmprobe_requests_good_total", "Requests that were ok and within every gate of their class.", series...),
+		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, "type"),
+		identityChanges: counter("llmprobe_target_identity_changes_total",
+			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
+
+		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
+		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
+		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", series...),
+		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule (dispatch lag and unsent within limits), else 0.", labelTarget),
+		capacity:       gauge("llmprobe_capacity_requests_per_second", "Capacity from the last ladder: highest step rate meeting every gate.", labelTarget, labelClass),
+		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "Offered rate of the last ladder's knee step.", labelTarget, labelClass),
+		ladderLast:     gauge("llmprobe_ladder_last_run_timestamp_seconds", "Unix time the last ladder finished.", labelTarget),
+		stepRate:       gauge("llmprobe_ladder_step_offered_rate", "Offered rate of each step of the last ladder, requests per second.", labelTarget, labelClass, labelStep),
+		stepTTFT:       gauge("llmprobe_ladder_step_ttft_p95_seconds", "TTFT p95 of each step of the last ladder.", labelTarget, labelClass, labelStep),
+		stepGoodput:    gauge("llmprobe_ladder_step_goodput_requests_per_second", "Goodput of each step of the last ladder.", labelTarget, labelClass, labelStep),
+		budgetTokens:   gauge("llmprobe_budget_remaining_tokens", "Tokens left in today's budget (absent when unlimited).", labelTarget),
+		budgetRequests: gauge("llmprobe_budget_remaining_requests", "Requests left in today's budget (absent when unlimited).", labelTarget),
+		sloTTFT:        gauge("llmprobe_slo_ttft_seconds", "The class's TTFT gate, for alerting rules.", labelTarget, labelClass),
+		buildInfo:      gauge("llmprobe_build_info", "Build information; always 1.", "version", "revision", "goversion"),
+		targetInfo:     gauge("llmprobe_target_info", "Target identity as last seen; always 1.", labelTarget, "model", "version"),
+
+		lagMax: newLagWindow(now, window),
+	}
+}
+
+func (m *promMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
+		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.capacity, m.knee, m.ladderLast,
+		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT,
+		m.buildInfo, m.targetInfo, m.lagMax,
+	}
+}
+
+// perTarget lists the vectors that carry a target label, for ForgetTarget.
+func (m *promMetrics) perTarget() []interface {
+	DeletePartialMatch(prometheus.Labels) int
+} {
+	return []interface {
+		DeletePartialMatch(prometheus.Labels) int
+	}{
+		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
+		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.capacity, m.knee, m.ladderLast,
+		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
+	}
+}
+
+// initSeries creates every series of (target, class, traffic) at zero, so
+// that rates exist before the first event: every valid outcome/reason pair,
+// both token types, and the histograms.
+func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic) {
+	t := string(traffic)
+	for _, o := range ledger.Outcomes {
+		for _, r := range ledger.ReasonsFor(o) {
+			m.requests.WithLabelValues(target, class, t, string(o), string(r))
+		}
+	}
+	m.planned.WithLabelValues(target, class, t)
+	m.dispatched.WithLabelValues(target, class, t)
+	m.good.WithLabelValues(target, class, t)
+	m.tokens.WithLabelValues(target, class, t, tokenTypeInput)
+	m.tokens.WithLabelValues(target, class, t, tokenTypeOutput)
+	for _, h := range []*prometheus.HistogramVec{m.ttft, m.chunk, m.tpot, m.duration, m.lag} {
+		h.WithLabelValues(target, class, t)
+	}
+}
+
+func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
+	if eo, ok := h.(prometheus.ExemplarObserver); ok && ex != nil {
+		eo.ObserveWithExemplar(d.Seconds(), ex)
+		return
+	}
+	h.Observe(d.Seconds())
+}
+
+// record feeds one finished record into the Prometheus collectors.
+func (m *promMetrics) record(r *ledger.Record, good bool) {
+	lv := []string{r.Target, r.Class, string(r.Traffic)}
+	ex := prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
+	if r.TraceID != "" {
+		ex[exemplarTraceID] = r.TraceID
+	}
+	if r.Attempt <= 1 {
+		m.planned.WithLabelValues(lv...).Inc()
+	}
+	m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason)).Inc()
+	if lag, ok := r.DispatchLag(); ok {
+		m.dispatched.WithLabelValues(lv...).Inc()
+		observe(m.lag.WithLabelValues(lv...), lag, ex)
+		m.lagMax.observe(r.Target, lag)
+	}
+	if r.Usage.Known {
+		m.tokens.WithLabelValues(r.Target, r.Class, string(r.Traffic), tokenTypeInput).Add(float64(r.Usage.Prompt))
+		m.tokens.WithLabelValues(r.Target, r.Class, string(r.Traffic), tokenTypeOutput).Add(float64(r.Usage.Completion))
+	}
+	if r.Outcome != ledger.OK {
+		return
+	}
+	if good {
+		m.good.WithLabelValues(lv...).Inc()
+	}
+	if v, ok := r.TTFT(); ok {
+		observe(m.ttft.WithLabelValues(lv...), v, ex)
+	}
+	if v, ok := r.E2E(); ok {
+		observe(m.duration.WithLabelValues(lv...), v, ex)
+	}
+	if v, ok := r.TPOT(); ok {
+		observe(m.tpot.WithLabelValues(lv...), v, ex)
+	}
+	if len(r.ChunkGaps) > 0 {
+		h := m.chunk.WithLabelValues(lv...)
+		for i, g := range r.ChunkGaps {
+			if i == 0 { // one exemplar per request is plenty
+				observe(h, g, ex)
+				continue
+			}
+			h.Observe(g.Seconds())
+		}
+	}
+}
+
+// lagWindow keeps, per target, the largest dispatch lag in one-second slots
+// over a sliding window, and exports llmprobe_dispatch_lag_max_seconds at
+// scrape time. Memory is bounded by targets × slots.
+type lagWindow struct {
+	now    func() time.Time
+	slots  int
+	desc   *prometheus.Desc
+	mu     sync.Mutex
+	target map[string][]lagSlot
+}
+
+type lagSlot struct {
+	sec int64
+	max time.Duration
+}
+
+func newLagWindow(now func() time.Time, window time.Duration) *lagWindow {
+	n := int(math.Ceil(window.Seconds()))
+	if n < 1 {
+		n = 1
+	}
+	return &lagWindow{
+		now: now, slots: n, target: make(map[string][]lagSlot),
+		desc: prometheus.NewDesc("llmprobe_dispatch_lag_max_seconds",
+			"Largest dispatch lag seen over the last "+window.String()+" (0 when nothing was dispatched).", []string{labelTarget}, nil),
+	}
+}
+
+func (w *lagWindow) observe(target string, lag time.Duration) {
+	sec := w.now().Unix()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.target[target]
+	if !ok {
+		s = make([]lagSlot, w.slots)
+		w.target[target] = s
+	}
+	i := int(sec % int64(w.slots))
+	if s[i].sec != sec {
+		s[i] = lagSlot{sec: sec}
+	}
+	if lag > s[i].max {
+		s[i].max = lag
+	}
+}
+
+func (w *lagWindow) ensure(target string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.target[target]; !ok {
+		w.target[target] = make([]lagSlot, w.slots)
+	}
+}
+
+func (w *lagWindow) forget(target string) {
+	w.mu.Lock()
+	delete(w.target, target)
+	w.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (w *lagWindow) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
+
+// Collect implements prometheus.Collector.
+func (w *lagWindow) Collect(ch chan<- prometheus.Metric) {
+	sec := w.now().Unix()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for target, slots := range w.target {
+		var m time.Duration
+		for _, s := range slots {
+			if sec-s.sec < int64(w.slots) && s.max > m {
+				m = s.max
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(w.desc, prometheus.GaugeValue, m.Seconds(), target)
+	}
+}
+
+// NewRegistry returns a fresh registry holding the Go and process
+// collectors (never the global default registry).
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func defaultBuildInfo(b BuildInfo) BuildInfo {
+	if b.GoVersion == "" {
+		b.GoVersion = runtime.Version()
+	}
+	if b.Version == "" {
+		b.Version = "unknown"
+	}
+	if b.Revision == "" {
+		b.Revision = "unknown"
+	}
+	return b
+}

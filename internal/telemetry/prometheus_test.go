@@ -1,0 +1,395 @@
+package telemetry
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+var fixedNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+const ms = time.Millisecond
+
+// fixtureRecords is a fixed set of finished records covering every path:
+// ok with usage and chunk gaps, ok without usage, an ok outside the TTFT gate,
+// a rejection, an unsent arrival, a censored request, a retry attempt and a
+// ladder request with a trace id.
+func fixtureRecords() []*ledger.Record {
+	return []*ledger.Record{
+		{ID: 1, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat", Model: "m1",
+			Planned: 100 * ms, Dispatched: 101 * ms, Headers: 150 * ms, FirstContent: 300 * ms, LastContent: 500 * ms, End: 510 * ms,
+			ChunkGaps: []time.Duration{20 * ms, 30 * ms, 150 * ms}, Usage: ledger.Usage{Known: true, Prompt: 12, Completion: 5},
+			ContentEvents: 4, Outcome: ledger.OK, Reason: ledger.ReasonStop},
+		{ID: 2, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat",
+			Planned: 200 * ms, Dispatched: 203 * ms, FirstContent: 1400 * ms, LastContent: 1500 * ms, End: 1600 * ms,
+			ChunkGaps: []time.Duration{100 * ms}, ContentEvents: 2, Outcome: ledger.OK, Reason: ledger.ReasonLength},
+		{ID: 3, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat",
+			Planned: 300 * ms, Dispatched: 300*ms + 500*time.Microsecond, Headers: 320 * ms, End: 321 * ms, Status: 429,
+			Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429},
+		{ID: 4, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, Planned: 400 * ms,
+			Outcome: ledger.Unsent, Reason: ledger.ReasonClientCap},
+		{ID: 5, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat",
+			Planned: 500 * ms, Dispatched: 502 * ms, End: 30 * time.Second, Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline},
+		{ID: 6, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat", Attempt: 2,
+			Planned: 600 * ms, Dispatched: 600 * ms, End: 700 * ms, Outcome: ledger.Timeout, Reason: ledger.ReasonHeaders},
+		{ID: 7, Target: "sim", Class: "short", Traffic: ledger.TrafficLadder, API: "openai-chat", Step: 2, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
+			Planned: 700 * ms, Dispatched: 710 * ms, FirstContent: 800 * ms, LastContent: 900 * ms, End: 950 * ms,
+			ChunkGaps: []time.Duration{50 * ms, 50 * ms}, Usage: ledger.Usage{Known: true, Prompt: 3, Completion: 3},
+			Outcome: ledger.OK, Reason: ledger.ReasonStop},
+	}
+}
+
+func newTestRecorder(t *testing.T, o Options) (*Recorder, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	o.Registerer = reg
+	if o.Now == nil {
+		o.Now = func() time.Time { return fixedNow }
+	}
+	o.Build = BuildInfo{Version: "1.2.3", Revision: "abc", GoVersion: "go1.26"}
+	r, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, reg
+}
+
+func feedFixture(r *Recorder) {
+	r.SetGates("sim", "short", Gates{TTFT: time.Second})
+	r.SetInFlight("sim", 2, 1500*ms)
+	r.SetArrivalRate("sim", "short", ledger.TrafficBaseline, 0.2)
+	r.SetGeneratorValid("sim", true)
+	r.SetCapacity("sim", "short", 4, 6)
+	r.SetLadderSteps("sim", "short", fixedNow, []LadderStep{
+		{Step: 1, OfferedRate: 2, TTFTP95: 250 * ms, Goodput: 2},
+		{Step: 2, OfferedRate: 4, TTFTP95: 400 * ms, Goodput: 3.9},
+	})
+	r.SetBudget("sim", 100000, -1)
+	r.SetTargetInfo("sim", "m1", "")
+	for _, rec := range fixtureRecords() {
+		r.Record(rec)
+	}
+}
+
+var exemplarRE = regexp.MustCompile(`# \{([^}]*)\} (\S+) \S+$`)
+
+// normaliseExemplars sorts each exemplar's labels (their order is not
+// fixed) and replaces its timestamp, the one value that varies.
+func normaliseExemplars(b []byte) []byte {
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		m := exemplarRE.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		labels := strings.Split(l[m[2]:m[3]], ",")
+		sort.Strings(labels)
+		lines[i] = l[:m[0]] + "# {" + strings.Join(labels, ",") + "} " + l[m[4]:m[5]] + " TS"
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// exposition renders the registry in OpenMetrics (with exemplars) and
+// normalises the exemplar timestamps, the one thing that varies.
+func exposition(t *testing.T, g prometheus.Gatherer) []byte {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeOpenMetrics))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return normaliseExemplars(buf.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) || i < len(wl); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run go test -update after checking the change)", name, i+1, g, w)
+			}
+		}
+	}
+}
+
+func TestGoldenExposition(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	golden(t, "exposition.om.txt", exposition(t, reg))
+}
+
+func TestLint(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	// The default registry with Go and process collectors must lint too.
+	full, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testutil.GatherAndLint(full.Registry()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func family(t *testing.T, g prometheus.Gatherer, name string) *dto.MetricFamily {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf
+		}
+	}
+	t.Fatalf("no family %s", name)
+	return nil
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func TestHistogramsAreNativeAndClassic(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	for _, name := range []string{
+		"llmprobe_time_to_first_token_seconds", "llmprobe_inter_chunk_latency_seconds",
+		"llmprobe_time_per_output_token_seconds", "llmprobe_request_duration_seconds", "llmprobe_dispatch_lag_seconds",
+	} {
+		mf := family(t, reg, name)
+		for _, m := range mf.GetMetric() {
+			if labelsOf(m)["traffic"] != "baseline" {
+				continue
+			}
+			h := m.GetHistogram()
+			if len(h.GetBucket()) == 0 {
+				t.Errorf("%s: no classic buckets", name)
+			}
+			if h.Schema == nil || h.GetSchema() != 3 { // factor 1.1 → schema 3 (2^(2^-3) ≈ 1.09)
+				t.Errorf("%s: native schema = %v, want 3", name, h.Schema)
+			}
+			if h.GetSampleCount() > 0 && len(h.GetPositiveSpan()) == 0 {
+				t.Errorf("%s: samples but no native spans", name)
+			}
+		}
+	}
+}
+
+// TestCountsFollowTheRecords checks the boundaries: success latencies from ok
+// only, failures in counts, planned counts first attempts, tokens only from
+// usage, good needs the gate.
+func TestCountsFollowTheRecords(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	base := []string{"sim", "short", "baseline"}
+	tests := []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"planned excludes retry attempts", r.prom.planned.WithLabelValues(base...), 5},
+		{"dispatched", r.prom.dispatched.WithLabelValues(base...), 5},
+		{"good needs TTFT <= 1s", r.prom.good.WithLabelValues(base...), 1},
+		{"ladder good", r.prom.good.WithLabelValues("sim", "short", "ladder"), 1},
+		{"rejected counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "rejected", "status_429"), 1},
+		{"censored counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "censored", "drain_deadline"), 1},
+		{"failure pairs pre-initialised", r.prom.requests.WithLabelValues("sim", "short", "baseline", "stream_error", "truncated"), 0},
+		{"input tokens from usage only", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "input"), 12},
+		{"output tokens", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "output"), 5},
+	}
+	for _, tc := range tests {
+		if got := testutil.ToFloat64(tc.c); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Every valid outcome/reason pair exists for each series seen.
+	pairs := 0
+	for _, o := range ledger.Outcomes {
+		pairs += len(ledger.ReasonsFor(o))
+	}
+	if n := testutil.CollectAndCount(r.prom.requests); n != 2*pairs {
+		t.Errorf("requests_total series = %d, want %d (2 series × %d pairs)", n, 2*pairs, pairs)
+	}
+	// Success latencies: only the two baseline ok records.
+	for name, want := range map[string]uint64{
+		"llmprobe_time_to_first_token_seconds": 2, "llmprobe_request_duration_seconds": 2,
+		"llmprobe_inter_chunk_latency_seconds": 4, "llmprobe_time_per_output_token_seconds": 1,
+		"llmprobe_dispatch_lag_seconds": 5,
+	} {
+		for _, m := range family(t, reg, name).GetMetric() {
+			if labelsOf(m)["traffic"] == "baseline" && m.GetHistogram().GetSampleCount() != want {
+				t.Errorf("%s baseline count = %d, want %d", name, m.GetHistogram().GetSampleCount(), want)
+			}
+		}
+	}
+	// TTFT from the planned time: record 1 is 300-100 = 200ms, record 2 is 1.2s.
+	for _, m := range family(t, reg, "llmprobe_time_to_first_token_seconds").GetMetric() {
+		if labelsOf(m)["traffic"] == "baseline" {
+			if got := m.GetHistogram().GetSampleSum(); got < 1.3999 || got > 1.4001 {
+				t.Errorf("TTFT sum = %v, want 1.4", got)
+			}
+		}
+	}
+}
+
+func TestExemplarsCarryRequestAndTraceID(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	found := false
+	for _, m := range family(t, reg, "llmprobe_time_to_first_token_seconds").GetMetric() {
+		if labelsOf(m)["traffic"] != "ladder" {
+			continue
+		}
+		for _, ex := range m.GetHistogram().GetExemplars() {
+			l := map[string]string{}
+			for _, p := range ex.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if l["request_id"] == "7" && l["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("no native exemplar with request_id 7 and its trace_id on the ladder TTFT histogram")
+	}
+}
+
+func TestDispatchLagMaxWindow(t *testing.T) {
+	now := fixedNow
+	r, _ := newTestRecorder(t, Options{LagWindow: 10 * time.Second, Now: func() time.Time { return now }})
+	rec := func(lag time.Duration) {
+		r.Record(&ledger.Record{Target: "a", Class: "c", Traffic: ledger.TrafficBaseline, Planned: time.Second,
+			Dispatched: time.Second + lag, End: 2 * time.Second, Outcome: ledger.Timeout, Reason: ledger.ReasonTotal})
+	}
+	steps := []struct {
+		advance time.Duration
+		lag     time.Duration // 0: no record
+		want    float64
+	}{
+		{0, 30 * ms, 0.03},
+		{time.Second, 5 * ms, 0.03},
+		{5 * time.Second, 0, 0.03},
+		{4 * time.Second, 0, 0.005}, // the 30ms lag is now 10s old: out of the window
+		{10 * time.Second, 0, 0},
+	}
+	for i, s := range steps {
+		now = now.Add(s.advance)
+		if s.lag > 0 {
+			rec(s.lag)
+		}
+		if got := testutil.ToFloat64(r.prom.lagMax); got < s.want-1e-9 || got > s.want+1e-9 {
+			t.Errorf("step %d: lag max = %v, want %v", i, got, s.want)
+		}
+	}
+}
+
+func TestTargetIdentityChanges(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	steps := []struct {
+		model, version string
+		changed        bool
+		changes        float64
+	}{
+		{"m1", "", false, 0},
+		{"m1", "", false, 0},
+		{"", "", false, 0}, // a response naming no model says nothing
+		{"m2", "", true, 1},
+		{"m2", "v7", true, 2},
+	}
+	for i, s := range steps {
+		if got := r.SetTargetInfo("a", s.model, s.version); got != s.changed {
+			t.Errorf("step %d: changed = %v, want %v", i, got, s.changed)
+		}
+		if got := testutil.ToFloat64(r.prom.identityChanges.WithLabelValues("a")); got != s.changes {
+			t.Errorf("step %d: changes = %v, want %v", i, got, s.changes)
+		}
+		if n := testutil.CollectAndCount(r.prom.targetInfo); n != 1 {
+			t.Errorf("step %d: %d target_info series, want 1", i, n)
+		}
+	}
+}
+
+func TestLadderStepsReplaceAndForgetTarget(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	feedFixture(r)
+	r.SetLadderSteps("sim", "short", fixedNow, []LadderStep{{Step: 1, OfferedRate: 1, Goodput: 1}})
+	if n := testutil.CollectAndCount(r.prom.stepRate); n != 1 {
+		t.Errorf("step series after replace = %d, want 1", n)
+	}
+	if n := testutil.CollectAndCount(r.prom.stepTTFT); n != 0 {
+		t.Errorf("a step without TTFT p95 kept a series")
+	}
+	r.SetCapacity("sim", "short", -1, -1)
+	if n := testutil.CollectAndCount(r.prom.capacity); n != 0 {
+		t.Errorf("capacity not removed")
+	}
+	r.ForgetTarget("sim")
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if labelsOf(m)["target"] == "sim" {
+				t.Errorf("%s still has a series for a forgotten target", mf.GetName())
+			}
+		}
+	}
+}

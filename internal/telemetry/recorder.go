@@ -1,0 +1,273 @@
+package telemetry
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Options configure a Recorder. Zero values take the defaults.
+type Options struct {
+	// Registerer receives the Prometheus collectors; nil means a new
+	// registry from NewRegistry (see Recorder.Registry).
+	Registerer prometheus.Registerer
+	// MeterProvider receives the OTel instruments; nil disables OTel.
+	MeterProvider metric.MeterProvider
+	// Build fills llmprobe_build_info (GoVersion defaults to runtime.Version()).
+	Build BuildInfo
+	// LagWindow is the window of llmprobe_dispatch_lag_max_seconds (default 1m).
+	LagWindow time.Duration
+	// Now is the wall clock used for the lag window; time.Now by default.
+	Now func() time.Time
+}
+
+type seriesKey struct {
+	target, class string
+	traffic       ledger.Traffic
+}
+
+type classKey struct{ target, class string }
+
+type identity struct{ model, version string }
+
+// Recorder is the one telemetry sink: every finished record goes to the
+// Prometheus collectors and, when configured, the OTel instruments. It is
+// safe for concurrent use.
+type Recorder struct {
+	prom     *promMetrics
+	otel     *otelInstruments
+	registry *prometheus.Registry // nil when the caller gave a Registerer
+
+	mu        sync.Mutex
+	gates     map[classKey]Gates
+	seen      map[seriesKey]bool
+	identity  map[string]identity
+	endpoints map[string]Endpoint
+}
+
+// New builds a Recorder and registers its collectors.
+func New(o Options) (*Recorder, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.LagWindow <= 0 {
+		o.LagWindow = defaultLagWindow
+	}
+	r := &Recorder{
+		prom:      newPromMetrics(o.Now, o.LagWindow),
+		gates:     make(map[classKey]Gates),
+		seen:      make(map[seriesKey]bool),
+		identity:  make(map[string]identity),
+		endpoints: make(map[string]Endpoint),
+	}
+	reg := o.Registerer
+	if reg == nil {
+		r.registry = NewRegistry()
+		reg = r.registry
+	}
+	for _, c := range r.prom.collectors() {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("telemetry: register Prometheus collector: %w", err)
+		}
+	}
+	b := defaultBuildInfo(o.Build)
+	r.prom.buildInfo.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	if o.MeterProvider != nil {
+		in, err := newOtelInstruments(o.MeterProvider)
+		if err != nil {
+			return nil, err
+		}
+		r.otel = in
+	}
+	return r, nil
+}
+
+// Registry returns the registry New created, or nil when Options.Registerer
+// was given.
+func (r *Recorder) Registry() *prometheus.Registry { return r.registry }
+
+// Record implements ledger.Sink.
+func (r *Recorder) Record(rec *ledger.Record) {
+	k := seriesKey{rec.Target, rec.Class, rec.Traffic}
+	r.mu.Lock()
+	if !r.seen[k] {
+		r.seen[k] = true
+		r.prom.initSeries(k.target, k.class, k.traffic)
+		r.prom.lagMax.ensure(k.target)
+	}
+	g := r.gates[classKey{rec.Target, rec.Class}]
+	ep := r.endpoints[rec.Target]
+	r.mu.Unlock()
+	good := g.Good(rec)
+	r.prom.record(rec, good)
+	if r.otel != nil {
+		r.otel.record(rec, good, ep)
+	}
+}
+
+// InitSeries creates every series of (target, class) for each traffic kind
+// at zero, so rates and ratios exist before the first request finishes.
+// Record does the same for a series the first time it sees it.
+func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range traffic {
+		k := seriesKey{target, class, t}
+		if !r.seen[k] {
+			r.seen[k] = true
+			r.prom.initSeries(target, class, t)
+		}
+	}
+	r.prom.lagMax.ensure(target)
+}
+
+// SetGates sets the gates of a target's class, used for
+// llmprobe_requests_good_total and exported as llmprobe_slo_ttft_seconds.
+func (r *Recorder) SetGates(target, class string, g Gates) {
+	r.mu.Lock()
+	r.gates[classKey{target, class}] = g
+	r.mu.Unlock()
+	if g.TTFT > 0 {
+		r.prom.sloTTFT.WithLabelValues(target, class).Set(g.TTFT.Seconds())
+	} else {
+		r.prom.sloTTFT.DeleteLabelValues(target, class)
+	}
+}
+
+// Endpoint describes a target for the OTel semantic-convention attributes
+// (host and port only: never a URL path, query or key).
+type Endpoint struct {
+	Provider     string // gen_ai.provider.name, e.g. "openai"
+	Operation    string // gen_ai.operation.name; default from the record's API
+	RequestModel string // gen_ai.request.model
+	Address      string // server.address (host name or IP)
+	Port         int    // server.port; 0 omits it
+}
+
+// SetEndpoint sets the OTel attributes of a target.
+func (r *Recorder) SetEndpoint(target string, e Endpoint) {
+	r.mu.Lock()
+	r.endpoints[target] = e
+	r.mu.Unlock()
+}
+
+// ForgetTarget removes every series of a target (after a reload removed it).
+func (r *Recorder) ForgetTarget(target string) {
+	r.mu.Lock()
+	for k := range r.seen {
+		if k.target == target {
+			delete(r.seen, k)
+		}
+	}
+	for k := range r.gates {
+		if k.target == target {
+			delete(r.gates, k)
+		}
+	}
+	delete(r.identity, target)
+	delete(r.endpoints, target)
+	r.mu.Unlock()
+	for _, v := range r.prom.perTarget() {
+		v.DeletePartialMatch(prometheus.Labels{labelTarget: target})
+	}
+	r.prom.lagMax.forget(target)
+}
+
+// SetInFlight sets llmprobe_in_flight_requests and
+// llmprobe_oldest_in_flight_seconds (the oldest request's age from its
+// planned time; 0 when none are in flight).
+func (r *Recorder) SetInFlight(target string, n int, oldest time.Duration) {
+	r.prom.inFlight.WithLabelValues(target).Set(float64(n))
+	if n == 0 {
+		oldest = 0
+	}
+	r.prom.oldest.WithLabelValues(target).Set(oldest.Seconds())
+}
+
+// SetArrivalRate sets the scheduled arrival rate (requests per second).
+func (r *Recorder) SetArrivalRate(target, class string, traffic ledger.Traffic, perSecond float64) {
+	r.prom.arrivalRate.WithLabelValues(target, class, string(traffic)).Set(perSecond)
+}
+
+// SetGeneratorValid sets llmprobe_generator_valid.
+func (r *Recorder) SetGeneratorValid(target string, valid bool) {
+	v := 0.0
+	if valid {
+		v = 1
+	}
+	r.prom.generatorValid.WithLabelValues(target).Set(v)
+}
+
+// SetCapacity sets the capacity and knee of the last ladder for a class.
+// A negative value removes the series (no capacity / no knee found).
+func (r *Recorder) SetCapacity(target, class string, capacity, knee float64) {
+	setOrDelete(r.prom.capacity, capacity, target, class)
+	setOrDelete(r.prom.knee, knee, target, class)
+}
+
+func setOrDelete(g *prometheus.GaugeVec, v float64, lv ...string) {
+	if v < 0 || math.IsNaN(v) {
+		g.DeleteLabelValues(lv...)
+		return
+	}
+	g.WithLabelValues(lv...).Set(v)
+}
+
+// SetLadderSteps replaces the per-step gauges of a class with the steps of
+// the last ladder and stamps llmprobe_ladder_last_run_timestamp_seconds.
+func (r *Recorder) SetLadderSteps(target, class string, finished time.Time, steps []LadderStep) {
+	sel := prometheus.Labels{labelTarget: target, labelClass: class}
+	r.prom.stepRate.DeletePartialMatch(sel)
+	r.prom.stepTTFT.DeletePartialMatch(sel)
+	r.prom.stepGoodput.DeletePartialMatch(sel)
+	for _, s := range steps {
+		step := strconv.Itoa(s.Step)
+		r.prom.stepRate.WithLabelValues(target, class, step).Set(s.OfferedRate)
+		if s.TTFTP95 > 0 {
+			r.prom.stepTTFT.WithLabelValues(target, class, step).Set(s.TTFTP95.Seconds())
+		}
+		r.prom.stepGoodput.WithLabelValues(target, class, step).Set(s.Goodput)
+	}
+	r.prom.ladderLast.WithLabelValues(target).Set(float64(finished.UnixNano()) / 1e9)
+}
+
+// SetBudget sets what is left of today's budgets; a negative value means
+// unlimited and removes the series.
+func (r *Recorder) SetBudget(target string, tokens, requests int64) {
+	setOrDelete(r.prom.budgetTokens, float64(tokens), target)
+	setOrDelete(r.prom.budgetRequests, float64(requests), target)
+}
+
+// SetTargetInfo records the target's identity (the model named in
+// responses, an optional version). It reports whether this changed a
+// previously known identity, in which case
+// llmprobe_target_identity_changes_total is incremented. An empty model
+// keeps the previous one (a response that named no model says nothing).
+func (r *Recorder) SetTargetInfo(target, model, version string) (changed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old, known := r.identity[target]
+	if model == "" {
+		model = old.model
+	}
+	next := identity{model, version}
+	if known && old == next {
+		return false
+	}
+	r.identity[target] = next
+	if known {
+		r.prom.targetInfo.DeleteLabelValues(target, old.model, old.version)
+		r.prom.identityChanges.WithLabelValues(target).Inc()
+	} else {
+		r.prom.identityChanges.WithLabelValues(target)
+	}
+	r.prom.targetInfo.WithLabelValues(target, next.model, next.version).Set(1)
+	return known
+}
