@@ -12,6 +12,9 @@ type Limits struct {
 	TokensPerDay   int64
 	RequestsPerDay int64
 	Zone           *time.Location // whose midnight resets the budget; nil = UTC
+	// Target, when set, makes Record ignore other targets' records, so the
+	// budget can subscribe to a ledger shared by several targets.
+	Target string
 }
 
 // Remaining is what is left of today's budget.
@@ -102,9 +105,17 @@ func (b *Budget) Charge(rec *ledger.Record) {
 	}
 }
 
-// Record implements ledger.Sink (it calls Charge). Feed it only the
-// target's records.
-func (b *Budget) Record(rec *ledger.Record) { b.Charge(rec) }
+// Record implements ledger.Sink: it calls Charge for the records of
+// Limits.Target (every record when Target is empty).
+func (b *Budget) Record(rec *ledger.Record) {
+	b.mu.Lock()
+	t := b.limits.Target
+	b.mu.Unlock()
+	if t != "" && rec.Target != t {
+		return
+	}
+	b.Charge(rec)
+}
 
 // Remaining returns what is left today (for the budget gauge).
 func (b *Budget) Remaining() Remaining {

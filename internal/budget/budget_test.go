@@ -130,3 +130,23 @@ func TestConcurrentAdmit(t *testing.T) {
 		t.Fatalf("admitted %d, want exactly 50", admitted)
 	}
 }
+
+func TestRecordFiltersTarget(t *testing.T) {
+	b := New(Limits{RequestsPerDay: 10, Target: "a"}, nil)
+	b.Admit(&ledger.Record{ID: 1, Target: "a"})
+	b.Record(&ledger.Record{ID: 1, Target: "a", Dispatched: 1})
+	b.Record(&ledger.Record{ID: 2, Target: "b", Dispatched: 1})
+	if r := b.Remaining(); r.RequestsUsed != 1 || r.Requests != 9 {
+		t.Fatalf("another target's record was charged: %+v", r)
+	}
+}
+
+func BenchmarkAdmitCharge(b *testing.B) {
+	bud := New(Limits{TokensPerDay: 1 << 60, RequestsPerDay: 1 << 60}, nil)
+	rec := &ledger.Record{Dispatched: 1, Usage: ledger.Usage{Known: true, Prompt: 10, Completion: 10}}
+	for i := 0; b.Loop(); i++ {
+		rec.ID = uint64(i)
+		bud.Admit(rec)
+		bud.Charge(rec)
+	}
+}

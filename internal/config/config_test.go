@@ -146,6 +146,7 @@ func TestEnvOverride(t *testing.T) {
 			"LLMPROBE_ADMIN__LISTEN=127.0.0.1:9999",
 			"LLMPROBE_LEDGER__KEEP=7",
 			"LLMPROBE_OTEL__ENABLED=true",
+			"LLMPROBE_LEDGER__DIR=2026",          // a string key keeps a numeric-looking value
 			"LLMPROBE_API_KEY=secret-not-config", // no "__": not configuration
 			"OTHER__X=1",
 		}
@@ -154,15 +155,15 @@ func TestEnvOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Admin.Listen != "127.0.0.1:9999" || c.Ledger.Keep != 7 || !c.OTel.Enabled {
+	if c.Admin.Listen != "127.0.0.1:9999" || c.Ledger.Keep != 7 || !c.OTel.Enabled || c.Ledger.Dir != "2026" {
 		t.Fatalf("env did not override: %+v %+v %+v", c.Admin, c.Ledger, c.OTel)
 	}
 
 	bad := func() []string {
-		return []string{"LLMPROBE_LOG__LEVL=debug", "LLMPROBE_DRAIN__TIMEOUT=soon", "LLMPROBE_TARGETS__0__URL=x"}
+		return []string{"LLMPROBE_LOG__LEVL=debug", "LLMPROBE_DRAIN__TIMEOUT=soon", "LLMPROBE_TARGETS__0__URL=x", "LLMPROBE_LEDGER__KEEP=many"}
 	}
 	_, err = LoadWith(Options{Path: p, Environ: bad})
-	for _, w := range []string{"env LLMPROBE_LOG__LEVL: log.levl: unknown key", "env LLMPROBE_DRAIN__TIMEOUT: drain.timeout: invalid duration", "env LLMPROBE_TARGETS__0__URL: targets.0.url: targets cannot be set"} {
+	for _, w := range []string{"env LLMPROBE_LOG__LEVL: log.levl: unknown key", "env LLMPROBE_DRAIN__TIMEOUT: drain.timeout: invalid duration", "env LLMPROBE_TARGETS__0__URL: targets.0.url: targets cannot be set", "env LLMPROBE_LEDGER__KEEP: ledger.keep: want a whole number"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("want %q in\n%v", w, err)
 		}
@@ -296,5 +297,25 @@ func TestWorkloadClasses(t *testing.T) {
 	bad.Prompt = Prompt{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
 	if _, err := bad.Workload("targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt.file") {
 		t.Fatalf("missing prompt file: %v", err)
+	}
+}
+
+func TestBuiltIn(t *testing.T) {
+	builtIn := []byte("targets:\n  - name: sim\n    url: http://127.0.0.1:4321/v1\n    model: llmprobe-sim\n")
+	c, err := LoadWith(Options{BuiltIn: builtIn, Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Targets) != 1 || c.Targets[0].URL != "http://127.0.0.1:4321/v1" {
+		t.Fatalf("built-in targets not loaded: %+v", c.Targets)
+	}
+	_, err = LoadWith(Options{BuiltIn: append(builtIn, []byte("    modle: x\n")...), Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "built-in: targets[0].modle: unknown key") {
+		t.Fatalf("want an error naming built-in, got %v", err)
+	}
+	// A file replaces the built-in targets.
+	c, err = LoadWith(Options{BuiltIn: builtIn, Path: write(t, minimal), Environ: noEnv})
+	if err != nil || len(c.Targets) != 1 || c.Targets[0].Name != "t1" {
+		t.Fatalf("file over built-in: %+v %v", c, err)
 	}
 }

@@ -27,6 +27,10 @@ type Options struct {
 	Path    string          // YAML file; "" = defaults, environment and flags only
 	Flags   *pflag.FlagSet  // parsed flags (RegisterFlags); nil = none
 	Environ func() []string // environment; nil = os.Environ
+	// BuiltIn is YAML loaded over the defaults and under the file, named
+	// "built-in" in errors: e.g. the in-process simulator target that
+	// `llmprobe run` probes when no config file is given.
+	BuiltIn []byte
 }
 
 // Load reads defaults, the YAML file at path, LLMPROBE_ environment variables
@@ -84,6 +88,16 @@ func LoadWith(o Options) (*Config, error) {
 		return nil, fmt.Errorf("config: defaults: %w", err)
 	}
 	fileSrc := "config"
+	if len(o.BuiltIn) > 0 {
+		m, err := yaml.Parser().Unmarshal(o.BuiltIn)
+		if err != nil {
+			return nil, Errors{{Source: "built-in", Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
+		}
+		if err := layer("built-in", confmap.Provider(m, ""), nil); err != nil {
+			return nil, fmt.Errorf("config: built-in: %w", err)
+		}
+		fileSrc = "built-in"
+	}
 	if o.Path != "" {
 		fileSrc = o.Path
 		if _, err := os.Stat(o.Path); err != nil {
@@ -111,7 +125,7 @@ func LoadWith(o Options) (*Config, error) {
 				return "", nil
 			}
 			envNames[key] = "env " + name
-			return key, scalar(val)
+			return key, val
 		},
 	})
 	if err := layer("env", ep, nil); err != nil {
@@ -188,8 +202,31 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// scalar reads an environment value as a YAML scalar, so "5" is a number and
-// "true" a boolean; anything else stays a string.
+// fromEnv converts an environment string for a field of type t: numbers
+// and booleans are read as YAML scalars; anything else stays a string.
+func fromEnv(s string, t reflect.Type) any {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
+		if t == durationType {
+			return s
+		}
+		return scalar(s)
+	}
+	return s
+}
+
+func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if strings.Split(f.Tag.Get("koanf"), ",")[0] == tag {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// scalar reads a value as a YAML scalar, so "5" is a number and "true" a
+// boolean; anything else stays a string.
 func scalar(v string) any {
 	var x any
 	if err := yamlv3.Unmarshal([]byte(v), &x); err != nil {
@@ -291,10 +328,21 @@ func join(path, k string) string {
 }
 
 // walk checks raw against the struct type t: unknown keys, value kinds and
-// duration syntax, collecting every problem with its path.
+// duration syntax, collecting every problem with its path. Environment
+// values arrive as strings; walk converts those meant as numbers or
+// booleans in place.
 func walk(el *errorList, path string, v any, t reflect.Type) {
 	if v == nil {
 		return
+	}
+	if m, ok := v.(map[string]any); ok && t.Kind() == reflect.Struct {
+		for k, x := range m {
+			if s, isStr := x.(string); isStr && strings.HasPrefix(el.src(join(path, k)), "env ") {
+				if f, ok := fieldByTag(t, k); ok {
+					m[k] = fromEnv(s, f.Type)
+				}
+			}
+		}
 	}
 	if t == durationType {
 		s, ok := v.(string)

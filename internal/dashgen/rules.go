@@ -111,24 +111,28 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	if err := o.validate(); err != nil {
 		return RuleFile{}, err
 	}
-	var f RuleFile
-	f.Groups = append(f.Groups, RuleGroup{Name: "llmprobe-slo-gate", Rules: []Rule{{
+	// Alerts share a group with the recording rules they read: rules of one
+	// group are evaluated in order, so an alert never reads a recorded series
+	// one interval old (or, with long intervals, past the lookback delta).
+	slo := []Rule{{
 		Record: recGate(),
 		Expr:   fmt.Sprintf("max by (%s) (llmprobe_slo_ttft_seconds)", sliBy),
-	}}})
+	}}
 	for _, w := range SLIWindows {
-		f.Groups = append(f.Groups, RuleGroup{Name: "llmprobe-sli-" + w, Rules: sliRules(o, w)})
+		slo = append(slo, sliRules(o, w)...)
 	}
-	f.Groups = append(f.Groups,
-		RuleGroup{Name: "llmprobe-capacity", Rules: []Rule{{
-			Record: recCapacityByVersion,
-			Expr: "llmprobe_capacity_requests_per_second\n" +
-				"  * on (job, instance, target) group_left (model, version)\n" +
-				"  max by (job, instance, target, model, version) (llmprobe_target_info)",
-		}}},
-		RuleGroup{Name: "llmprobe-slo-alerts", Rules: sloAlerts(o)},
-		RuleGroup{Name: "llmprobe-alerts", Rules: otherAlerts(o)},
-	)
+	slo = append(slo, sloAlerts(o)...)
+	capacity := append([]Rule{{
+		Record: recCapacityByVersion,
+		Expr: "llmprobe_capacity_requests_per_second\n" +
+			"  * on (job, instance, target) group_left (model, version)\n" +
+			"  max by (job, instance, target, model, version) (llmprobe_target_info)",
+	}}, capacityAlerts(o)...)
+	f := RuleFile{Groups: []RuleGroup{
+		{Name: "llmprobe-slo", Rules: slo},
+		{Name: "llmprobe-capacity", Rules: capacity},
+		{Name: "llmprobe-prober", Rules: proberAlerts(o)},
+	}}
 	return f, nil
 }
 
@@ -247,7 +251,7 @@ func sloAlerts(o RuleOptions) []Rule {
 	return out
 }
 
-func otherAlerts(o RuleOptions) []Rule {
+func capacityAlerts(o RuleOptions) []Rule {
 	frac := num(o.CapacityFraction)
 	return []Rule{
 		{
@@ -278,6 +282,11 @@ func otherAlerts(o RuleOptions) []Rule {
 				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
 			},
 		},
+	}
+}
+
+func proberAlerts(o RuleOptions) []Rule {
+	return []Rule{
 		{
 			Alert: "LLMProbeGeneratorInvalid",
 			Expr: fmt.Sprintf("min by (job, instance, target) (llmprobe_generator_valid) == 0\n"+

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +38,21 @@ func (s *lagSink) report(b *testing.B) {
 	b.ReportMetric(q(1), "lag-max-µs")
 }
 
+// cpuTime is the process's user+system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports CPU time per op since c0 (the whole process: the
+// dispatcher, the ledger and the fake executor).
+func reportCPU(b *testing.B, c0 time.Duration) {
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
 // BenchmarkOpenFlatOut measures the dispatcher alone at full speed: every
 // arrival is already due, the executor returns at once. ns/op is the cost of
 // one arrival (plan, goroutine, exec wrapper, finish).
@@ -51,6 +67,7 @@ func BenchmarkOpenFlatOut(b *testing.B) {
 	time.Sleep(time.Millisecond) // every arrival is due at once
 	b.ReportAllocs()
 	b.ResetTimer()
+	c0 := cpuTime()
 	if err := g.Open(context.Background(), OpenConfig{
 		Arrivals: arr, Start: time.Nanosecond, Window: time.Duration(b.N) * time.Nanosecond, Exec: okExec,
 	}); err != nil {
@@ -58,6 +75,7 @@ func BenchmarkOpenFlatOut(b *testing.B) {
 	}
 	g.Drain(context.Background(), time.Minute)
 	b.StopTimer()
+	reportCPU(b, c0)
 	if err := led.Verify(); err != nil {
 		b.Fatal(err)
 	}
@@ -89,11 +107,13 @@ func BenchmarkOpenPaced(b *testing.B) {
 				return arr.Next()
 			})
 			b.ResetTimer()
+			c0 := cpuTime()
 			if err := g.Open(context.Background(), OpenConfig{Arrivals: counted, Exec: okExec, Spin: bc.spin}); err != nil {
 				b.Fatal(err)
 			}
 			g.Drain(context.Background(), time.Minute)
 			b.StopTimer()
+			reportCPU(b, c0)
 			sink.report(b)
 		})
 	}

@@ -20,7 +20,13 @@ type Result struct {
 // every record that reaches Exec counts as dispatched. Exec stamps the
 // boundaries it measures into rec but never finishes the record: the
 // dispatcher does, with the returned Result. Exec must return promptly once
-// ctx is cancelled.
+// ctx is cancelled (Drain waits for it). If the drain deadline or an
+// interrupt claimed the request before dispatched was called, dispatched
+// does nothing, ctx is already cancelled and the record ends
+// unsent/shutdown whatever the Exec returns; once claimed after dispatch,
+// the claimer's outcome (censored, cancelled) replaces the Exec's result.
+// The Result must be a valid sent outcome/reason pair (ledger.Check); an
+// invalid one is recorded as transport_error/transport_other.
 type Exec func(ctx context.Context, rec *ledger.Record, dispatched func()) Result
 
 // Arrivals yields planned offsets, relative to the stream's start, in

@@ -1,8 +1,18 @@
-// Package dispatch turns a plan into requests at absolute times. Open-loop
-// streams are anchored at one start instant and never wait for a response
-// before the next arrival; an optional in-flight cap ends arrivals that find
-// it full as unsent (client_cap) at their planned time. Closed-loop users
-// (N users, think time) exist for comparison and are labelled closed loop.
-// A Group owns every in-flight request of a run and drains it: after the
-// drain deadline what is still in flight is cancelled and recorded censored.
+// Package dispatch turns a plan into requests at absolute times and owns
+// every request in flight.
+//
+// A Group owns the in-flight requests of a run across any number of streams
+// sharing one ledger. Open runs an open-loop stream: arrivals come from a
+// fixed schedule (a schedule.Sequence) anchored at one start instant, each
+// sent at epoch+Start+offset on its own goroutine, never waiting for a
+// response; an optional in-flight cap ends arrivals that find it full as
+// unsent/client_cap at their planned time. Closed runs N users with think
+// time, for comparison only, labelled closed loop in every record. Drain
+// waits for what is in flight up to a deadline and then records what remains
+// censored/drain_deadline (or cancelled/interrupted on an interrupt), each
+// exactly once, so that nothing is pending afterwards.
+//
+// Inject wraps an Exec with cancellation injection; Retry (off by default)
+// makes every retried attempt its own ledger record, counted as an attempt,
+// never as new demand.
 package dispatch

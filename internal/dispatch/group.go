@@ -11,14 +11,18 @@ import (
 )
 
 // Flight states. A flight is finished by its own goroutine only; Drain and
-// interrupts claim it (compare-and-swap from running) and the goroutine then
-// writes the claimer's outcome instead of the Exec's result. Whoever swaps
-// first wins, so the ledger sees exactly one Finish per record.
+// interrupts claim it (compare-and-swap) and the goroutine then records the
+// claimer's outcome instead of the Exec's result. Whoever swaps first wins,
+// so the ledger sees exactly one Finish per record. Sending is a state too,
+// so that a flight is claimed either before it was sent (it then never is:
+// unsent/shutdown) or after (censored or cancelled), never in between.
 const (
-	stateRunning     int32 = iota
-	stateDone              // the Exec's own result stands
-	stateCensored          // claimed at the drain deadline
-	stateInterrupted       // claimed by an interrupt before the deadline
+	stateIdle        int32 = iota // registered, not sent yet
+	stateSent                     // the Exec called dispatched
+	stateDone                     // the Exec's own result stands
+	stateCensored                 // claimed at the drain deadline after it was sent
+	stateInterrupted              // claimed by an interrupt after it was sent
+	stateStopped                  // claimed before it was sent
 )
 
 var (
@@ -41,15 +45,16 @@ type Group struct {
 	censorEnd    atomic.Int64 // ledger offset of the drain deadline (stateCensored)
 	interruptEnd atomic.Int64 // ledger offset of the interrupt (stateInterrupted)
 
-	mu     sync.Mutex // guards shards (taken per stream, not per request)
-	shards []*shard
+	shards []*shard      // fixed at creation; streams are spread over them
+	next   atomic.Uint32 // round robin over shards
 
 	flights sync.WaitGroup // one per request chain (a request and its retries)
 	loops   sync.WaitGroup // closed-loop user goroutines
 }
 
-// shard is one stream's set of in-flight requests, so that streams do not
-// contend on one lock.
+// shard is a set of in-flight requests. Streams are spread over a fixed
+// number of shards so that they do not contend on one lock and the group's
+// state does not grow with the number of streams a long run starts.
 type shard struct {
 	mu sync.Mutex
 	m  map[*flight]struct{}
@@ -59,12 +64,15 @@ type flight struct {
 	rec    *ledger.Record
 	cancel context.CancelCauseFunc
 	state  atomic.Int32
-	sent   atomic.Bool
 }
 
 // NewGroup returns a Group that records into led.
 func NewGroup(led *ledger.Ledger) *Group {
-	return &Group{led: led, drainCh: make(chan struct{}), stopCh: make(chan struct{})}
+	g := &Group{led: led, drainCh: make(chan struct{}), stopCh: make(chan struct{}), shards: make([]*shard, numShards)}
+	for i := range g.shards {
+		g.shards[i] = &shard{m: make(map[*flight]struct{})}
+	}
+	return g
 }
 
 // Ledger returns the group's ledger.
@@ -74,12 +82,12 @@ func (g *Group) Ledger() *ledger.Ledger { return g.led }
 // are ended unsent with reason shutdown.
 func (g *Group) Draining() bool { return g.draining.Load() }
 
+// numShards is the number of flight sets per group.
+const numShards = 16
+
+// newShard picks the shard for a new stream.
 func (g *Group) newShard() *shard {
-	s := &shard{m: make(map[*flight]struct{})}
-	g.mu.Lock()
-	g.shards = append(g.shards, s)
-	g.mu.Unlock()
-	return s
+	return g.shards[g.next.Add(1)%numShards]
 }
 
 // register adds a flight for rec to s. A new chain (chain true: a first
@@ -127,41 +135,58 @@ func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (Result, b
 	res := x(ctx, f.rec, func() { g.markSent(f) })
 	s.remove(f)
 	f.cancel(nil)
-	if !f.sent.Load() {
-		// Contract breach: an Exec must call dispatched. Count it as sent
-		// now so that the ledger has no hole (its lag is then an upper bound).
-		g.markSent(f)
-	}
 	rec := f.rec
-	if f.state.CompareAndSwap(stateRunning, stateDone) {
-		if err := ledger.Check(res.Outcome, res.Reason); err != nil || res.Outcome == ledger.Unsent {
-			res = Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "executor returned an invalid outcome"}
+	st := f.state.Load()
+	for st == stateIdle || st == stateSent {
+		if f.state.CompareAndSwap(st, stateDone) {
+			if st == stateIdle {
+				// Contract breach: an Exec must call dispatched. Count it as
+				// sent now so that the ledger has no hole (its lag is then an
+				// upper bound).
+				g.led.MarkDispatched(rec)
+			}
+			if err := ledger.Check(res.Outcome, res.Reason); err != nil || res.Outcome == ledger.Unsent {
+				res = Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "executor returned an invalid outcome"}
+			}
+			_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
+			return res, true
 		}
-		_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
-		return res, true
+		st = f.state.Load()
 	}
-	if f.state.Load() == stateCensored {
-		rec.End = time.Duration(g.censorEnd.Load())
+	var end time.Duration
+	switch st {
+	case stateStopped:
+		// Claimed before the Exec got as far as sending: it never was.
+		_ = g.led.Unsent(rec, ledger.ReasonShutdown)
+		return Result{Outcome: ledger.Unsent, Reason: ledger.ReasonShutdown}, false
+	case stateCensored:
+		end = time.Duration(g.censorEnd.Load())
 		res = Result{Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline, Err: "still in flight at the drain deadline"}
-	} else {
-		rec.End = time.Duration(g.interruptEnd.Load())
+	default: // stateInterrupted
+		end = time.Duration(g.interruptEnd.Load())
 		res = Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "run interrupted"}
 	}
+	// A request stamped sent in the instant between the deadline and its
+	// claim ends at its dispatch, never before it.
+	rec.End = max(end, rec.Dispatched)
 	_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
 	return res, false
 }
 
+// markSent stamps the dispatch, once, unless the flight was already claimed:
+// its context is then cancelled and the request is not counted as sent.
 func (g *Group) markSent(f *flight) {
-	if f.sent.CompareAndSwap(false, true) {
+	if f.state.CompareAndSwap(stateIdle, stateSent) {
 		g.led.MarkDispatched(f.rec)
 	}
 }
 
 // Drain stops the group taking new arrivals and waits for what is in
-// flight (retries included), up to deadline. At the deadline every request still in flight is
-// cancelled and recorded censored/drain_deadline with End at the deadline
-// (its age is a lower bound, never a latency sample); the number censored is
-// returned. If ctx is cancelled first, what is in flight is cancelled and
+// flight (retries included), up to deadline. At the deadline every request
+// still in flight is cancelled and recorded censored/drain_deadline with End
+// at the deadline (its age is a lower bound, never a latency sample); the
+// number censored is returned. A request whose Exec had not yet called
+// dispatched is not sent at all and is recorded unsent/shutdown. If ctx is cancelled first, what is in flight is cancelled and
 // recorded cancelled/interrupted instead. Either way retries still waiting
 // for their backoff are abandoned (a retry is not demand: the attempt it
 // would repeat already has its outcome). Drain returns once every request
@@ -177,9 +202,7 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 		close(g.drainCh)
 	})
 	// Barrier: a registration that raced with the flag is visible now.
-	g.mu.Lock()
-	shards := append([]*shard(nil), g.shards...)
-	g.mu.Unlock()
+	shards := g.shards
 	for _, s := range shards {
 		s.mu.Lock()
 		//lint:ignore SA2001 empty critical section is the barrier
@@ -195,21 +218,35 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 	}
 	t := time.NewTimer(deadline)
 	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		g.censorEnd.Store(int64(g.led.Now()))
-		censored = g.claim(shards, stateCensored, errDrainDeadline)
-		<-done
-	case <-ctx.Done():
+	interrupt := func() {
 		g.interruptEnd.Store(int64(g.led.Now()))
 		g.claim(shards, stateInterrupted, errInterrupted)
 		<-done
+	}
+	if ctx.Err() != nil { // an interrupt wins over a deadline that is also due
+		interrupt()
+	} else {
+		select {
+		case <-done:
+		case <-t.C:
+			if ctx.Err() != nil {
+				interrupt()
+				break
+			}
+			g.censorEnd.Store(int64(g.led.Now()))
+			censored = g.claim(shards, stateCensored, errDrainDeadline)
+			<-done
+		case <-ctx.Done():
+			interrupt()
+		}
 	}
 	g.loops.Wait()
 	return censored
 }
 
+// claim claims every registered flight for state (stateCensored or
+// stateInterrupted) and cancels it; a flight not yet sent is claimed as
+// stopped instead. It returns how many sent flights it claimed.
 func (g *Group) claim(shards []*shard, state int32, cause error) int {
 	g.stopOnce.Do(func() {
 		g.stopped.Store(true)
@@ -219,9 +256,21 @@ func (g *Group) claim(shards []*shard, state int32, cause error) int {
 	for _, s := range shards {
 		s.mu.Lock()
 		for f := range s.m {
-			if f.state.CompareAndSwap(stateRunning, state) {
-				n++
-				f.cancel(cause)
+			for {
+				st := f.state.Load()
+				to := state
+				if st == stateIdle {
+					to = stateStopped
+				} else if st != stateSent {
+					break // done or already claimed
+				}
+				if f.state.CompareAndSwap(st, to) {
+					if to == state {
+						n++
+					}
+					f.cancel(cause)
+					break
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -231,11 +280,8 @@ func (g *Group) claim(shards []*shard, state int32, cause error) int {
 
 // InFlight returns the number of requests in flight in the group.
 func (g *Group) InFlight() int {
-	g.mu.Lock()
-	shards := append([]*shard(nil), g.shards...)
-	g.mu.Unlock()
 	n := 0
-	for _, s := range shards {
+	for _, s := range g.shards {
 		s.mu.Lock()
 		n += len(s.m)
 		s.mu.Unlock()

@@ -71,6 +71,7 @@ func TestOpenNeverWaitsForResponses(t *testing.T) {
 	if n := g.InFlight(); n != len(want) {
 		t.Errorf("%d in flight after the window, want all %d", n, len(want))
 	}
+	eventually(t, "every arrival is sent", func() bool { return led.Counts().Dispatched == len(want) })
 	before := led.Now()
 	censored := g.Drain(context.Background(), 30*time.Millisecond)
 	c := checkLedger(t, led, col)

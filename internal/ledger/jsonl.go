@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -97,8 +98,11 @@ type RotatingOptions struct {
 	// MaxBytes rotates the active file before it would grow past this size
 	// (default 64 MiB).
 	MaxBytes int64
-	// MaxAge rotates the active file once it is this old (default 24h; a
-	// negative value disables age rotation).
+	// RotateEvery rotates the active file once it is this old (default 24h;
+	// a negative value disables age rotation).
+	RotateEvery time.Duration
+	// MaxAge removes rotated files whose last write is older than this
+	// (0: no age limit).
 	MaxAge time.Duration
 	// Keep is how many rotated files to keep; older ones are removed (default 7).
 	Keep int
@@ -155,8 +159,8 @@ func NewRotatingSink(o RotatingOptions) (*RotatingSink, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 64 << 20
 	}
-	if o.MaxAge == 0 {
-		o.MaxAge = 24 * time.Hour
+	if o.RotateEvery == 0 {
+		o.RotateEvery = 24 * time.Hour
 	}
 	if o.Keep <= 0 {
 		o.Keep = 7
@@ -244,7 +248,7 @@ func (s *RotatingSink) run() {
 			s.write(b)
 		case <-t.C:
 			s.flush()
-			if s.o.MaxAge > 0 && s.f != nil && s.size > 0 && s.o.Now().Sub(s.opened) >= s.o.MaxAge {
+			if s.o.RotateEvery > 0 && s.f != nil && s.size > 0 && s.o.Now().Sub(s.opened) >= s.o.RotateEvery {
 				s.rotate()
 			}
 		}
@@ -253,7 +257,7 @@ func (s *RotatingSink) run() {
 
 func (s *RotatingSink) write(b []byte) {
 	if s.f != nil && s.size > 0 && (s.size+int64(len(b)) > s.o.MaxBytes ||
-		(s.o.MaxAge > 0 && s.o.Now().Sub(s.opened) >= s.o.MaxAge)) {
+		(s.o.RotateEvery > 0 && s.o.Now().Sub(s.opened) >= s.o.RotateEvery)) {
 		s.rotate()
 	}
 	if s.f == nil { // a failed rotation or open: try again, at most once per record
@@ -334,16 +338,32 @@ func (s *RotatingSink) rotate() {
 	}
 }
 
-// prune removes rotated files beyond Keep, oldest first (names sort by time).
+// prune removes rotated files beyond Keep, oldest first (names sort by
+// time), and those last written more than MaxAge ago.
 func (s *RotatingSink) prune(stem string) {
 	matches, err := filepath.Glob(stem + "-*.jsonl")
-	if err != nil || len(matches) <= s.o.Keep {
+	if err != nil {
 		return
 	}
 	sort.Strings(matches)
-	for _, m := range matches[:len(matches)-s.o.Keep] {
-		if err := os.Remove(m); err != nil {
+	remove := func(m string) {
+		if err := os.Remove(m); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.fail(fmt.Errorf("ledger: remove old ledger %s: %w", filepath.Base(m), err))
+		}
+	}
+	if extra := len(matches) - s.o.Keep; extra > 0 {
+		for _, m := range matches[:extra] {
+			remove(m)
+		}
+		matches = matches[extra:]
+	}
+	if s.o.MaxAge <= 0 {
+		return
+	}
+	now := s.o.Now()
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil && now.Sub(st.ModTime()) > s.o.MaxAge {
+			remove(m)
 		}
 	}
 }

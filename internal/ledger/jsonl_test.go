@@ -106,7 +106,7 @@ func TestRotatingSinkRotatesBySizeAndKeepsK(t *testing.T) {
 	dir := t.TempDir()
 	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	path := filepath.Join(dir, "ledger.jsonl")
-	s, err := NewRotatingSink(RotatingOptions{Path: path, MaxBytes: 600, MaxAge: -1, Keep: 2, Queue: 1000,
+	s, err := NewRotatingSink(RotatingOptions{Path: path, MaxBytes: 600, RotateEvery: -1, Keep: 2, Queue: 1000,
 		Header: RunHeader{RunID: "d"}, Now: func() time.Time { clk.Add(time.Millisecond); return clk.Now() }})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestRotatingSinkRotatesByAge(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s, err := NewRotatingSink(RotatingOptions{Path: filepath.Join(dir, "ledger.jsonl"), MaxAge: time.Hour, Now: clk.Now})
+	s, err := NewRotatingSink(RotatingOptions{Path: filepath.Join(dir, "ledger.jsonl"), RotateEvery: time.Hour, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestRotatingSinkCountsErrorsAndDrops(t *testing.T) {
 	if err := os.Symlink("/dev/full", path); err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewRotatingSink(RotatingOptions{Path: path, MaxAge: -1, Queue: 1000, FlushEvery: time.Millisecond})
+	s, err := NewRotatingSink(RotatingOptions{Path: path, RotateEvery: -1, Queue: 1000, FlushEvery: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,5 +222,34 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRotatingSinkRemovesRotatedFilesPastMaxAge(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "ledger-20200101T000000.000000000Z.jsonl")
+	if err := os.WriteFile(stale, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewRotatingSink(RotatingOptions{Path: filepath.Join(dir, "ledger.jsonl"), MaxBytes: 300, MaxAge: 24 * time.Hour, Keep: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		s.Record(&Record{ID: uint64(i + 1), Outcome: OK})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a rotated file older than MaxAge survived a rotation: %v", err)
+	}
+	if got := rotated(t, dir); len(got) == 0 {
+		t.Error("fresh rotated files were removed too")
 	}
 }

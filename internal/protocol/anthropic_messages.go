@@ -129,6 +129,10 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	var e anthEvent
 	if err := json.Unmarshal(data, &e); err != nil {
+		if name == "error" {
+			// An error event whose text is not JSON is still an error.
+			return Event{Err: &ServerError{Type: "error"}}, nil
+		}
 		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
 	}
 	typ := e.Type

@@ -41,6 +41,8 @@ func TestAnthropicDecode(t *testing.T) {
 		{name: "stop of a closed block", evs: []sseEv{start, block(0, "text"), stop(0), stop(0)}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "c"}, {}, {}}},
 		{name: "message_stop with a block open", evs: []sseEv{start, block(0, "text"), msgStop}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "c"}, {}}},
 		{name: "event after message_stop", evs: []sseEv{start, msgStop, {"ping", `{"type":"ping"}`}}, reason: ledger.ReasonDataAfterDone, want: []Event{{Model: "c"}, {Done: true}}},
+		{name: "error event with text data", evs: []sseEv{{"error", "upstream overloaded"}}, want: []Event{{Err: &ServerError{Type: "error"}}}},
+		{name: "not JSON", evs: []sseEv{start, {"content_block_delta", "{oops"}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "c"}}},
 		{name: "message_start without message", evs: []sseEv{{"message_start", `{"type":"message_start"}`}}, reason: ledger.ReasonMalformed},
 		{name: "delta without index", evs: []sseEv{start, {"content_block_delta", `{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}`}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "c"}}},
 		{

@@ -169,7 +169,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		defer s.idle.Stop()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return s.statusResult(ctx, resp)
+		return s.statusResult(resp)
 	}
 	if !isEventStream(resp.Header.Get("Content-Type")) {
 		return s.notEventStream(ctx, resp)
@@ -336,7 +336,7 @@ func (s *stream) maxEvent() int {
 
 // statusResult classifies a non-2xx response, reading a bounded part of its
 // body for the error's type and code.
-func (s *stream) statusResult(ctx context.Context, resp *http.Response) dispatch.Result {
+func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 	o, r := ClassifyStatus(resp.StatusCode)
 	if o == ledger.Rejected {
 		s.rec.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
@@ -348,7 +348,6 @@ func (s *stream) statusResult(ctx context.Context, resp *http.Response) dispatch
 	if s.rec.RetryAfter > 0 {
 		msg += ", retry after " + s.rec.RetryAfter.String()
 	}
-	_ = ctx
 	return s.fail(o, r, msg)
 }
 

@@ -2,12 +2,20 @@ package protocol
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -326,9 +335,10 @@ func TestDoTimeouts(t *testing.T) {
 		{name: "total", to: Timeouts{Total: 200 * time.Millisecond, Idle: time.Second}, reason: ledger.ReasonTotal, want: ledger.Timeout,
 			h: streamHandler(content("a"), step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"b"}`)}, step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"c"}`)},
 				step{wait: 60 * time.Millisecond, raw: chunk(`{"content":"d"}`)}, step{wait: long, raw: chunk(`{"content":"e"}`)})},
-		{name: "comments keep an idle stream alive", to: Timeouts{Idle: 150 * time.Millisecond, Total: 5 * time.Second}, reason: ledger.ReasonOther, want: ledger.OK,
-			h: streamHandler(content("a"), step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 60 * time.Millisecond, raw: ": ka\n\n"},
-				step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 60 * time.Millisecond, raw: ": ka\n\n"}, content("b"), done)},
+		{name: "comments keep an idle stream alive", to: Timeouts{Idle: 600 * time.Millisecond, Total: 5 * time.Second}, reason: ledger.ReasonOther, want: ledger.OK,
+			h: streamHandler(content("a"), step{wait: 150 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 150 * time.Millisecond, raw: ": ka\n\n"},
+				step{wait: 150 * time.Millisecond, raw: ": ka\n\n"}, step{wait: 150 * time.Millisecond, raw: ": ka\n\n"},
+				step{wait: 150 * time.Millisecond, raw: ": ka\n\n"}, content("b"), done)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -446,7 +456,7 @@ func TestDoServerLingersAfterDone(t *testing.T) {
 	srv := httptest.NewServer(streamHandler(content("a"), done, step{wait: 10 * time.Second, raw: ": late\n\n"}))
 	defer srv.Close()
 	c := newClient(t, ClientOptions{})
-	c.doneGrace = 100 * time.Millisecond
+	c.doneGrace = 300 * time.Millisecond
 	start := time.Now()
 	res, rec := probe(t, c, context.Background(), srv.URL, Params{})
 	if res.Outcome != ledger.OK {
@@ -729,4 +739,120 @@ func BenchmarkDo(b *testing.B) {
 			l.Finish(rec, res.Outcome, res.Reason, res.Err)
 		}
 	})
+}
+
+// fakeTimeout is a net.Error that timed out.
+type fakeTimeout struct{}
+
+func (fakeTimeout) Error() string   { return "i/o timeout" }
+func (fakeTimeout) Timeout() bool   { return true }
+func (fakeTimeout) Temporary() bool { return true }
+
+func TestClassifyError(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	timedOut, cancel2 := context.WithCancelCause(context.Background())
+	cancel2(&timeoutError{reason: ledger.ReasonIdle, limit: time.Second})
+	bg := context.Background()
+	op := func(opName string, err error) error {
+		return &net.OpError{Op: opName, Net: "tcp", Err: err}
+	}
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		err     error
+		headers bool
+		o       ledger.Outcome
+		r       ledger.Reason
+	}{
+		{"own timer wins", timedOut, io.ErrUnexpectedEOF, true, ledger.Timeout, ledger.ReasonIdle},
+		{"parent cancelled", cancelled, context.Canceled, false, ledger.Cancelled, ledger.ReasonInterrupted},
+		{"dns", bg, op("dial", &net.DNSError{Err: "no such host", Name: "secret.example", IsNotFound: true}), false, ledger.TransportError, ledger.ReasonDial},
+		{"refused", bg, op("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED)), false, ledger.TransportError, ledger.ReasonConnectionRefused},
+		{"dial timeout", bg, op("dial", fakeTimeout{}), false, ledger.Timeout, ledger.ReasonConnect},
+		{"other dial failure", bg, op("dial", errors.New("network is unreachable")), false, ledger.TransportError, ledger.ReasonDial},
+		{"unknown authority", bg, &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, false, ledger.TransportError, ledger.ReasonTLS},
+		{"hostname", bg, x509.HostnameError{Host: "h"}, false, ledger.TransportError, ledger.ReasonTLS},
+		{"not tls", bg, tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, false, ledger.TransportError, ledger.ReasonTLS},
+		{"alert", bg, tls.AlertError(42), false, ledger.TransportError, ledger.ReasonTLS},
+		{"reset", bg, op("read", os.NewSyscallError("read", syscall.ECONNRESET)), true, ledger.TransportError, ledger.ReasonConnectionReset},
+		{"unexpected eof", bg, io.ErrUnexpectedEOF, true, ledger.TransportError, ledger.ReasonConnectionReset},
+		{"eof before headers", bg, io.EOF, false, ledger.TransportError, ledger.ReasonConnectionReset},
+		{"h2 stream reset", bg, errors.New("stream error: stream ID 3; INTERNAL_ERROR"), true, ledger.TransportError, ledger.ReasonConnectionReset},
+		{"unknown", bg, errors.New("something http://secret.example/v1 odd"), false, ledger.TransportError, ledger.ReasonTransportOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := classifyError(tt.ctx, tt.err, tt.headers)
+			if res.Outcome != tt.o || res.Reason != tt.r {
+				t.Errorf("got %s/%s, want %s/%s", res.Outcome, res.Reason, tt.o, tt.r)
+			}
+			if strings.Contains(res.Err, "secret") || res.Err == "" {
+				t.Errorf("error text %q", res.Err)
+			}
+		})
+	}
+}
+
+// writeClientCert writes a fresh self-signed client certificate and key as
+// PEM files and returns their paths.
+func writeClientCert(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "llmprobe-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600)
+	return certFile, keyFile
+}
+
+func TestDoClientCertificate(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var peers atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		peers.Store(int32(len(r.TLS.PeerCertificates)))
+		streamHandler(content("a"), done)(w, r)
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+	certFile, keyFile := writeClientCert(t)
+	tests := []struct {
+		name string
+		tls  TLSOptions
+		o    ledger.Outcome
+		r    ledger.Reason
+	}{
+		{name: "no client certificate", tls: TLSOptions{InsecureSkipVerify: true}, o: ledger.TransportError, r: ledger.ReasonTLS},
+		{name: "client certificate", tls: TLSOptions{InsecureSkipVerify: true, CertFile: certFile, KeyFile: keyFile}, o: ledger.OK, r: ledger.ReasonOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t, ClientOptions{TLS: tt.tls, Timeouts: Timeouts{Total: 5 * time.Second}})
+			res, _ := probe(t, c, context.Background(), srv.URL, Params{})
+			if res.Outcome != tt.o || res.Reason != tt.r {
+				t.Fatalf("result %+v, want %s/%s", res, tt.o, tt.r)
+			}
+			if tt.o == ledger.OK && peers.Load() != 1 {
+				t.Errorf("server saw %d client certificates", peers.Load())
+			}
+		})
+	}
 }

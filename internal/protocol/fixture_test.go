@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/replay"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+	"go.uber.org/goleak"
 )
 
 // fixturesRoot is testdata/streams at the repository root.
@@ -139,7 +140,8 @@ func decodeFixture(t testing.TB, f *replay.Fixture) decoded {
 // bodyIsStream says whether the fixture body is an event stream at all
 // (not a wrong content type or a JSON error body).
 func bodyIsStream(f *replay.Fixture) bool {
-	return f.Spec.Expect.Reason != ledger.ReasonContentType && f.Spec.Expect.Reason != ledger.ReasonErrorBody
+	x := f.Spec.Expect
+	return x.Reason != ledger.ReasonContentType && x.Reason != ledger.ReasonErrorBody && x.Outcome != ledger.Rejected
 }
 
 // TestFixturesDecode checks every fixture at the decoder level: the
@@ -269,6 +271,8 @@ func TestFixtureCoverage(t *testing.T) {
 // declared status, content type and timing, and runs it end to end through
 // the Client: outcome, reason, counts, usage and timestamps.
 func TestFixturesClient(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after every parallel subtest
 	for _, f := range loadFixtures(t) {
 		t.Run(f.ID(), func(t *testing.T) {
 			t.Parallel()
@@ -319,6 +323,9 @@ func TestFixturesClient(t *testing.T) {
 			}
 			if rec.Status != wantStatus {
 				t.Errorf("status %d, want %d", rec.Status, wantStatus)
+			}
+			if x.Outcome == ledger.Rejected && rec.RetryAfter != time.Second {
+				t.Errorf("retry after %v, the replay server sends 1s", rec.RetryAfter)
 			}
 			if rec.ContentEvents != x.ContentEvents || rec.ReasoningEvents != x.ReasoningEvents {
 				t.Errorf("content/reasoning events %d/%d, want %d/%d", rec.ContentEvents, rec.ReasoningEvents, x.ContentEvents, x.ReasoningEvents)

@@ -81,18 +81,45 @@ type chatUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
+// chatChoice is one choice of a chunk. Content fields are only tested for
+// being non-empty strings, never copied.
+type chatChoice struct {
+	Delta struct {
+		Content          jsonNonEmpty `json:"content"`
+		ReasoningContent jsonNonEmpty `json:"reasoning_content"`
+		Reasoning        jsonNonEmpty `json:"reasoning"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
 type chatChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Delta struct {
-			Content          *string `json:"content"`
-			ReasoningContent *string `json:"reasoning_content"`
-			Reasoning        *string `json:"reasoning"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *chatUsage      `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Model   jsonOnce        `json:"model"`
+	Choices []chatChoice    `json:"choices"`
+	Usage   *chatUsage      `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// jsonNonEmpty decodes to whether a JSON value is a non-empty string,
+// without unquoting or copying it.
+type jsonNonEmpty bool
+
+func (p *jsonNonEmpty) UnmarshalJSON(b []byte) error {
+	*p = len(b) > 2 && b[0] == '"'
+	return nil
+}
+
+// jsonOnce decodes a string only while want is set (the model name is
+// needed once per stream, not once per chunk).
+type jsonOnce struct {
+	want bool
+	v    string
+}
+
+func (o *jsonOnce) UnmarshalJSON(b []byte) error {
+	if !o.want || len(b) == 0 || b[0] != '"' {
+		return nil
+	}
+	return json.Unmarshal(b, &o.v)
 }
 
 // chatDecodeError is a chat decoder error carrying its ledger reason
@@ -106,6 +133,8 @@ func (e *chatDecodeError) Error() string         { return "openai-chat: " + e.ms
 func (e *chatDecodeError) Reason() ledger.Reason { return e.reason }
 
 type chatDecoder struct {
+	chunk    chatChunk // reused: its Choices array survives between chunks
+	model    bool      // a model name was seen
 	done     bool
 	prevOut  int  // cumulative completion tokens reported so far
 	noDeltas bool // a content chunk came without usage: no per-chunk counts
@@ -130,8 +159,10 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	if data[0] != '{' {
 		return Event{}, &chatDecodeError{ledger.ReasonMalformed, "chunk is not a JSON object"}
 	}
-	var c chatChunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	c := &d.chunk
+	clear(c.Choices[:cap(c.Choices)]) // stale fields must not survive into this chunk
+	*c = chatChunk{Choices: c.Choices[:0], Model: jsonOnce{want: !d.model}}
+	if err := json.Unmarshal(data, c); err != nil {
 		return Event{}, &chatDecodeError{ledger.ReasonMalformed, "chunk is not valid JSON"}
 	}
 	if se := jsonErrorMember(c.Error); se != nil {
@@ -140,7 +171,10 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	if name == "error" {
 		return Event{Err: &ServerError{Type: "error"}}, nil
 	}
-	ev := Event{Model: c.Model}
+	ev := Event{Model: c.Model.v}
+	if ev.Model != "" {
+		d.model = true
+	}
 	if u := c.Usage; u != nil {
 		ev.Usage = &ledger.Usage{Known: true, Prompt: u.PromptTokens, Completion: u.CompletionTokens}
 		if u.CompletionTokensDetails != nil {
@@ -149,13 +183,10 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
-		if s := ch.Delta.Content; s != nil && *s != "" {
+		if ch.Delta.Content {
 			ev.Content = true
 		}
-		if s := ch.Delta.ReasoningContent; s != nil && *s != "" {
-			ev.Reasoning = true
-		}
-		if s := ch.Delta.Reasoning; s != nil && *s != "" {
+		if ch.Delta.ReasoningContent || ch.Delta.Reasoning {
 			ev.Reasoning = true
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && ev.FinishReason == "" {

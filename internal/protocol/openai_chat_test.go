@@ -164,3 +164,15 @@ func FuzzOpenAIChatDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkOpenAIChatDecode(b *testing.B) {
+	chunk := []byte(`{"id":"chatcmpl-8f3a","object":"chat.completion.chunk","created":1700000000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}]}`)
+	d := OpenAIChat{}.NewDecoder()
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if ev, err := d.Decode("", chunk); err != nil || !ev.Content {
+			b.Fatal(ev, err)
+		}
+	}
+}

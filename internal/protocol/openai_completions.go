@@ -101,6 +101,10 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	var c cmplChunk
 	if err := json.Unmarshal(data, &c); err != nil {
+		if name == "error" {
+			// An error event whose text is not JSON is still an error.
+			return Event{Err: &ServerError{Type: "error"}}, nil
+		}
 		return Event{}, decodeErr(api, ledger.ReasonMalformed, "chunk is not valid JSON")
 	}
 	if se := jsonErrorMember(c.Error); se != nil {

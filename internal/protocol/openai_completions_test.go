@@ -36,6 +36,11 @@ func TestCompletionsDecode(t *testing.T) {
 			evs:  []sseEv{{"error", `{"message":"boom"}`}},
 			want: []Event{{Err: &ServerError{Type: "error"}}},
 		},
+		{
+			name: "named error event with text data",
+			evs:  []sseEv{{"error", `Internal Server Error`}},
+			want: []Event{{Err: &ServerError{Type: "error"}}},
+		},
 		{name: "not an object", evs: []sseEv{{"", `[1,2]`}}, reason: ledger.ReasonMalformed},
 		{name: "wrong shape", evs: []sseEv{{"", `{"choices":"x"}`}}, reason: ledger.ReasonMalformed},
 		{name: "after done", evs: []sseEv{{"", "[DONE]"}, {"", "[DONE]"}}, reason: ledger.ReasonDataAfterDone, want: []Event{{Done: true}}},

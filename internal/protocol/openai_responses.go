@@ -98,6 +98,10 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	var e respEvent
 	if err := json.Unmarshal(data, &e); err != nil {
+		if name == "error" {
+			// An error event whose text is not JSON is still an error.
+			return Event{Err: &ServerError{Type: "error"}}, nil
+		}
 		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
 	}
 	typ := e.Type

@@ -24,6 +24,8 @@ func TestResponsesDecode(t *testing.T) {
 		},
 		{name: "a delta before response.created", evs: []sseEv{delta("response.output_text.delta", "x")}, reason: ledger.ReasonProtocolError},
 		{name: "a second response.created", evs: []sseEv{created, created}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "m"}}},
+		{name: "error event with text data", evs: []sseEv{{"error", "bad gateway"}}, want: []Event{{Err: &ServerError{Type: "error"}}}},
+		{name: "not JSON", evs: []sseEv{created, {"", "{oops"}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "m"}}},
 		{name: "no type at all", evs: []sseEv{{"", `{"delta":"x"}`}}, reason: ledger.ReasonMalformed},
 		{name: "[DONE] before the terminal event", evs: []sseEv{created, {"", "[DONE]"}}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "m"}}},
 		{

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 )
 
 func TestRegistry(t *testing.T) {
@@ -217,4 +218,43 @@ func decodeAll(t *testing.T, api string, evs []sseEv) ([]Event, ledger.Reason) {
 		out = append(out, ev)
 	}
 	return out, ""
+}
+
+// BenchmarkDecode decodes each API's normal fixture (one stream per
+// iteration) and reports the cost per event.
+func BenchmarkDecode(b *testing.B) {
+	for _, f := range loadFixtures(b) {
+		if f.Name != "normal" {
+			continue
+		}
+		a, err := Lookup(f.API)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var evs []sseEv
+		rd := sse.NewReader(bytesReader(f.Body), sse.Options{})
+		for {
+			e, err := rd.Next()
+			if err != nil {
+				break
+			}
+			evs = append(evs, sseEv{e.Name, string(e.Data)})
+		}
+		data := make([][]byte, len(evs))
+		for i, e := range evs {
+			data[i] = []byte(e.data)
+		}
+		b.Run(f.API, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				d := a.NewDecoder()
+				for i, e := range evs {
+					if _, err := d.Decode(e.name, data[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+		})
+	}
 }

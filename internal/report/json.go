@@ -139,6 +139,7 @@ func ProbeOf(s stats.Summary) Probe {
 func JSON(w io.Writer, s stats.Summary) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(ProbeOf(s)); err != nil {
 		return fmt.Errorf("report: writing JSON report: %w", err)
 	}

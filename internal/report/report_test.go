@@ -290,3 +290,18 @@ func TestWriteErrorsAreWrapped(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkerLabelStaysInsidePlot(t *testing.T) {
+	res := ladderResult("t")
+	res.Capacity, res.CapacityStep = res.Steps[4].Rate, 5 // the right-most step
+	var b bytes.Buffer
+	if err := LadderSVG(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `text-anchor="end">capacity 16 req/s<`) {
+		t.Error("a marker at the right edge should anchor its label at its end")
+	}
+	if strings.Contains(b.String(), `text-anchor="end">knee`) {
+		t.Error("a marker on the left should not be end-anchored")
+	}
+}

@@ -133,6 +133,10 @@ func ladderSVG(res stats.LadderResult) string {
 
 func marker(b *strings.Builder, x float64, color, label string, labelY int) {
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="6 4"/>`+"\n", x, padT, x, padT+plotH, color)
+	if x > padL+plotW*0.7 { // keep the label inside the plot
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" fill="%s" text-anchor="end">%s</text>`+"\n", x-4, labelY, color, html.EscapeString(label))
+		return
+	}
 	fmt.Fprintf(b, `<text x="%.1f" y="%d" fill="%s">%s</text>`+"\n", x+4, labelY, color, html.EscapeString(label))
 }
 

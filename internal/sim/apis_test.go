@@ -696,3 +696,42 @@ func TestModelsAndHealth(t *testing.T) {
 		}
 	}
 }
+
+func TestContinuousUsage(t *testing.T) {
+	cfg := testConfig()
+	cfg.OutputTokens = FixedDist(7)
+	cfg.TokensPerChunk = 3
+	_, base := startServer(t, cfg)
+	c := testClient(t)
+	for _, path := range []string{"/chat/completions", "/completions"} {
+		t.Run(path, func(t *testing.T) {
+			body := `{"model":"m","stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true},"prompt":"abcd","messages":[{"role":"user","content":"abcd"}]}`
+			resp := post(t, c, base+path, body, nil)
+			defer resp.Body.Close()
+			var deltas []int
+			prev := 0
+			for _, ev := range readSSE(t, resp.Body) {
+				if string(ev.data) == "[DONE]" {
+					continue
+				}
+				var ch struct {
+					Usage *oaUsage `json:"usage"`
+				}
+				mustJSON(t, ev.data, &ch)
+				if ch.Usage == nil {
+					t.Fatalf("chunk without usage: %s", ev.data)
+				}
+				if ch.Usage.PromptTokens != 1 || ch.Usage.TotalTokens != 1+ch.Usage.CompletionTokens {
+					t.Fatalf("bad usage %+v", ch.Usage)
+				}
+				if d := ch.Usage.CompletionTokens - prev; d != 0 {
+					deltas = append(deltas, d)
+				}
+				prev = ch.Usage.CompletionTokens
+			}
+			if fmt.Sprint(deltas) != "[3 3 1]" || prev != 7 {
+				t.Fatalf("usage deltas %v (final %d), want [3 3 1] and 7", deltas, prev)
+			}
+		})
+	}
+}

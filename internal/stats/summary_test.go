@@ -190,6 +190,8 @@ func TestValidity(t *testing.T) {
 			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", ""},
 		{"budget unsent is not a generator fault", Config{RequestedRate: 1, Window: 100 * time.Second},
 			append(n(99, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonBudget)), true, "", ""},
+		{"budget spent: the rate fell, and the reason says why", Config{RequestedRate: 10, Window: 100 * time.Second},
+			append(n(500, ms, ledger.ModeOpen), budgetSpent(500)...), false, "500 arrival(s) were withheld", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,4 +304,12 @@ func BenchmarkSummary10k(b *testing.B) {
 	for b.Loop() {
 		_ = a.Summary()
 	}
+}
+
+func budgetSpent(n int) []ledger.Record {
+	out := make([]ledger.Record, n)
+	for i := range out {
+		out[i] = failRec(time.Duration(i)*ms, 0, 0, ledger.Unsent, ledger.ReasonBudget)
+	}
+	return out
 }

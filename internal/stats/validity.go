@@ -91,8 +91,12 @@ func judge(cfg ValidityConfig, s *Summary, clientCap int) Validity {
 	}
 	lo, hi := RateBounds(lambda, c.RateTolerance, c.Z)
 	if n := float64(s.Dispatched); n < lo || n > hi {
-		fail("achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise)",
-			s.AchievedRate, s.RequestedRate, c.RateTolerance*100, s.Dispatched, math.Max(lo, 0), hi, lambda)
+		why := ""
+		if withheld := s.Unsent - clientCap; withheld > 0 {
+			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
+		}
+		fail("achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
+			s.AchievedRate, s.RequestedRate, c.RateTolerance*100, s.Dispatched, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
 }

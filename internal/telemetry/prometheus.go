@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // Native histogram settings shared by every histogram: buckets grow by at
@@ -44,38 +45,10 @@ var (
 	bucketsLag      = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )
 
-// Gates are a class's service-level gates; zero disables a gate. A request
-// is good when it is ok and within every gate that is set. A set TTFT or
-// E2E gate fails a request whose figure is undefined; a TPOT gate is skipped
-// when TPOT is undefined (the server reported no usage).
-type Gates struct {
-	TTFT time.Duration
-	E2E  time.Duration
-	TPOT time.Duration
-}
-
-// Good reports whether r is ok and within g.
-func (g Gates) Good(r *ledger.Record) bool {
-	if r.Outcome != ledger.OK {
-		return false
-	}
-	if g.TTFT > 0 {
-		if v, ok := r.TTFT(); !ok || v > g.TTFT {
-			return false
-		}
-	}
-	if g.E2E > 0 {
-		if v, ok := r.E2E(); !ok || v > g.E2E {
-			return false
-		}
-	}
-	if g.TPOT > 0 {
-		if v, ok := r.TPOT(); ok && v > g.TPOT {
-			return false
-		}
-	}
-	return true
-}
+// Gates are a class's service-level gates (zero disables a gate). The rule
+// deciding "good" is stats.IsGood, shared with reports and ladders, so the
+// good counter and the reports cannot disagree.
+type Gates = stats.Gates
 
 // BuildInfo identifies the running binary in llmprobe_build_info.
 type BuildInfo struct {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // Options configure a Recorder. Zero values take the defaults.
@@ -105,7 +106,7 @@ func (r *Recorder) Record(rec *ledger.Record) {
 	g := r.gates[classKey{rec.Target, rec.Class}]
 	ep := r.endpoints[rec.Target]
 	r.mu.Unlock()
-	good := g.Good(rec)
+	good := stats.IsGood(rec, g)
 	r.prom.record(rec, good)
 	if r.otel != nil {
 		r.otel.record(rec, good, ep)

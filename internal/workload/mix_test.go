@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"fmt"
+	"log/slog"
 	"math"
 	"reflect"
 	"strings"
@@ -199,5 +201,35 @@ func BenchmarkMixNext(b *testing.B) {
 	}
 	for b.Loop() {
 		_ = m.Next()
+	}
+}
+
+func TestPromptTextNeverPrinted(t *testing.T) {
+	const secret = "TOP-SECRET-PROMPT"
+	pf, err := ParsePromptFile(strings.NewReader(secret+"\n"), "p.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ParseDataset(strings.NewReader(`{"messages":[{"role":"user","content":"`+secret+`"}]}`), "d.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := []Class{{Name: "f", Weight: 1, Prompt: pf}, {Name: "d", Weight: 1, Prompt: ds}}
+	m, err := NewMix(1, classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	log.Info("x", "mix", m, "source", pf, "dataset", ds, "class", classes[0])
+	for _, out := range []string{
+		fmt.Sprintf("%v %+v %#v %s", m, m, m, m),
+		fmt.Sprintf("%v %+v %#v", classes, classes, classes),
+		fmt.Sprintf("%v %+v %#v", m.classes, pf, ds),
+		logged.String(),
+	} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("prompt text printed: %s", out)
+		}
 	}
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/daemon"
+	"github.com/llmprobe/llmprobe/internal/logging"
+	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
+)
+
+// builtInConfig is the daemon's configuration when no --config is given: it
+// probes the built-in simulator, started in-process on 127.0.0.1.
+const builtInConfig = `
+admin:
+  listen: "127.0.0.1:9464"
+targets:
+  - name: sim
+    url: SIM_URL
+    api: openai-chat
+    model: llmprobe-sim
+    max_in_flight: 256
+    timeouts: {connect: 2s, headers: 10s, first_content: 15s, idle: 10s, total: 60s}
+    baseline: {rate: 2, arrival: poisson}
+    classes:
+      - name: chat
+        weight: 3
+        input: {dist: fixed, value: 128}
+        output: {dist: fixed, value: 64}
+        gates: {ttft: 500ms, e2e: 5s}
+      - name: long
+        weight: 1
+        input: {dist: uniform, min: 512, max: 2048}
+        output: {dist: fixed, value: 256}
+        gates: {ttft: 1s, e2e: 15s}
+        cache_bust_fraction: 1
+    ladder:
+      enabled: true
+      schedule: {every: 10m}
+      steps: [2, 5, 10, 20, 40]
+      step_duration: 20s
+      gap: 5s
+      max_rate: 50
+      run_on_identity_change: true
+`
+
+// builtInSim is the simulator the built-in configuration probes: 16 slots
+// of ~0.7 s service each, so its capacity is near 23 req/s.
+func builtInSim() sim.Config {
+	c := sim.DefaultConfig()
+	c.Slots, c.AdmissionLimit = 16, 64
+	return c
+}
+
+func runDaemon(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet("run", e)
+	path := fs.String("config", "", "YAML config file (default: probe the built-in simulator started in-process)")
+	config.RegisterFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	load := func() (*config.Config, error) { return config.Load(*path, fs) }
+	if *path == "" {
+		s, err := sim.New(builtInSim())
+		if err != nil {
+			return fmt.Errorf("built-in simulator: %w", err)
+		}
+		u, closeSim, err := s.Start("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("built-in simulator: %w", err)
+		}
+		defer func() { _ = closeSim() }()
+		fmt.Fprintf(e.stderr, "no --config: probing the built-in simulator at %s\n", u)
+		yaml := []byte(strings.Replace(builtInConfig, "SIM_URL", u, 1))
+		load = func() (*config.Config, error) { return config.LoadWith(config.Options{BuiltIn: yaml, Flags: fs}) }
+	}
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	log, _, err := logging.Setup(cfg.Log.Level, cfg.Log.Format)
+	if err != nil {
+		return badFlag("log: %v", err)
+	}
+	version, revision := buildVersion()
+	build := telemetry.BuildInfo{Version: version, Revision: revision, GoVersion: runtime.Version()}
+
+	getenv := telemetry.Getenv(os.LookupEnv)
+	var rec *telemetry.Recorder
+	var shutdownOTel func(context.Context) error = func(context.Context) error { return nil }
+	opts := telemetry.Options{Build: build}
+	var tracing *telemetry.Tracing
+	if cfg.OTel.Enabled {
+		res, err := telemetry.Resource(ctx, version)
+		if err != nil {
+			return fmt.Errorf("otel: %w", err)
+		}
+		mp, err := telemetry.NewMeterProvider(ctx, getenv, res)
+		if err != nil {
+			return fmt.Errorf("otel: %w", err)
+		}
+		if mp != nil {
+			opts.MeterProvider = mp
+			shutdownOTel = mp.Shutdown
+			log.Info("OTLP metrics export on")
+		} else {
+			log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
+		}
+		if cfg.OTel.Tracing {
+			tp, err := telemetry.NewTracerProvider(ctx, getenv, res)
+			if err != nil {
+				return fmt.Errorf("otel tracing: %w", err)
+			}
+			if tp != nil {
+				tracing = telemetry.NewTracing(tp)
+				prev := shutdownOTel
+				shutdownOTel = func(c context.Context) error { _ = tp.Shutdown(c); return prev(c) }
+			}
+		}
+	}
+	if rec, err = telemetry.New(opts); err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: rec, Tracing: tracing})
+	if err != nil {
+		return err
+	}
+
+	// SIGHUP reloads: a config that fails to load or validate is refused and
+	// the running one kept.
+	reload := make(chan *config.Config)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-hup:
+				nc, err := load()
+				if err != nil {
+					log.Error("SIGHUP: config refused; the old one keeps running", "err", err)
+					continue
+				}
+				select {
+				case reload <- nc:
+				case <-runCtx.Done():
+					return
+				}
+			}
+		}
+	}()
+	err = d.Run(runCtx, reload)
+	if serr := shutdownOTel(context.Background()); serr != nil {
+		log.Warn("otel shutdown", "err", serr)
+	}
+	return err
+}
+
+func runValidate(_ context.Context, e env, args []string) error {
+	fs := newFlagSet("validate", e)
+	path := fs.String("config", "", "YAML config file to check (required)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return badFlag("--config: required")
+	}
+	cfg, err := config.Load(*path, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
+	return nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/sim"
+)
+
+func runSim(ctx context.Context, e env, args []string) error {
+	def := sim.DefaultConfig()
+	fs := newFlagSet("sim", e)
+	listen := fs.String("listen", "127.0.0.1:8000", "address to serve on (host:port)")
+	slots := fs.Int("slots", def.Slots, "service slots (concurrent generations)")
+	admission := fs.Int("admission", def.AdmissionLimit, "admission limit: most requests queued plus running")
+	reject := fs.Int("reject-status", def.RejectStatus, "status of a rejection beyond admission: 429 or 503")
+	retryAfter := fs.Duration("retry-after", def.RetryAfter, "Retry-After sent with rejections (0: none)")
+	ttft := fs.String("ttft", "lognormal:50ms,0.5", "prefill time distribution: 50ms | uniform:20ms-80ms | exp:50ms | lognormal:50ms,0.5")
+	tokenTime := fs.String("token-time", "10ms", "time per output token distribution (same forms)")
+	output := fs.String("output-tokens", "uniform:32-96", "natural output length distribution: 64 | uniform:32-96 | exp:64 | lognormal:56,0.5 (capped by max_tokens)")
+	reasoning := fs.String("reasoning-tokens", "0", "reasoning tokens streamed before content (same forms)")
+	perChunk := fs.Int("tokens-per-chunk", def.TokensPerChunk, "tokens carried by each stream chunk")
+	stalls := fs.StringArray("stall", nil, "stall window START+DURATION from server start, e.g. 30s+10s (repeatable)")
+	slowdowns := fs.StringArray("slowdown", nil, "slowdown window START+DURATION*FACTOR, e.g. 60s+30s*4 (repeatable)")
+	models := fs.StringArray("model", nil, "model names served (repeatable; none: any name is accepted)")
+	keyEnv := fs.String("api-key-env", "", "environment variable holding the API key the simulator requires (none: no auth)")
+	seed := fs.Uint64("seed", def.Seed, "seed for every draw")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg := def
+	cfg.Slots, cfg.AdmissionLimit, cfg.RejectStatus, cfg.RetryAfter = *slots, *admission, *reject, *retryAfter
+	cfg.TokensPerChunk, cfg.Seed, cfg.Models = *perChunk, *seed, *models
+	var err error
+	for _, d := range []struct {
+		flag, val string
+		dst       *sim.Dist
+		parse     func(string) (sim.Dist, error)
+	}{
+		{"--ttft", *ttft, &cfg.TTFT, sim.ParseDurationDist},
+		{"--token-time", *tokenTime, &cfg.TokenTime, sim.ParseDurationDist},
+		{"--output-tokens", *output, &cfg.OutputTokens, sim.ParseCountDist},
+		{"--reasoning-tokens", *reasoning, &cfg.ReasoningTokens, sim.ParseCountDist},
+	} {
+		if *d.dst, err = d.parse(d.val); err != nil {
+			return badFlag("%s %q: %v", d.flag, d.val, err)
+		}
+	}
+	for _, s := range *stalls {
+		w, err := sim.ParseStall(s)
+		if err != nil {
+			return badFlag("--stall %q: %v", s, err)
+		}
+		cfg.Windows = append(cfg.Windows, w)
+	}
+	for _, s := range *slowdowns {
+		w, err := sim.ParseSlowdown(s)
+		if err != nil {
+			return badFlag("--slowdown %q: %v", s, err)
+		}
+		cfg.Windows = append(cfg.Windows, w)
+	}
+	if *keyEnv != "" {
+		if cfg.APIKey = e.getenv(*keyEnv); cfg.APIKey == "" {
+			return badFlag("--api-key-env: environment variable %s is empty or unset", *keyEnv)
+		}
+	}
+	if cfg.RejectStatus != http.StatusTooManyRequests && cfg.RejectStatus != http.StatusServiceUnavailable {
+		return badFlag("--reject-status: must be 429 or 503, got %d", cfg.RejectStatus)
+	}
+	if err := cfg.Validate(); err != nil {
+		return badFlag("%v", err)
+	}
+	s, err := sim.New(cfg)
+	if err != nil {
+		return err
+	}
+	url, closeFn, err := s.Start(*listen)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "llmprobe sim: serving OpenAI chat/completions/responses and Anthropic messages at %s\n", url)
+	fmt.Fprintf(e.stderr, "  %d slots, admission %d, mean service %v, capacity ≈ %.1f req/s\n",
+		cfg.Slots, cfg.AdmissionLimit, cfg.ServiceTime().Round(time.Millisecond), cfg.Capacity())
+	<-ctx.Done()
+	return closeFn()
+}

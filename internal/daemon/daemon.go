@@ -1,0 +1,357 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/admin"
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
+)
+
+// Options configure a Daemon.
+type Options struct {
+	Config   *config.Config
+	Logger   *slog.Logger
+	Build    telemetry.BuildInfo
+	Recorder *telemetry.Recorder // required: the one recorder for Prometheus and OTel
+	Tracing  *telemetry.Tracing  // optional
+	// Listener serves the admin endpoints; nil listens on Config.Admin.Listen.
+	Listener net.Listener
+	// Now is the wall clock (budgets, ladder timetable); nil = time.Now.
+	Now func() time.Time
+	// Tick is how often gauges are refreshed; 0 = 1s.
+	Tick time.Duration
+}
+
+// Daemon is one running prober.
+type Daemon struct {
+	opts  Options
+	log   *slog.Logger
+	now   func() time.Time
+	start time.Time
+
+	led   *ledger.Ledger
+	group *dispatch.Group
+	rec   *telemetry.Recorder
+	ring  *ledger.Ring
+	rot   *ledger.RotatingSink
+	route *router
+
+	ready atomic.Bool
+
+	mu      sync.Mutex
+	cfg     *config.Config
+	targets map[string]*targetRun
+	last    map[string]ladder.Result // last ladder per target
+	lastSVG string
+}
+
+// New builds a daemon from a validated configuration. Nothing is started
+// until Run.
+func New(o Options) (*Daemon, error) {
+	if o.Config == nil || o.Recorder == nil {
+		return nil, errors.New("daemon: a config and a recorder are required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tick <= 0 {
+		o.Tick = time.Second
+	}
+	d := &Daemon{
+		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
+		route: newRouter(), targets: map[string]*targetRun{}, last: map[string]ladder.Result{},
+	}
+	start := time.Now()
+	keep := o.Config.Ledger.DebugKeep
+	if keep <= 0 {
+		keep = 200
+	}
+	d.ring = ledger.NewRing(keep, keep*5)
+	sinks := []ledger.Sink{d.rec, d.ring, d.route}
+	if dir := o.Config.Ledger.Dir; dir != "" {
+		rot, err := ledger.NewRotatingSink(ledger.RotatingOptions{
+			Path: filepath.Join(dir, "ledger.jsonl"), MaxBytes: int64(o.Config.Ledger.MaxSizeMB) << 20,
+			MaxAge: o.Config.Ledger.MaxAge.D(), Keep: o.Config.Ledger.Keep, Logger: o.Logger,
+			Header: ledger.RunHeader{Kind: "run", RunID: fmt.Sprintf("daemon-%d", start.UnixNano()), Epoch: start,
+				EpochUnixNano: start.UnixNano(), Mode: ledger.ModeOpen, Version: o.Build.Version, Schema: ledger.SchemaVersion},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("daemon: ledger.dir: %w", err)
+		}
+		d.rot = rot
+		sinks = append(sinks, rot)
+	}
+	d.start = start
+	d.led = ledger.New(start, sinks...)
+	d.group = dispatch.NewGroup(d.led)
+	return d, nil
+}
+
+// Ledger returns the daemon's ledger (for tests and the admin views).
+func (d *Daemon) Ledger() *ledger.Ledger { return d.led }
+
+// Run starts the admin server and every target, and blocks until ctx ends;
+// it then stops planning, drains in-flight requests up to the drain timeout
+// (the rest are censored), closes the sinks and returns. reload delivers new
+// configurations (SIGHUP); a bad one is refused and the old one kept.
+func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
+	d.mu.Lock()
+	cfg := d.opts.Config
+	d.mu.Unlock()
+
+	runs, err := d.build(cfg)
+	if err != nil {
+		return err
+	}
+	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAdmin()
+	srv := admin.NewServer(d.handler(), []string{cfg.Admin.Listen}, cfg.Admin.WebConfigFile, d.log)
+	adminErr := make(chan error, 1)
+	go func() {
+		if d.opts.Listener != nil {
+			adminErr <- srv.Serve(adminCtx, d.opts.Listener)
+		} else {
+			adminErr <- srv.Run(adminCtx)
+		}
+	}()
+
+	d.swap(cfg, runs)
+	d.ready.Store(true)
+	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)
+
+	tick := time.NewTicker(d.opts.Tick)
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-adminErr:
+			if err != nil {
+				d.log.Error("admin server stopped", "err", err)
+				d.shutdown()
+				return fmt.Errorf("admin server: %w", err)
+			}
+		case nc := <-reload:
+			if err := d.Reload(nc); err != nil {
+				d.log.Error("reload refused; the old configuration keeps running", "err", err)
+			} else {
+				d.log.Info("configuration reloaded", "targets", len(nc.Targets))
+			}
+		case <-tick.C:
+			d.refreshGauges()
+		}
+	}
+	d.shutdown()
+	stopAdmin()
+	<-adminErr
+	return nil
+}
+
+// shutdown stops every stream and ladder, drains and closes the sinks.
+func (d *Daemon) shutdown() {
+	d.ready.Store(false)
+	d.mu.Lock()
+	runs := d.targets
+	d.targets = map[string]*targetRun{}
+	drain := d.cfg.Drain.Timeout.D()
+	d.mu.Unlock()
+	for _, r := range runs {
+		r.stop()
+	}
+	d.log.Info("draining", "in_flight", d.group.InFlight(), "timeout", drain)
+	censored := d.group.Drain(context.Background(), drain)
+	for _, r := range runs {
+		r.wait()
+	}
+	if censored > 0 {
+		d.log.Warn("requests still in flight at the drain deadline were recorded censored", "censored", censored)
+	}
+	if err := d.led.Verify(); err != nil {
+		d.log.Error("ledger invariant violated", "err", err)
+	}
+	if d.rot != nil {
+		if err := d.rot.Close(); err != nil {
+			d.log.Error("ledger files", "err", err)
+		}
+	}
+	d.refreshGauges()
+}
+
+// Reload validates nothing itself (the caller loads and validates); it builds
+// every target of cfg first and refuses the whole config if any fails, so a
+// bad config never replaces a running one. Metrics and in-flight requests
+// survive: old streams stop planning, their in-flight requests finish.
+func (d *Daemon) Reload(cfg *config.Config) error {
+	if cfg == nil {
+		return errors.New("daemon: reload: no config")
+	}
+	runs, err := d.build(cfg)
+	if err != nil {
+		return fmt.Errorf("reload: %w", err)
+	}
+	d.swap(cfg, runs)
+	return nil
+}
+
+// swap stops the running targets and starts runs.
+func (d *Daemon) swap(cfg *config.Config, runs map[string]*targetRun) {
+	d.mu.Lock()
+	old := d.targets
+	d.targets = runs
+	d.cfg = cfg
+	d.mu.Unlock()
+	for name, r := range old {
+		r.stop()
+		if _, still := runs[name]; !still {
+			d.rec.ForgetTarget(name)
+		}
+	}
+	for _, r := range runs {
+		r.start(d)
+	}
+}
+
+// build makes a targetRun per target without starting anything.
+func (d *Daemon) build(cfg *config.Config) (map[string]*targetRun, error) {
+	runs := make(map[string]*targetRun, len(cfg.Targets))
+	var errs []error
+	for i, t := range cfg.Targets {
+		r, err := newTargetRun(d, cfg, i, t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("targets[%d] (%s): %w", i, t.Name, err))
+			continue
+		}
+		runs[t.Name] = r
+	}
+	if err := errors.Join(errs...); err != nil {
+		for _, r := range runs {
+			r.client.CloseIdleConnections()
+		}
+		return nil, err
+	}
+	return runs, nil
+}
+
+// refreshGauges publishes what only the running daemon knows.
+func (d *Daemon) refreshGauges() {
+	d.mu.Lock()
+	runs := make([]*targetRun, 0, len(d.targets))
+	for _, r := range d.targets {
+		runs = append(runs, r)
+	}
+	d.mu.Unlock()
+	now := d.led.Now()
+	for _, r := range runs {
+		n, oldest := r.flight.snapshot()
+		age := time.Duration(0)
+		if n > 0 {
+			age = now - oldest
+		}
+		d.rec.SetInFlight(r.name, n, age)
+		d.rec.SetGeneratorValid(r.name, r.validity.valid(d.now()))
+		if r.budget != nil {
+			rem := r.budget.Remaining()
+			tok, req := int64(-1), int64(-1)
+			if rem.TokensLimited {
+				tok = rem.Tokens
+			}
+			if rem.RequestsLimited {
+				req = rem.Requests
+			}
+			d.rec.SetBudget(r.name, tok, req)
+		}
+	}
+}
+
+// ladderDone publishes a finished ladder.
+func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
+	var svg bytes.Buffer
+	if err := report.LadderSVG(&svg, res.Stats()); err != nil {
+		d.log.Warn("ladder curve", "target", r.name, "err", err)
+	}
+	d.mu.Lock()
+	d.last[r.name] = res
+	if svg.Len() > 0 {
+		d.lastSVG = svg.String()
+	}
+	d.mu.Unlock()
+	steps := make([]telemetry.LadderStep, 0, len(res.Steps))
+	for _, s := range res.Steps {
+		steps = append(steps, telemetry.LadderStep{Step: s.Step, OfferedRate: s.Rate, TTFTP95: time.Duration(s.TTFTP95 * float64(time.Second)), Goodput: s.Goodput})
+	}
+	for _, c := range r.classes {
+		d.rec.SetCapacity(r.name, c.Name, res.Capacity, res.Knee)
+		d.rec.SetLadderSteps(r.name, c.Name, res.Finished, steps)
+	}
+	d.log.Info("ladder finished", "target", r.name, "trigger", res.Trigger, "capacity_rps", res.Capacity,
+		"knee_rps", res.Knee, "aborted", res.Aborted, "abort_reason", res.AbortReason)
+}
+
+// status is the status page's view.
+func (d *Daemon) status() admin.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v := d.opts.Build.Version
+	st := admin.Status{Version: v, Started: d.start, LadderSVG: d.lastSVG}
+	names := make([]string, 0, len(d.targets))
+	for n := range d.targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		r := d.targets[n]
+		inflight, _ := r.flight.snapshot()
+		ts := admin.TargetStatus{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight,
+			State: r.state(), Capacity: "unknown", Knee: "none"}
+		if res, ok := d.last[n]; ok {
+			ts.LastLadder = res.Finished
+			if res.Capacity > 0 {
+				ts.Capacity = fmt.Sprintf("%.2f req/s", res.Capacity)
+			}
+			if res.Knee > 0 {
+				ts.Knee = fmt.Sprintf("%.2f req/s", res.Knee)
+			}
+			if res.Aborted {
+				ts.Notes = "last ladder aborted: " + res.AbortReason
+			}
+		}
+		ts.LastOutcome = r.lastOutcome()
+		st.Targets = append(st.Targets, ts)
+	}
+	return st
+}
+
+// effectiveConfig is /config's view (redacted again by admin).
+func (d *Daemon) effectiveConfig() any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg.Redacted()
+}
+
+// handler is the admin HTTP handler.
+func (d *Daemon) handler() http.Handler {
+	return admin.Handler(admin.Options{
+		Gatherer: d.rec.Registry(), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
+		Config: d.effectiveConfig, Status: d.status, Logger: d.log,
+	})
+}

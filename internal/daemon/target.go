@@ -1,0 +1,475 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/budget"
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
+	"github.com/llmprobe/llmprobe/internal/workload"
+)
+
+// targetRun is one target's streams, ladder timetable and bookkeeping.
+type targetRun struct {
+	name    string
+	index   int
+	cfg     config.Target
+	global  *config.Config
+	client  *protocol.Client
+	target  protocol.Target
+	classes []workload.Class
+	mixes   map[string]*workload.Mix // one per class: a stream per class
+	budget  *budget.Budget
+	ladder  *ladder.Runner
+
+	flight   *flightSet
+	validity *validityWindow
+
+	trigger chan string // identity change → ladder now
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
+
+	mu        sync.Mutex
+	laddering string // "" or "ladder step i/n"
+	lastOut   ledger.Outcome
+	lastRsn   ledger.Reason
+	identity  string
+}
+
+func seedFor(name string, seed int64) uint64 {
+	if seed != 0 {
+		return uint64(seed)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return h.Sum64()
+}
+
+func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*targetRun, error) {
+	ad, err := protocol.Lookup(t.API)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	hdrs, err := t.ResolvedHeaders()
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for k, v := range hdrs {
+		h.Set(k, v)
+	}
+	client, err := protocol.NewClient(protocol.ClientOptions{
+		Timeouts: protocol.Timeouts{Connect: t.Timeouts.Connect.D(), Headers: t.Timeouts.Headers.D(),
+			FirstContent: t.Timeouts.FirstContent.D(), Idle: t.Timeouts.Idle.D(), Total: t.Timeouts.Total.D()},
+		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
+			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
+		Headers: h,
+		Auth:    protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
+		Logger:  d.log.With("target", t.Name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	classes, err := t.WorkloadClasses(index)
+	if err != nil {
+		client.CloseIdleConnections()
+		return nil, err
+	}
+	r := &targetRun{
+		name: t.Name, index: index, cfg: t, global: cfg, client: client,
+		target: protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad},
+		classes: classes, mixes: map[string]*workload.Mix{},
+		flight: newFlightSet(), validity: newValidityWindow(time.Minute, 10*time.Millisecond),
+		trigger: make(chan string, 1),
+	}
+	for i, c := range classes {
+		m, err := workload.NewMix(seedFor(t.Name, t.Baseline.Seed)+uint64(i)*7919, []workload.Class{c})
+		if err != nil {
+			client.CloseIdleConnections()
+			return nil, fmt.Errorf("classes[%d]: %w", i, err)
+		}
+		r.mixes[c.Name] = m
+	}
+	if t.Budget.TokensPerDay > 0 || t.Budget.RequestsPerDay > 0 {
+		zone, err := time.LoadLocation(t.Budget.Zone)
+		if err != nil {
+			client.CloseIdleConnections()
+			return nil, fmt.Errorf("budget.zone: %w", err)
+		}
+		r.budget = budget.New(budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}, d.now)
+	}
+	if t.Ladder.Enabled {
+		lc := make([]ladder.Class, 0, len(classes))
+		for _, c := range classes {
+			lc = append(lc, ladder.Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates})
+		}
+		maxRate := t.Ladder.MaxRate
+		if maxRate <= 0 || (cfg.Limits.MaxRate > 0 && maxRate > cfg.Limits.MaxRate) {
+			maxRate = cfg.Limits.MaxRate
+		}
+		kind, _ := schedule.ParseKind(t.Ladder.Arrival)
+		var admit dispatch.Admit
+		if r.budget != nil {
+			admit = r.budget.Admit
+		}
+		lr, err := ladder.New(ladder.Config{
+			Target: t.Name, API: t.API, Classes: lc, Steps: t.Ladder.Steps, StepDuration: t.Ladder.StepDuration.D(),
+			Gap: t.Ladder.Gap.D(), MaxRate: maxRate, Arrival: kind, Seed: seedFor(t.Name, t.Ladder.Seed),
+			MaxInFlight: t.MaxInFlight, Admit: admit,
+			Abort: ladder.AbortRules{
+				ErrorFraction: t.Ladder.Abort.ErrorFraction, RejectionFraction: t.Ladder.Abort.RejectionFraction,
+				TTFTGateMultiple: t.Ladder.Abort.TTFTGateMultiple, UnsentFraction: t.Ladder.Abort.UnsentFraction,
+				OnUnsent: t.Ladder.Abort.OnUnsent, OnGeneratorInvalid: t.Ladder.Abort.OnGeneratorInvalid,
+			},
+			GoodFractionTarget: t.Ladder.GoodFractionTarget, KneeFactor: t.Ladder.KneeFactor,
+			Settle: t.Timeouts.Total.D(), HistoryFile: t.Ladder.HistoryFile,
+			Progress: r.progress(d),
+		}, d.group, r.ladderExec(d))
+		if err != nil {
+			client.CloseIdleConnections()
+			return nil, fmt.Errorf("ladder: %w", err)
+		}
+		r.ladder = lr
+	}
+	return r, nil
+}
+
+// exec performs one request of class c, tracking it in flight.
+func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
+	inner := r.client.Exec(r.target, params, d.led.Now)
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		r.flight.add(rec.ID, rec.Planned)
+		defer r.flight.remove(rec.ID)
+		return inner(ctx, rec, dispatched)
+	}
+}
+
+func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params {
+	m := r.mixes[class]
+	model := r.cfg.Model
+	return func(*ledger.Record) protocol.Params {
+		p := m.Next().Params
+		p.Model = model
+		return p
+	}
+}
+
+// ladderExec routes a ladder request to its class's prompts (the ladder
+// assigns the class when it plans the arrival).
+func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
+	execs := make(map[string]dispatch.Exec, len(r.mixes))
+	first := ""
+	for _, c := range r.classes {
+		execs[c.Name] = r.exec(d, r.paramsFor(c.Name))
+		if first == "" {
+			first = c.Name
+		}
+	}
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		e, ok := execs[rec.Class]
+		if !ok {
+			e = execs[first]
+		}
+		return e(ctx, rec, dispatched)
+	}
+}
+
+// start launches the baseline streams, the ladder timetable and the identity
+// watcher.
+func (r *targetRun) start(d *Daemon) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	d.route.add(r.name, r.sink(d))
+	u, _ := url.Parse(r.target.Base)
+	port, _ := strconv.Atoi(u.Port())
+	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: providerOf(r.cfg.API), RequestModel: r.cfg.Model,
+		Address: u.Hostname(), Port: port})
+	totalW := 0.0
+	for _, c := range r.classes {
+		totalW += c.Weight
+	}
+	// Stagger targets so their arrivals do not line up.
+	stagger := time.Duration(r.index) * 137 * time.Millisecond
+	for i, c := range r.classes {
+		d.rec.InitSeries(r.name, c.Name, ledger.TrafficBaseline, ledger.TrafficLadder)
+		d.rec.SetGates(r.name, c.Name, telemetry.Gates{TTFT: c.Gates.TTFT, TPOT: c.Gates.TPOT, E2E: c.Gates.E2E})
+		if !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0 {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, 0)
+			continue
+		}
+		rate := r.cfg.Baseline.Rate * c.Weight / totalW
+		kind, _ := schedule.ParseKind(r.cfg.Baseline.Arrival)
+		seq, err := schedule.New(schedule.Spec{Kind: kind, Seed: seedFor(r.name, r.cfg.Baseline.Seed) + uint64(i)},
+			schedule.Step{Rate: rate})
+		if err != nil {
+			d.log.Error("baseline schedule", "target", r.name, "class", c.Name, "err", err)
+			continue
+		}
+		d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, rate)
+		class := c.Name
+		var admit dispatch.Admit
+		if r.budget != nil {
+			admit = r.budget.Admit
+		}
+		oc := dispatch.OpenConfig{
+			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
+			Meta: func(time.Duration) ledger.Meta {
+				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API}
+			},
+			Exec: r.exec(d, r.paramsFor(class)),
+		}
+		r.done.Add(1)
+		go func() {
+			defer r.done.Done()
+			if err := d.group.Open(ctx, oc); err != nil {
+				d.log.Error("baseline stream stopped", "target", r.name, "class", class, "err", err)
+			}
+		}()
+	}
+	if r.ladder != nil {
+		r.done.Add(1)
+		go func() {
+			defer r.done.Done()
+			r.ladderLoop(ctx, d)
+		}()
+	}
+	if r.cfg.Identity.ModelsField != "" || r.cfg.Identity.ResponseHeader != "" {
+		r.done.Add(1)
+		go func() {
+			defer r.done.Done()
+			r.identityLoop(ctx, d)
+		}()
+	}
+}
+
+// stop ends planning (in-flight requests belong to the group and finish or
+// are drained) and unhooks the target's sink.
+func (r *targetRun) stop() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+func (r *targetRun) wait() {
+	r.done.Wait()
+	r.client.CloseIdleConnections()
+}
+
+func providerOf(api string) string {
+	if strings.HasPrefix(api, "anthropic") {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+// ladderLoop runs the ladder on its timetable, or at once on an identity change.
+func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
+	sched := ladder.Schedule{Every: r.cfg.Ladder.Schedule.Every.D(), Offset: r.cfg.Ladder.Schedule.Offset.D(),
+		Daily: r.cfg.Ladder.Schedule.Daily}
+	if z := r.cfg.Ladder.Schedule.Zone; z != "" {
+		if loc, err := time.LoadLocation(z); err == nil {
+			sched.Zone = loc
+		}
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next, err := ladder.Next(d.now(), sched)
+		if err != nil {
+			d.log.Error("ladder timetable", "target", r.name, "err", err)
+			return
+		}
+		timer.Reset(time.Until(next))
+		trigger := "schedule"
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case trigger = <-r.trigger:
+		}
+		res, err := r.ladder.Run(ctx, trigger)
+		r.setLaddering("")
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("ladder", "target", r.name, "err", err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		d.ladderDone(r, res)
+		for _, c := range r.classes {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
+		}
+	}
+}
+
+func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
+	return func(p ladder.Progress) {
+		if p.Phase == "done" {
+			r.setLaddering("")
+			return
+		}
+		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %.3g req/s", p.Step, p.Steps, p.Rate))
+		total := 0.0
+		for _, c := range r.classes {
+			total += c.Weight
+		}
+		for _, c := range r.classes {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, p.Rate*c.Weight/total)
+		}
+	}
+}
+
+func (r *targetRun) setLaddering(s string) {
+	r.mu.Lock()
+	r.laddering = s
+	r.mu.Unlock()
+}
+
+func (r *targetRun) state() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.laddering != "" {
+		return r.laddering
+	}
+	if r.budget != nil {
+		if rem := r.budget.Remaining(); (rem.TokensLimited && rem.Tokens <= 0) || (rem.RequestsLimited && rem.Requests <= 0) {
+			return "budget spent until " + rem.ResetAt.Format(time.RFC3339)
+		}
+	}
+	return "probing"
+}
+
+func (r *targetRun) lastOutcome() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastOut == "" {
+		return "none yet"
+	}
+	return string(r.lastOut) + "/" + string(r.lastRsn)
+}
+
+// sink sees every finished record of this target: budgets, identity,
+// validity, ladder steps.
+func (r *targetRun) sink(d *Daemon) ledger.Sink {
+	return ledger.SinkFunc(func(rec *ledger.Record) {
+		if r.budget != nil {
+			r.budget.Charge(rec)
+		}
+		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
+			r.ladder.Record(rec)
+		}
+		if lag, ok := rec.DispatchLag(); ok {
+			r.validity.observe(d.now(), lag, false)
+		} else if rec.Reason == ledger.ReasonClientCap {
+			r.validity.observe(d.now(), 0, true)
+		}
+		r.mu.Lock()
+		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
+		r.mu.Unlock()
+		if rec.Model != "" && r.cfg.Identity.ModelsField == "" && r.cfg.Identity.ResponseHeader == "" {
+			r.setIdentity(d, rec.Model, "")
+		}
+	})
+}
+
+// setIdentity publishes the target's identity and, on a change after the
+// first sighting, counts it and may start a ladder at once.
+func (r *targetRun) setIdentity(d *Daemon, model, version string) {
+	key := model + "\x00" + version
+	r.mu.Lock()
+	first := r.identity == ""
+	changed := r.identity != key
+	r.identity = key
+	r.mu.Unlock()
+	if !changed {
+		return
+	}
+	d.rec.SetTargetInfo(r.name, model, version)
+	if !first {
+		d.log.Info("target identity changed", "target", r.name, "model", model, "version", version)
+		if r.ladder != nil && r.cfg.Ladder.RunOnIdentityChange {
+			select {
+			case r.trigger <- "identity_change":
+			default:
+			}
+		}
+	}
+}
+
+// identityLoop polls GET {base}/models for the configured response header
+// and models field, once a minute.
+func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		if model, version, err := r.pollIdentity(ctx); err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("identity poll", "target", r.name, "err", err)
+			}
+		} else {
+			r.setIdentity(d, model, version)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *targetRun) pollIdentity(ctx context.Context) (model, version string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := r.client.Get(ctx, r.target, "/models")
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return "", "", fmt.Errorf("GET models: status %d", resp.StatusCode)
+	}
+	if h := r.cfg.Identity.ResponseHeader; h != "" {
+		version = bounded(resp.Header.Get(h))
+	}
+	var body struct {
+		Data []map[string]any `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return "", "", fmt.Errorf("GET models: decode: %w", err)
+	}
+	model = r.cfg.Model
+	for _, m := range body.Data {
+		if id, _ := m["id"].(string); id == r.cfg.Model || len(body.Data) == 1 {
+			if f := r.cfg.Identity.ModelsField; f != "" {
+				if v, ok := m[f]; ok && version == "" {
+					version = bounded(fmt.Sprint(v))
+				}
+			}
+			break
+		}
+	}
+	return model, version, nil
+}
+
+func bounded(s string) string {
+	if len(s) > 128 {
+		s = s[:128]
+	}
+	return s
+}
+

@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// router fans finished records out to per-target sinks that come and go
+// with reloads (the ledger's own sink list is fixed at construction).
+type router struct {
+	mu    sync.RWMutex
+	sinks map[string]ledger.Sink
+}
+
+func newRouter() *router { return &router{sinks: map[string]ledger.Sink{}} }
+
+func (rt *router) add(target string, s ledger.Sink) {
+	rt.mu.Lock()
+	rt.sinks[target] = s
+	rt.mu.Unlock()
+}
+
+// Record implements ledger.Sink.
+func (rt *router) Record(rec *ledger.Record) {
+	rt.mu.RLock()
+	s := rt.sinks[rec.Target]
+	rt.mu.RUnlock()
+	if s != nil {
+		s.Record(rec)
+	}
+}
+
+// flightSet tracks a target's requests in flight and the planned offset of
+// the oldest (for llmprobe_oldest_in_flight_seconds: age from planned).
+type flightSet struct {
+	mu sync.Mutex
+	m  map[uint64]time.Duration
+}
+
+func newFlightSet() *flightSet { return &flightSet{m: map[uint64]time.Duration{}} }
+
+func (f *flightSet) add(id uint64, planned time.Duration) {
+	f.mu.Lock()
+	f.m[id] = planned
+	f.mu.Unlock()
+}
+
+func (f *flightSet) remove(id uint64) {
+	f.mu.Lock()
+	delete(f.m, id)
+	f.mu.Unlock()
+}
+
+func (f *flightSet) snapshot() (n int, oldestPlanned time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first := true
+	for _, p := range f.m {
+		if first || p < oldestPlanned {
+			oldestPlanned, first = p, false
+		}
+	}
+	return len(f.m), oldestPlanned
+}
+
+// validityWindow judges whether the generator kept its schedule over a
+// recent window: invalid when more than 1% of dispatch lags exceeded the
+// threshold (a p99 above it) or any arrival was suppressed by the client
+// cap. Per-second buckets bound its memory whatever the rate.
+type validityWindow struct {
+	mu        sync.Mutex
+	window    time.Duration
+	threshold time.Duration
+	buckets   map[int64]*lagBucket
+}
+
+type lagBucket struct{ n, over, capped int }
+
+func newValidityWindow(window, threshold time.Duration) *validityWindow {
+	return &validityWindow{window: window, threshold: threshold, buckets: map[int64]*lagBucket{}}
+}
+
+func (v *validityWindow) observe(now time.Time, lag time.Duration, capped bool) {
+	sec := now.Unix()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b := v.buckets[sec]
+	if b == nil {
+		b = &lagBucket{}
+		v.buckets[sec] = b
+		v.prune(sec)
+	}
+	if capped {
+		b.capped++
+		return
+	}
+	b.n++
+	if lag > v.threshold {
+		b.over++
+	}
+}
+
+func (v *validityWindow) prune(sec int64) {
+	oldest := sec - int64(v.window/time.Second)
+	for s := range v.buckets {
+		if s < oldest {
+			delete(v.buckets, s)
+		}
+	}
+}
+
+func (v *validityWindow) valid(now time.Time) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.prune(now.Unix())
+	n, over := 0, 0
+	for _, b := range v.buckets {
+		if b.capped > 0 {
+			return false
+		}
+		n += b.n
+		over += b.over
+	}
+	// With fewer than 100 samples one late dispatch is already "p99".
+	return over*100 <= n || (n < 100 && over == 0)
+}

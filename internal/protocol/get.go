@@ -1,0 +1,27 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// Get performs a plain GET of {t.Base}/path with the client's transport,
+// headers and auth (e.g. GET /models for the target's identity). Errors
+// never carry the URL.
+func (c *Client) Get(ctx context.Context, t Target, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.Base+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("build GET %s request: %w", path, err)
+	}
+	c.setHeaders(req.Header, t)
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		if ue, ok := err.(*url.Error); ok {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	return resp, nil
+}

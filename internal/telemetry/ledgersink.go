@@ -1,0 +1,59 @@
+package telemetry
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// LedgerSinkStats is what a rotating ledger sink reports (ledger.RotatingSink).
+type LedgerSinkStats interface {
+	Stats() ledger.RotatingStats
+}
+
+// ledgerSinkCollector exports a rotating ledger sink's counters at scrape time.
+type ledgerSinkCollector struct {
+	s                                      LedgerSinkStats
+	written, dropped, writeErrs, rotations *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (c *ledgerSinkCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.written
+	ch <- c.dropped
+	ch <- c.writeErrs
+	ch <- c.rotations
+}
+
+// Collect implements prometheus.Collector.
+func (c *ledgerSinkCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.s.Stats()
+	ch <- prometheus.MustNewConstMetric(c.written, prometheus.CounterValue, float64(st.Written))
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped))
+	ch <- prometheus.MustNewConstMetric(c.writeErrs, prometheus.CounterValue, float64(st.WriteErrors))
+	ch <- prometheus.MustNewConstMetric(c.rotations, prometheus.CounterValue, float64(st.Rotations))
+}
+
+// NewLedgerSinkCollector returns a collector exporting
+// llmprobe_ledger_records_written_total, llmprobe_ledger_records_dropped_total,
+// llmprobe_ledger_write_errors_total and llmprobe_ledger_rotations_total
+// from s at scrape time. Register it once per sink.
+func NewLedgerSinkCollector(s LedgerSinkStats) prometheus.Collector {
+	return &ledgerSinkCollector{
+		s:         s,
+		written:   prometheus.NewDesc("llmprobe_ledger_records_written_total", "Ledger records written to the JSONL file buffer.", nil, nil),
+		dropped:   prometheus.NewDesc("llmprobe_ledger_records_dropped_total", "Ledger records not written (queue full, write error, after close).", nil, nil),
+		writeErrs: prometheus.NewDesc("llmprobe_ledger_write_errors_total", "Failed writes, flushes, opens or rotations of the JSONL ledger.", nil, nil),
+		rotations: prometheus.NewDesc("llmprobe_ledger_rotations_total", "JSONL ledger files rotated.", nil, nil),
+	}
+}
+
+// WatchLedgerSink registers NewLedgerSinkCollector(s) with reg.
+func WatchLedgerSink(reg prometheus.Registerer, s LedgerSinkStats) error {
+	if err := reg.Register(NewLedgerSinkCollector(s)); err != nil {
+		return fmt.Errorf("telemetry: register ledger sink collector: %w", err)
+	}
+	return nil
+}
