@@ -8,16 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/protocol"
 )
 
 // HardMaxRate is the largest limits.max_rate accepted (req/s).
 const HardMaxRate = 10000.0
-
-// APIs are the accepted values of targets[].api.
-var apis = []string{"openai-chat", "openai-completions", "openai-responses", "anthropic-messages"}
-
-// APIs returns the accepted values of targets[].api.
-func APIs() []string { return append([]string(nil), apis...) }
 
 var (
 	labelSafe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
@@ -95,7 +91,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	} else if u.User != nil {
 		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
 	}
-	if !oneOf(t.API, apis...) {
+	if apis := protocol.Names(); !oneOf(t.API, apis...) {
 		el.add(p+".api", "want one of %s; got %q", strings.Join(apis, ", "), t.API)
 	}
 	if t.Model == "" {

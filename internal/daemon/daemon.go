@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
+	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
@@ -57,7 +58,8 @@ type Daemon struct {
 	mu      sync.Mutex
 	cfg     *config.Config
 	targets map[string]*targetRun
-	last    map[string]ladder.Result // last ladder per target
+	budgets map[string]*budget.Budget // survive reloads: a reload must not refill a spent budget
+	last    map[string]ladder.Result  // last ladder per target
 	lastSVG string
 }
 
@@ -78,7 +80,7 @@ func New(o Options) (*Daemon, error) {
 	}
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
-		route: newRouter(), targets: map[string]*targetRun{}, last: map[string]ladder.Result{},
+		route: newRouter(), targets: map[string]*targetRun{}, budgets: map[string]*budget.Budget{}, last: map[string]ladder.Result{},
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -189,6 +191,9 @@ func (d *Daemon) shutdown() {
 	if err := d.led.Verify(); err != nil {
 		d.log.Error("ledger invariant violated", "err", err)
 	}
+	c := d.led.Counts()
+	d.log.Info("stopped", "planned", c.Planned, "dispatched", c.Dispatched, "unsent", c.Unsent,
+		"censored", c.ByOutcome[ledger.Censored], "pending", c.Pending)
 	if d.rot != nil {
 		if err := d.rot.Close(); err != nil {
 			d.log.Error("ledger files", "err", err)
@@ -227,6 +232,9 @@ func (d *Daemon) swap(cfg *config.Config, runs map[string]*targetRun) {
 		}
 	}
 	for _, r := range runs {
+		if r.budget != nil {
+			r.budget.SetLimits(r.budgetLimits)
+		}
 		r.start(d)
 	}
 }

@@ -35,7 +35,10 @@ type targetRun struct {
 	classes []workload.Class
 	mixes   map[string]*workload.Mix // one per class: a stream per class
 	budget  *budget.Budget
-	ladder  *ladder.Runner
+	// budgetLimits are applied to the (possibly shared) budget at start, so
+	// a refused reload never changes the running limits.
+	budgetLimits budget.Limits
+	ladder       *ladder.Runner
 
 	flight   *flightSet
 	validity *validityWindow
@@ -92,7 +95,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 	}
 	r := &targetRun{
 		name: t.Name, index: index, cfg: t, global: cfg, client: client,
-		target: protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad},
+		target:  protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad},
 		classes: classes, mixes: map[string]*workload.Mix{},
 		flight: newFlightSet(), validity: newValidityWindow(time.Minute, 10*time.Millisecond),
 		trigger: make(chan string, 1),
@@ -111,7 +114,14 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 			client.CloseIdleConnections()
 			return nil, fmt.Errorf("budget.zone: %w", err)
 		}
-		r.budget = budget.New(budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}, d.now)
+		r.budgetLimits = budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}
+		d.mu.Lock()
+		r.budget = d.budgets[t.Name]
+		if r.budget == nil {
+			r.budget = budget.New(r.budgetLimits, d.now)
+			d.budgets[t.Name] = r.budget
+		}
+		d.mu.Unlock()
 	}
 	if t.Ladder.Enabled {
 		lc := make([]ladder.Class, 0, len(classes))
@@ -472,4 +482,3 @@ func bounded(s string) string {
 	}
 	return s
 }
-

@@ -136,16 +136,21 @@ type RotatingSink struct {
 	closed bool
 
 	// writer goroutine state
-	f       *os.File
-	w       *bufio.Writer
-	size    int64
-	opened  time.Time
-	lastErr error
+	f        *os.File
+	buf      []byte // lines not yet written to f
+	buffered int64  // records in buf
+	broken   bool   // the last write failed: the file may end in a partial line
+	size     int64  // bytes in f plus bytes in buf
+	opened   time.Time
+	lastErr  error
 }
+
+// flushAt is the buffer size that triggers a write.
+const flushAt = 64 << 10
 
 // RotatingStats are a RotatingSink's counters.
 type RotatingStats struct {
-	Written     int64 // records written to a file buffer
+	Written     int64 // records written to the file
 	Dropped     int64 // records dropped (queue full, encode or write error, after Close)
 	WriteErrors int64 // failed writes, flushes, opens or rotations
 	Rotations   int64 // files rotated
@@ -267,26 +272,41 @@ func (s *RotatingSink) write(b []byte) {
 			return
 		}
 	}
-	n, err := s.w.Write(b)
-	s.size += int64(n)
+	s.buf = append(s.buf, b...)
+	s.buffered++
+	s.size += int64(len(b))
+	if len(s.buf) >= flushAt {
+		s.flush()
+	}
+}
+
+// flush writes the buffer to the file. On failure the buffered records are
+// counted as dropped (never retried: the buffer stays bounded) and the next
+// write starts on a fresh line, so a reader skips at most one broken line.
+func (s *RotatingSink) flush() {
+	if s.f == nil || len(s.buf) == 0 {
+		return
+	}
+	out := s.buf
+	if s.broken {
+		out = append([]byte{'\n'}, out...)
+	}
+	_, err := s.f.Write(out)
 	if err != nil {
 		s.fail(fmt.Errorf("ledger: write %s: %w", filepath.Base(s.o.Path), err))
-		s.dropped.Add(1)
-		return
+		s.dropped.Add(s.buffered)
+		s.broken = true
+	} else {
+		s.written.Add(s.buffered)
+		s.broken = false
 	}
-	s.written.Add(1)
-}
-
-func (s *RotatingSink) flush() {
-	if s.w == nil || s.f == nil {
-		return
-	}
-	if err := s.w.Flush(); err != nil {
-		s.fail(fmt.Errorf("ledger: flush %s: %w", filepath.Base(s.o.Path), err))
+	s.buf, s.buffered = s.buf[:0], 0
+	if cap(s.buf) > 4*flushAt {
+		s.buf = nil
 	}
 }
 
-// open opens the active file for appending and writes the header when the
+// open opens the active file for appending and buffers the header when the
 // file is empty.
 func (s *RotatingSink) open() error {
 	if err := os.MkdirAll(filepath.Dir(s.o.Path), 0o755); err != nil {
@@ -301,20 +321,14 @@ func (s *RotatingSink) open() error {
 		_ = f.Close()
 		return fmt.Errorf("ledger: stat %s: %w", filepath.Base(s.o.Path), err)
 	}
-	s.f, s.size, s.opened = f, st.Size(), s.o.Now()
-	if s.w == nil {
-		s.w = bufio.NewWriterSize(f, 64<<10)
-	} else {
-		s.w.Reset(f)
-	}
+	s.f, s.size, s.opened, s.broken = f, st.Size(), s.o.Now(), false
 	if s.size == 0 {
-		b, _ := json.Marshal(s.o.Header)
-		b = append(b, '\n')
-		n, err := s.w.Write(b)
-		s.size += int64(n)
+		b, err := json.Marshal(s.o.Header)
 		if err != nil {
-			return fmt.Errorf("ledger: write header to %s: %w", filepath.Base(s.o.Path), err)
+			return fmt.Errorf("ledger: encode run header: %w", err)
 		}
+		s.buf = append(append(s.buf, b...), '\n')
+		s.size += int64(len(b) + 1)
 	}
 	return nil
 }

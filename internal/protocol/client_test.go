@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol/replay"
 )
 
 // step is one write of a streaming test handler: wait, then write raw bytes
@@ -700,9 +702,16 @@ func TestFinishReason(t *testing.T) {
 	}
 }
 
-// BenchmarkDo measures the client's cost per streamed request (32 content
-// chunks, usage, [DONE]) against a local server, server cost included.
+// BenchmarkDo measures the cost per streamed request (32 content chunks,
+// usage, [DONE]) against a local server, server cost included, with 2 and
+// with 256 concurrent streams per CPU.
 func BenchmarkDo(b *testing.B) {
+	for _, par := range []int{1, 128} {
+		b.Run(fmt.Sprintf("streams=%dxGOMAXPROCS", par), func(b *testing.B) { benchmarkDo(b, par) })
+	}
+}
+
+func benchmarkDo(b *testing.B, parallelism int) {
 	steps := []step{roleOnly}
 	for range 32 {
 		steps = append(steps, content("tok"))
@@ -728,6 +737,7 @@ func BenchmarkDo(b *testing.B) {
 	t := Target{Base: srv.URL + "/v1", Adapter: OpenAIChat{}}
 	p := Params{Model: "m", Prompt: "hello", MaxTokens: 32}
 	b.ReportAllocs()
+	b.SetParallelism(parallelism)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			rec := l.Plan(ledger.Meta{}, l.Now())
@@ -852,6 +862,90 @@ func TestDoClientCertificate(t *testing.T) {
 			}
 			if tt.o == ledger.OK && peers.Load() != 1 {
 				t.Errorf("server saw %d client certificates", peers.Load())
+			}
+		})
+	}
+}
+
+// TestClientFixtures serves every golden fixture (testdata/streams) with its
+// declared timing through the replay handler and checks that the Client,
+// with the fixture's limits, ends in the fixture's outcome with its counts,
+// and that the stamps carry at least the server's declared delays.
+func TestClientFixtures(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	fixtures, err := replay.LoadAll(filepath.Join("..", "..", "testdata", "streams"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fixtures) == 0 {
+		t.Fatal("no fixtures")
+	}
+	mux := http.NewServeMux()
+	for _, f := range fixtures {
+		mux.Handle("/"+f.ID()+"/", replay.Handler(f))
+	}
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	type outcome struct {
+		res dispatch.Result
+		rec *ledger.Record
+	}
+	results := make([]outcome, len(fixtures))
+	var wg sync.WaitGroup
+	l := ledger.New(time.Now())
+	for i, f := range fixtures {
+		a, err := Lookup(f.API)
+		if err != nil {
+			t.Fatalf("%s: %v", f.ID(), err)
+		}
+		c := newClient(t, ClientOptions{
+			MaxEventBytes: f.Spec.Limits.MaxEventBytes,
+			Timeouts: Timeouts{Connect: 5 * time.Second, Idle: time.Duration(f.Spec.Limits.IdleMS) * time.Millisecond,
+				Total: time.Duration(f.Spec.Limits.TotalMS) * time.Millisecond},
+		})
+		wg.Go(func() { // all at once: the fixtures' delays overlap
+			rec := l.Plan(ledger.Meta{API: f.API}, l.Now())
+			p := Params{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8}
+			res := c.Do(context.Background(), Target{Base: srv.URL + "/" + f.ID() + "/v1", Adapter: a}, p, rec, l.Now, func() { l.MarkDispatched(rec) })
+			results[i] = outcome{res, rec}
+		})
+	}
+	wg.Wait()
+	for i, f := range fixtures {
+		t.Run(f.ID(), func(t *testing.T) {
+			res, rec, e := results[i].res, results[i].rec, f.Spec.Expect
+			if res.Outcome != e.Outcome || res.Reason != e.Reason {
+				t.Fatalf("result %+v, want %s/%s (%s)", res, e.Outcome, e.Reason, f.Spec.About)
+			}
+			if rec.ContentEvents != e.ContentEvents || rec.ReasoningEvents != e.ReasoningEvents {
+				t.Errorf("content/reasoning events %d/%d, want %d/%d", rec.ContentEvents, rec.ReasoningEvents, e.ContentEvents, e.ReasoningEvents)
+			}
+			if rec.FinishReason != e.FinishReason || rec.Model != e.Model {
+				t.Errorf("finish %q model %q, want %q %q", rec.FinishReason, rec.Model, e.FinishReason, e.Model)
+			}
+			want := ledger.Usage{}
+			if e.Usage != nil {
+				want = *e.Usage
+			}
+			if rec.Usage != want {
+				t.Errorf("usage %+v, want %+v", rec.Usage, want)
+			}
+			checkOrder(t, rec)
+			// The server cannot answer before it was asked: every stamp is
+			// at least the declared delays after dispatch.
+			headers := time.Duration(f.Spec.HeadersMS) * time.Millisecond
+			if rec.Headers != 0 && rec.Headers-rec.Dispatched < headers {
+				t.Errorf("headers %v after dispatch, fixture delays them %v", rec.Headers-rec.Dispatched, headers)
+			}
+			if rec.FirstByte != 0 && rec.FirstByte-rec.Dispatched < headers+f.Delay(0) {
+				t.Errorf("first byte %v after dispatch, fixture delays it %v", rec.FirstByte-rec.Dispatched, headers+f.Delay(0))
+			}
+			if n := len(f.Segments()); res.Outcome == ledger.OK && rec.End-rec.Dispatched < headers+f.Until(n-1) {
+				t.Errorf("end %v after dispatch, fixture's last segment comes at %v", rec.End-rec.Dispatched, headers+f.Until(n-1))
+			}
+			if len(rec.ChunkGaps) != max(0, rec.ContentEvents-1) {
+				t.Errorf("%d chunk gaps for %d content events", len(rec.ChunkGaps), rec.ContentEvents)
 			}
 		})
 	}

@@ -24,7 +24,7 @@ type gen struct {
 	created      int64  // unix seconds
 	promptTokens int
 	includeUsage bool
-	continuous   bool // vLLM continuous_usage_stats: cumulative usage in every chunk
+	continuous   bool   // vLLM continuous_usage_stats: cumulative usage in every chunk
 	reasoning    int    // reasoning tokens this response will emit
 	content      int    // content tokens this response will emit
 	finishLength bool   // the cap cut the output

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"log/slog"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+func runLadder(ctx context.Context, e env, args []string) error {
+	var t targetFlags
+	fs := newFlagSet("ladder", e)
+	t.register(fs)
+	steps := fs.String("steps", "1,2,4,8,16,32", "offered rates of the steps, req/s, comma-separated, increasing")
+	stepDur := fs.Duration("step-duration", 20*time.Second, "arrival window of each step")
+	gap := fs.Duration("gap", 2*time.Second, "pause between steps (after the previous step settled)")
+	maxRate := fs.Float64("max-rate", 100, "hard maximum: a step above it is refused")
+	arrival := fs.String("arrival", "poisson", "arrival process: poisson|constant|gamma")
+	seed := fs.Uint64("seed", 1, "seed for arrivals and prompts")
+	maxInFlight := fs.Int("max-in-flight", 0, "in-flight cap per step (0: none); arrivals that find it full are unsent/client_cap")
+	maxTokens := fs.Int("max-tokens", 64, "max_tokens sent with each request")
+	promptTokens := fs.Int("prompt-tokens", 128, "synthetic prompt length, in tokens")
+	sloTTFT := fs.Duration("slo-ttft", time.Second, "gate: TTFT (from planned send)")
+	sloE2E := fs.Duration("slo-e2e", 0, "gate: end-to-end latency (0: none)")
+	goodTarget := fs.Float64("good-fraction", 0.9, "a step meets its gates when good/planned ≥ this")
+	kneeFactor := fs.Float64("knee-factor", 2, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
+	abortErr := fs.Float64("abort-error-fraction", 0.5, "abort when failed/sent exceeds this (0: off)")
+	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
+	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off)")
+	history := fs.String("history", "", "append the result to this JSONL history file")
+	svgPath := fs.String("svg", "", "write the curve (TTFT p95 and goodput against offered rate) as SVG")
+	htmlPath := fs.String("html", "", "write a self-contained HTML report")
+	jsonOut := fs.Bool("json", false, "print the result as JSON instead of the step table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := t.validate(); err != nil {
+		return err
+	}
+	rates, err := parseRates(*steps)
+	if err != nil {
+		return badFlag("--steps %q: %v", *steps, err)
+	}
+	kind, err := schedule.ParseKind(*arrival)
+	if err != nil {
+		return badFlag("--arrival: %v", err)
+	}
+	pf := probeFlags{target: t, maxTokens: *maxTokens, promptTokens: *promptTokens, seed: *seed, sloTTFT: *sloTTFT, sloE2E: *sloE2E}
+	mix, err := pf.mix()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	base, stopTarget, err := t.startTarget(e)
+	if err != nil {
+		return err
+	}
+	defer stopTarget()
+	client, target, err := t.client(base, log)
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
+
+	var runner *ladder.Runner
+	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
+	g := dispatch.NewGroup(led)
+	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
+		p := mix.Next().Params
+		p.Model = t.model
+		return p
+	}, led.Now)
+	gates := stats.Gates{TTFT: *sloTTFT, E2E: *sloE2E}
+	runner, err = ladder.New(ladder.Config{
+		Target: "ladder", API: t.api, Classes: []ladder.Class{{Name: "default", Weight: 1, Gates: gates}},
+		Steps: rates, StepDuration: *stepDur, Gap: *gap, MaxRate: *maxRate, Arrival: kind, Seed: *seed,
+		MaxInFlight:        *maxInFlight,
+		Abort:              ladder.AbortRules{ErrorFraction: *abortErr, RejectionFraction: *abortRej, TTFTGateMultiple: *abortTTFT, OnUnsent: *maxInFlight > 0, OnGeneratorInvalid: true},
+		GoodFractionTarget: *goodTarget, KneeFactor: *kneeFactor, Settle: t.total, HistoryFile: *history,
+		Progress: func(p ladder.Progress) {
+			if p.Phase == "done" {
+				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+				return
+			}
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+		},
+	}, g, exec)
+	if err != nil {
+		return badFlag("%v", err)
+	}
+	res, runErr := runner.Run(ctx, "manual")
+	g.Drain(context.Background(), 0)
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
+	lr := res.Stats()
+	for _, out := range []struct {
+		path   string
+		render func(*os.File) error
+	}{
+		{*svgPath, func(f *os.File) error { return report.LadderSVG(f, lr) }},
+		{*htmlPath, func(f *os.File) error { return report.LadderHTML(f, lr) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := writeFile(out.path, out.render); err != nil {
+			return err
+		}
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report.LadderOf(lr))
+	}
+	return report.LadderText(e.stdout, lr)
+}
+
+func writeFile(path string, render func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := render(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func parseRates(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("%q is not a rate above 0", f)
+		}
+		if n := len(out); n > 0 && v <= out[n-1] {
+			return nil, fmt.Errorf("rates must increase (%g after %g)", v, out[n-1])
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
