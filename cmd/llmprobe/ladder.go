@@ -103,7 +103,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return badFlag("%v", err)
 	}
 	res, runErr := runner.Run(ctx, "manual")
-	g.Drain(context.Background(), 0)
+	g.Drain(e.hard, 0)
 	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}

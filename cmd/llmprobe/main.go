@@ -26,6 +26,8 @@ import (
 type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// hard is cancelled by a second interrupt: drains stop waiting.
+	hard context.Context
 }
 
 type command struct {
@@ -45,14 +47,34 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	os.Exit(run(ctx, e, os.Args[1:]))
+	// The first SIGINT/SIGTERM ends the run gracefully (arrivals stop, in-flight
+	// requests drain up to their deadline); a second one cancels the drain
+	// (what is still in flight is recorded cancelled/interrupted).
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		stopSoft()
+		<-sigs
+		stopHard()
+	}()
+	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, hard: hard}
+	code := run(soft, e, os.Args[1:])
+	stopSoft()
+	stopHard()
+	os.Exit(code)
 }
 
 // run executes one subcommand and returns the process exit code.
 func run(ctx context.Context, e env, args []string) int {
+	if e.hard == nil {
+		e.hard = context.Background()
+	}
+	if e.getenv == nil {
+		e.getenv = os.Getenv
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(e.stderr)
 		if len(args) == 0 {

@@ -264,7 +264,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		fmt.Fprintf(e.stderr, "arrival window over; draining up to %v (in flight: %d)\n", p.drain, g.InFlight())
 	}
 	// A second interrupt during the drain cancels what is still in flight.
-	g.Drain(ctx, p.drain)
+	g.Drain(e.hard, p.drain)
 	if file != nil {
 		if err := file.Close(); err != nil {
 			fmt.Fprintf(e.stderr, "ledger file: %v\n", err)

@@ -128,7 +128,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if rec, err = telemetry.New(opts); err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
-	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: rec, Tracing: tracing})
+	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: rec, Tracing: tracing, Interrupt: e.hard})
 	if err != nil {
 		return err
 	}

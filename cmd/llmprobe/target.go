@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -175,8 +174,3 @@ func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, p
 	}
 	return c, protocol.Target{Base: base, Adapter: ad}, nil
 }
-
-// waitCtx returns a context that is cancelled when parent is, for the
-// second-interrupt semantics: the first interrupt stops arrivals and drains,
-// the second cancels what is in flight.
-func detach(parent context.Context) context.Context { return context.WithoutCancel(parent) }

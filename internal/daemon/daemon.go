@@ -35,6 +35,9 @@ type Options struct {
 	Listener net.Listener
 	// Now is the wall clock (budgets, ladder timetable); nil = time.Now.
 	Now func() time.Time
+	// Interrupt, when cancelled, cuts the shutdown drain short: what is still
+	// in flight is recorded cancelled/interrupted. nil = never.
+	Interrupt context.Context
 	// Tick is how often gauges are refreshed; 0 = 1s.
 	Tick time.Duration
 }
@@ -74,6 +77,9 @@ func New(o Options) (*Daemon, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Interrupt == nil {
+		o.Interrupt = context.Background()
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Second
@@ -181,7 +187,7 @@ func (d *Daemon) shutdown() {
 		r.stop()
 	}
 	d.log.Info("draining", "in_flight", d.group.InFlight(), "timeout", drain)
-	censored := d.group.Drain(context.Background(), drain)
+	censored := d.group.Drain(d.opts.Interrupt, drain)
 	for _, r := range runs {
 		r.wait()
 	}

@@ -39,6 +39,7 @@ type targetRun struct {
 	// a refused reload never changes the running limits.
 	budgetLimits budget.Limits
 	ladder       *ladder.Runner
+	sched        ladder.Schedule
 
 	flight   *flightSet
 	validity *validityWindow
@@ -124,36 +125,21 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		d.mu.Unlock()
 	}
 	if t.Ladder.Enabled {
-		lc := make([]ladder.Class, 0, len(classes))
-		for _, c := range classes {
-			lc = append(lc, ladder.Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates})
+		lc, sched, err := ladder.FromConfig(t, cfg.Limits)
+		if err != nil {
+			client.CloseIdleConnections()
+			return nil, err
 		}
-		maxRate := t.Ladder.MaxRate
-		if maxRate <= 0 || (cfg.Limits.MaxRate > 0 && maxRate > cfg.Limits.MaxRate) {
-			maxRate = cfg.Limits.MaxRate
-		}
-		kind, _ := schedule.ParseKind(t.Ladder.Arrival)
-		var admit dispatch.Admit
 		if r.budget != nil {
-			admit = r.budget.Admit
+			lc.Admit = r.budget.Admit
 		}
-		lr, err := ladder.New(ladder.Config{
-			Target: t.Name, API: t.API, Classes: lc, Steps: t.Ladder.Steps, StepDuration: t.Ladder.StepDuration.D(),
-			Gap: t.Ladder.Gap.D(), MaxRate: maxRate, Arrival: kind, Seed: seedFor(t.Name, t.Ladder.Seed),
-			MaxInFlight: t.MaxInFlight, Admit: admit,
-			Abort: ladder.AbortRules{
-				ErrorFraction: t.Ladder.Abort.ErrorFraction, RejectionFraction: t.Ladder.Abort.RejectionFraction,
-				TTFTGateMultiple: t.Ladder.Abort.TTFTGateMultiple, UnsentFraction: t.Ladder.Abort.UnsentFraction,
-				OnUnsent: t.Ladder.Abort.OnUnsent, OnGeneratorInvalid: t.Ladder.Abort.OnGeneratorInvalid,
-			},
-			GoodFractionTarget: t.Ladder.GoodFractionTarget, KneeFactor: t.Ladder.KneeFactor,
-			Settle: t.Timeouts.Total.D(), HistoryFile: t.Ladder.HistoryFile,
-			Progress: r.progress(d),
-		}, d.group, r.ladderExec(d))
+		lc.Progress = r.progress(d)
+		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			client.CloseIdleConnections()
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
+		r.ladder, r.sched = lr, sched
 		r.ladder = lr
 	}
 	return r, nil
@@ -289,17 +275,10 @@ func providerOf(api string) string {
 
 // ladderLoop runs the ladder on its timetable, or at once on an identity change.
 func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
-	sched := ladder.Schedule{Every: r.cfg.Ladder.Schedule.Every.D(), Offset: r.cfg.Ladder.Schedule.Offset.D(),
-		Daily: r.cfg.Ladder.Schedule.Daily}
-	if z := r.cfg.Ladder.Schedule.Zone; z != "" {
-		if loc, err := time.LoadLocation(z); err == nil {
-			sched.Zone = loc
-		}
-	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		next, err := ladder.Next(d.now(), sched)
+		next, err := ladder.Next(d.now(), r.sched)
 		if err != nil {
 			d.log.Error("ladder timetable", "target", r.name, "err", err)
 			return

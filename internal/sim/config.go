@@ -52,8 +52,10 @@ type Config struct {
 	// MaxBodyBytes bounds a request body (default 4 MiB).
 	MaxBodyBytes int64 `koanf:"max_body_bytes" json:"max_body_bytes" yaml:"max_body_bytes"`
 
-	// Now is the clock used for window offsets; nil means time.Now. Stream
-	// pacing always uses real timers.
+	// Now is the clock used to place windows and to time chunks against
+	// them; nil means time.Now. It must advance with real time (a shifted
+	// clock is fine, e.g. to place absolute windows): stream pacing waits on
+	// real timers for the differences it computes.
 	Now func() time.Time `koanf:"-" json:"-" yaml:"-"`
 }
 

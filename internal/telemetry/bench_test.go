@@ -64,3 +64,15 @@ func BenchmarkRecordPrometheusAndOTel(b *testing.B) {
 		}
 	})
 }
+
+func TestRefreshingGatherer(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	n := 0
+	g := RefreshingGatherer(reg, func() { n++; r.SetInFlight("a", n, 0) })
+	for want := 1; want <= 2; want++ {
+		mf := family(t, g, "llmprobe_in_flight_requests")
+		if got := mf.GetMetric()[0].GetGauge().GetValue(); got != float64(want) {
+			t.Errorf("scrape %d: in flight = %v, want %v", want, got, want)
+		}
+	}
+}
