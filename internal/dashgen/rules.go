@@ -124,9 +124,10 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	slo = append(slo, sloAlerts(o)...)
 	capacity := append([]Rule{{
 		Record: recCapacityByVersion,
+		// The most recently seen identity wins if two overlap briefly.
 		Expr: "llmprobe_capacity_requests_per_second\n" +
-			"  * on (job, instance, target) group_left (model, version)\n" +
-			"  max by (job, instance, target, model, version) (llmprobe_target_info)",
+			"  + on (job, instance, target) group_left (model, version)\n" +
+			"  0 * topk by (job, instance, target) (1, timestamp(llmprobe_target_info))",
 	}}, capacityAlerts(o)...)
 	f := RuleFile{Groups: []RuleGroup{
 		{Name: "llmprobe-slo", Rules: slo},

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -35,12 +37,7 @@ var registry = map[string]func() Adapter{
 
 // Names returns the valid API names, sorted.
 func Names() []string {
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(registry))
 }
 
 // Lookup returns the adapter for an API name. An unknown name is an error
@@ -85,17 +82,12 @@ type ReasonedError interface {
 	Reason() ledger.Reason
 }
 
-// ReasonOf returns the ledger reason carried by a decoder error, if any.
+// ReasonOf returns the ledger reason carried by a decoder error (wrapped or
+// not), if any.
 func ReasonOf(err error) (ledger.Reason, bool) {
-	for err != nil {
-		if r, ok := err.(ReasonedError); ok {
-			return r.Reason(), true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return "", false
-		}
-		err = u.Unwrap()
+	var re ReasonedError
+	if errors.As(err, &re) {
+		return re.Reason(), true
 	}
 	return "", false
 }

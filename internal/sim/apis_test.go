@@ -735,3 +735,18 @@ func TestContinuousUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestBodyTooLarge(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxBodyBytes = 64
+	s, base := startServer(t, cfg)
+	c := testClient(t)
+	resp := post(t, c, base+"/chat/completions", apiCases[0].body("m", 0, true), nil) // > 64 bytes
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", resp.StatusCode)
+	}
+	if st := s.Stats(); st.Admitted != 0 || st.Rejected != 0 {
+		t.Fatalf("a bad request touched admission: %+v", st)
+	}
+}

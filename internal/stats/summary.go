@@ -64,7 +64,8 @@ type Summary struct {
 	RequestedRate float64       // req/s asked for (0: unknown / closed loop)
 	Window        time.Duration // arrival window (0: unknown)
 
-	Planned    int // arrivals planned inside the window
+	Planned    int // arrivals planned inside the window (first attempts only)
+	Retries    int // further attempts of those arrivals (retries on): attempts, not demand
 	Dispatched int // handed to the transport (= sent)
 	Unsent     int // planned but never sent
 	Admitted   int // sent and not rejected (429/503)
@@ -146,7 +147,12 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if s.Mode == "" {
 		s.Mode = r.Mode
 	}
-	s.Planned++
+	// Retries are attempts, never new demand: only first attempts are planned.
+	if r.Attempt > 1 {
+		s.Retries++
+	} else {
+		s.Planned++
+	}
 	s.Outcomes.ByOutcome[r.Outcome]++
 	byR := s.Outcomes.ByReason[r.Outcome]
 	if byR == nil {
