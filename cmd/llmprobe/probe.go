@@ -44,6 +44,7 @@ type probeFlags struct {
 	cancelFrac   float64
 	cancelAfter  time.Duration
 	retries      int
+	ttftBoundary string
 }
 
 func (p *probeFlags) register(fs *pflag.FlagSet) {
@@ -69,6 +70,7 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.spin, "spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
 	fs.Float64Var(&p.cancelFrac, "cancel-fraction", 0, "cancellation injection: fraction of requests cancelled after --cancel-after")
 	fs.DurationVar(&p.cancelAfter, "cancel-after", 0, "cancellation injection: delay after dispatch")
+	fs.StringVar(&p.ttftBoundary, "ttft-boundary", "content", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
 	fs.IntVar(&p.retries, "retries", 0, "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
 }
 
@@ -102,6 +104,9 @@ func (p *probeFlags) validate() error {
 		return badFlag("--cancel-fraction: must be in [0, 1], got %v", p.cancelFrac)
 	case p.retries < 0:
 		return badFlag("--retries: must be ≥ 0, got %d", p.retries)
+	}
+	if _, err := ledger.ParseTTFTBoundary(p.ttftBoundary); err != nil {
+		return badFlag("--ttft-boundary: %v", err)
 	}
 	if _, err := parseThink(p.think); err != nil {
 		return badFlag("--think-time %q: %v", p.think, err)
@@ -220,8 +225,10 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	led := ledger.New(epoch, sinks...)
 	g := dispatch.NewGroup(led)
 
+	boundary, _ := ledger.ParseTTFTBoundary(p.ttftBoundary)
 	meta := func(time.Duration) ledger.Meta {
-		return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: "default", API: target.Adapter.Name()}
+		return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: "default", API: target.Adapter.Name(),
+			TTFTBoundary: boundary}
 	}
 	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
 		prm := mix.Next().Params

@@ -295,7 +295,7 @@ func TestWorkloadClasses(t *testing.T) {
 	}
 	bad := c.Targets[0].Classes[0]
 	bad.Prompt = Prompt{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
-	if _, err := bad.Workload("targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt.file") {
+	if _, err := bad.Workload("targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt") || !strings.Contains(err.Error(), "missing.txt") {
 		t.Fatalf("missing prompt file: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ func targetDefaults() map[string]any {
 	return map[string]any{
 		"api":           "openai-chat",
 		"max_in_flight": 64,
+		"ttft_boundary": "content",
 		"timeouts": map[string]any{
 			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",
 		},

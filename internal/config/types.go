@@ -101,11 +101,14 @@ type Target struct {
 	TLS         TLS               `koanf:"tls" json:"tls"`
 	Timeouts    Timeouts          `koanf:"timeouts" json:"timeouts"`
 	MaxInFlight int               `koanf:"max_in_flight" json:"max_in_flight"`
-	Identity    Identity          `koanf:"identity" json:"identity"`
-	Budget      Budget            `koanf:"budget" json:"budget"`
-	Baseline    Baseline          `koanf:"baseline" json:"baseline"`
-	Classes     []Class           `koanf:"classes" json:"classes"`
-	Ladder      Ladder            `koanf:"ladder" json:"ladder"`
+	// TTFTBoundary is what TTFT measures to: "content" (first visible
+	// content, the default) or "any_token" (a reasoning token counts).
+	TTFTBoundary string   `koanf:"ttft_boundary" json:"ttft_boundary"`
+	Identity     Identity `koanf:"identity" json:"identity"`
+	Budget       Budget   `koanf:"budget" json:"budget"`
+	Baseline     Baseline `koanf:"baseline" json:"baseline"`
+	Classes      []Class  `koanf:"classes" json:"classes"`
+	Ladder       Ladder   `koanf:"ladder" json:"ladder"`
 }
 
 // TLS is client TLS towards the target.
@@ -158,10 +161,11 @@ type Class struct {
 }
 
 // Prompt is where prompt text comes from. Its content never reaches logs.
-type Prompt struct {
-	Source string `koanf:"source" json:"source"` // synthetic | file
-	File   string `koanf:"file" json:"file,omitempty"`
-}
+//
+// Sources: synthetic (generated to the input length), file (a text file of
+// prompts: one per line, or blocks separated by blank lines), dataset (a
+// JSONL file of {"messages": [{"role": …, "content": …}]} per line).
+type Prompt = workload.PromptSpec
 
 // Dist is a length distribution in tokens: workload.DistSpec (dist: fixed
 // value | uniform min max | normal mean stddev | lognormal median|mean sigma

@@ -91,6 +91,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	} else if u.User != nil {
 		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
 	}
+	if !oneOf(t.TTFTBoundary, "content", "any_token") {
+		el.add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
+	}
 	if apis := protocol.Names(); !oneOf(t.API, apis...) {
 		el.add(p+".api", "want one of %s; got %q", strings.Join(apis, ", "), t.API)
 	}
@@ -190,12 +193,16 @@ func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
 	}
 	switch cl.Prompt.Source {
 	case "synthetic":
-	case "file":
+	case "file", "dataset":
 		if cl.Prompt.File == "" {
-			el.add(p+".prompt.file", "required when prompt.source is file")
+			el.add(p+".prompt.file", "required when prompt.source is %s", cl.Prompt.Source)
+		} else if _, err := cl.Prompt.Build(p + ".prompt"); err != nil {
+			// Read before any traffic: a missing or malformed prompt file
+			// or dataset is refused with its file and line.
+			el.add(p+".prompt.file", "%s", strings.TrimPrefix(err.Error(), p+".prompt: "))
 		}
 	default:
-		el.add(p+".prompt.source", "want synthetic or file, got %q", cl.Prompt.Source)
+		el.add(p+".prompt.source", "want synthetic, file or dataset, got %q", cl.Prompt.Source)
 	}
 	validateDist(el, p+".input", cl.Input)
 	validateDist(el, p+".output", cl.Output)

@@ -17,21 +17,19 @@ func (g Gates) StatsGates() stats.Gates {
 // or empirical distribution when it has one. key names the class in errors
 // (e.g. "targets[0].classes[1]").
 func (c Class) Workload(key string) (workload.Class, error) {
-	in, err := c.Input.Build(key + ".input")
+	ps, err := c.Prompt.Build(key + ".prompt")
 	if err != nil {
 		return workload.Class{}, err
+	}
+	var in workload.LengthDist
+	if ps.NeedsInputLength() {
+		if in, err = c.Input.Build(key + ".input"); err != nil {
+			return workload.Class{}, err
+		}
 	}
 	out, err := c.Output.Build(key + ".output")
 	if err != nil {
 		return workload.Class{}, err
-	}
-	var ps workload.PromptSource = workload.Synthetic{}
-	if c.Prompt.Source == "file" {
-		pf, err := workload.LoadPromptFile(c.Prompt.File)
-		if err != nil {
-			return workload.Class{}, fmt.Errorf("%s.prompt.file: %w", key, err)
-		}
-		ps = pf
 	}
 	return workload.Class{
 		Name: c.Name, Weight: c.Weight, Prompt: ps, InputLen: in, OutputLen: out,

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
-	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
@@ -38,8 +37,12 @@ type Options struct {
 	// Interrupt, when cancelled, cuts the shutdown drain short: what is still
 	// in flight is recorded cancelled/interrupted. nil = never.
 	Interrupt context.Context
-	// Tick is how often gauges are refreshed; 0 = 1s.
+	// Tick is how often gauges are refreshed and retired streams are
+	// reaped; 0 = 1s. Gauges are also refreshed at every scrape.
 	Tick time.Duration
+	// IdentityEvery is how often GET {base}/models is polled for a target
+	// with identity.response_header or identity.models_field; 0 = 1m.
+	IdentityEvery time.Duration
 }
 
 // Daemon is one running prober.
@@ -61,8 +64,12 @@ type Daemon struct {
 	mu      sync.Mutex
 	cfg     *config.Config
 	targets map[string]*targetRun
-	budgets map[string]*budget.Budget // survive reloads: a reload must not refill a spent budget
-	last    map[string]ladder.Result  // last ladder per target
+	// retired are runs a reload replaced: stopped, but their goroutines may
+	// still be returning and their requests still in flight. The tick reaps
+	// them; shutdown waits for them.
+	retired []*targetRun
+	state   map[string]*targetState  // survives reloads: budgets, in flight, validity, identity
+	last    map[string]ladder.Result // last ladder per target
 	lastSVG string
 }
 
@@ -84,9 +91,15 @@ func New(o Options) (*Daemon, error) {
 	if o.Tick <= 0 {
 		o.Tick = time.Second
 	}
+	if o.IdentityEvery <= 0 {
+		o.IdentityEvery = time.Minute
+	}
+	if o.Recorder.Registry() == nil {
+		return nil, errors.New("daemon: the recorder must own its registry (telemetry.Options.Registerer unset)")
+	}
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
-		route: newRouter(), targets: map[string]*targetRun{}, budgets: map[string]*budget.Budget{}, last: map[string]ladder.Result{},
+		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -103,6 +116,10 @@ func New(o Options) (*Daemon, error) {
 				EpochUnixNano: start.UnixNano(), Mode: ledger.ModeOpen, Version: o.Build.Version, Schema: ledger.SchemaVersion},
 		})
 		if err != nil {
+			return nil, fmt.Errorf("daemon: ledger.dir: %w", err)
+		}
+		if err := telemetry.WatchLedgerSink(d.rec.Registry(), rot); err != nil {
+			_ = rot.Close()
 			return nil, fmt.Errorf("daemon: ledger.dir: %w", err)
 		}
 		d.rot = rot
@@ -128,6 +145,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 
 	runs, err := d.build(cfg)
 	if err != nil {
+		d.closeSinks()
 		return err
 	}
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
@@ -167,6 +185,7 @@ loop:
 			}
 		case <-tick.C:
 			d.refreshGauges()
+			d.reap(false)
 		}
 	}
 	d.shutdown()
@@ -191,8 +210,16 @@ func (d *Daemon) shutdown() {
 	for _, r := range runs {
 		r.wait()
 	}
+	d.reap(true)
 	if censored > 0 {
 		d.log.Warn("requests still in flight at the drain deadline were recorded censored", "censored", censored)
+	}
+	// Every request belongs to the group, so nothing can be pending once
+	// it drained and the streams returned; should one be, end it rather
+	// than leave a hole in the ledger.
+	if c := d.led.Counts(); c.Pending > 0 {
+		n := d.led.CensorPending()
+		d.log.Error("records still pending after the drain were ended", "pending", c.Pending, "censored", n)
 	}
 	if err := d.led.Verify(); err != nil {
 		d.log.Error("ledger invariant violated", "err", err)
@@ -200,12 +227,63 @@ func (d *Daemon) shutdown() {
 	c := d.led.Counts()
 	d.log.Info("stopped", "planned", c.Planned, "dispatched", c.Dispatched, "unsent", c.Unsent,
 		"censored", c.ByOutcome[ledger.Censored], "pending", c.Pending)
+	d.closeSinks()
+	for _, r := range runs {
+		d.rec.SetInFlight(r.name, 0, 0)
+	}
+	d.refreshGauges()
+}
+
+// closeSinks flushes and closes the ledger files.
+func (d *Daemon) closeSinks() {
 	if d.rot != nil {
 		if err := d.rot.Close(); err != nil {
 			d.log.Error("ledger files", "err", err)
 		}
 	}
-	d.refreshGauges()
+}
+
+// reap finishes the runs a reload retired once their goroutines returned
+// and their requests finished (all of them when wait): it closes their
+// idle connections and, for a target no longer configured, drops its
+// series and sink only then (its state is kept: a budget spent today stays
+// spent if the target comes back), so that its last records still reach
+// the metrics and cannot re-create series after they were dropped.
+func (d *Daemon) reap(wait bool) {
+	d.mu.Lock()
+	var done []*targetRun
+	keep := d.retired[:0]
+	for _, r := range d.retired {
+		if wait || r.finished() {
+			done = append(done, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	d.retired = keep
+	d.mu.Unlock()
+	for _, r := range done {
+		r.wait()
+		d.mu.Lock()
+		_, still := d.targets[r.name]
+		d.mu.Unlock()
+		if !still && !wait {
+			d.route.remove(r.name)
+			d.rec.ForgetTarget(r.name)
+		}
+	}
+}
+
+// stateFor returns the state a target keeps across reloads.
+func (d *Daemon) stateFor(name string) *targetState {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.state[name]
+	if s == nil {
+		s = newTargetState()
+		d.state[name] = s
+	}
+	return s
 }
 
 // Reload validates nothing itself (the caller loads and validates); it builds
@@ -230,12 +308,12 @@ func (d *Daemon) swap(cfg *config.Config, runs map[string]*targetRun) {
 	old := d.targets
 	d.targets = runs
 	d.cfg = cfg
+	for _, r := range old {
+		d.retired = append(d.retired, r)
+	}
 	d.mu.Unlock()
-	for name, r := range old {
+	for _, r := range old {
 		r.stop()
-		if _, still := runs[name]; !still {
-			d.rec.ForgetTarget(name)
-		}
 	}
 	for _, r := range runs {
 		if r.budget != nil {
@@ -276,13 +354,13 @@ func (d *Daemon) refreshGauges() {
 	d.mu.Unlock()
 	now := d.led.Now()
 	for _, r := range runs {
-		n, oldest := r.flight.snapshot()
+		n, oldest := r.state.flight.snapshot()
 		age := time.Duration(0)
 		if n > 0 {
 			age = now - oldest
 		}
 		d.rec.SetInFlight(r.name, n, age)
-		d.rec.SetGeneratorValid(r.name, r.validity.valid(d.now()))
+		d.rec.SetGeneratorValid(r.name, r.state.validity.valid(d.now()))
 		if r.budget != nil {
 			rem := r.budget.Remaining()
 			tok, req := int64(-1), int64(-1)
@@ -334,9 +412,9 @@ func (d *Daemon) status() admin.Status {
 	sort.Strings(names)
 	for _, n := range names {
 		r := d.targets[n]
-		inflight, _ := r.flight.snapshot()
+		inflight, _ := r.state.flight.snapshot()
 		ts := admin.TargetStatus{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight,
-			State: r.state(), Capacity: "unknown", Knee: "none"}
+			State: r.stateText(), Capacity: "unknown", Knee: "none"}
 		if res, ok := d.last[n]; ok {
 			ts.LastLadder = res.Finished
 			if res.Capacity > 0 {
@@ -365,7 +443,7 @@ func (d *Daemon) effectiveConfig() any {
 // handler is the admin HTTP handler.
 func (d *Daemon) handler() http.Handler {
 	return admin.Handler(admin.Options{
-		Gatherer: d.rec.Registry(), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
+		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
 		Config: d.effectiveConfig, Status: d.status, Logger: d.log,
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
@@ -34,25 +35,24 @@ type targetRun struct {
 	target  protocol.Target
 	classes []workload.Class
 	mixes   map[string]*workload.Mix // one per class: a stream per class
-	budget  *budget.Budget
+	state   *targetState             // survives reloads
+	budget  *budget.Budget           // state.budget when this config sets a budget, else nil
 	// budgetLimits are applied to the (possibly shared) budget at start, so
 	// a refused reload never changes the running limits.
 	budgetLimits budget.Limits
 	ladder       *ladder.Runner
 	sched        ladder.Schedule
 
-	flight   *flightSet
-	validity *validityWindow
-
 	trigger chan string // identity change → ladder now
 	cancel  context.CancelFunc
 	done    sync.WaitGroup
+	alive   atomic.Int32 // goroutines of this run still running
+	flying  atomic.Int64 // requests of this run still in flight
 
 	mu        sync.Mutex
 	laddering string // "" or "ladder step i/n"
 	lastOut   ledger.Outcome
 	lastRsn   ledger.Reason
-	identity  string
 }
 
 func seedFor(name string, seed int64) uint64 {
@@ -98,8 +98,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		name: t.Name, index: index, cfg: t, global: cfg, client: client,
 		target:  protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad},
 		classes: classes, mixes: map[string]*workload.Mix{},
-		flight: newFlightSet(), validity: newValidityWindow(time.Minute, 10*time.Millisecond),
-		trigger: make(chan string, 1),
+		state: d.stateFor(t.Name), trigger: make(chan string, 1),
 	}
 	for i, c := range classes {
 		m, err := workload.NewMix(seedFor(t.Name, t.Baseline.Seed)+uint64(i)*7919, []workload.Class{c})
@@ -117,11 +116,10 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		r.budgetLimits = budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}
 		d.mu.Lock()
-		r.budget = d.budgets[t.Name]
-		if r.budget == nil {
-			r.budget = budget.New(r.budgetLimits, d.now)
-			d.budgets[t.Name] = r.budget
+		if r.state.budget == nil {
+			r.state.budget = budget.New(r.budgetLimits, d.now)
 		}
+		r.budget = r.state.budget
 		d.mu.Unlock()
 	}
 	if t.Ladder.Enabled {
@@ -140,7 +138,6 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, sched
-		r.ladder = lr
 	}
 	return r, nil
 }
@@ -149,8 +146,12 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
 	inner := r.client.Exec(r.target, params, d.led.Now)
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
-		r.flight.add(rec.ID, rec.Planned)
-		defer r.flight.remove(rec.ID)
+		r.flying.Add(1)
+		r.state.flight.add(rec.ID, rec.Planned)
+		defer func() {
+			r.state.flight.remove(rec.ID)
+			r.flying.Add(-1)
+		}()
 		return inner(ctx, rec, dispatched)
 	}
 }
@@ -229,28 +230,42 @@ func (r *targetRun) start(d *Daemon) {
 			},
 			Exec: r.exec(d, r.paramsFor(class)),
 		}
-		r.done.Add(1)
-		go func() {
-			defer r.done.Done()
+		r.goRun(func() {
 			if err := d.group.Open(ctx, oc); err != nil {
 				d.log.Error("baseline stream stopped", "target", r.name, "class", class, "err", err)
 			}
-		}()
+		})
 	}
 	if r.ladder != nil {
-		r.done.Add(1)
-		go func() {
-			defer r.done.Done()
-			r.ladderLoop(ctx, d)
-		}()
+		r.goRun(func() { r.ladderLoop(ctx, d) })
 	}
-	if r.cfg.Identity.ModelsField != "" || r.cfg.Identity.ResponseHeader != "" {
-		r.done.Add(1)
-		go func() {
-			defer r.done.Done()
-			r.identityLoop(ctx, d)
-		}()
+	if r.polls() {
+		r.goRun(func() { r.identityLoop(ctx, d) })
+	} else {
+		r.state.observeIdentity("", nil, true) // no version source: the model alone is the identity
 	}
+}
+
+// goRun runs f on a goroutine of this run (counted for wait and finished).
+func (r *targetRun) goRun(f func()) {
+	r.done.Add(1)
+	r.alive.Add(1)
+	go func() {
+		defer r.done.Done()
+		defer r.alive.Add(-1)
+		f()
+	}()
+}
+
+// polls reports whether the identity includes a version polled from GET {base}/models.
+func (r *targetRun) polls() bool {
+	return r.cfg.Identity.ModelsField != "" || r.cfg.Identity.ResponseHeader != ""
+}
+
+// finished reports whether the run's goroutines have returned and none of
+// its requests is in flight.
+func (r *targetRun) finished() bool {
+	return r.alive.Load() == 0 && r.flying.Load() == 0
 }
 
 // stop ends planning (in-flight requests belong to the group and finish or
@@ -283,7 +298,7 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 			d.log.Error("ladder timetable", "target", r.name, "err", err)
 			return
 		}
-		timer.Reset(time.Until(next))
+		timer.Reset(max(next.Sub(d.now()), 0))
 		trigger := "schedule"
 		select {
 		case <-ctx.Done():
@@ -329,7 +344,7 @@ func (r *targetRun) setLaddering(s string) {
 	r.mu.Unlock()
 }
 
-func (r *targetRun) state() string {
+func (r *targetRun) stateText() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.laddering != "" {
@@ -363,55 +378,55 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			r.ladder.Record(rec)
 		}
 		if lag, ok := rec.DispatchLag(); ok {
-			r.validity.observe(d.now(), lag, false)
+			r.state.validity.observe(d.now(), lag, false)
 		} else if rec.Reason == ledger.ReasonClientCap {
-			r.validity.observe(d.now(), 0, true)
+			r.state.validity.observe(d.now(), 0, true)
 		}
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()
-		if rec.Model != "" && r.cfg.Identity.ModelsField == "" && r.cfg.Identity.ResponseHeader == "" {
-			r.setIdentity(d, rec.Model, "")
+		if rec.Model != "" {
+			r.observeIdentity(d, rec.Model, nil, false)
 		}
 	})
 }
 
-// setIdentity publishes the target's identity and, on a change after the
-// first sighting, counts it and may start a ladder at once.
-func (r *targetRun) setIdentity(d *Daemon, model, version string) {
-	key := model + "\x00" + version
-	r.mu.Lock()
-	first := r.identity == ""
-	changed := r.identity != key
-	r.identity = key
-	r.mu.Unlock()
-	if !changed {
+// observeIdentity merges a sighting (the model named in a response, or a
+// polled version) into the target's identity and publishes it; a change
+// after the first complete sighting is counted by the recorder and, with
+// ladder.run_on_identity_change, starts a ladder at once.
+func (r *targetRun) observeIdentity(d *Daemon, model string, version *string, polled bool) {
+	m, v, ok := r.state.observeIdentity(model, version, polled)
+	if !ok {
 		return
 	}
-	d.rec.SetTargetInfo(r.name, model, version)
-	if !first {
-		d.log.Info("target identity changed", "target", r.name, "model", model, "version", version)
-		if r.ladder != nil && r.cfg.Ladder.RunOnIdentityChange {
-			select {
-			case r.trigger <- "identity_change":
-			default:
-			}
+	if !d.rec.SetTargetInfo(r.name, m, v) {
+		return
+	}
+	d.log.Info("target identity changed", "target", r.name, "model", m, "version", v)
+	if r.ladder != nil && r.cfg.Ladder.RunOnIdentityChange {
+		select {
+		case r.trigger <- "identity_change":
+		default: // one is already due
 		}
 	}
 }
 
 // identityLoop polls GET {base}/models for the configured response header
-// and models field, once a minute.
+// and models field, every Options.IdentityEvery. A failed poll keeps the
+// version last seen.
 func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(d.opts.IdentityEvery)
 	defer t.Stop()
 	for {
-		if model, version, err := r.pollIdentity(ctx); err != nil {
-			if ctx.Err() == nil {
-				d.log.Warn("identity poll", "target", r.name, "err", err)
+		if version, err := r.pollIdentity(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
 			}
+			d.log.Warn("identity poll", "target", r.name, "err", err)
+			r.observeIdentity(d, "", nil, true)
 		} else {
-			r.setIdentity(d, model, version)
+			r.observeIdentity(d, "", &version, true)
 		}
 		select {
 		case <-ctx.Done():
@@ -421,16 +436,19 @@ func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
 	}
 }
 
-func (r *targetRun) pollIdentity(ctx context.Context) (model, version string, err error) {
+// pollIdentity reads the version from GET {base}/models: the configured
+// response header, else the configured field of the entry for the target's
+// model (or of the only entry).
+func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := r.client.Get(ctx, r.target, "/models")
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return "", "", fmt.Errorf("GET models: status %d", resp.StatusCode)
+		return "", fmt.Errorf("GET models: status %d", resp.StatusCode)
 	}
 	if h := r.cfg.Identity.ResponseHeader; h != "" {
 		version = bounded(resp.Header.Get(h))
@@ -439,9 +457,8 @@ func (r *targetRun) pollIdentity(ctx context.Context) (model, version string, er
 		Data []map[string]any `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return "", "", fmt.Errorf("GET models: decode: %w", err)
+		return "", fmt.Errorf("GET models: decode: %w", err)
 	}
-	model = r.cfg.Model
 	for _, m := range body.Data {
 		if id, _ := m["id"].(string); id == r.cfg.Model || len(body.Data) == 1 {
 			if f := r.cfg.Identity.ModelsField; f != "" {
@@ -452,7 +469,7 @@ func (r *targetRun) pollIdentity(ctx context.Context) (model, version string, er
 			break
 		}
 	}
-	return model, version, nil
+	return version, nil
 }
 
 func bounded(s string) string {

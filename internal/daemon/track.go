@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
@@ -125,4 +126,51 @@ func (v *validityWindow) valid(now time.Time) bool {
 	}
 	// With fewer than 100 samples one late dispatch is already "p99".
 	return over*100 <= n || (n < 100 && over == 0)
+}
+
+// remove unhooks a target's sink (after a reload removed the target and its
+// last in-flight request finished).
+func (rt *router) remove(target string) {
+	rt.mu.Lock()
+	delete(rt.sinks, target)
+	rt.mu.Unlock()
+}
+
+// targetState is what a target keeps across reloads: the requests it has in
+// flight (started by any generation of its streams), the generator-validity
+// window, the daily budget and the identity last seen. A reload must not
+// reset any of them.
+type targetState struct {
+	flight   *flightSet
+	validity *validityWindow
+	budget   *budget.Budget // nil when the target has no budget
+
+	mu           sync.Mutex
+	model        string // from responses
+	version      string // from the configured response header / models field
+	versionKnown bool   // the first identity poll was attempted (or none is configured)
+}
+
+func newTargetState() *targetState {
+	return &targetState{flight: newFlightSet(), validity: newValidityWindow(time.Minute, 10*time.Millisecond)}
+}
+
+// observeIdentity merges what one source saw into the target's identity and
+// reports the identity to publish: ok is false while it is still
+// incomplete (no model seen yet, or the first poll of the configured
+// version source has not been attempted), so that the first sighting is
+// never counted as a change.
+func (s *targetState) observeIdentity(model string, version *string, polled bool) (m, v string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if model != "" {
+		s.model = model
+	}
+	if version != nil {
+		s.version = *version
+	}
+	if polled {
+		s.versionKnown = true
+	}
+	return s.model, s.version, s.model != "" && s.versionKnown
 }

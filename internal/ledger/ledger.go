@@ -31,6 +31,8 @@ type Meta struct {
 	Step    int
 	Attempt int
 	User    int
+	// TTFTBoundary: which first token TTFT measures to (default visible content).
+	TTFTBoundary TTFTBoundary
 }
 
 // Counts are the ledger's running totals. Attempts = Dispatched + Unsent
@@ -104,7 +106,7 @@ func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 	l.nextID++
 	r := &Record{
 		ID: l.nextID, Traffic: m.Traffic, Mode: m.Mode, Target: m.Target, Class: m.Class,
-		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, Planned: planned,
+		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, Planned: planned, TTFTBoundary: m.TTFTBoundary,
 	}
 	l.pending[r.ID] = r
 	l.attempts++

@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Traffic is the kind of traffic a request belongs to. Bounded set.
 type Traffic string
@@ -55,6 +58,15 @@ type Record struct {
 	LastContent    time.Duration   `json:"last_content_ns,omitempty"`    // last non-empty content delta
 	End            time.Duration   `json:"end_ns,omitempty"`             // terminal: stream end, error, cancel or censor time
 	ChunkGaps      []time.Duration `json:"chunk_gaps_ns,omitempty"`      // each gap between consecutive content events
+	// ChunkTokens is, per content event, the output tokens it carried as
+	// known from per-chunk usage deltas (0 = unknown); nil when the server
+	// gave no per-chunk usage. Chunks are not tokens: this is how a bundled
+	// chunk is told apart.
+	ChunkTokens []int `json:"chunk_tokens,omitempty"`
+	// TTFTBoundary is which first token TTFT means for this record: visible
+	// content (the default) or the first token of any kind (reasoning
+	// included). Both stamps are always kept.
+	TTFTBoundary TTFTBoundary `json:"ttft_boundary,omitempty"`
 
 	Status          int           `json:"status,omitempty"`         // HTTP status
 	RetryAfter      time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection
@@ -83,21 +95,67 @@ func (r *Record) Age() time.Duration {
 	return r.End - r.Planned
 }
 
-// TTFT is the time to first visible content from the planned time, and
-// whether it is defined.
-func (r *Record) TTFT() (time.Duration, bool) {
-	if r.FirstContent == 0 {
-		return 0, false
+// TTFTBoundary says which first token "time to first token" measures to.
+type TTFTBoundary string
+
+// TTFT boundaries.
+const (
+	TTFTContent  TTFTBoundary = ""          // first visible content (default; reasoning does not count)
+	TTFTAnyToken TTFTBoundary = "any_token" // first token of any kind: reasoning or visible content
+)
+
+// ParseTTFTBoundary parses "content" (or "") and "any_token".
+func ParseTTFTBoundary(s string) (TTFTBoundary, error) {
+	switch s {
+	case "", "content":
+		return TTFTContent, nil
+	case string(TTFTAnyToken):
+		return TTFTAnyToken, nil
 	}
-	return r.FirstContent - r.Planned, true
+	return "", fmt.Errorf("unknown TTFT boundary %q (want content or any_token)", s)
 }
 
-// TTFTFromDispatch is time to first visible content measured from dispatch.
-func (r *Record) TTFTFromDispatch() (time.Duration, bool) {
-	if r.FirstContent == 0 || r.Dispatched == 0 {
+// FirstToken is the offset of the first token under the record's TTFT
+// boundary (0 when none arrived).
+func (r *Record) FirstToken() time.Duration {
+	if r.TTFTBoundary == TTFTAnyToken && r.FirstReasoning != 0 && (r.FirstContent == 0 || r.FirstReasoning < r.FirstContent) {
+		return r.FirstReasoning
+	}
+	return r.FirstContent
+}
+
+// TTFT is the time to first token from the planned time, and whether it is
+// defined. The first token is visible content unless the record's
+// TTFTBoundary says any token.
+func (r *Record) TTFT() (time.Duration, bool) {
+	ft := r.FirstToken()
+	if ft == 0 {
 		return 0, false
 	}
-	return r.FirstContent - r.Dispatched, true
+	return ft - r.Planned, true
+}
+
+// TTFTFromDispatch is time to first token (same boundary) from dispatch.
+func (r *Record) TTFTFromDispatch() (time.Duration, bool) {
+	ft := r.FirstToken()
+	if ft == 0 || r.Dispatched == 0 {
+		return 0, false
+	}
+	return ft - r.Dispatched, true
+}
+
+// TokenGaps calls fn for each gap between consecutive content events whose
+// later chunk carried a known number of tokens k ≥ 1, with the derived time
+// per token (gap / k) and k. It is a derived figure: chunks are not tokens.
+func (r *Record) TokenGaps(fn func(perToken time.Duration, tokens int)) {
+	for i, g := range r.ChunkGaps {
+		if i+1 >= len(r.ChunkTokens) {
+			return
+		}
+		if k := r.ChunkTokens[i+1]; k > 0 {
+			fn(g/time.Duration(k), k)
+		}
+	}
 }
 
 // TTFR is the time to the first reasoning token from the planned time.

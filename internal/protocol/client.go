@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,6 +48,10 @@ type Target struct {
 	Base    string
 	Adapter Adapter
 	Headers http.Header
+	// Hook, when set, is called with each built request just before it is
+	// sent (tracing: start a span, inject traceparent) and returns the
+	// request's context and a func called with its outcome.
+	Hook func(ctx context.Context, req *http.Request) (context.Context, func(ledger.Outcome, ledger.Reason))
 }
 
 // Client performs streaming requests and times them. It is safe for
@@ -124,7 +129,7 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 // It calls dispatched exactly once, immediately before the request goes to
 // the transport (also when the request cannot be built). It never finishes
 // rec: the returned Result says how the request ended.
-func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) dispatch.Result {
+func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res dispatch.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
@@ -136,6 +141,14 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
 	}
 	c.setHeaders(req.Header, t)
+	if t.Hook != nil {
+		hctx, done := t.Hook(ctx, req)
+		req = req.WithContext(hctx)
+		if sc := trace.SpanContextFromContext(hctx); sc.HasTraceID() {
+			rec.TraceID = sc.TraceID().String()
+		}
+		defer func() { done(res.Outcome, res.Reason) }()
+	}
 
 	to := c.timeouts
 	if dispatched != nil {
@@ -292,6 +305,14 @@ func (s *stream) apply(ev Event) {
 		}
 		rec.LastContent = t
 		rec.ContentEvents++
+		// Per-chunk token counts (from usage deltas) are kept only once a
+		// server gives one; earlier chunks are padded as unknown (0).
+		if ev.Tokens > 0 || rec.ChunkTokens != nil {
+			for len(rec.ChunkTokens) < rec.ContentEvents-1 {
+				rec.ChunkTokens = append(rec.ChunkTokens, 0)
+			}
+			rec.ChunkTokens = append(rec.ChunkTokens, ev.Tokens)
+		}
 	}
 	if ev.Usage != nil {
 		rec.Usage = *ev.Usage

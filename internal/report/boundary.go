@@ -1,11 +1,19 @@
 package report
 
+import (
+	"maps"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
 // Figure names used as keys in JSON reports (and in Boundaries).
 const (
 	FigTTFT             = "ttft"
 	FigTTFTFromDispatch = "ttft_from_dispatch"
 	FigTTFR             = "ttfr"
 	FigInterChunk       = "inter_chunk"
+	FigInterToken       = "inter_token_derived"
 	FigTPOT             = "tpot"
 	FigE2E              = "e2e"
 	FigDispatchLag      = "dispatch_lag"
@@ -20,9 +28,21 @@ var Boundaries = map[string]string{
 	FigTTFTFromDispatch: "first visible content − actual dispatch; ok requests only",
 	FigTTFR:             "first reasoning content − planned send; ok requests that streamed reasoning",
 	FigInterChunk:       "gap between consecutive content events (chunks, not tokens); every gap of ok requests",
+	FigInterToken:       "DERIVED: each inter-chunk gap / tokens its chunk carried (per-chunk usage), one sample per token; only when the server reports per-chunk usage",
 	FigTPOT:             "(last content − first content) / (completion tokens − 1); ok requests whose usage reported > 1 token",
 	FigE2E:              "stream end − planned send; ok requests only",
 	FigDispatchLag:      "actual dispatch − planned send; every dispatched request",
 	FigRejected:         "rejection (429/503) received − planned send; rejected requests only",
 	FigCensoredAge:      "drain deadline − planned send; censored requests: a lower bound, not a latency",
+}
+
+// boundariesFor returns the boundaries for a summary: TTFT names the first
+// token it measures to.
+func boundariesFor(s stats.Summary) map[string]string {
+	b := maps.Clone(Boundaries)
+	if s.TTFTBoundary == ledger.TTFTAnyToken {
+		b[FigTTFT] = "first token of any kind (reasoning or visible content) − planned send; ok requests only"
+		b[FigTTFTFromDispatch] = "first token of any kind (reasoning or visible content) − actual dispatch; ok requests only"
+	}
+	return b
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -75,6 +74,7 @@ type Probe struct {
 	TTFTFromDispatch     Dist `json:"ttft_from_dispatch"`
 	TTFR                 Dist `json:"ttfr"`
 	InterChunk           Dist `json:"inter_chunk"`
+	InterTokenDerived    Dist `json:"inter_token_derived"`
 	TPOT                 Dist `json:"tpot"`
 	E2E                  Dist `json:"e2e"`
 	DispatchLag          Dist `json:"dispatch_lag"`
@@ -113,14 +113,14 @@ func ProbeOf(s stats.Summary) Probe {
 		RequestedRate: s.RequestedRate, AchievedRate: s.AchievedRate, WindowSeconds: s.Window.Seconds(),
 		AcceptedFraction: s.AcceptedFraction, CompletedFraction: s.CompletedFraction,
 		TTFT: DistOf(s.TTFT), TTFTFromDispatch: DistOf(s.TTFTFromDispatch), TTFR: DistOf(s.TTFR),
-		InterChunk: DistOf(s.InterChunk), TPOT: DistOf(s.TPOT), E2E: DistOf(s.E2E),
+		InterChunk: DistOf(s.InterChunk), InterTokenDerived: DistOf(s.InterTokenDerived), TPOT: DistOf(s.TPOT), E2E: DistOf(s.E2E),
 		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
 		CensoredAge: DistOf(s.CensoredAge),
 		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},
 		Gates:       GatesJSON{TTFT: s.Gates.TTFT.Seconds(), TPOT: s.Gates.TPOT.Seconds(), E2E: s.Gates.E2E.Seconds()},
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
-		Boundaries: maps.Clone(Boundaries),
+		Boundaries: boundariesFor(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

@@ -73,20 +73,21 @@ func Text(w io.Writer, s stats.Summary) error {
 	b.WriteString("\nlatency\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  figure\tcount\tp50\tp90\tp95\tp99\tmax\tboundary\n")
+	bounds := boundariesFor(s)
 	for _, f := range figures(s) {
 		if f.optional && f.p.Count == 0 {
 			continue
 		}
 		p := f.p
 		if p.Count == 0 {
-			fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t%s\n", f.label, Boundaries[f.key])
+			fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\t%s\n", f.label, bounds[f.key])
 			continue
 		}
 		approx := ""
 		if !p.Exact {
 			approx = " (histogram, ≈)"
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", f.label, p.Count, dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max), Boundaries[f.key], approx)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", f.label, p.Count, dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max), bounds[f.key], approx)
 	}
 	tw.Flush()
 
@@ -142,6 +143,7 @@ func figures(s stats.Summary) []figure {
 		{FigTTFTFromDispatch, "TTFT from dispatch", s.TTFTFromDispatch, false},
 		{FigTTFR, "TTFR (reasoning)", s.TTFR, true},
 		{FigInterChunk, "inter-chunk", s.InterChunk, false},
+		{FigInterToken, "inter-token (derived)", s.InterTokenDerived, true},
 		{FigTPOT, "TPOT", s.TPOT, false},
 		{FigE2E, "e2e", s.E2E, false},
 		{FigRejected, "rejection time", s.RejectedTime, true},

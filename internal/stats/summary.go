@@ -61,8 +61,9 @@ type GateMisses struct {
 // Summary is every figure over one cohort.
 type Summary struct {
 	Mode          ledger.Mode
-	RequestedRate float64       // req/s asked for (0: unknown / closed loop)
-	Window        time.Duration // arrival window (0: unknown)
+	TTFTBoundary  ledger.TTFTBoundary // which first token TTFT measures to ("" = visible content)
+	RequestedRate float64             // req/s asked for (0: unknown / closed loop)
+	Window        time.Duration       // arrival window (0: unknown)
 
 	Planned    int // arrivals planned inside the window (first attempts only)
 	Retries    int // further attempts of those arrivals (retries on): attempts, not demand
@@ -97,10 +98,14 @@ type Summary struct {
 	TTFR             Percentiles // first reasoning − planned, ok only, when any
 	E2E              Percentiles // end − planned, ok only
 	InterChunk       Percentiles // every gap between consecutive content events, ok only
-	TPOT             Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
-	DispatchLag      Percentiles // dispatched − planned, every dispatched record
-	RejectedTime     Percentiles // end − planned, rejected only
-	CensoredAge      Percentiles // end − planned, censored only: lower bounds, not latencies
+	// InterTokenDerived is DERIVED, not measured: each gap divided by the
+	// tokens its later chunk carried (per-chunk usage), one sample per token.
+	// Empty unless the server reported per-chunk usage.
+	InterTokenDerived Percentiles
+	TPOT              Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
+	DispatchLag       Percentiles // dispatched − planned, every dispatched record
+	RejectedTime      Percentiles // end − planned, rejected only
+	CensoredAge       Percentiles // end − planned, censored only: lower bounds, not latencies
 
 	Validity Validity
 }
@@ -112,8 +117,8 @@ type Accumulator struct {
 	cfg Config
 	s   Summary
 
-	ttft, ttftD, ttfr, e2e, gaps, tpot, lag, rej, cens *Dist
-	clientCap                                          int
+	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *Dist
+	clientCap                                                  int
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -121,7 +126,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 	c := cfg.SampleCap
 	a := &Accumulator{
 		cfg:  cfg,
-		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c),
+		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 	}
 	a.s.Mode = cfg.Mode
@@ -146,6 +151,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	}
 	if s.Mode == "" {
 		s.Mode = r.Mode
+	}
+	if r.TTFTBoundary != "" {
+		s.TTFTBoundary = r.TTFTBoundary
 	}
 	// Retries are attempts, never new demand: only first attempts are planned.
 	if r.Attempt > 1 {
@@ -211,6 +219,11 @@ func (a *Accumulator) addSuccess(r *ledger.Record) {
 	for _, gap := range r.ChunkGaps {
 		a.gaps.Add(gap)
 	}
+	r.TokenGaps(func(perToken time.Duration, tokens int) {
+		for range tokens {
+			a.perTok.Add(perToken)
+		}
+	})
 	if d, ok := r.TPOT(); ok {
 		a.tpot.Add(d)
 	}
@@ -265,6 +278,7 @@ func (a *Accumulator) Summary() Summary {
 	s.TTFR = a.ttfr.Percentiles()
 	s.E2E = a.e2e.Percentiles()
 	s.InterChunk = a.gaps.Percentiles()
+	s.InterTokenDerived = a.perTok.Percentiles()
 	s.TPOT = a.tpot.Percentiles()
 	s.DispatchLag = a.lag.Percentiles()
 	s.RejectedTime = a.rej.Percentiles()

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/sim"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// signal.Notify (run's SIGHUP handler) starts the runtime's signal
+		// loop once per process; it is not a leak of the code under test.
+		goleak.IgnoreAnyFunction("os/signal.signal_recv"),
+		goleak.IgnoreAnyFunction("os/signal.loop"),
+	)
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of progress
+// lines and logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// result is what one invocation of the CLI left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// invoke runs the CLI in-process with ctx and returns its exit code and
+// output. The environment is empty: nothing leaks in from the host.
+func invoke(ctx context.Context, args ...string) result {
+	var out, errb syncBuffer
+	e := env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, hard: context.Background()}
+	code := run(ctx, e, args)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// mustInvoke runs the CLI with a generous deadline and fails the test on a
+// non-zero exit code.
+func mustInvoke(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	defer cancel()
+	r := invoke(ctx, args...)
+	if r.code != 0 {
+		t.Fatalf("llmprobe %s: exit code %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r
+}
+
+// decodeProbe decodes `probe --json` output.
+func decodeProbe(t *testing.T, r result) report.Probe {
+	t.Helper()
+	var p report.Probe
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("decoding probe --json output: %v\n%s", err, r.stdout)
+	}
+	return p
+}
+
+// readLedger reads a JSONL ledger: the run header, then the records.
+func readLedger(t *testing.T, path string) (ledger.RunHeader, []ledger.Record) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open ledger: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	var h ledger.RunHeader
+	var recs []ledger.Record
+	line := 0
+	for sc.Scan() {
+		line++
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if line == 1 {
+			if err := dec.Decode(&h); err != nil {
+				t.Fatalf("ledger line 1 (run header): %v", err)
+			}
+			continue
+		}
+		var r ledger.Record
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("ledger line %d: %v", line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading ledger: %v", err)
+	}
+	if line == 0 {
+		t.Fatal("ledger is empty: no run header")
+	}
+	return h, recs
+}
+
+// countOutcomes counts records by outcome and by outcome/reason.
+func countOutcomes(recs []ledger.Record) (map[ledger.Outcome]int, map[string]int) {
+	byO, byR := map[ledger.Outcome]int{}, map[string]int{}
+	for _, r := range recs {
+		byO[r.Outcome]++
+		byR[string(r.Outcome)+"/"+string(r.Reason)]++
+	}
+	return byO, byR
+}
+
+// checkLedgerInvariants asserts what every ledger must satisfy: one record
+// per id, every (outcome, reason) in the closed set, a planned offset on
+// every record, dispatched exactly when sent.
+func checkLedgerInvariants(t *testing.T, recs []ledger.Record) {
+	t.Helper()
+	seen := make(map[uint64]bool, len(recs))
+	for _, r := range recs {
+		if seen[r.ID] {
+			t.Errorf("ledger: id %d appears twice", r.ID)
+		}
+		seen[r.ID] = true
+		if err := ledger.Check(r.Outcome, r.Reason); err != nil {
+			t.Errorf("ledger: record %d: %v", r.ID, err)
+		}
+		if r.Planned <= 0 {
+			t.Errorf("ledger: record %d has no planned offset (%v)", r.ID, r.Planned)
+		}
+		if r.Outcome.Sent() != r.Sent() {
+			t.Errorf("ledger: record %d outcome %s but dispatched_ns=%v", r.ID, r.Outcome, r.Dispatched)
+		}
+		if r.End == 0 {
+			t.Errorf("ledger: record %d has no end offset", r.ID)
+		}
+	}
+}
+
+// fastSim is a simulator configuration whose requests finish quickly:
+// fixed 20 ms prefill, 5 ms per token.
+func fastSim() sim.Config {
+	c := sim.DefaultConfig()
+	c.TTFT = sim.FixedDist(0.020)
+	c.TokenTime = sim.FixedDist(0.005)
+	c.OutputTokens = sim.FixedDist(8)
+	return c
+}
+
+// startSim starts a simulator on 127.0.0.1 and returns its base URL.
+func startSim(t *testing.T, cfg sim.Config) string {
+	t.Helper()
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatalf("sim.New: %v", err)
+	}
+	u, closeFn, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("sim start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := closeFn(); err != nil {
+			t.Errorf("sim close: %v", err)
+		}
+	})
+	return u
+}
+
+// closedPort returns a 127.0.0.1 address on which nothing listens.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatalf("close listener: %v", err)
+	}
+	return addr
+}
+
+// tempPath is a path in the test's temporary directory.
+func tempPath(t *testing.T, name string) string {
+	return filepath.Join(t.TempDir(), name)
+}

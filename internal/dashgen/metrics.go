@@ -1,0 +1,37 @@
+package dashgen
+
+// Metrics are the metric names of llmprobe's telemetry contract that the
+// dashboards and rules may read (histograms by their native name; the
+// classic series add _bucket, _sum and _count).
+var Metrics = []string{
+	"llmprobe_time_to_first_token_seconds",
+	"llmprobe_inter_chunk_latency_seconds",
+	"llmprobe_time_per_output_token_seconds",
+	"llmprobe_request_duration_seconds",
+	"llmprobe_dispatch_lag_seconds",
+	"llmprobe_requests_planned_total",
+	"llmprobe_requests_dispatched_total",
+	"llmprobe_requests_total",
+	"llmprobe_requests_good_total",
+	"llmprobe_tokens_total",
+	"llmprobe_target_identity_changes_total",
+	"llmprobe_in_flight_requests",
+	"llmprobe_oldest_in_flight_seconds",
+	"llmprobe_dispatch_lag_max_seconds",
+	"llmprobe_arrival_rate",
+	"llmprobe_generator_valid",
+	"llmprobe_capacity_requests_per_second",
+	"llmprobe_ladder_knee_requests_per_second",
+	"llmprobe_ladder_last_run_timestamp_seconds",
+	"llmprobe_ladder_step_offered_rate",
+	"llmprobe_ladder_step_ttft_p95_seconds",
+	"llmprobe_ladder_step_goodput_requests_per_second",
+	"llmprobe_budget_remaining_tokens",
+	"llmprobe_budget_remaining_requests",
+	"llmprobe_slo_ttft_seconds",
+	"llmprobe_build_info",
+	"llmprobe_target_info",
+}
+
+// ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.
+var ScrapeMetrics = []string{"up", "scrape_duration_seconds"}
