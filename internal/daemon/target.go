@@ -288,23 +288,33 @@ func providerOf(api string) string {
 	return "openai"
 }
 
-// ladderLoop runs the ladder on its timetable, or at once on an identity change.
+// ladderLoop runs the ladder on its timetable, or at once on an identity
+// change. A ladder with neither every nor daily set (allowed with
+// run_on_identity_change) waits for identity changes only.
 func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	defer timer.Stop()
+	timed := r.sched.Every > 0 || r.sched.Daily != ""
 	for {
-		next, err := ladder.Next(d.now(), r.sched)
-		if err != nil {
-			d.log.Error("ladder timetable", "target", r.name, "err", err)
-			return
+		var due <-chan time.Time
+		if timed {
+			next, err := ladder.Next(d.now(), r.sched)
+			if err != nil {
+				d.log.Error("ladder timetable", "target", r.name, "err", err)
+				timed = false
+			} else {
+				timer.Reset(max(next.Sub(d.now()), 0))
+				due = timer.C
+			}
 		}
-		timer.Reset(max(next.Sub(d.now()), 0))
 		trigger := "schedule"
 		select {
 		case <-ctx.Done():
 			return
-		case <-timer.C:
+		case <-due:
 		case trigger = <-r.trigger:
+			timer.Stop()
 		}
 		res, err := r.ladder.Run(ctx, trigger)
 		r.setLaddering("")

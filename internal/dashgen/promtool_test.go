@@ -1,0 +1,93 @@
+package dashgen
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// promtool finds promtool: $PROMTOOL, then PATH, then the cache location the
+// project's tool installer uses. The tests skip (loudly) when it is missing.
+func promtool(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PROMTOOL"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("promtool"); err == nil {
+		return p
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		p := filepath.Join(dir, "llmprobe", "bin", "promtool")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("promtool not installed: set PROMTOOL or put promtool on PATH to run the rule tests")
+	return ""
+}
+
+func runPromtool(t *testing.T, bin, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool %v in %s: %v\n%s", args, dir, err, out)
+	}
+}
+
+func TestPromtoolCheckRules(t *testing.T) {
+	bin := promtool(t)
+	runPromtool(t, bin, filepath.Join(repoRoot, "alerts"), "check", "rules", "llmprobe.rules.yml")
+}
+
+// TestPromtoolRuleUnitTests runs every alerts/tests/*_test.yml (each alert
+// firing and staying quiet). The files run in parallel: the 3-day and 7-day
+// fixtures take several seconds each.
+func TestPromtoolRuleUnitTests(t *testing.T) {
+	bin := promtool(t)
+	if testing.Short() {
+		t.Skip("rule unit tests take ~40 s of CPU; skipped in -short mode")
+	}
+	dir := filepath.Join(repoRoot, "alerts")
+	files, err := filepath.Glob(filepath.Join(dir, "tests", "*_test.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no rule tests in alerts/tests")
+	}
+	for _, f := range files {
+		rel, err := filepath.Rel(dir, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			runPromtool(t, bin, dir, "test", "rules", rel)
+		})
+	}
+}
+
+// TestPromtoolDashboardQueriesParse checks every dashboard query (variables
+// substituted) is valid PromQL, by loading them as recording rules.
+func TestPromtoolDashboardQueriesParse(t *testing.T) {
+	bin := promtool(t)
+	var f RuleFile
+	g := RuleGroup{Name: "dashboard-queries"}
+	for i, q := range Queries() {
+		g.Rules = append(g.Rules, Rule{Record: fmt.Sprintf("dashgen:query_%d", i), Expr: Substitute(q.Expr, DefaultVariables())})
+	}
+	f.Groups = append(f.Groups, g)
+	body, err := encodeYAML(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "queries.yml"), body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPromtool(t, bin, dir, "check", "rules", "queries.yml")
+}
