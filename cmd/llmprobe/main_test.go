@@ -138,7 +138,7 @@ func countOutcomes(recs []ledger.Record) (map[ledger.Outcome]int, map[string]int
 
 // checkLedgerInvariants asserts what every ledger must satisfy: one record
 // per id, every (outcome, reason) in the closed set, a planned offset on
-// every record, dispatched exactly when sent.
+// every record, dispatched exactly when sent, an end after dispatch.
 func checkLedgerInvariants(t *testing.T, recs []ledger.Record) {
 	t.Helper()
 	seen := make(map[uint64]bool, len(recs))
@@ -156,8 +156,8 @@ func checkLedgerInvariants(t *testing.T, recs []ledger.Record) {
 		if r.Outcome.Sent() != r.Sent() {
 			t.Errorf("ledger: record %d outcome %s but dispatched_ns=%v", r.ID, r.Outcome, r.Dispatched)
 		}
-		if r.End == 0 {
-			t.Errorf("ledger: record %d has no end offset", r.ID)
+		if r.Sent() && r.End < r.Dispatched {
+			t.Errorf("ledger: sent record %d ends at %v, before its dispatch %v", r.ID, r.End, r.Dispatched)
 		}
 	}
 }

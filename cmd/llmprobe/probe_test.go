@@ -345,7 +345,10 @@ func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	if len(recs) != p.Planned || p.Planned != int(n.Load()) {
 		t.Errorf("ledger %d records, report planned %d, server saw %d requests", len(recs), p.Planned, n.Load())
 	}
-	for _, want := range []string{"ok/length", "stream_error/content_type", "http_error/not_found", "transport_error/connection_reset"} {
+	if byO[ledger.OK] == 0 {
+		t.Errorf("no ok record; got %v", byR)
+	}
+	for _, want := range []string{"stream_error/content_type", "http_error/not_found", "transport_error/connection_reset"} {
 		if byR[want] == 0 {
 			t.Errorf("no %s record; got %v", want, byR)
 		}

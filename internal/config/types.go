@@ -103,12 +103,35 @@ type Target struct {
 	MaxInFlight int               `koanf:"max_in_flight" json:"max_in_flight"`
 	// TTFTBoundary is what TTFT measures to: "content" (first visible
 	// content, the default) or "any_token" (a reasoning token counts).
-	TTFTBoundary string   `koanf:"ttft_boundary" json:"ttft_boundary"`
-	Identity     Identity `koanf:"identity" json:"identity"`
-	Budget       Budget   `koanf:"budget" json:"budget"`
-	Baseline     Baseline `koanf:"baseline" json:"baseline"`
-	Classes      []Class  `koanf:"classes" json:"classes"`
-	Ladder       Ladder   `koanf:"ladder" json:"ladder"`
+	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
+	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
+	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
+	UsageDeltas  bool         `koanf:"usage_deltas" json:"usage_deltas"`
+	Retries      Retries      `koanf:"retries" json:"retries"`
+	Cancellation Cancellation `koanf:"cancellation" json:"cancellation"`
+	Identity     Identity     `koanf:"identity" json:"identity"`
+	Budget       Budget       `koanf:"budget" json:"budget"`
+	Baseline     Baseline     `koanf:"baseline" json:"baseline"`
+	Classes      []Class      `koanf:"classes" json:"classes"`
+	Ladder       Ladder       `koanf:"ladder" json:"ladder"`
+}
+
+// Retries re-send rejected and transport-failed requests; off by default.
+// Every attempt is its own ledger record, counted as an attempt, never as
+// new demand.
+type Retries struct {
+	MaxAttempts int      `koanf:"max_attempts" json:"max_attempts"` // attempts per arrival, the first included; 0 or 1 = off
+	Backoff     Duration `koanf:"backoff" json:"backoff"`           // wait before the second attempt (doubles), never sooner than Retry-After
+	MaxBackoff  Duration `koanf:"max_backoff" json:"max_backoff"`
+}
+
+// Cancellation injects client cancellations: a fraction of requests is
+// cancelled after a delay and recorded cancelled/injected, outside the
+// latency figures.
+type Cancellation struct {
+	Fraction float64  `koanf:"fraction" json:"fraction"`
+	Delay    Duration `koanf:"delay" json:"delay"`         // from dispatch
+	MaxDelay Duration `koanf:"max_delay" json:"max_delay"` // when above delay, the delay is uniform in [delay, max_delay]
 }
 
 // TLS is client TLS towards the target.

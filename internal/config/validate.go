@@ -94,6 +94,17 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if !oneOf(t.TTFTBoundary, "content", "any_token") {
 		el.add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
 	}
+	if t.Retries.MaxAttempts < 0 || t.Retries.MaxAttempts > 10 {
+		el.add(p+".retries.max_attempts", "want 0..10, got %d", t.Retries.MaxAttempts)
+	}
+	if t.Retries.MaxBackoff < t.Retries.Backoff {
+		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
+	}
+	if c := t.Cancellation; math.IsNaN(c.Fraction) || c.Fraction < 0 || c.Fraction > 1 {
+		el.add(p+".cancellation.fraction", "want 0..1, got %g", c.Fraction)
+	} else if c.MaxDelay != 0 && c.MaxDelay < c.Delay {
+		el.add(p+".cancellation.max_delay", "must be 0 or at least cancellation.delay (%v)", c.Delay)
+	}
 	if apis := protocol.Names(); !oneOf(t.API, apis...) {
 		el.add(p+".api", "want one of %s; got %q", strings.Join(apis, ", "), t.API)
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	// Tick is how often gauges are refreshed and retired streams are
 	// reaped; 0 = 1s. Gauges are also refreshed at every scrape.
 	Tick time.Duration
+	// Sinks receive every finished record too, after the daemon's own
+	// (tests, embedding). Optional.
+	Sinks []ledger.Sink
 	// IdentityEvery is how often GET {base}/models is polled for a target
 	// with identity.response_header or identity.models_field; 0 = 1m.
 	IdentityEvery time.Duration
@@ -108,6 +111,7 @@ func New(o Options) (*Daemon, error) {
 	}
 	d.ring = ledger.NewRing(keep, keep*5)
 	sinks := []ledger.Sink{d.rec, d.ring, d.route}
+	sinks = append(sinks, o.Sinks...)
 	if dir := o.Config.Ledger.Dir; dir != "" {
 		rot, err := ledger.NewRotatingSink(ledger.RotatingOptions{
 			Path: filepath.Join(dir, "ledger.jsonl"), MaxBytes: int64(o.Config.Ledger.MaxSizeMB) << 20,

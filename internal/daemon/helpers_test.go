@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
@@ -136,7 +138,7 @@ func targetYAML(name, url string, rate float64, extra string) string {
     url: %s
     model: fake-model
     max_in_flight: 64
-    timeouts: {connect: 1s, headers: 400ms, first_content: 400ms, idle: 400ms, total: 2s}
+    timeouts: {connect: 1s, headers: 300ms, first_content: 600ms, idle: 400ms, total: 2s}
     baseline: {rate: %g, arrival: constant}
     classes:
       - name: chat
@@ -240,8 +242,26 @@ func (r *running) metrics(t *testing.T) map[string]*familyView {
 	if err != nil {
 		t.Fatalf("scrape: parse: %v", err)
 	}
+	list := make([]*dto.MetricFamily, 0, len(fams))
+	for _, f := range fams {
+		list = append(list, f)
+	}
+	return viewOf(list)
+}
+
+// gathered reads the recorder's registry directly (after Run returned).
+func (r *running) gathered(t *testing.T) map[string]*familyView {
+	t.Helper()
+	fams, err := r.rec.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	return viewOf(fams)
+}
+
+func viewOf(fams []*dto.MetricFamily) map[string]*familyView {
 	out := map[string]*familyView{}
-	for name, f := range fams {
+	for _, f := range fams {
 		fv := &familyView{}
 		for _, m := range f.GetMetric() {
 			lv := map[string]string{}
@@ -261,7 +281,7 @@ func (r *running) metrics(t *testing.T) map[string]*familyView {
 			}
 			fv.samples = append(fv.samples, sample{lv, v})
 		}
-		out[name] = fv
+		out[f.GetName()] = fv
 	}
 	return out
 }
@@ -330,9 +350,41 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// outcomeCounts counts a target's finished records in the ledger by
-// outcome/reason, through a sink the test installs.
-type outcomeCounts struct {
-	mu  chan struct{}
-	byO map[string]int
+// seen is one finished record as a test sink saw it.
+type seen struct {
+	target, class string
+	traffic       ledger.Traffic
+	outcome       ledger.Outcome
+	reason        ledger.Reason
+	planned, end  time.Duration
+	dispatched    time.Duration
+	at            time.Time // wall time the record finished
 }
+
+// recSink keeps every finished record.
+type recSink struct {
+	mu   sync.Mutex
+	recs []seen
+}
+
+func (s *recSink) Record(r *ledger.Record) {
+	s.mu.Lock()
+	s.recs = append(s.recs, seen{r.Target, r.Class, r.Traffic, r.Outcome, r.Reason, r.Planned, r.End, r.Dispatched, time.Now()})
+	s.mu.Unlock()
+}
+
+// where returns the records for which keep holds.
+func (s *recSink) where(keep func(seen) bool) []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []seen
+	for _, r := range s.recs {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// count returns how many records keep accepts.
+func (s *recSink) count(keep func(seen) bool) int { return len(s.where(keep)) }

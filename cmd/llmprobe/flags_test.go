@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadFlags: every bad flag or argument exits 2, before any request is
+// sent, with an error naming the flag.
+func TestBadFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want []string // substrings of stderr
+	}{
+		{[]string{"probe", "--rate", "-1"}, []string{"--rate", "-1"}},
+		{[]string{"probe", "--rate", "0"}, []string{"--rate"}},
+		{[]string{"probe", "--rate", "abc"}, []string{"--rate", "abc"}},
+		{[]string{"probe", "--arrival", "foo"}, []string{"--arrival", "foo"}},
+		{[]string{"probe", "--think-time", "x"}, []string{"--think-time", `"x"`}},
+		{[]string{"probe", "--think-time", "constant:soon"}, []string{"--think-time"}},
+		{[]string{"probe", "--url", "ftp://x"}, []string{"--url", "ftp://x"}},
+		{[]string{"probe", "--url", "http://user:pw@127.0.0.1:1/v1"}, []string{"--url", "credentials"}},
+		{[]string{"probe", "--api", "nope"}, []string{"--api", "nope"}},
+		{[]string{"probe", "--no-such-flag"}, []string{"unknown flag", "--no-such-flag"}},
+		{[]string{"probe", "stray"}, []string{"unexpected argument", "stray"}},
+		{[]string{"probe", "--sim-stall", "bad"}, []string{"--sim-stall", "bad"}},
+		{[]string{"probe", "--sim-slowdown", "1s+1s"}, []string{"--sim-slowdown"}},
+		{[]string{"probe", "--url", "http://127.0.0.1:1/v1", "--sim-slots", "2"}, []string{"--sim-"}},
+		{[]string{"probe", "--max-in-flight", "-3"}, []string{"--max-in-flight"}},
+		{[]string{"probe", "--duration", "0s"}, []string{"--duration"}},
+		{[]string{"probe", "--cancel-fraction", "1.5"}, []string{"--cancel-fraction"}},
+		{[]string{"probe", "--header", "novalue"}, []string{"--header"}},
+		{[]string{"probe", "--api-key-env", "A", "--api-key-file", "f"}, []string{"--api-key-env", "--api-key-file"}},
+		{[]string{"ladder", "--steps", "3,2"}, []string{"--steps", "3,2"}},
+		{[]string{"ladder", "--steps", "1,x"}, []string{"--steps"}},
+		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
+		{[]string{"sim", "--reject-status", "500"}, []string{"--reject-status", "500"}},
+		{[]string{"sim", "--ttft", "soon"}, []string{"--ttft"}},
+		{[]string{"validate"}, []string{"--config", "required"}},
+		{[]string{"run", "--no-such-flag"}, []string{"--no-such-flag"}},
+		{[]string{"version", "extra"}, []string{"extra"}},
+		{[]string{"frobnicate"}, []string{"unknown command", "frobnicate"}},
+		{nil, []string{"usage"}},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			// A bad flag is refused before anything runs: a short deadline
+			// catches a command that started probing instead.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			r := invoke(ctx, tc.args...)
+			if r.code != 2 {
+				t.Errorf("exit code %d, want 2\nstderr: %s", r.code, r.stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr does not name %q:\n%s", w, r.stderr)
+				}
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty on a usage error: %q", r.stdout)
+			}
+		})
+	}
+}
+
+// TestHelpAndVersion: help exits 0, version prints one line.
+func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"probe", "--help"}, {"ladder", "-h"}, {"run", "--help"}} {
+		r := invoke(t.Context(), args...)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d, want 0", args, r.code)
+		}
+		if !strings.Contains(r.stderr, "sage") {
+			t.Errorf("%v: no usage on stderr: %q", args, r.stderr)
+		}
+	}
+	r := invoke(t.Context(), "probe", "--help")
+	for _, flag := range []string{"--url", "--model", "--api-key-env", "--rate", "--duration", "--arrival", "--burstiness",
+		"--max-in-flight", "--drain", "--max-tokens", "--closed-loop-users", "--think-time", "--ledger", "--json", "--seed",
+		"--slo-ttft", "--slo-tpot", "--slo-e2e"} {
+		if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + flag + `[ \[]`).MatchString(r.stderr) {
+			t.Errorf("probe --help does not list %s", flag)
+		}
+	}
+	r = invoke(t.Context(), "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "llmprobe ") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("version: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// TestValidate: every shipped example config validates; a bad one fails
+// naming the file and each bad key; a missing file fails naming the file.
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	examples, err := filepath.Glob(filepath.Join("..", "..", "config", "*.yaml"))
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no example configs found (%v)", err)
+	}
+	for _, f := range examples {
+		r := invoke(t.Context(), "validate", "--config", f)
+		if r.code != 0 || !strings.Contains(r.stdout, "valid") {
+			t.Errorf("validate %s: exit %d\nstdout: %s\nstderr: %s", f, r.code, r.stdout, r.stderr)
+		}
+	}
+
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "..", "config", "simulator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"unknown-key.yaml", strings.Replace(string(good), "admin:\n", "admin:\n  colour: blue\n", 1),
+			[]string{"admin.colour", "unknown"}},
+		{"bad-duration.yaml", strings.Replace(string(good), "connect: 2s", "connect: 2 fortnights", 1),
+			[]string{"targets[0].timeouts.connect", "2 fortnights"}},
+		{"two-errors.yaml", strings.Replace(strings.Replace(string(good), "admin:\n", "admin:\n  colour: blue\n", 1), "total: 60s", "total: soon", 1),
+			[]string{"admin.colour", "targets[0].timeouts.total"}},
+		{"not-yaml.yaml", "targets: [\n", []string{"not-yaml.yaml"}},
+	}
+	for _, tc := range tests {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := invoke(t.Context(), "validate", "--config", path)
+		if r.code == 0 {
+			t.Errorf("%s: exit 0, want failure", tc.name)
+		}
+		for _, w := range append(tc.want, tc.name) {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr does not name %q:\n%s", tc.name, w, r.stderr)
+			}
+		}
+	}
+
+	missing := filepath.Join(dir, "missing.yaml")
+	r := invoke(t.Context(), "validate", "--config", missing)
+	if r.code == 0 || !strings.Contains(r.stderr, "missing.yaml") {
+		t.Errorf("missing file: exit %d, stderr %q: want failure naming the file", r.code, r.stderr)
+	}
+}
