@@ -42,6 +42,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
 		{[]string{"sim", "--reject-status", "500"}, []string{"--reject-status", "500"}},
 		{[]string{"sim", "--ttft", "soon"}, []string{"--ttft"}},
+		{[]string{"sim", "--api-key-env", "UNSET_VAR"}, []string{"--api-key-env", "UNSET_VAR"}},
+		{[]string{"sim", "--slots", "8", "--admission", "4"}, []string{"admission"}},
 		{[]string{"validate"}, []string{"--config", "required"}},
 		{[]string{"run", "--no-such-flag"}, []string{"--no-such-flag"}},
 		{[]string{"version", "extra"}, []string{"extra"}},

@@ -57,8 +57,19 @@ type result struct {
 // invoke runs the CLI in-process with ctx and returns its exit code and
 // output. The environment is empty: nothing leaks in from the host.
 func invoke(ctx context.Context, args ...string) result {
+	return invokeHard(ctx, context.Background(), args...)
+}
+
+// invokeHard is invoke with hard as the context whose cancellation (the
+// second interrupt) cuts the drain short.
+func invokeHard(ctx, hard context.Context, args ...string) result {
+	return invokeEnv(ctx, hard, nil, args...)
+}
+
+// invokeEnv is invokeHard with the given environment variables.
+func invokeEnv(ctx, hard context.Context, vars map[string]string, args ...string) result {
 	var out, errb syncBuffer
-	e := env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, hard: context.Background()}
+	e := env{stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, hard: hard}
 	code := run(ctx, e, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
@@ -72,6 +83,9 @@ func mustInvoke(t *testing.T, args ...string) result {
 	r := invoke(ctx, args...)
 	if r.code != 0 {
 		t.Fatalf("llmprobe %s: exit code %d\nstderr:\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "INVARIANT VIOLATED") {
+		t.Errorf("llmprobe %s: %s", strings.Join(args, " "), r.stderr)
 	}
 	return r
 }

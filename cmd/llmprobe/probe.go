@@ -267,6 +267,13 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			Users: p.users, Think: think, Seed: p.seed, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
 		})
 	}
+	// An interrupt that ended the arrivals early shortens the window: the
+	// cohort is what was planned before it, and rates are judged over the
+	// time the schedule actually ran, not the time asked for.
+	window := p.duration
+	if arrivalsEnd := led.Now() - start; ctx.Err() != nil && arrivalsEnd < window {
+		window = max(arrivalsEnd, time.Millisecond)
+	}
 	if !p.jsonOut {
 		fmt.Fprintf(e.stderr, "arrival window over; draining up to %v (in flight: %d)\n", p.drain, g.InFlight())
 	}
@@ -285,8 +292,14 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	recMu.Lock()
 	defer recMu.Unlock()
-	return stats.Summarize(stats.Config{
-		Mode: mode, RequestedRate: requested, Start: start, Window: p.duration, Gates: p.gates(),
+	sum := stats.Summarize(stats.Config{
+		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
 		Validity: stats.ValidityConfig{MaxLagP99: p.maxLagP99, RateTolerance: p.rateTol},
-	}, records), nil
+	}, records)
+	if window < p.duration {
+		sum.Validity.Notes = append(sum.Validity.Notes, fmt.Sprintf(
+			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
+			window.Round(time.Millisecond), p.duration))
+	}
+	return sum, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -38,6 +39,8 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 		"--duration", "6s", "--arrival", "constant", "--json", "--drain", "20s"}
 	type run struct {
 		args   []string
+		path   string
+		res    result
 		probe  report.Probe
 		header ledger.RunHeader
 		recs   []ledger.Record
@@ -46,26 +49,22 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 		"open":   {args: []string{"--rate", "20"}},
 		"closed": {args: []string{"--closed-loop-users", "6", "--think-time", "constant:50ms"}},
 	}
+	// Both runs at once: each has its own simulator, and the comparison is
+	// between them, so shared machine noise cancels.
 	var wg sync.WaitGroup
 	for name, r := range runs {
-		path := tempPath(t, name+".jsonl")
+		r.path = tempPath(t, name+".jsonl")
 		args := append(slices.Clone(common), r.args...)
-		args = append(args, "--ledger", path)
-		wg.Go(func() {
-			// Both runs at once: each has its own simulator, and the
-			// comparison is between them, so shared machine noise cancels.
-			res := invoke(t.Context(), args...)
-			if res.code != 0 {
-				t.Errorf("%s run: exit %d\n%s", name, res.code, res.stderr)
-				return
-			}
-			r.probe = decodeProbe(t, res)
-			r.header, r.recs = readLedger(t, path)
-		})
+		args = append(args, "--ledger", r.path)
+		wg.Go(func() { r.res = invoke(t.Context(), args...) })
 	}
 	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
+	for name, r := range runs {
+		if r.res.code != 0 {
+			t.Fatalf("%s run: exit %d\n%s", name, r.res.code, r.res.stderr)
+		}
+		r.probe = decodeProbe(t, r.res)
+		r.header, r.recs = readLedger(t, r.path)
 	}
 	open, closed := runs["open"], runs["closed"]
 	for name, r := range runs {
@@ -135,6 +134,7 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 // arrivals; every one of them stays in the ledger as unsent/client_cap at
 // its planned time, and the run is flagged invalid.
 func TestCappedOpenLoop(t *testing.T) {
+	t.Parallel()
 	const rate, window = 20.0, 2 * time.Second
 	path := tempPath(t, "capped.jsonl")
 	// The default simulator takes ≈0.6 s per 64-token request: a cap of two
@@ -298,6 +298,26 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("target address %s appears in the report or ledger", host)
 			}
 		})
+	}
+}
+
+// TestLedgerUnwritable: a --ledger path that cannot be created stops the
+// probe before it sends anything, naming the flag.
+func TestLedgerUnwritable(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "unexpected", http.StatusTeapot)
+	}))
+	t.Cleanup(srv.Close)
+	path := filepath.Join(t.TempDir(), "no-such-dir", "ledger.jsonl")
+	r := invoke(t.Context(), "probe", "--url", srv.URL+"/v1", "--rate", "20", "--duration", "1s", "--ledger", path)
+	if r.code == 0 || !strings.Contains(r.stderr, "--ledger") || !strings.Contains(r.stderr, "no-such-dir") {
+		t.Errorf("exit %d, stderr %q: want failure naming --ledger and the path", r.code, r.stderr)
+	}
+	if r.stdout != "" || hits.Load() != 0 {
+		t.Errorf("stdout %q, %d requests sent: want nothing", r.stdout, hits.Load())
 	}
 }
 

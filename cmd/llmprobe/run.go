@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -85,7 +87,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, _, err := logging.Setup(cfg.Log.Level, cfg.Log.Format)
+	log, err := newLogger(e.stderr, cfg.Log.Level, cfg.Log.Format)
 	if err != nil {
 		return badFlag("log: %v", err)
 	}
@@ -165,6 +167,22 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		log.Warn("otel shutdown", "err", serr)
 	}
 	return err
+}
+
+// newLogger is logging.Setup writing to the subcommand's stderr (not the
+// process's), so that what the daemon logs goes where env says.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	l, err := logging.ParseLevel(level)
+	if err != nil {
+		return nil, err
+	}
+	f, err := logging.ParseFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	v := new(slog.LevelVar)
+	v.Set(l)
+	return logging.New(w, v, f), nil
 }
 
 func runValidate(_ context.Context, e env, args []string) error {

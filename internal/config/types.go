@@ -217,6 +217,7 @@ type Ladder struct {
 	GoodFractionTarget  float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
 	KneeFactor          float64   `koanf:"knee_factor" json:"knee_factor"`
 	RunOnIdentityChange bool      `koanf:"run_on_identity_change" json:"run_on_identity_change"`
+	RunOnStart          bool      `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
 	HistoryFile         string    `koanf:"history_file" json:"history_file,omitempty"`
 }
 

@@ -305,8 +305,8 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 			el.add(sp+".daily", "the ladder (%s) is longer than a day", span)
 		}
 	default:
-		if !l.RunOnIdentityChange {
-			el.add(sp, "set every or daily (or run_on_identity_change)")
+		if !l.RunOnIdentityChange && !l.RunOnStart {
+			el.add(sp, "set every or daily (or run_on_identity_change / run_on_start)")
 		}
 	}
 }

@@ -29,7 +29,7 @@ type Options struct {
 	Logger   *slog.Logger
 	Build    telemetry.BuildInfo
 	Recorder *telemetry.Recorder // required: the one recorder for Prometheus and OTel
-	Tracing  *telemetry.Tracing  // optional
+	Tracing  *telemetry.Tracing  // optional: a client span per probe request, traceparent sent
 	// Listener serves the admin endpoints; nil listens on Config.Admin.Listen.
 	Listener net.Listener
 	// Now is the wall clock (budgets, ladder timetable); nil = time.Now.
@@ -63,6 +63,11 @@ type Daemon struct {
 	route *router
 
 	ready atomic.Bool
+
+	// swapMu serialises what changes the running target set: Run's start,
+	// Reload and shutdown. phase is 0 before Run, 1 running, 2 stopped.
+	swapMu sync.Mutex
+	phase  int
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -103,6 +108,7 @@ func New(o Options) (*Daemon, error) {
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
+		cfg: o.Config,
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -143,12 +149,16 @@ func (d *Daemon) Ledger() *ledger.Ledger { return d.led }
 // (the rest are censored), closes the sinks and returns. reload delivers new
 // configurations (SIGHUP); a bad one is refused and the old one kept.
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
-	d.mu.Lock()
 	cfg := d.opts.Config
-	d.mu.Unlock()
-
+	d.swapMu.Lock()
+	if d.phase != 0 {
+		d.swapMu.Unlock()
+		return errors.New("daemon: Run called twice")
+	}
 	runs, err := d.build(cfg)
 	if err != nil {
+		d.phase = 2
+		d.swapMu.Unlock()
 		d.closeSinks()
 		return err
 	}
@@ -165,6 +175,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	}()
 
 	d.swap(cfg, runs)
+	d.phase = 1
+	d.swapMu.Unlock()
 	d.ready.Store(true)
 	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)
 
@@ -201,11 +213,14 @@ loop:
 // shutdown stops every stream and ladder, drains and closes the sinks.
 func (d *Daemon) shutdown() {
 	d.ready.Store(false)
+	d.swapMu.Lock()
+	d.phase = 2
 	d.mu.Lock()
 	runs := d.targets
 	d.targets = map[string]*targetRun{}
 	drain := d.cfg.Drain.Timeout.D()
 	d.mu.Unlock()
+	d.swapMu.Unlock()
 	for _, r := range runs {
 		r.stop()
 	}
@@ -298,6 +313,11 @@ func (d *Daemon) Reload(cfg *config.Config) error {
 	if cfg == nil {
 		return errors.New("daemon: reload: no config")
 	}
+	d.swapMu.Lock()
+	defer d.swapMu.Unlock()
+	if d.phase != 1 {
+		return errors.New("daemon: reload: the daemon is not running")
+	}
 	runs, err := d.build(cfg)
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)
@@ -375,6 +395,8 @@ func (d *Daemon) refreshGauges() {
 				req = rem.Requests
 			}
 			d.rec.SetBudget(r.name, tok, req)
+		} else {
+			d.rec.SetBudget(r.name, -1, -1) // unlimited (a reload may have removed the budget)
 		}
 	}
 }

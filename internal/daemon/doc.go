@@ -1,11 +1,17 @@
 // Package daemon runs llmprobe continuously: per target and class an
-// open-loop Poisson baseline stream that never stops, rate ladders on a
-// timetable (and at once when the target's identity changes), daily budgets,
-// and the gauges that only a running prober knows (in flight, oldest in
-// flight, generator validity, budget left). It owns no measurement logic:
-// schedule, dispatch, protocol, ledger, stats and ladder do the measuring;
-// telemetry and admin publish.
+// open-loop baseline stream that never stops, rate ladders on a timetable
+// (and at once when the target's identity changes), daily budgets, and the
+// gauges that only a running prober knows (in flight, oldest in flight,
+// generator validity, budget left), refreshed at every scrape. It owns no
+// measurement logic: schedule, dispatch, protocol, ledger, stats and ladder
+// do the measuring; telemetry and admin publish.
 //
-// Reload swaps the target set without losing metrics or in-flight requests;
-// Run drains gracefully when its context ends.
+// Every request of every stream belongs to one dispatch.Group recording
+// into one ledger, so each planned arrival ends exactly once whatever
+// happens to the streams. Reload builds the whole new target set before
+// stopping anything (a set that cannot be built is refused and the old one
+// keeps running); old streams stop planning while their requests finish,
+// and a target's in-flight set, validity window, budget and identity carry
+// over. Run drains gracefully when its context ends: what is still in
+// flight at the drain deadline is censored.
 package daemon

@@ -39,12 +39,13 @@ const (
 // switch at run time: its fault mode, the model its responses name and the
 // field its GET /v1/models entry carries.
 type fakeTarget struct {
-	url   string // base URL including /v1
-	mode  atomic.Int32
-	model atomic.Value // string: the model named in responses
-	root  atomic.Value // string: /v1/models data[0].root
-	hits  atomic.Int64 // generation requests received
-	stop  chan struct{}
+	url    string // base URL including /v1
+	mode   atomic.Int32
+	model  atomic.Value // string: the model named in responses
+	root   atomic.Value // string: /v1/models data[0].root
+	hits   atomic.Int64 // generation requests received
+	traced atomic.Int64 // generation requests that carried a traceparent header
+	stop   chan struct{}
 }
 
 func newFakeTarget(t *testing.T) *fakeTarget {
@@ -75,6 +76,9 @@ func (f *fakeTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.hits.Add(1)
+	if r.Header.Get("Traceparent") != "" {
+		f.traced.Add(1)
+	}
 	_, _ = io.Copy(io.Discard, r.Body)
 	model := f.model.Load().(string)
 	chunk := func(delta, finish string) string {
@@ -358,6 +362,8 @@ type seen struct {
 	reason        ledger.Reason
 	planned, end  time.Duration
 	dispatched    time.Duration
+	attempt       int
+	traceID       string
 	at            time.Time // wall time the record finished
 }
 
@@ -369,7 +375,7 @@ type recSink struct {
 
 func (s *recSink) Record(r *ledger.Record) {
 	s.mu.Lock()
-	s.recs = append(s.recs, seen{r.Target, r.Class, r.Traffic, r.Outcome, r.Reason, r.Planned, r.End, r.Dispatched, time.Now()})
+	s.recs = append(s.recs, seen{r.Target, r.Class, r.Traffic, r.Outcome, r.Reason, r.Planned, r.End, r.Dispatched, r.Attempt, r.TraceID, time.Now()})
 	s.mu.Unlock()
 }
 

@@ -35,8 +35,12 @@ type targetRun struct {
 	target  protocol.Target
 	classes []workload.Class
 	mixes   map[string]*workload.Mix // one per class: a stream per class
-	state   *targetState             // survives reloads
-	budget  *budget.Budget           // state.budget when this config sets a budget, else nil
+	// baselineExecs perform a class's baseline requests: the client, with
+	// cancellation injection when configured (ladders run without it).
+	baselineExecs map[string]dispatch.Exec
+	retry         dispatch.Retry // the baseline's retry policy (ladders do not retry)
+	state         *targetState   // survives reloads
+	budget        *budget.Budget // state.budget when this config sets a budget, else nil
 	// budgetLimits are applied to the (possibly shared) budget at start, so
 	// a refused reload never changes the running limits.
 	budgetLimits budget.Limits
@@ -96,7 +100,8 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 	}
 	r := &targetRun{
 		name: t.Name, index: index, cfg: t, global: cfg, client: client,
-		target:  protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad},
+		target: protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad,
+			Hook: d.opts.Tracing.Hook(t.Name, operationOf(t.API))},
 		classes: classes, mixes: map[string]*workload.Mix{},
 		state: d.stateFor(t.Name), trigger: make(chan string, 1),
 	}
@@ -108,6 +113,24 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		r.mixes[c.Name] = m
 	}
+	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D()}
+	if err := r.retry.Validate(); err != nil {
+		client.CloseIdleConnections()
+		return nil, fmt.Errorf("retries: %w", err)
+	}
+	r.baselineExecs = make(map[string]dispatch.Exec, len(classes))
+	for i, c := range classes {
+		e := r.exec(d, r.paramsFor(c.Name))
+		if cc := t.Cancellation; cc.Fraction > 0 {
+			e, err = dispatch.Inject(dispatch.Injection{Fraction: cc.Fraction, Delay: cc.Delay.D(), MaxDelay: cc.MaxDelay.D(),
+				Seed: seedFor(t.Name, t.Baseline.Seed) + uint64(i)*104729}, e)
+			if err != nil {
+				client.CloseIdleConnections()
+				return nil, fmt.Errorf("cancellation: %w", err)
+			}
+		}
+		r.baselineExecs[c.Name] = e
+	}
 	if t.Budget.TokensPerDay > 0 || t.Budget.RequestsPerDay > 0 {
 		zone, err := time.LoadLocation(t.Budget.Zone)
 		if err != nil {
@@ -115,12 +138,10 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 			return nil, fmt.Errorf("budget.zone: %w", err)
 		}
 		r.budgetLimits = budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}
-		d.mu.Lock()
-		if r.state.budget == nil {
-			r.state.budget = budget.New(r.budgetLimits, d.now)
+		if r.state.budget.Load() == nil {
+			r.state.budget.CompareAndSwap(nil, budget.New(r.budgetLimits, d.now))
 		}
-		r.budget = r.state.budget
-		d.mu.Unlock()
+		r.budget = r.state.budget.Load()
 	}
 	if t.Ladder.Enabled {
 		lc, sched, err := ladder.FromConfig(t, cfg.Limits)
@@ -132,6 +153,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 			lc.Admit = r.budget.Admit
 		}
 		lc.Progress = r.progress(d)
+		lc.Now = d.now
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			client.CloseIdleConnections()
@@ -145,7 +167,9 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 // exec performs one request of class c, tracking it in flight.
 func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
 	inner := r.client.Exec(r.target, params, d.led.Now)
+	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		rec.TTFTBoundary = boundary // the ladder's records are planned without it
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
 		defer func() {
@@ -158,10 +182,11 @@ func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params)
 
 func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params {
 	m := r.mixes[class]
-	model := r.cfg.Model
+	model, deltas := r.cfg.Model, r.cfg.UsageDeltas
 	return func(*ledger.Record) protocol.Params {
 		p := m.Next().Params
 		p.Model = model
+		p.UsageDeltas = deltas
 		return p
 	}
 }
@@ -223,12 +248,14 @@ func (r *targetRun) start(d *Daemon) {
 		if r.budget != nil {
 			admit = r.budget.Admit
 		}
+		boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary)
 		oc := dispatch.OpenConfig{
 			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
 			Meta: func(time.Duration) ledger.Meta {
-				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API}
+				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary}
 			},
-			Exec: r.exec(d, r.paramsFor(class)),
+			Exec:  r.baselineExecs[class],
+			Retry: r.retry,
 		}
 		r.goRun(func() {
 			if err := d.group.Open(ctx, oc); err != nil {
@@ -281,6 +308,14 @@ func (r *targetRun) wait() {
 	r.client.CloseIdleConnections()
 }
 
+// operationOf is the span's gen_ai.operation.name for an API.
+func operationOf(api string) string {
+	if api == "openai-completions" {
+		return "text_completion"
+	}
+	return "chat"
+}
+
 func providerOf(api string) string {
 	if strings.HasPrefix(api, "anthropic") {
 		return "anthropic"
@@ -296,6 +331,12 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 	timer.Stop()
 	defer timer.Stop()
 	timed := r.sched.Every > 0 || r.sched.Daily != ""
+	if r.cfg.Ladder.RunOnStart && !r.state.startLadderDone.Swap(true) {
+		select {
+		case r.trigger <- "start":
+		default:
+		}
+	}
 	for {
 		var due <-chan time.Time
 		if timed {
@@ -381,8 +422,8 @@ func (r *targetRun) lastOutcome() string {
 // validity, ladder steps.
 func (r *targetRun) sink(d *Daemon) ledger.Sink {
 	return ledger.SinkFunc(func(rec *ledger.Record) {
-		if r.budget != nil {
-			r.budget.Charge(rec)
+		if b := r.state.budget.Load(); b != nil {
+			b.Charge(rec)
 		}
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)

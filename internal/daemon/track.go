@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
@@ -143,7 +144,14 @@ func (rt *router) remove(target string) {
 type targetState struct {
 	flight   *flightSet
 	validity *validityWindow
-	budget   *budget.Budget // nil when the target has no budget
+	// budget is set the first time a configuration gives the target a
+	// budget and kept from then on; every finished record is charged to
+	// it, so that spend and admissions stay right across reloads that
+	// remove and restore the budget.
+	budget atomic.Pointer[budget.Budget]
+	// startLadderDone is set once the run_on_start ladder was triggered, so
+	// a reload does not start another.
+	startLadderDone atomic.Bool
 
 	mu           sync.Mutex
 	model        string // from responses

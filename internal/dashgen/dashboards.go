@@ -5,7 +5,6 @@ import (
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
-	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 )
 
 // Stable dashboard uids: links, bookmarks and alert annotations rely on them.
@@ -162,19 +161,11 @@ func capacity() board {
 		description: "Rate ladders: the last ladder's curve (TTFT p95 and goodput against offered rate), capacity and knee over time, " +
 			"with target identity changes (model/version) annotated.",
 		variables: variables(false),
-		annotations: []cog.Builder[dashboard.AnnotationQuery]{
-			dashboard.NewAnnotationQueryBuilder().
-				Name("Target identity changes").
-				Datasource(dsRef()).
-				Enable(true).
-				IconColor("orange").
-				Target(prometheus.NewDataqueryBuilder().
-					Datasource(dsRef()).
-					RefId("Anno").
-					Expr(fmt.Sprintf(`changes(llmprobe_target_identity_changes_total{%s}[2m]) > 0`, selT))).
-				TitleFormat("identity change {{target}}").
-				Step("60s"),
-		},
+		annotations: []annotation{{
+			name:  "Target identity changes",
+			expr:  fmt.Sprintf(`changes(llmprobe_target_identity_changes_total{%s}[2m]) > 0`, selT),
+			title: "identity change {{target}}",
+		}},
 		rows: []row{
 			{title: "Last ladder", panels: []panel{
 				{kind: "xychart", title: "Last ladder: TTFT p95 against offered rate", unit: unitSeconds, xUnit: unitReqPerSec,

@@ -167,6 +167,9 @@ func TestQueriesMatchJSON(t *testing.T) {
 	ds := loadDashboards(t)
 	var fromJSON []string
 	for _, uid := range []string{UIDOverview, UIDCapacity, UIDHealth} {
+		for _, a := range ds[uid].Annotations.List {
+			fromJSON = append(fromJSON, uid+"|"+AnnotationPrefix+a.Name+"|Anno|"+a.Target.Expr)
+		}
 		for _, p := range ds[uid].Panels {
 			for _, q := range p.Targets {
 				fromJSON = append(fromJSON, uid+"|"+p.Title+"|"+q.RefID+"|"+q.Expr)

@@ -48,6 +48,9 @@ const (
 	ExpectMaybe Expect = "maybe"
 )
 
+// AnnotationPrefix starts the Panel field of a Query that is an annotation query.
+const AnnotationPrefix = "annotation: "
+
 // q is one Prometheus query of a panel.
 type q struct {
 	expr    string
@@ -153,6 +156,9 @@ func (p panel) build() cog.Builder[dashboard.Panel] {
 			Targets(targets(p.queries)).
 			WithTransformation(dashboard.DataTransformerConfig{Id: "merge", Options: map[string]any{}}).
 			Show(xychart.XYShowModePointsAndLines).
+			Mapping(xychart.SeriesMappingAuto).
+			Tooltip(common.NewVizTooltipOptionsBuilder().Mode(common.TooltipDisplayModeMulti).Sort(common.SortOrderNone)).
+			Legend(common.NewVizLegendOptionsBuilder().DisplayMode(common.LegendDisplayModeList).Placement(common.LegendPlacementBottom).ShowLegend(true)).
 			OverrideByName("Value #A", []dashboard.DynamicConfigValue{{Id: "unit", Value: p.xUnit}})
 	case "table":
 		return table.NewPanelBuilder().Title(p.title).Description(p.description).
@@ -191,8 +197,27 @@ type board struct {
 	title       string
 	description string
 	variables   []cog.Builder[dashboard.VariableModel]
-	annotations []cog.Builder[dashboard.AnnotationQuery]
+	annotations []annotation
 	rows        []row
+}
+
+// annotation is a Prometheus annotation query of a dashboard.
+type annotation struct {
+	name, expr, title string
+}
+
+func (a annotation) build() cog.Builder[dashboard.AnnotationQuery] {
+	return dashboard.NewAnnotationQueryBuilder().
+		Name(a.name).
+		Datasource(dsRef()).
+		Enable(true).
+		IconColor("orange").
+		Target(prometheus.NewDataqueryBuilder().
+			Datasource(dsRef()).
+			RefId("Anno").
+			Expr(a.expr)).
+		TitleFormat(a.title).
+		Step("60s")
 }
 
 func (b board) build() (dashboard.Dashboard, error) {
@@ -215,7 +240,7 @@ func (b board) build() (dashboard.Dashboard, error) {
 		db = db.WithVariable(v)
 	}
 	for _, a := range b.annotations {
-		db = db.Annotation(a)
+		db = db.Annotation(a.build())
 	}
 	for _, r := range b.rows {
 		db = db.WithRow(dashboard.NewRowBuilder(r.title))
@@ -233,6 +258,9 @@ func (b board) build() (dashboard.Dashboard, error) {
 // queries lists the board's queries with their expectations, in panel order.
 func (b board) queries() []Query {
 	var out []Query
+	for _, a := range b.annotations {
+		out = append(out, Query{Dashboard: b.uid, Panel: AnnotationPrefix + a.name, RefID: "Anno", Expr: a.expr, Expect: ExpectMaybe})
+	}
 	for _, r := range b.rows {
 		for _, p := range r.panels {
 			for i, x := range p.queries {

@@ -14,11 +14,12 @@
 #   PROMETHEUS       prometheus binary (default: PATH, then ~/.cache/llmprobe/bin/prometheus)
 #   PROMETHEUS_PORT  listen port on 127.0.0.1 (default 9090)
 #
-# Example (the dashboard query test):
+# Example (look at llmprobe's metrics and rules in a throwaway Prometheus):
 #   llmprobe sim --listen 127.0.0.1:8000 &
-#   llmprobe run --config config/e2e.yaml &        # admin.listen: 127.0.0.1:9464
-#   test/e2e/prometheus.sh 127.0.0.1:9464 -- \
-#     go test -run TestDashboardQueriesAgainstPrometheus -v ./internal/dashgen
+#   llmprobe run --config config/simulator.yaml &   # admin.listen: 127.0.0.1:9464
+#   test/e2e/prometheus.sh 127.0.0.1:9464
+# The automated version of this (every dashboard query run against a real
+# Prometheus) is test/integration, which .ci/run runs.
 set -eu
 
 if [ $# -lt 1 ]; then

@@ -156,6 +156,36 @@ func waitHTTP(t *testing.T, u string, within time.Duration) {
 	t.Fatalf("%s not ready within %v", u, within)
 }
 
+// queryRange runs a range query ending now and returns its series count.
+func queryRange(ctx context.Context, promURL, q string, span, step time.Duration) (int, error) {
+	now := time.Now()
+	v := url.Values{"query": {q}, "start": {fmt.Sprint(now.Add(-span).Unix())}, "end": {fmt.Sprint(now.Unix())},
+		"step": {fmt.Sprint(step.Seconds())}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, promURL+"/api/v1/query_range?"+v.Encode(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status, Error, ErrorType string
+		Data                     struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return 0, fmt.Errorf("query_range %q: decode: %v: %s", q, err, tail(string(body), 300))
+	}
+	if r.Status != "success" {
+		return 0, fmt.Errorf("query_range %q: %s: %s", q, r.ErrorType, r.Error)
+	}
+	return len(r.Data.Result), nil
+}
+
 // promResult is one sample of an instant query: a float or a native histogram.
 type promResult struct {
 	Metric    map[string]string `json:"metric"`

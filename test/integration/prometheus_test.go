@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +18,32 @@ targets:
     url: http://SIM_ADDR/v1
     api: openai-chat
     model: itest-model
-    timeouts: {connect: 2s, headers: 5s, first_content: 5s, idle: 5s, total: 20s}
+    timeouts: {connect: 2s, headers: 2s, first_content: 2s, idle: 5s, total: 20s}
     baseline: {rate: 10, arrival: poisson, seed: 7}
     classes:
       - name: chat
         input: {dist: fixed, value: 32}
         output: {dist: fixed, value: 16}
         gates: {ttft: 1s, e2e: 5s}
+    ladder:
+      enabled: true
+      run_on_start: true
+      steps: [5, 10, 20]
+      step_duration: 3s
+      gap: 1s
+      max_rate: 50
 `
 
 const promConfig = `
 global:
   scrape_interval: 1s
   evaluation_interval: 1s
+rule_files:
+  - "RULES_FILE"
 scrape_configs:
   - job_name: llmprobe
     scrape_native_histograms: true
+    always_scrape_classic_histograms: true
     static_configs:
       - targets: ["ADMIN_ADDR"]
 `
@@ -56,7 +65,7 @@ func startStack(t *testing.T) stack {
 	st := stack{promURL: "http://" + promAddr, adminAddr: adminAddr, ttft: 200 * time.Millisecond}
 
 	start(t, "prometheus", nil, prom,
-		"--config.file="+writeFile(t, dir, "prometheus.yml", replaceAll(promConfig, "ADMIN_ADDR", adminAddr)),
+		"--config.file="+writeFile(t, dir, "prometheus.yml", replaceAll(promConfig, "ADMIN_ADDR", adminAddr, "RULES_FILE", rulesFile(t))),
 		"--storage.tsdb.path="+dir+"/data", "--web.listen-address="+promAddr,
 		"--web.enable-otlp-receiver", "--log.level=warn")
 	start(t, "sim", nil, bin, "sim", "--listen", simAddr, "--ttft", st.ttft.String(), "--token-time", "5ms",
@@ -73,12 +82,19 @@ func startStack(t *testing.T) stack {
 	return st
 }
 
-// TestPrometheusNativeHistograms: a real Prometheus scrapes native
-// histograms, histogram_quantile over them agrees with the simulator's
-// configured latency, and llmprobe's OTLP metrics arrive as native
-// histograms under the semantic-convention names.
-func TestPrometheusNativeHistograms(t *testing.T) {
+// TestRealPrometheus runs llmprobe probing its simulator with a real
+// Prometheus scraping it (native histograms, llmprobe's rules loaded) and
+// receiving its OTLP metrics, then checks what users rely on.
+func TestRealPrometheus(t *testing.T) {
 	st := startStack(t)
+	t.Run("native histograms", func(t *testing.T) { nativeHistograms(t, st) })
+	t.Run("otlp", func(t *testing.T) { otlpMetrics(t, st) })
+	t.Run("dashboards", func(t *testing.T) { dashboardQueries(t, st) })
+}
+
+// nativeHistograms: the scraped TTFT is a native histogram, and
+// histogram_quantile over it agrees with the simulator's configured latency.
+func nativeHistograms(t *testing.T, st stack) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -126,7 +142,13 @@ func TestPrometheusNativeHistograms(t *testing.T) {
 		t.Fatalf("only %v ok requests counted", v)
 	}
 
-	// OTLP: the GenAI instruments arrive as native histograms.
+}
+
+// otlpMetrics: llmprobe's OTLP metrics arrive in Prometheus' OTLP receiver as
+// native histograms under the GenAI semantic-convention names.
+func otlpMetrics(t *testing.T, st stack) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	eventually(t, 60*time.Second, "OTLP semantic-convention histograms", func() error {
 		names, err := query(ctx, st.promURL, `group by (__name__) ({__name__=~"gen_ai_client_operation_.*|gen_ai_client_token_usage.*"})`)
 		if err != nil {
@@ -151,9 +173,6 @@ func TestPrometheusNativeHistograms(t *testing.T) {
 		}
 		return nil
 	})
-	if os.Getenv("LLMPROBE_KEEP_STACK") != "" {
-		t.Logf("stack: prometheus %s, llmprobe %s", st.promURL, st.adminAddr)
-	}
 }
 
 func keys(m map[string]bool) string {
