@@ -246,3 +246,38 @@ func TestRetryNotPlannedWhenHonouringOrDraining(t *testing.T) {
 		})
 	}
 }
+
+// A retry asks Admit like any request: a spent budget stops retries too,
+// and the refused retry is recorded unsent with the budget's reason.
+func TestRetriesAskAdmit(t *testing.T) {
+	g, led, col := newRun(t)
+	var mu sync.Mutex
+	admitted := 0
+	admit := func(*ledger.Record) (ledger.Reason, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if admitted >= 1 {
+			return ledger.ReasonBudget, false
+		}
+		admitted++
+		return "", true
+	}
+	err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}), Window: 15 * time.Millisecond,
+		Exec: rejectThenOK(3, time.Millisecond), Retry: Retry{MaxAttempts: 3, Backoff: time.Millisecond}, Admit: admit,
+		Meta: func(time.Duration) ledger.Meta { return ledger.Meta{Target: "t", Class: "c"} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Drain(context.Background(), 5*time.Second)
+	c := checkLedger(t, led, col)
+	if c.Planned != 1 || c.Attempts != 2 || c.ByOutcome[ledger.Rejected] != 1 || c.ByOutcome[ledger.Unsent] != 1 {
+		t.Fatalf("planned %d attempts %d outcomes %v: want one rejected first attempt and one retry refused by the budget", c.Planned, c.Attempts, c.ByOutcome)
+	}
+	for _, r := range col.all() {
+		if r.Attempt == 2 && (r.Outcome != ledger.Unsent || r.Reason != ledger.ReasonBudget) {
+			t.Fatalf("retry ended %s/%s, want unsent/budget", r.Outcome, r.Reason)
+		}
+	}
+}

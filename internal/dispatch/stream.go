@@ -89,6 +89,16 @@ func (st *stream) chain(ctx context.Context, f *flight) {
 		m := metaOf(rec)
 		m.Attempt = rec.Attempt + 1
 		rec = g.led.Plan(m, g.led.Now())
+		// A retry spends the same budget as any request.
+		if st.admit != nil {
+			if reason, ok := st.admit(rec); !ok {
+				if ledger.Check(ledger.Unsent, reason) != nil {
+					reason = ledger.ReasonShutdown
+				}
+				_ = g.led.Unsent(rec, reason)
+				return
+			}
+		}
 		if !st.lim.acquire() {
 			_ = g.led.Unsent(rec, ledger.ReasonClientCap)
 			return
