@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/logging"
@@ -94,43 +95,28 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	version, revision := buildVersion()
 	build := telemetry.BuildInfo{Version: version, Revision: revision, GoVersion: runtime.Version()}
 
-	getenv := telemetry.Getenv(os.LookupEnv)
-	var rec *telemetry.Recorder
-	var shutdownOTel func(context.Context) error = func(context.Context) error { return nil }
-	opts := telemetry.Options{Build: build}
-	var tracing *telemetry.Tracing
-	if cfg.OTel.Enabled {
-		res, err := telemetry.Resource(ctx, version)
-		if err != nil {
-			return fmt.Errorf("otel: %w", err)
-		}
-		mp, err := telemetry.NewMeterProvider(ctx, getenv, res)
-		if err != nil {
-			return fmt.Errorf("otel: %w", err)
-		}
-		if mp != nil {
-			opts.MeterProvider = mp
-			shutdownOTel = mp.Shutdown
-			log.Info("OTLP metrics export on")
-		} else {
-			log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
-		}
-		if cfg.OTel.Tracing {
-			tp, err := telemetry.NewTracerProvider(ctx, getenv, res)
-			if err != nil {
-				return fmt.Errorf("otel tracing: %w", err)
-			}
-			if tp != nil {
-				tracing = telemetry.NewTracing(tp)
-				prev := shutdownOTel
-				shutdownOTel = func(c context.Context) error { _ = tp.Shutdown(c); return prev(c) }
-			}
-		}
-	}
-	if rec, err = telemetry.New(opts); err != nil {
+	tel, err := telemetry.Start(ctx, telemetry.StackOptions{
+		Build:   build,
+		OTel:    cfg.OTel.Enabled,
+		Tracing: cfg.OTel.Enabled && cfg.OTel.Tracing,
+		Getenv:  os.LookupEnv,
+		Region:  cfg.Region,
+	})
+	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
-	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: rec, Tracing: tracing, Interrupt: e.hard})
+	defer func() {
+		if err := tel.Shutdown(context.Background()); err != nil { // flushes the OTLP exporters
+			log.Warn("otel shutdown", "err", err)
+		}
+	}()
+	switch {
+	case tel.MeterProvider != nil:
+		log.Info("OTLP metrics export on")
+	case cfg.OTel.Enabled:
+		log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
+	}
+	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard})
 	if err != nil {
 		return err
 	}
@@ -162,11 +148,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 			}
 		}
 	}()
-	err = d.Run(runCtx, reload)
-	if serr := shutdownOTel(context.Background()); serr != nil {
-		log.Warn("otel shutdown", "err", serr)
-	}
-	return err
+	return d.Run(runCtx, reload)
 }
 
 // newLogger is logging.Setup writing to the subcommand's stderr (not the
@@ -197,6 +179,10 @@ func runValidate(_ context.Context, e env, args []string) error {
 	cfg, err := config.Load(*path, nil)
 	if err != nil {
 		return err
+	}
+	// The daemon would only find a bad web config when its admin server starts.
+	if err := admin.ValidateWebConfig(cfg.Admin.WebConfigFile); err != nil {
+		return fmt.Errorf("%s: admin.web_config_file: %w", *path, err)
 	}
 	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
 	return nil

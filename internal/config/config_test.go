@@ -98,6 +98,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"url credentials", strings.Replace(minimal, "http://127.0.0.1", "http://u:p@127.0.0.1", 1), []string{"targets[0].url: credentials"}},
 		{"no targets", "log: {level: info}\n", []string{"targets: at least one target"}},
 		{"bad dist", minimal + "    classes: [{name: a, input: {dist: uniform, min: 10, max: 5}}]\n", []string{"targets[0].classes[0].input: uniform min 10"}},
+		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},

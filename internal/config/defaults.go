@@ -16,6 +16,7 @@ func defaults() map[string]any {
 		"otel.tracing":          false,
 		"drain.timeout":         "30s",
 		"limits.max_rate":       100.0,
+		"region":                "",
 	}
 }
 

@@ -37,12 +37,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // Config is the whole llmprobe configuration.
 type Config struct {
-	Admin   Admin    `koanf:"admin" json:"admin"`
-	Log     Log      `koanf:"log" json:"log"`
-	Ledger  Ledger   `koanf:"ledger" json:"ledger"`
-	OTel    OTel     `koanf:"otel" json:"otel"`
-	Drain   Drain    `koanf:"drain" json:"drain"`
-	Limits  Limits   `koanf:"limits" json:"limits"`
+	Admin  Admin  `koanf:"admin" json:"admin"`
+	Log    Log    `koanf:"log" json:"log"`
+	Ledger Ledger `koanf:"ledger" json:"ledger"`
+	OTel   OTel   `koanf:"otel" json:"otel"`
+	Drain  Drain  `koanf:"drain" json:"drain"`
+	Limits Limits `koanf:"limits" json:"limits"`
+	// Region is a constant `region` label on every llmprobe_* series and the
+	// OTel resource's cloud.region ("" = none), so probers in several
+	// regions stay apart. Read at start; a reload does not change it.
+	Region  string   `koanf:"region" json:"region,omitempty"`
 	Targets []Target `koanf:"targets" json:"targets"`
 
 	// Path is the file the configuration was read from ("" when none).

@@ -45,6 +45,9 @@ func (c *Config) validate(fileSrc string) error {
 	if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
 		el.add("admin.listen", "want host:port (e.g. \":9464\"): %v", err)
 	}
+	if c.Region != "" && !labelSafe.MatchString(c.Region) {
+		el.add("region", "want 1-63 of [a-z0-9_.-] starting with a letter or digit, got %q", c.Region)
+	}
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		el.add("log.level", "want one of debug, info, warn, error; got %q", c.Log.Level)
 	}

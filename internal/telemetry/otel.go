@@ -168,11 +168,12 @@ func ExponentialHistogramView() sdkmetric.View {
 
 // Resource describes llmprobe to OTel backends: service.name (overridable
 // with OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES), service.version and the SDK.
-func Resource(ctx context.Context, version string) (*resource.Resource, error) {
+func Resource(ctx context.Context, version string, extra ...attribute.KeyValue) (*resource.Resource, error) {
 	attrs := []attribute.KeyValue{attribute.String("service.name", "llmprobe")}
 	if version != "" {
 		attrs = append(attrs, attribute.String("service.version", version))
 	}
+	attrs = append(attrs, extra...)
 	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: build OTel resource: %w", err)

@@ -16,6 +16,9 @@ import (
 
 // Options configure a Recorder. Zero values take the defaults.
 type Options struct {
+	// Region, when set, is a constant `region` label on every llmprobe_*
+	// series (one prober per region; see the deploy notes). Set at start.
+	Region string
 	// Registerer receives the Prometheus collectors; nil means a new
 	// registry from NewRegistry (see Recorder.Registry).
 	Registerer prometheus.Registerer
@@ -72,6 +75,9 @@ func New(o Options) (*Recorder, error) {
 	if reg == nil {
 		r.registry = NewRegistry()
 		reg = r.registry
+	}
+	if o.Region != "" {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"region": o.Region}, reg)
 	}
 	for _, c := range r.prom.collectors() {
 		if err := reg.Register(c); err != nil {

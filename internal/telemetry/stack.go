@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/prometheus/client_golang/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -17,6 +18,9 @@ type StackOptions struct {
 	OTel    bool   // export metrics over OTLP (still off when no endpoint is set)
 	Tracing bool   // export spans over OTLP and send traceparent (off when no endpoint is set)
 	Getenv  Getenv // os.LookupEnv by default
+	// Region labels every llmprobe_* series (region) and the OTel resource
+	// (cloud.region); "" = none.
+	Region string
 	// Options are passed to New (Registerer, LagWindow, Now); MeterProvider
 	// is set by Start.
 	Options Options
@@ -37,7 +41,11 @@ func Start(ctx context.Context, o StackOptions) (*Stack, error) {
 	s := &Stack{}
 	var res *resource.Resource
 	if o.OTel || o.Tracing {
-		r, err := Resource(ctx, o.Build.Version)
+		var extra []attribute.KeyValue
+		if o.Region != "" {
+			extra = append(extra, attribute.String("cloud.region", o.Region))
+		}
+		r, err := Resource(ctx, o.Build.Version, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -62,6 +70,9 @@ func Start(ctx context.Context, o StackOptions) (*Stack, error) {
 		}
 	}
 	opts := o.Options
+	if opts.Region == "" {
+		opts.Region = o.Region
+	}
 	opts.Build = o.Build
 	if s.MeterProvider != nil {
 		opts.MeterProvider = s.MeterProvider
