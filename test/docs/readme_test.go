@@ -1,0 +1,74 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func repoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// pathRE finds repository paths in backticks or link targets.
+var pathRE = regexp.MustCompile("(?:`|\\]\\()((?:\\.ci|cmd|config|dashboards|alerts|deploy|docs|internal|test|testdata)/[^`)\\s]*)")
+
+// goIdent is a Go identifier after a package path.
+var goIdent = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_.]*$`)
+
+// Every repository path the README and the deploy notes mention exists.
+func TestMentionedFilesExist(t *testing.T) {
+	for _, doc := range []string{"README.md", "deploy/README.md", "alerts/README.md"} {
+		text := repoFile(t, doc)
+		n := 0
+		for _, m := range pathRE.FindAllStringSubmatch(text, -1) {
+			p := m[1]
+			if strings.ContainsAny(p, "<>*…{}$") || strings.Contains(p, "...") {
+				continue // a pattern, not a file
+			}
+			p = strings.TrimSuffix(strings.SplitN(p, ":", 2)[0], ".")
+			p = goIdent.ReplaceAllString(p, "") // internal/telemetry.Recorder names a package
+			if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(p))); err != nil {
+				t.Errorf("%s mentions %s, which does not exist", doc, p)
+			}
+			n++
+		}
+		if doc == "README.md" && n < 20 {
+			t.Errorf("README.md: only %d paths found: the pattern is broken", n)
+		}
+	}
+}
+
+// The README opens with the run command and the test command, and .ci/run
+// runs that same test command.
+func TestReadmeOpensWithCommands(t *testing.T) {
+	readme := repoFile(t, "README.md")
+	start := strings.Index(readme, "```sh\n")
+	if start < 0 || start > 200 {
+		t.Fatal("README.md does not open with a shell block")
+	}
+	block := readme[start+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("README.md opens with %d commands, want 2 (run, test)", len(lines))
+	}
+	cmd := func(l string) string { return strings.TrimSpace(strings.SplitN(l, "#", 2)[0]) }
+	if run := cmd(lines[0]); run != "go run ./cmd/llmprobe run" {
+		t.Errorf("first command %q, want the daemon on its built-in default", run)
+	}
+	testCmd := cmd(lines[1])
+	if !strings.HasPrefix(testCmd, "go test") {
+		t.Fatalf("second command %q is not the test command", testCmd)
+	}
+	if ci := repoFile(t, ".ci/run"); !strings.Contains(ci, "\n"+testCmd+"\n") {
+		t.Errorf(".ci/run does not run the README's test command %q", testCmd)
+	}
+}
