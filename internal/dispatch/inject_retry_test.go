@@ -128,15 +128,17 @@ func TestRetriesAreAttemptsNotDemand(t *testing.T) {
 			g, led, col := newRun(t)
 			retry := Retry{MaxAttempts: 3, Backoff: time.Millisecond}
 			exec := rejectThenOK(3, 3*time.Millisecond)
+			meta := func(time.Duration) ledger.Meta {
+				return ledger.Meta{Target: "t", Class: "c", TTFTBoundary: ledger.TTFTAnyToken}
+			}
 			var err error
 			if mode == "open" {
 				err = g.Open(context.Background(), OpenConfig{
 					Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 200}), Window: 100 * time.Millisecond, Exec: exec, Retry: retry,
-					Meta: func(time.Duration) ledger.Meta { return ledger.Meta{Target: "t", Class: "c"} },
+					Meta: meta,
 				})
 			} else {
-				err = g.Closed(context.Background(), ClosedConfig{Users: 2, Window: 60 * time.Millisecond, Exec: exec, Retry: retry,
-					Meta: func(time.Duration) ledger.Meta { return ledger.Meta{Target: "t", Class: "c"} }})
+				err = g.Closed(context.Background(), ClosedConfig{Users: 2, Window: 60 * time.Millisecond, Exec: exec, Retry: retry, Meta: meta})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -154,17 +156,28 @@ func TestRetriesAreAttemptsNotDemand(t *testing.T) {
 				if r.Target != "t" || r.Class != "c" {
 					t.Errorf("retry record %d lost its meta: %+v", r.ID, r)
 				}
-				if r.Attempt > 1 {
-					// Find the attempt it retries: same user/target, attempt−1, ended before it.
-					found := false
-					for _, p := range prev {
-						if p.Attempt == r.Attempt-1 && p.User == r.User && r.Planned >= p.End+p.RetryAfter {
-							found = true
-							break
-						}
+				if r.TTFTBoundary != ledger.TTFTAnyToken {
+					t.Errorf("record %d (attempt %d) lost its TTFT boundary: %q", r.ID, r.Attempt, r.TTFTBoundary)
+				}
+				if r.Attempt <= 1 {
+					if r.RetryOf != 0 || r.FirstPlanned != 0 {
+						t.Errorf("first attempt %d has retry_of %d, first_planned %v; want both 0", r.ID, r.RetryOf, r.FirstPlanned)
 					}
-					if !found {
-						t.Errorf("attempt %d (record %d) planned at %v without an earlier attempt ending ≥ Retry-After before", r.Attempt, r.ID, r.Planned)
+				} else {
+					// The attempt it repeats finished before it was planned.
+					p, ok := prev[r.RetryOf]
+					switch {
+					case !ok:
+						t.Errorf("attempt %d (record %d) retries record %d, which had not finished", r.Attempt, r.ID, r.RetryOf)
+					case p.Attempt != r.Attempt-1 || p.User != r.User || r.Planned < p.End+p.RetryAfter:
+						t.Errorf("attempt %d (record %d, planned %v) joined to record %d (attempt %d, ended %v, retry-after %v)",
+							r.Attempt, r.ID, r.Planned, p.ID, p.Attempt, p.End, p.RetryAfter)
+					case r.FirstPlanned != p.ArrivalPlanned() || r.FirstPlanned >= r.Planned:
+						t.Errorf("attempt %d (record %d): first planned %v, want its chain's first planned %v (before its own %v)",
+							r.Attempt, r.ID, r.FirstPlanned, p.ArrivalPlanned(), r.Planned)
+					}
+					if p.Attempt == 1 && r.FirstPlanned != p.Planned {
+						t.Errorf("record %d: first planned %v, first attempt %d planned at %v", r.ID, r.FirstPlanned, p.ID, p.Planned)
 					}
 				}
 				prev[r.ID] = r

@@ -86,8 +86,12 @@ func (st *stream) chain(ctx context.Context, f *flight) {
 		case <-g.stopCh:
 			return // drain deadline or interrupt: retries are not demand
 		}
+		// The retry is joined to the attempt it repeats and keeps its
+		// arrival's first planned time (stats measure the arrival from it).
 		m := metaOf(rec)
 		m.Attempt = rec.Attempt + 1
+		m.RetryOf = rec.ID
+		m.FirstPlanned = rec.ArrivalPlanned()
 		rec = g.led.Plan(m, g.led.Now())
 		// A retry spends the same budget as any request.
 		if st.admit != nil {

@@ -31,6 +31,11 @@ type Meta struct {
 	Step    int
 	Attempt int
 	User    int
+	// RetryOf is the ID of the attempt a retry repeats (0 on a first attempt).
+	RetryOf uint64
+	// FirstPlanned is, on a retry, its arrival's first planned offset (0 on
+	// a first attempt).
+	FirstPlanned time.Duration
 	// TTFTBoundary: which first token TTFT measures to (default visible content).
 	TTFTBoundary TTFTBoundary
 }
@@ -99,18 +104,19 @@ func (l *Ledger) At(offset time.Duration) time.Time { return l.epoch.Add(offset)
 
 // Plan registers a planned arrival and returns its pending record. The caller
 // must end it with exactly one of Unsent or Finish. A record whose
-// m.Attempt is above one is a retry: it counts as an attempt, never as new
-// demand (Counts.Planned).
+// m.Attempt is above one (or whose m.RetryOf is set) is a retry: it counts as
+// an attempt, never as new demand (Counts.Planned).
 func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 	l.mu.Lock()
 	l.nextID++
 	r := &Record{
 		ID: l.nextID, Traffic: m.Traffic, Mode: m.Mode, Target: m.Target, Class: m.Class,
-		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, Planned: planned, TTFTBoundary: m.TTFTBoundary,
+		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, RetryOf: m.RetryOf, FirstPlanned: m.FirstPlanned,
+		Planned: planned, TTFTBoundary: m.TTFTBoundary,
 	}
 	l.pending[r.ID] = r
 	l.attempts++
-	if m.Attempt <= 1 {
+	if !r.IsRetry() {
 		l.planned++
 	}
 	l.mu.Unlock()

@@ -48,6 +48,13 @@ type Record struct {
 	Step    int     `json:"step,omitempty"`    // ladder step (1-based), 0 outside ladders
 	Attempt int     `json:"attempt,omitempty"` // retry attempt (1-based) when retries are on, 0 otherwise
 	User    int     `json:"user,omitempty"`    // closed-loop user (1-based), 0 in open loop
+	// RetryOf is the ID of the attempt this record repeats (the one just
+	// before it in its arrival's chain); 0 for a first attempt.
+	RetryOf uint64 `json:"retry_of,omitempty"`
+	// FirstPlanned is, on a retry, the planned offset of its arrival's first
+	// attempt; 0 on a first attempt (whose own Planned is that time). See
+	// ArrivalPlanned.
+	FirstPlanned time.Duration `json:"first_planned_ns,omitempty"`
 
 	Planned        time.Duration   `json:"planned_ns"`                   // when the schedule said to send
 	Dispatched     time.Duration   `json:"dispatched_ns,omitempty"`      // when the request was handed to the transport
@@ -84,6 +91,63 @@ type Record struct {
 
 // Sent reports whether the request was dispatched.
 func (r *Record) Sent() bool { return r.Dispatched > 0 }
+
+// IsRetry reports whether the record is a retry (a second or later attempt).
+func (r *Record) IsRetry() bool { return r.Attempt > 1 || r.RetryOf != 0 }
+
+// ArrivalPlanned is when the schedule planned the arrival this attempt
+// belongs to: FirstPlanned on a retry, Planned otherwise. Cohort (window)
+// membership and user-experienced (arrival) latencies are taken from it, so
+// that waiting through failed attempts and backoffs is never hidden.
+func (r *Record) ArrivalPlanned() time.Duration {
+	if r.FirstPlanned > 0 {
+		return r.FirstPlanned
+	}
+	return r.Planned
+}
+
+// ArrivalE2E is end minus the arrival's first planned time: the latency the
+// user of a retried arrival saw, all failed attempts and backoffs included.
+// It equals E2E on a first attempt.
+func (r *Record) ArrivalE2E() (time.Duration, bool) {
+	if r.End == 0 || r.Dispatched == 0 {
+		return 0, false
+	}
+	return r.End - r.ArrivalPlanned(), true
+}
+
+// ArrivalTTFT is the first token (same boundary as TTFT) minus the arrival's
+// first planned time. It equals TTFT on a first attempt.
+func (r *Record) ArrivalTTFT() (time.Duration, bool) {
+	ft := r.FirstToken()
+	if ft == 0 {
+		return 0, false
+	}
+	return ft - r.ArrivalPlanned(), true
+}
+
+// Admitted reports whether the target took the request: it was sent, and
+// either a response other than a rejection (429/503) arrived, or the
+// request failed or was stopped after the connection was made. Not admitted:
+// unsent, rejected, transport errors before response headers (refused,
+// reset, TLS, DNS) and connect timeouts. Other timeouts, cancellations and
+// censored requests count as admitted: no refusal was seen (the headers,
+// first-content and total timers run from dispatch, so one of them firing
+// while a connection was still being made is, rarely, counted admitted).
+func (r *Record) Admitted() bool {
+	if !r.Sent() {
+		return false
+	}
+	switch r.Outcome {
+	case Unsent, Rejected:
+		return false
+	case TransportError:
+		return r.Headers != 0
+	case Timeout:
+		return r.Reason != ReasonConnect
+	}
+	return true
+}
 
 // Age is how long a request had been outstanding at its end, from its planned
 // time. For a censored request it is a lower bound on its latency, never a

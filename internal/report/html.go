@@ -30,11 +30,11 @@ Gates: {{.Gates}}.</p>
 <p><strong>Capacity:</strong> {{.Capacity}}<br><strong>Knee:</strong> {{.Knee}}{{if .Abort}}<br><strong>Aborted:</strong> {{.Abort}}{{end}}</p>
 {{.SVG}}
 <table>
-<tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th></tr>
-{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{if .Valid}}yes{{else}}NO{{end}}</td></tr>
+<tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th><th>retries</th></tr>
+{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{if .Valid}}yes{{else}}NO{{end}}</td><td>{{.Retries}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>
-{{end}}<p class="note">TTFT = first visible content − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
+{{end}}<p class="note">TTFT = first visible content − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
 </body>
 </html>
 `))
@@ -43,6 +43,7 @@ type pageRow struct {
 	Index                                                      int
 	Rate                                                       string
 	Planned, Dispatched, Unsent, OK, Rejected, Other, Censored int
+	Retries                                                    int
 	TTFT50, TTFT95, E2E95, Goodput, GoodFrac                   string
 	Valid                                                      bool
 }
@@ -82,8 +83,8 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		data.Rows = append(data.Rows, pageRow{
 			Index: st.Index, Rate: num(st.Rate), Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent,
 			OK: s.Completed, Rejected: s.Rejected, Other: s.Dispatched - s.Completed - s.Rejected - s.Censored,
-			Censored: s.Censored,
-			TTFT50:   pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
+			Censored: s.Censored, Retries: s.Retries,
+			TTFT50: pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
 			Goodput: num(s.GoodputPerSecond), GoodFrac: pct(s.GoodFraction, s.Planned), Valid: s.Validity.Valid,
 		})
 		for _, r := range s.Validity.Reasons {

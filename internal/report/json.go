@@ -49,14 +49,24 @@ type Probe struct {
 	InvalidReasons []string `json:"invalid_reasons"`
 	Notes          []string `json:"notes"`
 
-	Planned    int `json:"planned"`
-	Dispatched int `json:"dispatched"`
-	Unsent     int `json:"unsent"`
-	Admitted   int `json:"admitted"`
-	Completed  int `json:"completed"`
-	Censored   int `json:"censored"`
-	Rejected   int `json:"rejected"`
-	Cancelled  int `json:"cancelled"`
+	// Planned counts arrivals (first attempts); Retries their further
+	// attempts; Attempts = Planned + Retries = Dispatched + Unsent.
+	// FirstDispatched + FirstUnsent = Planned.
+	Planned         int `json:"planned"`
+	Retries         int `json:"retries"`
+	Attempts        int `json:"attempts"`
+	Dispatched      int `json:"dispatched"`       // attempts sent, retries included
+	Unsent          int `json:"unsent"`           // attempts never sent, retries included
+	FirstDispatched int `json:"first_dispatched"` // first attempts sent: the offered load
+	FirstUnsent     int `json:"first_unsent"`     // first attempts never sent
+	// Admitted counts attempts the target took: sent, not rejected
+	// (429/503), not a transport error before response headers, not a
+	// connect timeout.
+	Admitted  int `json:"admitted"`
+	Completed int `json:"completed"`
+	Censored  int `json:"censored"`
+	Rejected  int `json:"rejected"`
+	Cancelled int `json:"cancelled"`
 	// InjectedCancels are left out of completed_fraction and goodput.fraction.
 	InjectedCancels int `json:"injected_cancels"`
 	OutsideWindow   int `json:"outside_window"`
@@ -65,7 +75,7 @@ type Probe struct {
 	Reasons  map[string]map[string]int `json:"reasons"`  // outcome → reason → count, seen reasons only
 
 	RequestedRate     float64 `json:"requested_rate"`
-	AchievedRate      float64 `json:"achieved_rate"`
+	AchievedRate      float64 `json:"achieved_rate"` // first_dispatched / window_seconds (offered load)
 	WindowSeconds     float64 `json:"window_seconds"`
 	AcceptedFraction  float64 `json:"accepted_fraction"`  // admitted / dispatched
 	CompletedFraction float64 `json:"completed_fraction"` // completed / (admitted − injected_cancels)
@@ -77,6 +87,8 @@ type Probe struct {
 	InterTokenDerived    Dist `json:"inter_token_derived"`
 	TPOT                 Dist `json:"tpot"`
 	E2E                  Dist `json:"e2e"`
+	ArrivalTTFT          Dist `json:"arrival_ttft"` // from the arrival's first planned send
+	ArrivalE2E           Dist `json:"arrival_e2e"`  // from the arrival's first planned send
 	DispatchLag          Dist `json:"dispatch_lag"`
 	RejectedResponseTime Dist `json:"rejected_response_time"`
 	CensoredAge          Dist `json:"censored_age"`
@@ -105,7 +117,8 @@ func ProbeOf(s stats.Summary) Probe {
 		Mode: mode, Valid: s.Validity.Valid,
 		InvalidReasons: append([]string{}, s.Validity.Reasons...),
 		Notes:          append([]string{}, s.Validity.Notes...),
-		Planned:        s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Admitted: s.Admitted,
+		Planned:        s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
+		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
 		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
 		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow,
 		Outcomes:      make(map[string]int, len(ledger.Outcomes)),
@@ -114,6 +127,7 @@ func ProbeOf(s stats.Summary) Probe {
 		AcceptedFraction: s.AcceptedFraction, CompletedFraction: s.CompletedFraction,
 		TTFT: DistOf(s.TTFT), TTFTFromDispatch: DistOf(s.TTFTFromDispatch), TTFR: DistOf(s.TTFR),
 		InterChunk: DistOf(s.InterChunk), InterTokenDerived: DistOf(s.InterTokenDerived), TPOT: DistOf(s.TPOT), E2E: DistOf(s.E2E),
+		ArrivalTTFT: DistOf(s.ArrivalTTFT), ArrivalE2E: DistOf(s.ArrivalE2E),
 		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
 		CensoredAge: DistOf(s.CensoredAge),
 		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},

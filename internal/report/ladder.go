@@ -22,7 +22,7 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest step's\n\n",
 		gates(res.Gates), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\t\n")
+	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
 	for _, st := range res.Steps {
 		s := st.Summary
 		other := s.Dispatched - s.Completed - s.Rejected - s.Censored
@@ -30,10 +30,10 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 		if !s.Validity.Valid {
 			valid = "NO"
 		}
-		fmt.Fprintf(tw, "%d\t%.3g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.3g\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%.3g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.3g\t%s\t%s\t%d\t\n",
 			st.Index, st.Rate, s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, other, s.Censored,
 			pdur(s.TTFT, s.TTFT.P50), pdur(s.TTFT, s.TTFT.P95), pdur(s.E2E, s.E2E.P95),
-			s.GoodputPerSecond, pct(s.GoodFraction, s.Planned), valid)
+			s.GoodputPerSecond, pct(s.GoodFraction, s.Planned), valid, s.Retries)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: ladder table: %w", err)
@@ -90,7 +90,8 @@ type LadderStepJSON struct {
 	Index        int            `json:"index"`
 	Rate         float64        `json:"rate"`
 	Planned      int            `json:"planned"`
-	Dispatched   int            `json:"dispatched"`
+	Retries      int            `json:"retries"`    // further attempts of those arrivals (not demand)
+	Dispatched   int            `json:"dispatched"` // attempts sent, retries included
 	Unsent       int            `json:"unsent"`
 	Outcomes     map[string]int `json:"outcomes"`
 	TTFT         Dist           `json:"ttft"`
@@ -139,7 +140,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 			o[string(oc)] = s.Outcomes.ByOutcome[oc]
 		}
 		l.Steps = append(l.Steps, LadderStepJSON{
-			Index: st.Index, Rate: st.Rate, Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent,
+			Index: st.Index, Rate: st.Rate, Planned: s.Planned, Retries: s.Retries, Dispatched: s.Dispatched, Unsent: s.Unsent,
 			Outcomes: o, TTFT: DistOf(s.TTFT), E2E: DistOf(s.E2E), DispatchLag: DistOf(s.DispatchLag),
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
 			Invalid: append([]string{}, s.Validity.Reasons...), Aborted: st.Aborted, AbortReason: st.AbortReason,

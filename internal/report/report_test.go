@@ -72,7 +72,89 @@ func summaries() map[string]stats.Summary {
 		"closed": stats.Summarize(stats.Config{Mode: ledger.ModeClosed, Window: 2500 * ms}, cohort(ledger.ModeClosed, 5, ms)),
 		"invalid": stats.Summarize(stats.Config{RequestedRate: 100, Window: 2500 * ms},
 			append(cohort(ledger.ModeOpen, 20, 40*ms), ledger.Record{Mode: ledger.ModeOpen, Planned: 0, Outcome: ledger.Unsent, Reason: ledger.ReasonClientCap})),
-		"empty": stats.Summarize(stats.Config{Mode: ledger.ModeOpen, RequestedRate: 1, Window: time.Second}, nil),
+		"empty":   stats.Summarize(stats.Config{Mode: ledger.ModeOpen, RequestedRate: 1, Window: time.Second}, nil),
+		"retries": stats.Summarize(stats.Config{RequestedRate: 10, Window: 2500 * ms, Gates: gates}, retried(cohort(ledger.ModeOpen, 20, ms))),
+	}
+}
+
+// retried gives the first three ok records of recs two failed attempts
+// before them (a refused connection, then a 429), and adds one arrival whose
+// retry, planned after the window, is still refused.
+func retried(recs []ledger.Record) []ledger.Record {
+	out := make([]ledger.Record, 0, len(recs)+8)
+	id := uint64(0)
+	next := func(r ledger.Record) ledger.Record {
+		id++
+		r.ID, r.Attempt = id, max(r.Attempt, 1)
+		out = append(out, r)
+		return r
+	}
+	for i, r := range recs {
+		if i >= 3 {
+			next(r)
+			continue
+		}
+		p := r.Planned
+		a := next(ledger.Record{Mode: r.Mode, Planned: p, Dispatched: p + ms, End: p + 2*ms, Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused})
+		b := next(ledger.Record{Mode: r.Mode, Attempt: 2, RetryOf: a.ID, FirstPlanned: p, Planned: p + 50*ms, Dispatched: p + 51*ms, Headers: p + 60*ms,
+			End: p + 60*ms, Status: 429, Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429})
+		shift := 200 * ms
+		r.Attempt, r.RetryOf, r.FirstPlanned = 3, b.ID, p
+		r.Planned, r.Dispatched, r.FirstContent, r.LastContent, r.End = p+shift, r.Dispatched+shift, r.FirstContent+shift, r.LastContent+shift, r.End+shift
+		next(r)
+	}
+	p := 2400 * ms
+	a := next(ledger.Record{Mode: ledger.ModeOpen, Planned: p, Dispatched: p + ms, End: p + 2*ms, Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused})
+	next(ledger.Record{Mode: ledger.ModeOpen, Attempt: 2, RetryOf: a.ID, FirstPlanned: p, Planned: p + 200*ms, Dispatched: p + 201*ms, End: p + 202*ms,
+		Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused})
+	return out
+}
+
+// With retries the report shows them, the identities hold on its face, the
+// achieved rate is the offered load and refused connections are not admitted.
+func TestProbeShowsRetries(t *testing.T) {
+	s := summaries()["retries"]
+	var js, txt bytes.Buffer
+	if err := JSON(&js, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(&txt, s); err != nil {
+		t.Fatal(err)
+	}
+	var p Probe
+	if err := json.Unmarshal(js.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Retries != 7 || p.Attempts != p.Planned+p.Retries || p.Attempts != p.Dispatched+p.Unsent || p.Planned != p.FirstDispatched+p.FirstUnsent {
+		t.Errorf("planned %d retries %d attempts %d dispatched %d unsent %d first dispatched %d first unsent %d: identities broken",
+			p.Planned, p.Retries, p.Attempts, p.Dispatched, p.Unsent, p.FirstDispatched, p.FirstUnsent)
+	}
+	if p.OutsideWindow != 0 {
+		t.Errorf("outside window %d: a retry follows its arrival's window", p.OutsideWindow)
+	}
+	if want := float64(p.FirstDispatched) / p.WindowSeconds; p.AchievedRate != want {
+		t.Errorf("achieved rate %v, want first attempts dispatched / window = %v", p.AchievedRate, want)
+	}
+	refused := p.Reasons[string(ledger.TransportError)][string(ledger.ReasonConnectionRefused)]
+	if refused != 5 || p.Admitted != p.Dispatched-refused-p.Rejected {
+		t.Errorf("admitted %d of %d dispatched with %d refused and %d rejected", p.Admitted, p.Dispatched, refused, p.Rejected)
+	}
+	if p.ArrivalE2E.Count != p.E2E.Count || p.ArrivalTTFT.Count != p.TTFT.Count || p.ArrivalTTFT.Max <= p.TTFT.Max || p.ArrivalE2E.P50 <= p.E2E.P50 {
+		t.Errorf("arrival ttft %+v vs ttft %+v, arrival e2e %+v vs e2e %+v: want the same counts and larger figures",
+			p.ArrivalTTFT, p.TTFT, p.ArrivalE2E, p.E2E)
+	}
+	out := txt.String()
+	for _, want := range []string{"  retries   ", "  attempts  ", Boundaries[FigArrivalE2E], Boundaries[FigArrivalTTFT], "first attempts dispatched / window"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	var plain bytes.Buffer
+	if err := Text(&plain, summaries()["open"]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), Boundaries[FigArrivalE2E]) {
+		t.Error("arrival figures shown without retries")
 	}
 }
 

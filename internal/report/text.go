@@ -32,7 +32,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	} else {
 		fmt.Fprintf(tw, "requested rate\t%s\tthe schedule's rate\n", rate(s.RequestedRate))
 	}
-	fmt.Fprintf(tw, "achieved rate\t%s\tdispatched / window\n", rate(s.AchievedRate))
+	fmt.Fprintf(tw, "achieved rate\t%s\tfirst attempts dispatched / window: offered load, retries excluded\n", rate(s.AchievedRate))
 	tw.Flush()
 
 	b.WriteString("\nrequests\n")
@@ -42,20 +42,22 @@ func Text(w io.Writer, s stats.Summary) error {
 		n    int
 		what string
 	}{
-		{"planned", s.Planned, "arrivals the schedule planned in the window"},
-		{"dispatched", s.Dispatched, "sent to the target"},
-		{"unsent", s.Unsent, "planned but never sent"},
-		{"admitted", s.Admitted, "sent and not rejected (429/503)"},
+		{"planned", s.Planned, "arrivals the schedule planned in the window (first attempts)"},
+		{"retries", s.Retries, "further attempts of those arrivals: attempts, not demand"},
+		{"attempts", s.Attempts, "planned + retries = dispatched + unsent"},
+		{"dispatched", s.Dispatched, fmt.Sprintf("attempts sent to the target, retries included (first attempts %d)", s.FirstDispatched)},
+		{"unsent", s.Unsent, fmt.Sprintf("attempts planned but never sent, retries included (first attempts %d; planned = %d + %d)", s.FirstUnsent, s.FirstDispatched, s.FirstUnsent)},
+		{"admitted", s.Admitted, "attempts the target took: sent, not rejected (429/503), not a transport error before response headers, not a connect timeout"},
 		{"completed", s.Completed, "ok"},
 		{"censored", s.Censored, "still in flight at the drain deadline"},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\n", r.name, r.n, r.what)
 	}
-	fmt.Fprintf(tw, "  accepted/offered\t%s\tadmitted / dispatched\n", pct(s.AcceptedFraction, s.Dispatched))
+	fmt.Fprintf(tw, "  accepted/offered\t%s\tadmitted / dispatched, per attempt\n", pct(s.AcceptedFraction, s.Dispatched))
 	fmt.Fprintf(tw, "  completed/accepted\t%s\tcompleted / admitted%s\n", pct(s.CompletedFraction, s.Admitted-s.InjectedCancels), lessInjected(s))
 	if s.OutsideWindow > 0 {
-		fmt.Fprintf(tw, "  outside window\t%d\trecords planned outside the window, not counted\n", s.OutsideWindow)
+		fmt.Fprintf(tw, "  outside window\t%d\trecords of arrivals planned outside the window, not counted\n", s.OutsideWindow)
 	}
 	tw.Flush()
 
@@ -75,7 +77,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	fmt.Fprintf(tw, "  figure\tcount\tp50\tp90\tp95\tp99\tmax\tboundary\n")
 	bounds := boundariesFor(s)
 	for _, f := range figures(s) {
-		if f.optional && f.p.Count == 0 {
+		if f.optional && (f.p.Count == 0 || f.key == FigArrivalTTFT || f.key == FigArrivalE2E) {
 			continue
 		}
 		p := f.p
@@ -133,7 +135,7 @@ func lessInjected(s stats.Summary) string {
 type figure struct {
 	key, label string
 	p          stats.Percentiles
-	optional   bool // omitted from the text report when empty
+	optional   bool // omitted from the text report when empty (or, for arrival figures, when there were no retries)
 }
 
 func figures(s stats.Summary) []figure {
@@ -146,6 +148,8 @@ func figures(s stats.Summary) []figure {
 		{FigInterToken, "inter-token (derived)", s.InterTokenDerived, true},
 		{FigTPOT, "TPOT", s.TPOT, false},
 		{FigE2E, "e2e", s.E2E, false},
+		{FigArrivalTTFT, "arrival TTFT", s.ArrivalTTFT, s.Retries == 0},
+		{FigArrivalE2E, "arrival e2e", s.ArrivalE2E, s.Retries == 0},
 		{FigRejected, "rejection time", s.RejectedTime, true},
 		{FigCensoredAge, "censored age ≥", s.CensoredAge, true},
 	}

@@ -6,7 +6,11 @@
 // (which is also a ledger.Sink) or summarised in one call with Summarize.
 //
 // Every latency is a difference of ledger offsets, taken from the planned
-// send time unless its name says otherwise (TTFTFromDispatch). Success
+// send time unless its name says otherwise (TTFTFromDispatch). Per-attempt
+// figures run from the attempt's own planned time; ArrivalTTFT, ArrivalE2E
+// and the gates run from the arrival's first planned time, so retries hide
+// no waiting. Retries belong to their arrival's window, count as attempts,
+// never as demand, and the achieved rate counts first attempts only. Success
 // figures (TTFT, TTFR, inter-chunk, TPOT, e2e) are over ok records only;
 // rejections' response times and censored ages are kept in their own
 // distributions and never mixed into success figures.

@@ -12,7 +12,10 @@ type GateCheck struct {
 }
 
 // CheckGates judges one record: good means outcome ok and every non-zero
-// gate met, each figure measured from the planned time. A set TTFT or E2E
+// gate met, TTFT and e2e measured from the arrival's first planned time
+// (ledger.Record.ArrivalTTFT/ArrivalE2E: on a retry, the failed attempts and
+// backoffs the user waited through count; otherwise the record's own
+// planned time). A set TTFT or E2E
 // gate fails a record whose figure is undefined. A TPOT gate is met
 // vacuously when the server reported one completion token or none, and is
 // skipped when it reported no usage (flagged Unverifiable, so reports can
@@ -23,11 +26,11 @@ func CheckGates(r *ledger.Record, g Gates) GateCheck {
 	}
 	c := GateCheck{}
 	if g.TTFT > 0 {
-		d, ok := r.TTFT()
+		d, ok := r.ArrivalTTFT()
 		c.MissTTFT = !ok || d > g.TTFT
 	}
 	if g.E2E > 0 {
-		d, ok := r.E2E()
+		d, ok := r.ArrivalE2E()
 		c.MissE2E = !ok || d > g.E2E
 	}
 	if g.TPOT > 0 {

@@ -27,8 +27,11 @@ type Config struct {
 	RequestedRate float64
 	// Start and Window bound the cohort: arrivals planned in
 	// [Start, Start+Window) are counted, whenever they finished (completions
-	// during drain included); records planned outside are only counted in
-	// Summary.OutsideWindow. Window is also the denominator of every rate.
+	// during drain included), with all their retries: a retry belongs to the
+	// cohort of its arrival's first planned time (Record.ArrivalPlanned),
+	// however late it was planned itself. Records of arrivals planned outside
+	// are only counted in Summary.OutsideWindow. Window is also the
+	// denominator of every rate.
 	// Window 0 disables the filter and every rate.
 	Start  time.Duration
 	Window time.Duration
@@ -65,16 +68,29 @@ type Summary struct {
 	RequestedRate float64             // req/s asked for (0: unknown / closed loop)
 	Window        time.Duration       // arrival window (0: unknown)
 
-	Planned    int // arrivals planned inside the window (first attempts only)
-	Retries    int // further attempts of those arrivals (retries on): attempts, not demand
-	Dispatched int // handed to the transport (= sent)
-	Unsent     int // planned but never sent
-	Admitted   int // sent and not rejected (429/503)
-	Completed  int // ok
-	Censored   int // still in flight at the drain deadline
-	Rejected   int // rejected (429/503)
-	Cancelled  int // cancelled by the client (injection or interrupt)
-	Good       int // ok and met every gate
+	// Planned counts arrivals planned inside the window (first attempts
+	// only): the demand. Retries counts the further attempts of those
+	// arrivals (retries on), and Attempts = Planned + Retries. Dispatched and
+	// Unsent count attempts, retries included, so Attempts = Dispatched +
+	// Unsent; FirstDispatched and FirstUnsent split the first attempts, so
+	// Planned = FirstDispatched + FirstUnsent. With retries off Attempts =
+	// Planned and the First counts equal Dispatched and Unsent.
+	Planned         int
+	Retries         int
+	Attempts        int
+	Dispatched      int // attempts handed to the transport (= sent), retries included
+	Unsent          int // attempts planned but never sent, retries included
+	FirstDispatched int // first attempts dispatched: the offered load
+	FirstUnsent     int // first attempts never sent
+	// Admitted counts attempts the target took (ledger.Record.Admitted): sent
+	// and not rejected (429/503), not a transport error before response
+	// headers, not a connect timeout.
+	Admitted  int
+	Completed int // ok
+	Censored  int // still in flight at the drain deadline
+	Rejected  int // rejected (429/503)
+	Cancelled int // cancelled by the client (injection or interrupt)
+	Good      int // ok and met every gate
 	// InjectedCancels are cancelled by cancellation injection: deliberate,
 	// so left out of the denominators of GoodFraction and CompletedFraction.
 	InjectedCancels int
@@ -84,8 +100,8 @@ type Summary struct {
 
 	Outcomes Outcomes
 
-	AchievedRate      float64 // Dispatched / Window seconds
-	AcceptedFraction  float64 // Admitted / Dispatched (0 when nothing was dispatched)
+	AchievedRate      float64 // FirstDispatched / Window seconds: offered load, retries excluded
+	AcceptedFraction  float64 // Admitted / Dispatched, per attempt (0 when nothing was dispatched)
 	CompletedFraction float64 // Completed / (Admitted − InjectedCancels); 0 when that is 0
 	GoodputPerSecond  float64 // Good / Window seconds
 	GoodFraction      float64 // Good / (Planned − InjectedCancels); 0 when that is 0
@@ -97,7 +113,13 @@ type Summary struct {
 	TTFTFromDispatch Percentiles // first content − dispatched, ok only
 	TTFR             Percentiles // first reasoning − planned, ok only, when any
 	E2E              Percentiles // end − planned, ok only
-	InterChunk       Percentiles // every gap between consecutive content events, ok only
+	// ArrivalTTFT and ArrivalE2E are what the user of an arrival saw: from
+	// the arrival's FIRST planned time (Record.ArrivalPlanned) to the first
+	// token / end of its ok attempt, failed attempts and backoffs included.
+	// Without retries they equal TTFT and E2E; the gates judge them.
+	ArrivalTTFT Percentiles
+	ArrivalE2E  Percentiles
+	InterChunk  Percentiles // every gap between consecutive content events, ok only
 	// InterTokenDerived is DERIVED, not measured: each gap divided by the
 	// tokens its later chunk carried (per-chunk usage), one sample per token.
 	// Empty unless the server reported per-chunk usage.
@@ -118,7 +140,8 @@ type Accumulator struct {
 	s   Summary
 
 	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *Dist
-	clientCap                                                  int
+	arrTTFT, arrE2E                                            *Dist
+	clientCap, firstClientCap                                  int
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -128,6 +151,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		cfg:  cfg,
 		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
+		arrTTFT: NewDist(c), arrE2E: NewDist(c),
 	}
 	a.s.Mode = cfg.Mode
 	a.s.RequestedRate = cfg.RequestedRate
@@ -145,7 +169,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	if a.cfg.Window > 0 && (r.Planned < a.cfg.Start || r.Planned >= a.cfg.Start+a.cfg.Window) {
+	if p := r.ArrivalPlanned(); a.cfg.Window > 0 && (p < a.cfg.Start || p >= a.cfg.Start+a.cfg.Window) {
 		s.OutsideWindow++
 		return
 	}
@@ -156,11 +180,13 @@ func (a *Accumulator) Add(r *ledger.Record) {
 		s.TTFTBoundary = r.TTFTBoundary
 	}
 	// Retries are attempts, never new demand: only first attempts are planned.
-	if r.Attempt > 1 {
+	retry := r.IsRetry()
+	if retry {
 		s.Retries++
 	} else {
 		s.Planned++
 	}
+	s.Attempts++
 	s.Outcomes.ByOutcome[r.Outcome]++
 	byR := s.Outcomes.ByReason[r.Outcome]
 	if byR == nil {
@@ -171,12 +197,24 @@ func (a *Accumulator) Add(r *ledger.Record) {
 
 	if r.Outcome == ledger.Unsent || !r.Sent() {
 		s.Unsent++
+		if !retry {
+			s.FirstUnsent++
+		}
 		if r.Reason == ledger.ReasonClientCap {
 			a.clientCap++
+			if !retry {
+				a.firstClientCap++
+			}
 		}
 		return
 	}
 	s.Dispatched++
+	if !retry {
+		s.FirstDispatched++
+	}
+	if r.Admitted() {
+		s.Admitted++
+	}
 	if lag, ok := r.DispatchLag(); ok {
 		a.lag.Add(lag)
 	}
@@ -199,7 +237,6 @@ func (a *Accumulator) Add(r *ledger.Record) {
 		s.Completed++
 		a.addSuccess(r)
 	}
-	s.Admitted++
 }
 
 // addSuccess records an ok record's figures and judges it against its gates.
@@ -215,6 +252,12 @@ func (a *Accumulator) addSuccess(r *ledger.Record) {
 	}
 	if d, ok := r.E2E(); ok {
 		a.e2e.Add(d)
+	}
+	if d, ok := r.ArrivalTTFT(); ok {
+		a.arrTTFT.Add(d)
+	}
+	if d, ok := r.ArrivalE2E(); ok {
+		a.arrE2E.Add(d)
 	}
 	for _, gap := range r.ChunkGaps {
 		a.gaps.Add(gap)
@@ -267,7 +310,7 @@ func (a *Accumulator) Summary() Summary {
 		s.Outcomes.ByReason[o] = c
 	}
 	if secs := s.Window.Seconds(); secs > 0 {
-		s.AchievedRate = float64(s.Dispatched) / secs
+		s.AchievedRate = float64(s.FirstDispatched) / secs
 		s.GoodputPerSecond = float64(s.Good) / secs
 	}
 	s.AcceptedFraction = ratio(s.Admitted, s.Dispatched)
@@ -277,13 +320,15 @@ func (a *Accumulator) Summary() Summary {
 	s.TTFTFromDispatch = a.ttftD.Percentiles()
 	s.TTFR = a.ttfr.Percentiles()
 	s.E2E = a.e2e.Percentiles()
+	s.ArrivalTTFT = a.arrTTFT.Percentiles()
+	s.ArrivalE2E = a.arrE2E.Percentiles()
 	s.InterChunk = a.gaps.Percentiles()
 	s.InterTokenDerived = a.perTok.Percentiles()
 	s.TPOT = a.tpot.Percentiles()
 	s.DispatchLag = a.lag.Percentiles()
 	s.RejectedTime = a.rej.Percentiles()
 	s.CensoredAge = a.cens.Percentiles()
-	s.Validity = judge(a.cfg.Validity, &s, a.clientCap)
+	s.Validity = judge(a.cfg.Validity, &s, a.clientCap, a.firstClientCap)
 	return s
 }
 

@@ -63,7 +63,10 @@ func RateBounds(lambda, tol, z float64) (lo, hi float64) {
 	return l - z*math.Sqrt(l), h + z*math.Sqrt(h)
 }
 
-func judge(cfg ValidityConfig, s *Summary, clientCap int) Validity {
+// judge gives the verdict; clientCap counts attempts unsent by the cap,
+// firstClientCap the first attempts among them. The rate is judged on first
+// attempts dispatched (offered load): retries are not arrivals.
+func judge(cfg ValidityConfig, s *Summary, clientCap, firstClientCap int) Validity {
 	c := cfg.withDefaults()
 	v := Validity{Valid: true}
 	fail := func(format string, a ...any) {
@@ -90,13 +93,13 @@ func judge(cfg ValidityConfig, s *Summary, clientCap int) Validity {
 		return v
 	}
 	lo, hi := RateBounds(lambda, c.RateTolerance, c.Z)
-	if n := float64(s.Dispatched); n < lo || n > hi {
+	if n := float64(s.FirstDispatched); n < lo || n > hi {
 		why := ""
-		if withheld := s.Unsent - clientCap; withheld > 0 {
+		if withheld := s.FirstUnsent - firstClientCap; withheld > 0 {
 			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
 		}
 		fail("achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
-			s.AchievedRate, s.RequestedRate, c.RateTolerance*100, s.Dispatched, math.Max(lo, 0), hi, lambda, why)
+			s.AchievedRate, s.RequestedRate, c.RateTolerance*100, s.FirstDispatched, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
 }
