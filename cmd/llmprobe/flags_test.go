@@ -119,6 +119,12 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A web config whose certificate does not exist: only the admin server
+	// would find it at start-up, validate must find it first.
+	webConfig := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: "+filepath.Join(dir, "no-such-cert.pem")+"\n  key_file: "+filepath.Join(dir, "no-such-key.pem")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, body string
 		want       []string
@@ -130,6 +136,8 @@ func TestValidate(t *testing.T) {
 		{"two-errors.yaml", strings.Replace(strings.Replace(string(good), "admin:\n", "admin:\n  colour: blue\n", 1), "total: 60s", "total: soon", 1),
 			[]string{"admin.colour", "targets[0].timeouts.total"}},
 		{"not-yaml.yaml", "targets: [\n", []string{"not-yaml.yaml"}},
+		{"bad-web-config.yaml", strings.Replace(string(good), "admin:\n", "admin:\n  web_config_file: "+webConfig+"\n", 1),
+			[]string{"admin.web_config_file", "no-such-cert.pem"}},
 	}
 	for _, tc := range tests {
 		path := filepath.Join(dir, tc.name)

@@ -186,6 +186,18 @@ func fastSim() sim.Config {
 	return c
 }
 
+// newSim builds a simulator that the test closes when it ends (for tests
+// that serve its Handler behind their own).
+func newSim(t *testing.T, cfg sim.Config) *sim.Server {
+	t.Helper()
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatalf("sim.New: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
 // startSim starts a simulator on 127.0.0.1 and returns its base URL.
 func startSim(t *testing.T, cfg sim.Config) string {
 	t.Helper()

@@ -326,11 +326,7 @@ func TestLedgerUnwritable(t *testing.T) {
 // the good measurements are all kept next to the failures.
 func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	t.Parallel()
-	s, err := sim.New(fastSim())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := newSim(t, fastSim())
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch n.Add(1) % 4 {
@@ -397,11 +393,7 @@ func TestLedgerFile(t *testing.T) {
 	const headerValue = "header-secret-value-7a8b9c"
 	cfg := fastSim()
 	cfg.APIKey = key
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := newSim(t, cfg)
 	var mu sync.Mutex
 	var prompts []string
 	var sawKey, sawHeader bool

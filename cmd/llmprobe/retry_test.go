@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/sim"
 )
 
 // TestRetriesAreAttempts: with --retries, a rejected request is tried again,
@@ -15,11 +14,7 @@ import (
 // demand, and every attempt is accounted for.
 func TestRetriesAreAttempts(t *testing.T) {
 	t.Parallel()
-	s, err := sim.New(fastSim())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := newSim(t, fastSim())
 	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%2 == 1 { // every other request is turned away

@@ -103,7 +103,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		Region:  cfg.Region,
 	})
 	if err != nil {
-		return fmt.Errorf("telemetry: %w", err)
+		return err // already says "telemetry: …"
 	}
 	defer func() {
 		if err := tel.Shutdown(context.Background()); err != nil { // flushes the OTLP exporters

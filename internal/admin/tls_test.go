@@ -2,15 +2,9 @@ package admin
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -18,51 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/testutil"
 	"go.uber.org/goleak"
 )
-
-// selfSigned writes a self-signed certificate for 127.0.0.1 and returns
-// the cert and key paths and a pool trusting it.
-func selfSigned(t *testing.T, dir string) (certPath, keyPath string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "llmprobe-test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPath, keyPath = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certPath, keyPath, pool
-}
 
 func TestServerTLSFromWebConfig(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
-	certPath, keyPath, pool := selfSigned(t, dir)
+	certPath, keyPath, pool := testutil.SelfSigned(t, dir, x509.ExtKeyUsageServerAuth)
 	cfg := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(cfg, []byte("tls_server_config:\n  cert_file: "+certPath+"\n  key_file: "+keyPath+"\n"), 0o600); err != nil {
 		t.Fatal(err)

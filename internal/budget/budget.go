@@ -12,9 +12,6 @@ type Limits struct {
 	TokensPerDay   int64
 	RequestsPerDay int64
 	Zone           *time.Location // whose midnight resets the budget; nil = UTC
-	// Target, when set, makes Record ignore other targets' records, so the
-	// budget can subscribe to a ledger shared by several targets.
-	Target string
 }
 
 // Remaining is what is left of today's budget.
@@ -103,18 +100,6 @@ func (b *Budget) Charge(rec *ledger.Record) {
 	} else {
 		b.unknown++
 	}
-}
-
-// Record implements ledger.Sink: it calls Charge for the records of
-// Limits.Target (every record when Target is empty).
-func (b *Budget) Record(rec *ledger.Record) {
-	b.mu.Lock()
-	t := b.limits.Target
-	b.mu.Unlock()
-	if t != "" && rec.Target != t {
-		return
-	}
-	b.Charge(rec)
 }
 
 // Remaining returns what is left today (for the budget gauge).

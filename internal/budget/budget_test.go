@@ -100,7 +100,7 @@ func TestUnlimited(t *testing.T) {
 		if _, ok := b.Admit(&ledger.Record{ID: i}); !ok {
 			t.Fatal("unlimited budget refused")
 		}
-		b.Record(sent(i, 1000, 1000))
+		b.Charge(sent(i, 1000, 1000))
 	}
 	if r := b.Remaining(); r.TokensLimited || r.RequestsLimited || r.RequestsUsed != 1000 {
 		t.Fatalf("%+v", r)
@@ -128,16 +128,6 @@ func TestConcurrentAdmit(t *testing.T) {
 	wg.Wait()
 	if admitted != 50 {
 		t.Fatalf("admitted %d, want exactly 50", admitted)
-	}
-}
-
-func TestRecordFiltersTarget(t *testing.T) {
-	b := New(Limits{RequestsPerDay: 10, Target: "a"}, nil)
-	b.Admit(&ledger.Record{ID: 1, Target: "a"})
-	b.Record(&ledger.Record{ID: 1, Target: "a", Dispatched: 1})
-	b.Record(&ledger.Record{ID: 2, Target: "b", Dispatched: 1})
-	if r := b.Remaining(); r.RequestsUsed != 1 || r.Requests != 9 {
-		t.Fatalf("another target's record was charged: %+v", r)
 	}
 }
 

@@ -141,9 +141,6 @@ func New(o Options) (*Daemon, error) {
 	return d, nil
 }
 
-// Ledger returns the daemon's ledger (for tests and the admin views).
-func (d *Daemon) Ledger() *ledger.Ledger { return d.led }
-
 // Run starts the admin server and every target, and blocks until ctx ends;
 // it then stops planning, drains in-flight requests up to the drain timeout
 // (the rest are censored), closes the sinks and returns. reload delivers new

@@ -317,31 +317,6 @@ next:
 	return total, ok
 }
 
-// records reads /debug/requests for a target.
-func (r *running) records(t *testing.T, target string) ledger.TargetRecords {
-	t.Helper()
-	resp, err := r.client.Get(r.admin + "/debug/requests?target=" + target)
-	if err != nil {
-		t.Fatalf("debug requests: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var one ledger.TargetRecords
-	if err := json.Unmarshal(b, &one); err == nil && one.Target != "" {
-		return one
-	}
-	var all []ledger.TargetRecords
-	if err := json.Unmarshal(b, &all); err != nil {
-		t.Fatalf("debug requests: decode: %v: %.200s", err, b)
-	}
-	for _, tr := range all {
-		if tr.Target == target {
-			return tr
-		}
-	}
-	return ledger.TargetRecords{Target: target}
-}
-
 // waitFor polls cond until it holds or timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

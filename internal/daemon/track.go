@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // router fans finished records out to per-target sinks that come and go
@@ -21,6 +22,14 @@ func newRouter() *router { return &router{sinks: map[string]ledger.Sink{}} }
 func (rt *router) add(target string, s ledger.Sink) {
 	rt.mu.Lock()
 	rt.sinks[target] = s
+	rt.mu.Unlock()
+}
+
+// remove unhooks a target's sink (after a reload removed the target and its
+// last in-flight request finished).
+func (rt *router) remove(target string) {
+	rt.mu.Lock()
+	delete(rt.sinks, target)
 	rt.mu.Unlock()
 }
 
@@ -129,14 +138,6 @@ func (v *validityWindow) valid(now time.Time) bool {
 	return over*100 <= n || (n < 100 && over == 0)
 }
 
-// remove unhooks a target's sink (after a reload removed the target and its
-// last in-flight request finished).
-func (rt *router) remove(target string) {
-	rt.mu.Lock()
-	delete(rt.sinks, target)
-	rt.mu.Unlock()
-}
-
 // targetState is what a target keeps across reloads: the requests it has in
 // flight (started by any generation of its streams), the generator-validity
 // window, the daily budget and the identity last seen. A reload must not
@@ -160,7 +161,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: newValidityWindow(time.Minute, 10*time.Millisecond)}
+	return &targetState{flight: newFlightSet(), validity: newValidityWindow(time.Minute, stats.DefaultValidity.MaxLagP99)}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

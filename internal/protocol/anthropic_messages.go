@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -128,17 +127,10 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after message_stop")
 	}
 	var e anthEvent
-	if err := json.Unmarshal(data, &e); err != nil {
-		if name == "error" {
-			// An error event whose text is not JSON is still an error.
-			return Event{Err: &ServerError{Type: "error"}}, nil
-		}
-		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
+	if ev, stop, err := unmarshalEvent(api, name, "event", data, &e); stop {
+		return ev, err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = name
-	}
+	typ := eventType(e.Type, name)
 	switch typ {
 	case "ping":
 		return Event{}, nil

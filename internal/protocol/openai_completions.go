@@ -48,33 +48,13 @@ func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) 
 // NewDecoder implements Adapter.
 func (OpenAICompletions) NewDecoder() Decoder { return &cmplDecoder{} }
 
-// cmplUsage is the usage object of the OpenAI chat and completions APIs.
-type cmplUsage struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-func (u *cmplUsage) ledger() *ledger.Usage {
-	if u == nil {
-		return nil
-	}
-	lu := &ledger.Usage{Known: true, Prompt: u.PromptTokens, Completion: u.CompletionTokens}
-	if u.CompletionTokensDetails != nil {
-		lu.Reasoning = u.CompletionTokensDetails.ReasoningTokens
-	}
-	return lu
-}
-
 type cmplChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
 		Text         string  `json:"text"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *cmplUsage      `json:"usage"`
+	Usage *openAIUsage    `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -82,8 +62,6 @@ type cmplDecoder struct {
 	done   bool
 	deltas usageDeltas
 }
-
-var doneMarker = []byte("[DONE]")
 
 // Decode implements Decoder.
 func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
@@ -100,12 +78,8 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{Done: true}, nil
 	}
 	var c cmplChunk
-	if err := json.Unmarshal(data, &c); err != nil {
-		if name == "error" {
-			// An error event whose text is not JSON is still an error.
-			return Event{Err: &ServerError{Type: "error"}}, nil
-		}
-		return Event{}, decodeErr(api, ledger.ReasonMalformed, "chunk is not valid JSON")
+	if ev, stop, err := unmarshalEvent(api, name, "chunk", data, &c); stop {
+		return ev, err
 	}
 	if se := jsonErrorMember(c.Error); se != nil {
 		return Event{Err: se}, nil
@@ -119,7 +93,7 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 			ev.Content = true
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && ev.FinishReason == "" {
-			ev.FinishReason = *ch.FinishReason
+			ev.FinishReason = safeLabel(*ch.FinishReason, 48) // server text: bounded, printable
 		}
 	}
 	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)

@@ -97,17 +97,10 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after the terminal response event")
 	}
 	var e respEvent
-	if err := json.Unmarshal(data, &e); err != nil {
-		if name == "error" {
-			// An error event whose text is not JSON is still an error.
-			return Event{Err: &ServerError{Type: "error"}}, nil
-		}
-		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event is not valid JSON")
+	if ev, stop, err := unmarshalEvent(api, name, "event", data, &e); stop {
+		return ev, err
 	}
-	typ := e.Type
-	if typ == "" {
-		typ = name
-	}
+	typ := eventType(e.Type, name)
 	switch typ {
 	case "error":
 		se := &ServerError{Type: "error", Code: jsonLabel(e.Code)}

@@ -155,12 +155,7 @@ func parseChatStream(t *testing.T, evs []sseEvent) summary {
 			s.reasoningTokens += countTokens(*r)
 		}
 		if ct := ch.Delta.Content; ct != nil && *ct != "" {
-			if s.first == "" {
-				s.first = *ct
-			}
-			s.contentEvents++
-			s.contentTokens += countTokens(*ct)
-			s.contentAt = append(s.contentAt, ev.at)
+			s.addContent(*ct, ev.at)
 		}
 	}
 	return s
@@ -227,12 +222,7 @@ func parseCompletionsStream(t *testing.T, evs []sseEvent) summary {
 			continue
 		}
 		if c.Choices[0].Text != "" {
-			if s.first == "" {
-				s.first = c.Choices[0].Text
-			}
-			s.contentEvents++
-			s.contentTokens += countTokens(c.Choices[0].Text)
-			s.contentAt = append(s.contentAt, ev.at)
+			s.addContent(c.Choices[0].Text, ev.at)
 		}
 	}
 	return s
@@ -320,12 +310,7 @@ func parseResponsesStream(t *testing.T, evs []sseEvent) summary {
 		}
 		switch e.Type {
 		case "response.output_text.delta":
-			if s.first == "" {
-				s.first = e.Delta
-			}
-			s.contentEvents++
-			s.contentTokens += countTokens(e.Delta)
-			s.contentAt = append(s.contentAt, ev.at)
+			s.addContent(e.Delta, ev.at)
 		case "response.reasoning_text.delta":
 			if s.contentEvents > 0 {
 				t.Fatalf("reasoning after content")
@@ -427,12 +412,7 @@ func parseMessagesStream(t *testing.T, evs []sseEvent) summary {
 			}
 			s.promptTokens = e.Message.Usage.InputTokens
 		case "content_block_delta:text_delta":
-			if s.first == "" {
-				s.first = e.Delta.Text
-			}
-			s.contentEvents++
-			s.contentTokens += countTokens(e.Delta.Text)
-			s.contentAt = append(s.contentAt, ev.at)
+			s.addContent(e.Delta.Text, ev.at)
 		case "content_block_delta:thinking_delta":
 			s.reasoningEvents++
 			s.reasoningTokens += countTokens(e.Delta.Thinking)

@@ -34,22 +34,29 @@ func TestChunkEmissionDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// benchServer starts a simulator answering 16 tokens with fixed pacing (ttft
+// and tokenTime in seconds) and a client keeping up to slots connections.
+func benchServer(b *testing.B, slots, admission int, ttft, tokenTime float64) (Config, string, *http.Client) {
+	b.Helper()
+	cfg := DefaultConfig()
+	cfg.Slots = slots
+	cfg.AdmissionLimit = admission
+	cfg.TTFT = FixedDist(ttft)
+	cfg.TokenTime = FixedDist(tokenTime)
+	cfg.OutputTokens = FixedDist(16)
+	_, base := startServer(b, cfg)
+	tr := &http.Transport{MaxIdleConnsPerHost: slots}
+	b.Cleanup(tr.CloseIdleConnections)
+	return cfg, base, &http.Client{Transport: tr}
+}
+
 // BenchmarkStreams measures the simulator's cost per streamed request
 // (client included, same process): 16 content tokens, no pacing delay.
 // Run: go test -run '^$' -bench Streams -benchmem ./internal/sim/
 func BenchmarkStreams(b *testing.B) {
 	for _, ac := range apiCases {
 		b.Run(ac.name, func(b *testing.B) {
-			cfg := DefaultConfig()
-			cfg.Slots = 1024
-			cfg.AdmissionLimit = 4096
-			cfg.TTFT = FixedDist(0)
-			cfg.TokenTime = FixedDist(0)
-			cfg.OutputTokens = FixedDist(16)
-			_, base := startServer(b, cfg)
-			tr := &http.Transport{MaxIdleConnsPerHost: 1024}
-			b.Cleanup(tr.CloseIdleConnections)
-			c := &http.Client{Transport: tr}
+			_, base, c := benchServer(b, 1024, 4096, 0, 0)
 			body := ac.body("m", 0, true)
 			b.SetParallelism(16)
 			b.ResetTimer()
@@ -86,16 +93,7 @@ func BenchmarkPacedStreams(b *testing.B) {
 }
 
 func pacedStreams(b *testing.B, rate float64) {
-	cfg := DefaultConfig()
-	cfg.Slots = 4096
-	cfg.AdmissionLimit = 8192
-	cfg.TTFT = FixedDist(0.005)
-	cfg.TokenTime = FixedDist(0.001)
-	cfg.OutputTokens = FixedDist(16)
-	_, base := startServer(b, cfg)
-	tr := &http.Transport{MaxIdleConnsPerHost: 4096}
-	b.Cleanup(tr.CloseIdleConnections)
-	c := &http.Client{Transport: tr}
+	cfg, base, c := benchServer(b, 4096, 8192, 0.005, 0.001)
 	body := apiCases[0].body("m", 0, true)
 	service := cfg.ServiceTime()
 	lates := make(chan time.Duration, b.N)

@@ -71,20 +71,48 @@ func endChunk(b []byte, g *gen, completion int) []byte {
 
 // ---- OpenAI chat completions ----
 
-type chatEmitter struct{}
-
-func (chatEmitter) setup(g *gen) {
-	b := append([]byte(nil), `data: {"id":"chatcmpl-sim-`...)
+// appendOpenAIHead opens a chat/completions object: id, object, created
+// and model.
+func appendOpenAIHead(b []byte, g *gen, idPrefix, object string) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, idPrefix...)
 	b = append(b, g.id...)
-	b = append(b, `","object":"chat.completion.chunk","created":`...)
+	b = append(b, `","object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, g.created, 10)
 	b = append(b, `,"model":`...)
-	b = append(b, g.model...)
-	g.prefix = append(b, `,"choices":[`...)
+	return append(b, g.model...)
 }
 
-func (e chatEmitter) head(b []byte, g *gen) []byte {
-	e.setup(g)
+// setOpenAIPrefix sets g.prefix: the start of every chunk of a
+// chat/completions stream, up to its open choices array.
+func setOpenAIPrefix(g *gen, idPrefix, object string) {
+	g.prefix = append(appendOpenAIHead([]byte("data: "), g, idPrefix, object), `,"choices":[`...)
+}
+
+// finishOpenAI ends a chat/completions stream: the choice carrying the
+// finish reason (choice is its JSON up to "finish_reason":), the usage chunk
+// when it was asked for, then [DONE].
+func finishOpenAI(b []byte, g *gen, choice string, details bool) []byte {
+	b = append(b, g.prefix...)
+	b = append(b, choice...)
+	b = appendFinishReason(b, g)
+	b = append(b, '}')
+	b = endChunk(b, g, g.completionTokens())
+	if g.includeUsage {
+		b = append(b, g.prefix...)
+		b = append(b, `],`...)
+		b = appendOpenAIUsage(b, g, details)
+		b = append(b, "}\n\n"...)
+	}
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+type chatEmitter struct{}
+
+func (chatEmitter) head(b []byte, g *gen) []byte {
+	setOpenAIPrefix(g, "chatcmpl-sim-", "chat.completion.chunk")
 	b = append(b, g.prefix...)
 	b = append(b, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}`...)
 	return endChunk(b, g, 0)
@@ -115,7 +143,9 @@ func appendFinishReason(b []byte, g *gen) []byte {
 	return append(b, `"stop"`...)
 }
 
-func appendOpenAIUsage(b []byte, g *gen) []byte {
+// appendOpenAIUsage appends the usage member; details adds the chat API's
+// completion_tokens_details (the completions API has no reasoning).
+func appendOpenAIUsage(b []byte, g *gen, details bool) []byte {
 	c := g.completionTokens()
 	b = append(b, `"usage":{"prompt_tokens":`...)
 	b = appendInt(b, g.promptTokens)
@@ -123,33 +153,20 @@ func appendOpenAIUsage(b []byte, g *gen) []byte {
 	b = appendInt(b, c)
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, g.promptTokens+c)
-	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
-	b = appendInt(b, g.doneR)
-	return append(b, `}}`...)
+	if details {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = appendInt(b, g.doneR)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 func (chatEmitter) finish(b []byte, g *gen) []byte {
-	b = append(b, g.prefix...)
-	b = append(b, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	b = appendFinishReason(b, g)
-	b = append(b, '}')
-	b = endChunk(b, g, g.completionTokens())
-	if g.includeUsage {
-		b = append(b, g.prefix...)
-		b = append(b, `],`...)
-		b = appendOpenAIUsage(b, g)
-		b = append(b, "}\n\n"...)
-	}
-	return append(b, "data: [DONE]\n\n"...)
+	return finishOpenAI(b, g, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`, true)
 }
 
 func (chatEmitter) body(b []byte, g *gen) []byte {
-	b = append(b, `{"id":"chatcmpl-sim-`...)
-	b = append(b, g.id...)
-	b = append(b, `","object":"chat.completion","created":`...)
-	b = strconv.AppendInt(b, g.created, 10)
-	b = append(b, `,"model":`...)
-	b = append(b, g.model...)
+	b = appendOpenAIHead(b, g, "chatcmpl-sim-", "chat.completion")
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
 	b = appendTokens(b, g.reasoning, g.doneC)
 	b = append(b, '"')
@@ -161,7 +178,7 @@ func (chatEmitter) body(b []byte, g *gen) []byte {
 	b = append(b, `},"logprobs":null,"finish_reason":`...)
 	b = appendFinishReason(b, g)
 	b = append(b, `}],`...)
-	b = appendOpenAIUsage(b, g)
+	b = appendOpenAIUsage(b, g, true)
 	return append(b, "}\n"...)
 }
 
@@ -170,13 +187,7 @@ func (chatEmitter) body(b []byte, g *gen) []byte {
 type completionsEmitter struct{}
 
 func (completionsEmitter) head(b []byte, g *gen) []byte {
-	p := append([]byte(nil), `data: {"id":"cmpl-sim-`...)
-	p = append(p, g.id...)
-	p = append(p, `","object":"text_completion","created":`...)
-	p = strconv.AppendInt(p, g.created, 10)
-	p = append(p, `,"model":`...)
-	p = append(p, g.model...)
-	g.prefix = append(p, `,"choices":[`...)
+	setOpenAIPrefix(g, "cmpl-sim-", "text_completion")
 	return b
 }
 
@@ -191,44 +202,18 @@ func (completionsEmitter) chunk(b []byte, g *gen, _, nc int) []byte {
 	return endChunk(b, g, g.doneC+nc)
 }
 
-func appendCompletionsUsage(b []byte, g *gen) []byte {
-	b = append(b, `"usage":{"prompt_tokens":`...)
-	b = appendInt(b, g.promptTokens)
-	b = append(b, `,"completion_tokens":`...)
-	b = appendInt(b, g.doneC)
-	b = append(b, `,"total_tokens":`...)
-	b = appendInt(b, g.promptTokens+g.doneC)
-	return append(b, '}')
-}
-
 func (completionsEmitter) finish(b []byte, g *gen) []byte {
-	b = append(b, g.prefix...)
-	b = append(b, `{"index":0,"text":"","logprobs":null,"finish_reason":`...)
-	b = appendFinishReason(b, g)
-	b = append(b, '}')
-	b = endChunk(b, g, g.completionTokens())
-	if g.includeUsage {
-		b = append(b, g.prefix...)
-		b = append(b, `],`...)
-		b = appendCompletionsUsage(b, g)
-		b = append(b, "}\n\n"...)
-	}
-	return append(b, "data: [DONE]\n\n"...)
+	return finishOpenAI(b, g, `{"index":0,"text":"","logprobs":null,"finish_reason":`, false)
 }
 
 func (completionsEmitter) body(b []byte, g *gen) []byte {
-	b = append(b, `{"id":"cmpl-sim-`...)
-	b = append(b, g.id...)
-	b = append(b, `","object":"text_completion","created":`...)
-	b = strconv.AppendInt(b, g.created, 10)
-	b = append(b, `,"model":`...)
-	b = append(b, g.model...)
+	b = appendOpenAIHead(b, g, "cmpl-sim-", "text_completion")
 	b = append(b, `,"choices":[{"index":0,"text":"`...)
 	b = appendTokens(b, 0, g.doneC)
 	b = append(b, `","logprobs":null,"finish_reason":`...)
 	b = appendFinishReason(b, g)
 	b = append(b, `}],`...)
-	b = appendCompletionsUsage(b, g)
+	b = appendOpenAIUsage(b, g, false)
 	return append(b, "}\n"...)
 }
 
@@ -463,10 +448,7 @@ func (messagesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 	if nc > 0 {
 		if g.phase < 2 {
 			if g.phase == 1 {
-				b = blockEvent(b, "content_block_delta", 0)
-				b = append(b, `,"delta":{"type":"signature_delta","signature":"c2lt"}}`+"\n\n"...)
-				b = blockEvent(b, "content_block_stop", 0)
-				b = append(b, "}\n\n"...)
+				b = closeThinking(b)
 			}
 			b = blockEvent(b, "content_block_start", g.msgIndex())
 			b = append(b, `,"content_block":{"type":"text","text":""}}`+"\n\n"...)
@@ -480,6 +462,14 @@ func (messagesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 	return b
 }
 
+// closeThinking signs and closes the thinking block (index 0).
+func closeThinking(b []byte) []byte {
+	b = blockEvent(b, "content_block_delta", 0)
+	b = append(b, `,"delta":{"type":"signature_delta","signature":"c2lt"}}`+"\n\n"...)
+	b = blockEvent(b, "content_block_stop", 0)
+	return append(b, "}\n\n"...)
+}
+
 func appendStopReason(b []byte, g *gen) []byte {
 	if g.finishLength {
 		return append(b, `"max_tokens"`...)
@@ -490,10 +480,7 @@ func appendStopReason(b []byte, g *gen) []byte {
 func (messagesEmitter) finish(b []byte, g *gen) []byte {
 	switch g.phase {
 	case 1:
-		b = blockEvent(b, "content_block_delta", 0)
-		b = append(b, `,"delta":{"type":"signature_delta","signature":"c2lt"}}`+"\n\n"...)
-		b = blockEvent(b, "content_block_stop", 0)
-		b = append(b, "}\n\n"...)
+		b = closeThinking(b)
 	case 2:
 		b = blockEvent(b, "content_block_stop", g.msgIndex())
 		b = append(b, "}\n\n"...)

@@ -134,6 +134,16 @@ type summary struct {
 	contentAt                        []time.Time
 }
 
+// addContent counts one content event with text, seen at at.
+func (s *summary) addContent(text string, at time.Time) {
+	if s.first == "" {
+		s.first = text
+	}
+	s.contentEvents++
+	s.contentTokens += countTokens(text)
+	s.contentAt = append(s.contentAt, at)
+}
+
 func mustJSON(t testing.TB, b []byte, v any) {
 	t.Helper()
 	if err := json.Unmarshal(b, v); err != nil {

@@ -90,9 +90,6 @@ func New(cfg Config) (*Server, error) {
 // Handler serves the simulator's API.
 func (s *Server) Handler() http.Handler { return s.mux }
 
-// Config returns the configuration the server runs with.
-func (s *Server) Config() Config { return s.cfg }
-
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	inflight, in := s.inflight.Load(), s.inService.Load()

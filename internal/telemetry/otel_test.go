@@ -139,6 +139,19 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
+// exportFixture records the fixture through mp and shuts mp down, which
+// flushes it to its exporter.
+func exportFixture(t *testing.T, mp *sdkmetric.MeterProvider) {
+	t.Helper()
+	r, _ := newTestRecorder(t, Options{MeterProvider: mp})
+	feedFixture(r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := mp.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown (flush): %v", err)
+	}
+}
+
 func TestOTLPHTTPExportReachesAReceiver(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	recv := &otlpReceiver{}
@@ -156,13 +169,7 @@ func TestOTLPHTTPExportReachesAReceiver(t *testing.T) {
 	if err != nil || mp == nil {
 		t.Fatalf("NewMeterProvider = %v, %v", mp, err)
 	}
-	r, _ := newTestRecorder(t, Options{MeterProvider: mp})
-	feedFixture(r)
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := mp.Shutdown(sctx); err != nil {
-		t.Fatalf("shutdown (flush): %v", err)
-	}
+	exportFixture(t, mp)
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	if len(recv.errs) > 0 || len(recv.reqs) == 0 {

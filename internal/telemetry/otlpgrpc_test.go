@@ -5,7 +5,6 @@ import (
 	"net"
 	"sync"
 	"testing"
-	"time"
 
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	"go.uber.org/goleak"
@@ -54,13 +53,7 @@ func TestOTLPGRPCExportReachesAReceiver(t *testing.T) {
 	if err != nil || mp == nil {
 		t.Fatalf("NewMeterProvider = %v, %v", mp, err)
 	}
-	r, _ := newTestRecorder(t, Options{MeterProvider: mp})
-	feedFixture(r)
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := mp.Shutdown(sctx); err != nil {
-		t.Fatalf("shutdown (flush): %v", err)
-	}
+	exportFixture(t, mp)
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	for _, name := range []string{InstrumentOperationDuration, InstrumentTimeToFirstChunk, InstrumentTokenUsage, InstrumentRequests} {

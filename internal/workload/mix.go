@@ -104,9 +104,6 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 	return m, nil
 }
 
-// Classes returns the mix's classes (a copy).
-func (m *Mix) Classes() []Class { return append([]Class(nil), m.classes...) }
-
 // Gates returns each class's gates by name (for stats.Config.ClassGates).
 func (m *Mix) Gates() map[string]stats.Gates {
 	g := make(map[string]stats.Gates, len(m.classes))
