@@ -136,6 +136,8 @@ type Result struct {
 
 	// Summaries are the full per-step summaries (for reports); not in the history.
 	Summaries []stats.LadderStep `json:"-"`
+	// ClassGates are the gates each class was judged by.
+	ClassGates map[string]stats.Gates `json:"class_gates,omitempty"`
 }
 
 // Analyze fills capacity and knee from the step summaries (see
@@ -154,7 +156,7 @@ func Analyze(steps []stats.LadderStep, goodTarget, kneeFactor float64) (rows []S
 // Stats returns the result in stats' terms (for internal/report).
 func (r Result) Stats() stats.LadderResult {
 	return stats.LadderResult{
-		Target: r.Target, Started: r.Started, Steps: r.Summaries,
+		Target: r.Target, Started: r.Started, Steps: r.Summaries, ClassGates: r.ClassGates,
 		GoodFractionTarget: r.GoodFractionTarget, KneeFactor: r.KneeFactor,
 		Capacity: r.Capacity, CapacityStep: r.CapacityStep, Knee: r.Knee, KneeStep: r.KneeStep,
 		Aborted: r.Aborted, AbortReason: r.AbortReason,

@@ -183,7 +183,7 @@ func (r *Runner) Record(rec *ledger.Record) {
 	r.mu.Lock()
 	st := r.cur
 	r.mu.Unlock()
-	if st == nil || rec.Step != st.n || rec.Planned < st.start {
+	if st == nil || rec.Step != st.n || rec.ArrivalPlanned() < st.start {
 		return // a straggler of an earlier step or ladder
 	}
 	st.acc.Add(rec)
@@ -241,6 +241,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		StepDuration: cfg.StepDuration.Seconds(), GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 	}
 	classGates := map[string]stats.Gates{}
+	res.ClassGates = classGates
 	for _, c := range cfg.Classes {
 		classGates[c.Name] = c.Gates
 	}

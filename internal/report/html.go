@@ -64,7 +64,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		Rows                                                []pageRow
 		Notes                                               []string
 	}{
-		Title: title, Gates: gates(res.Gates),
+		Title: title, Gates: ladderGates(res),
 		Capacity: "none: no valid step reached the good-fraction target",
 		Knee:     "none within the steps run",
 		Abort:    res.AbortReason,

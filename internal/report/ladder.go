@@ -20,7 +20,7 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	}
 	fmt.Fprintf(&b, "%s (OPEN LOOP; latencies from the planned send time)\n", title)
 	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest step's\n\n",
-		gates(res.Gates), pct(res.GoodFractionTarget, 1), res.KneeFactor)
+		ladderGates(res), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
 	for _, st := range res.Steps {

@@ -169,6 +169,29 @@ func reasons(m map[ledger.Reason]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// ladderGates describes a ladder's gates: per class when it had several
+// classes with their own gates.
+func ladderGates(res stats.LadderResult) string {
+	switch len(res.ClassGates) {
+	case 0:
+		return gates(res.Gates)
+	case 1:
+		for _, g := range res.ClassGates {
+			return gates(g)
+		}
+	}
+	names := make([]string, 0, len(res.ClassGates))
+	for n := range res.ClassGates {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+": "+gates(res.ClassGates[n]))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func gates(g stats.Gates) string {
 	if g.IsZero() {
 		return "none (every ok request is good)"

@@ -21,6 +21,7 @@ type LadderResult struct {
 	Started            time.Time // wall clock, for humans (zero when unknown)
 	Steps              []LadderStep
 	Gates              Gates
+	ClassGates         map[string]Gates // per class; when set, Gates is ignored by reports
 	GoodFractionTarget float64 // a step counts toward capacity only at or above this good fraction
 	KneeFactor         float64 // the knee is the first step with TTFT p95 > KneeFactor × the lowest step's
 
