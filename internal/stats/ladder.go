@@ -22,8 +22,8 @@ type LadderResult struct {
 	Steps              []LadderStep
 	Gates              Gates
 	ClassGates         map[string]Gates // per class; when set, Gates is ignored by reports
-	GoodFractionTarget float64 // a step counts toward capacity only at or above this good fraction
-	KneeFactor         float64 // the knee is the first step with TTFT p95 > KneeFactor × the lowest step's
+	GoodFractionTarget float64          // a step counts toward capacity only at or above this good fraction
+	KneeFactor         float64          // the knee is the first step with TTFT p95 > KneeFactor × the lowest step's
 
 	Capacity     float64 // req/s; 0 when no step qualified
 	CapacityStep int
