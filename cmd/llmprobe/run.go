@@ -47,6 +47,7 @@ targets:
     ladder:
       enabled: true
       schedule: {every: 10m}
+      run_on_start: true
       steps: [2, 5, 10, 20, 40]
       step_duration: 20s
       gap: 5s
