@@ -64,19 +64,34 @@ func Inject(in Injection, next Exec) (Exec, error) {
 		var (
 			mu              sync.Mutex
 			returned, fired bool
+			timer           *time.Timer
 		)
-		t := time.AfterFunc(delay, func() {
+		// The delay runs from dispatch, like the user who gives up on a
+		// request they sent, not from before the request was built.
+		armed := func() {
+			if dispatched != nil {
+				dispatched()
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			if !returned {
-				fired = true
-				cancel(ErrInjected)
+			if returned {
+				return
 			}
-		})
-		res := next(cctx, rec, dispatched)
-		t.Stop()
+			timer = time.AfterFunc(delay, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if !returned {
+					fired = true
+					cancel(ErrInjected)
+				}
+			})
+		}
+		res := next(cctx, rec, armed)
 		mu.Lock()
 		returned = true
+		if timer != nil {
+			timer.Stop()
+		}
 		f := fired
 		mu.Unlock()
 		if f && res.Outcome != ledger.OK {
