@@ -119,6 +119,60 @@ func BenchmarkOpenPaced(b *testing.B) {
 	}
 }
 
+// TestAwaitNeverEarly: whatever the path (runtime timer, precise sleep,
+// spin), a wait never ends before its time, and a wait already due ends at
+// once.
+func TestAwaitNeverEarly(t *testing.T) {
+	for _, spin := range []time.Duration{0, 300 * time.Microsecond} {
+		for _, ahead := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, 700 * time.Microsecond, fineWindow, 3 * time.Millisecond} {
+			t.Run(fmt.Sprintf("spin=%v/ahead=%v", spin, ahead), func(t *testing.T) {
+				led := ledger.New(time.Now())
+				g := NewGroup(led)
+				timer := time.NewTimer(time.Hour)
+				defer timer.Stop()
+				for range 5 {
+					at := led.Now() + ahead
+					if !g.await(at, spin, timer, nil) {
+						t.Fatal("await gave up with nothing to stop it")
+					}
+					if now := led.Now(); now < at {
+						t.Fatalf("await ended %v before its time", at-now)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestAwaitStops: a wait ends (false) when its stream's context is done or
+// the group drains, also inside the precise-sleep window, and a wait due
+// in the past still checks them.
+func TestAwaitStops(t *testing.T) {
+	for _, ahead := range []time.Duration{-time.Millisecond, fineWindow / 2, time.Hour} {
+		t.Run(fmt.Sprintf("done/ahead=%v", ahead), func(t *testing.T) {
+			led := ledger.New(time.Now())
+			g := NewGroup(led)
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			done := make(chan struct{})
+			close(done)
+			if g.await(led.Now()+ahead, 0, timer, done) {
+				t.Error("await went on after done")
+			}
+		})
+		t.Run(fmt.Sprintf("drain/ahead=%v", ahead), func(t *testing.T) {
+			led := ledger.New(time.Now())
+			g := NewGroup(led)
+			timer := time.NewTimer(time.Hour)
+			defer timer.Stop()
+			g.Drain(context.Background(), 0)
+			if g.await(led.Now()+ahead, 0, timer, nil) {
+				t.Error("await went on after the drain")
+			}
+		})
+	}
+}
+
 type arrivalsFunc func() (time.Duration, bool)
 
 func (f arrivalsFunc) Next() (time.Duration, bool) { return f() }

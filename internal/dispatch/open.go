@@ -10,13 +10,29 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-// await waits until ledger offset at, sleeping on timer and spinning for the
-// last spin of the wait. It returns false, at once, when done is closed or
-// the group drains, whether or not the wait had to happen.
+// fineWindow is how close to an arrival the pacer stops trusting the
+// runtime timer. Go's timers wake up to ~1 ms late when the process is
+// otherwise idle (on Linux the netpoller sleeps in whole milliseconds), so
+// the last fineWindow of a wait is slept with a nanosecond sleep of the
+// thread instead (precise to the kernel's timer slack, ~50 µs by default).
+// It costs one system call per arrival, and no spinning.
+const fineWindow = 1500 * time.Microsecond
+
+// await waits until ledger offset at. With spin 0 it sleeps on timer until
+// fineWindow before at and then precisely (where the platform can; else
+// on the timer to the end); with spin > 0 it sleeps on timer until spin
+// before at and yields the processor in a loop for the rest. It returns
+// false, at once, when done is closed or the group drains, whether or not
+// the wait had to happen.
 func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan struct{}) bool {
+	fine := spin == 0 && canSleepPrecisely
+	lead := spin
+	if fine {
+		lead = fineWindow
+	}
 	d := at - g.led.Now()
-	if d > spin {
-		timer.Reset(d - spin)
+	if d > lead {
+		timer.Reset(d - lead)
 		select {
 		case <-timer.C:
 		case <-done:
@@ -33,10 +49,20 @@ func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan str
 			return false
 		default:
 		}
-		if spin == 0 || g.led.Now() >= at {
+		if spin == 0 && !fine {
 			return true
 		}
+		if g.led.Now() >= at {
+			return true
+		}
+		// Let what this processor has queued (the requests of earlier
+		// arrivals) start before the thread sleeps or spins.
 		runtime.Gosched()
+		if fine {
+			if d := at - g.led.Now(); d > 0 {
+				sleepPrecisely(d) // may end early (signals): the loop checks
+			}
+		}
 	}
 }
 
@@ -64,10 +90,12 @@ type OpenConfig struct {
 	Exec Exec
 	// Retry is the retry policy; the zero value is off.
 	Retry Retry
-	// Spin spends the last Spin of each wait yielding the processor instead
-	// of sleeping on the timer. Go's timers on Linux wake up to ~1ms late
-	// when the process is otherwise idle; spinning trades CPU for dispatch
-	// precision. 0 (the default) sleeps the whole wait.
+	// Spin spends the last Spin of each wait yielding the processor in a
+	// loop instead of sleeping: the tightest dispatch, at the cost of up to
+	// Spin of CPU per arrival. 0 (the default) sleeps: on the runtime timer
+	// until 1.5 ms before the arrival, then (on Linux) with a precise
+	// thread sleep, which costs one system call per arrival and keeps the
+	// dispatch within the kernel's timer slack (~50 µs) on an idle machine.
 	Spin time.Duration
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
@@ -151,12 +152,11 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 
 	to := c.timeouts
-	if dispatched != nil {
-		dispatched()
-	}
 	s := stream{c: c, rec: rec, now: now, cancel: cancel}
 	if to.Total > 0 {
-		defer s.arm(ledger.ReasonTotal, to.Total).Stop()
+		s.total = s.arm(ledger.ReasonTotal, to.Total)
+		s.totalAt = now() + to.Total
+		defer s.total.Stop()
 	}
 	var headersTimer *time.Timer
 	if to.Headers > 0 {
@@ -165,6 +165,11 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	if to.FirstContent > 0 {
 		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
 		defer s.firstContent.Stop()
+	}
+	// Stamped as late as possible: what the generator did before sending
+	// (building the request, arming the timers) counts as its lag.
+	if dispatched != nil {
+		dispatched()
 	}
 	resp, err := c.rt.RoundTrip(req)
 	if headersTimer != nil {
@@ -178,8 +183,8 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	defer resp.Body.Close()
 	rec.Status = resp.StatusCode
 	if to.Idle > 0 {
-		s.idle = s.arm(ledger.ReasonIdle, to.Idle)
-		defer s.idle.Stop()
+		s.idle = s.startIdle(to.Idle)
+		defer s.idle.stop()
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return s.statusResult(resp)
@@ -208,8 +213,10 @@ type stream struct {
 	rec          *ledger.Record
 	now          func() time.Duration
 	cancel       context.CancelCauseFunc
-	idle         *time.Timer
+	idle         *idleBound
 	firstContent *time.Timer
+	total        *time.Timer   // the total bound's timer, when set
+	totalAt      time.Duration // when total fires
 }
 
 // arm starts a timer that cancels the request with a timeout cause.
@@ -219,13 +226,49 @@ func (s *stream) arm(r ledger.Reason, d time.Duration) *time.Timer {
 	return time.AfterFunc(d, func() { cancel(cause) })
 }
 
+// idleBound enforces the idle timeout without touching a timer on every
+// read: a read only stamps its time; the timer, when it fires, re-arms for
+// what is left of the bound or, when the bound has passed, cancels the
+// request.
+type idleBound struct {
+	t       *time.Timer
+	last    atomic.Int64 // ledger offset of the last read that returned bytes
+	stopped atomic.Bool
+}
+
+func (s *stream) startIdle(limit time.Duration) *idleBound {
+	b := &idleBound{}
+	b.last.Store(int64(s.now()))
+	cause := &timeoutError{reason: ledger.ReasonIdle, limit: limit}
+	now, cancel := s.now, s.cancel
+	// Created far off and then reset, so that b.t is set before the
+	// function can run.
+	b.t = time.AfterFunc(time.Hour, func() {
+		if b.stopped.Load() {
+			return
+		}
+		if left := limit - (now() - time.Duration(b.last.Load())); left > 0 {
+			b.t.Reset(left)
+			return
+		}
+		cancel(cause)
+	})
+	b.t.Reset(limit)
+	return b
+}
+
+func (b *idleBound) stop() {
+	b.stopped.Store(true)
+	b.t.Stop()
+}
+
 // activity is called for every read that returned bytes.
 func (s *stream) activity(int) {
 	if s.rec.FirstByte == 0 {
 		s.rec.FirstByte = s.now()
 	}
 	if s.idle != nil {
-		s.idle.Reset(s.c.timeouts.Idle)
+		s.idle.last.Store(int64(s.now()))
 	}
 }
 
@@ -278,8 +321,15 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch
 				s.firstContent.Stop()
 			}
 			// Read on to the end of the body (to see data after the marker
-			// and to reuse the connection), but not for ever.
-			defer s.arm(ledger.ReasonTotal, s.c.doneGrace).Stop()
+			// and to reuse the connection), but not for ever. What ends
+			// the body from here on does not change the outcome, so the
+			// total timer is reused (one timer less per request).
+			switch {
+			case s.total == nil:
+				defer s.arm(ledger.ReasonTotal, s.c.doneGrace).Stop()
+			case s.totalAt-doneAt > s.c.doneGrace:
+				s.total.Reset(s.c.doneGrace)
+			}
 		}
 	}
 }
