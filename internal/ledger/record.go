@@ -70,6 +70,10 @@ type Record struct {
 	// gave no per-chunk usage. Chunks are not tokens: this is how a bundled
 	// chunk is told apart.
 	ChunkTokens []int `json:"chunk_tokens,omitempty"`
+	// ChunksTruncated says ChunkGaps/ChunkTokens stopped at the client's
+	// per-request bound (protocol.MaxChunkGaps); ContentEvents still counts
+	// every event.
+	ChunksTruncated bool `json:"chunks_truncated,omitempty"`
 	// TTFTBoundary is which first token TTFT means for this record: visible
 	// content (the default) or the first token of any kind (reasoning
 	// included). Both stamps are always kept.

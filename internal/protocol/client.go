@@ -334,6 +334,12 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch
 	}
 }
 
+// MaxChunkGaps bounds the inter-chunk gaps (and per-chunk token counts) kept
+// per request, so that a server streaming without end cannot grow a record
+// without bound; past it, events are still counted and the record is marked
+// ChunksTruncated.
+const MaxChunkGaps = 1 << 14
+
 // apply stamps what one event carried.
 func (s *stream) apply(ev Event) {
 	rec := s.rec
@@ -350,14 +356,16 @@ func (s *stream) apply(ev Event) {
 			if s.firstContent != nil {
 				s.firstContent.Stop()
 			}
-		} else {
+		} else if len(rec.ChunkGaps) < MaxChunkGaps {
 			rec.ChunkGaps = append(rec.ChunkGaps, t-rec.LastContent)
+		} else {
+			rec.ChunksTruncated = true // memory per stream stays bounded
 		}
 		rec.LastContent = t
 		rec.ContentEvents++
 		// Per-chunk token counts (from usage deltas) are kept only once a
 		// server gives one; earlier chunks are padded as unknown (0).
-		if ev.Tokens > 0 || rec.ChunkTokens != nil {
+		if (ev.Tokens > 0 || rec.ChunkTokens != nil) && rec.ContentEvents <= MaxChunkGaps+1 {
 			for len(rec.ChunkTokens) < rec.ContentEvents-1 {
 				rec.ChunkTokens = append(rec.ChunkTokens, 0)
 			}
