@@ -278,28 +278,3 @@ func TestDockerfile(t *testing.T) {
 	}
 }
 
-// mentioned matches repository paths written in backquotes in the docs.
-var mentioned = regexp.MustCompile("`((?:deploy|dashboards|alerts|test|docs|config|internal|cmd)/[A-Za-z0-9_./*-]+|Dockerfile)`")
-
-func TestDocsMentionExistingFiles(t *testing.T) {
-	for _, doc := range []string{"deploy/README.md", "docs/deploy.md", "docs/dashboards-alerts.md", "alerts/README.md"} {
-		b, err := os.ReadFile(filepath.Join(root, doc))
-		if err != nil {
-			t.Errorf("%s: %v", doc, err)
-			continue
-		}
-		for _, m := range mentioned.FindAllStringSubmatch(string(b), -1) {
-			p := strings.TrimSuffix(m[1], "/")
-			if strings.ContainsAny(p, "*<") {
-				matches, _ := filepath.Glob(filepath.Join(root, p))
-				if len(matches) == 0 {
-					t.Errorf("%s mentions %s: nothing matches", doc, p)
-				}
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-				t.Errorf("%s mentions %s: %v", doc, p, err)
-			}
-		}
-	}
-}

@@ -271,5 +271,5 @@ type RunHeader struct {
 	Schema        int       `json:"schema"`
 }
 
-// SchemaVersion is the JSONL ledger schema version (docs/ledger.md).
+// SchemaVersion is the JSONL ledger schema version (README, "The request ledger").
 const SchemaVersion = 1

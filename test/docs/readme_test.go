@@ -18,7 +18,7 @@ func repoFile(t *testing.T, rel string) string {
 }
 
 // pathRE finds repository paths in backticks or link targets.
-var pathRE = regexp.MustCompile("(?:`|\\]\\()((?:\\.ci|cmd|config|dashboards|alerts|deploy|docs|internal|test|testdata)/[^`)\\s]*)")
+var pathRE = regexp.MustCompile("(?:`|\\]\\()((?:\\.ci|cmd|config|dashboards|alerts|deploy|docs|internal|test|testdata)/[^`)\\s]*|Dockerfile)")
 
 // goIdent is a Go identifier after a package path.
 var goIdent = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_.]*$`)
@@ -30,8 +30,14 @@ func TestMentionedFilesExist(t *testing.T) {
 		n := 0
 		for _, m := range pathRE.FindAllStringSubmatch(text, -1) {
 			p := m[1]
+			if strings.Contains(p, "*") && !strings.ContainsAny(p, "<>…{}$") {
+				if m, _ := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(p))); len(m) == 0 {
+					t.Errorf("%s mentions %s: nothing matches", doc, p)
+				}
+				continue
+			}
 			if strings.ContainsAny(p, "<>*…{}$") || strings.Contains(p, "...") {
-				continue // a pattern, not a file
+				continue // a placeholder, not a file
 			}
 			p = strings.TrimSuffix(strings.SplitN(p, ":", 2)[0], ".")
 			p = goIdent.ReplaceAllString(p, "") // internal/telemetry.Recorder names a package
