@@ -277,4 +277,3 @@ func TestDockerfile(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", cmdline, err, b)
 	}
 }
-
