@@ -132,7 +132,7 @@ func TestAwaitNeverEarly(t *testing.T) {
 				defer timer.Stop()
 				for range 5 {
 					at := led.Now() + ahead
-					if !g.await(at, spin, timer, nil) {
+					if _, ok := g.await(at, spin, timer, nil); !ok {
 						t.Fatal("await gave up with nothing to stop it")
 					}
 					if now := led.Now(); now < at {
@@ -156,7 +156,7 @@ func TestAwaitStops(t *testing.T) {
 			defer timer.Stop()
 			done := make(chan struct{})
 			close(done)
-			if g.await(led.Now()+ahead, 0, timer, done) {
+			if _, ok := g.await(led.Now()+ahead, 0, timer, done); ok {
 				t.Error("await went on after done")
 			}
 		})
@@ -166,7 +166,7 @@ func TestAwaitStops(t *testing.T) {
 			timer := time.NewTimer(time.Hour)
 			defer timer.Stop()
 			g.Drain(context.Background(), 0)
-			if g.await(led.Now()+ahead, 0, timer, nil) {
+			if _, ok := g.await(led.Now()+ahead, 0, timer, nil); ok {
 				t.Error("await went on after the drain")
 			}
 		})

@@ -78,10 +78,6 @@ func NewGroup(led *ledger.Ledger) *Group {
 // Ledger returns the group's ledger.
 func (g *Group) Ledger() *ledger.Ledger { return g.led }
 
-// Draining reports whether Drain has started; arrivals planned from then on
-// are ended unsent with reason shutdown.
-func (g *Group) Draining() bool { return g.draining.Load() }
-
 // numShards is the number of flight sets per group.
 const numShards = 16
 

@@ -46,7 +46,7 @@ func TestInjectedCancellation(t *testing.T) {
 // Which requests are cancelled is a pure function of (seed, record ID).
 func TestInjectionIsSeeded(t *testing.T) {
 	chosen := func(seed uint64) map[uint64]bool {
-		exec, err := Inject(Injection{Fraction: 0.5, Seed: seed}, blockUntil(30*time.Millisecond))
+		exec, err := Inject(Injection{Fraction: 0.5, Seed: seed}, sleepExec(30*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,9 +77,6 @@ func TestInjectionIsSeeded(t *testing.T) {
 		t.Errorf("same seed same choice %v, other seed differs %v, chosen %d of 200", same, differ, n)
 	}
 }
-
-// blockUntil returns an Exec that ends ok after d unless cancelled.
-func blockUntil(d time.Duration) Exec { return sleepExec(d) }
 
 // A chosen request that completes before its cancel lands keeps its ok.
 func TestInjectionLosesToCompletion(t *testing.T) {
@@ -292,5 +289,63 @@ func TestRetriesAskAdmit(t *testing.T) {
 		if r.Attempt == 2 && (r.Outcome != ledger.Unsent || r.Reason != ledger.ReasonBudget) {
 			t.Fatalf("retry ended %s/%s, want unsent/budget", r.Outcome, r.Reason)
 		}
+	}
+}
+
+// A retry meets the stream's in-flight cap like any request: a full cap
+// ends it unsent/client_cap (and its chain); an Admit that refuses a retry
+// with a reason outside the unsent set ends it unsent/shutdown.
+func TestRetryRefusedByCapOrBadAdmit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cap   int
+		admit Admit
+		want  ledger.Reason
+	}{
+		{"cap full", 1, nil, ledger.ReasonClientCap},
+		{"bad admit reason", 0, func(r *ledger.Record) (ledger.Reason, bool) {
+			if r.Attempt > 1 {
+				return ledger.ReasonStop, false // not an unsent reason
+			}
+			return "", true
+		}, ledger.ReasonShutdown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, led, col := newRun(t)
+			var calls sync.Mutex
+			n := 0
+			// The first attempt of the first arrival is rejected with a
+			// retry-after; every other request holds its slot for 300ms, so
+			// the second arrival (10ms later) fills the cap when the retry
+			// comes due.
+			exec := func(ctx context.Context, r *ledger.Record, dispatched func()) Result {
+				dispatched()
+				calls.Lock()
+				n++
+				first := n == 1
+				calls.Unlock()
+				if first {
+					r.RetryAfter = 30 * time.Millisecond
+					return Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
+				}
+				return sleepExec(300*time.Millisecond)(ctx, r, func() {})
+			}
+			if err := g.Open(context.Background(), OpenConfig{
+				Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}), Window: 25 * time.Millisecond,
+				MaxInFlight: tc.cap, Admit: tc.admit, Exec: exec, Retry: Retry{MaxAttempts: 3, Backoff: time.Millisecond},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			g.Drain(context.Background(), 5*time.Second)
+			c := checkLedger(t, led, col)
+			if c.Planned != 2 || c.Attempts != 3 || c.ByOutcome[ledger.Rejected] != 1 || c.ByOutcome[ledger.OK] != 1 || c.ByOutcome[ledger.Unsent] != 1 {
+				t.Fatalf("planned %d attempts %d outcomes %v: want two arrivals, one rejection, one ok, one retry unsent", c.Planned, c.Attempts, c.ByOutcome)
+			}
+			for _, r := range col.by(ledger.Unsent) {
+				if r.Attempt != 2 || r.Reason != tc.want {
+					t.Errorf("unsent record: attempt %d reason %s, want the retry (attempt 2) unsent/%s", r.Attempt, r.Reason, tc.want)
+				}
+			}
+		})
 	}
 }

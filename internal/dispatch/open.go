@@ -22,9 +22,10 @@ const fineWindow = 1500 * time.Microsecond
 // fineWindow before at and then precisely (where the platform can; else
 // on the timer to the end); with spin > 0 it sleeps on timer until spin
 // before at and yields the processor in a loop for the rest. It returns
-// false, at once, when done is closed or the group drains, whether or not
-// the wait had to happen.
-func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan struct{}) bool {
+// ok false, at once, when done is closed or the group drains, whether or
+// not the wait had to happen. alive is the latest ledger offset at which it
+// saw the stream still running (0 when it saw none): the stop came after it.
+func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan struct{}) (alive time.Duration, ok bool) {
 	fine := spin == 0 && canSleepPrecisely
 	lead := spin
 	if fine {
@@ -36,24 +37,23 @@ func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan str
 		select {
 		case <-timer.C:
 		case <-done:
-			return false
+			return 0, false
 		case <-g.drainCh:
-			return false
+			return 0, false
 		}
 	}
 	for {
+		now := g.led.Now() // before the check: the stream was running at now
 		select {
 		case <-done:
-			return false
+			return alive, false
 		case <-g.drainCh:
-			return false
+			return alive, false
 		default:
 		}
-		if spin == 0 && !fine {
-			return true
-		}
-		if g.led.Now() >= at {
-			return true
+		alive = now
+		if (spin == 0 && !fine) || now >= at {
+			return alive, true
 		}
 		// Let what this processor has queued (the requests of earlier
 		// arrivals) start before the thread sleeps or spins.
@@ -63,6 +63,36 @@ func (g *Group) await(at, spin time.Duration, timer *time.Timer, done <-chan str
 				sleepPrecisely(d) // may end early (signals): the loop checks
 			}
 		}
+	}
+}
+
+// openMeta is the Meta of the arrival planned at ledger offset at.
+func openMeta(c OpenConfig, at time.Duration) ledger.Meta {
+	var m ledger.Meta
+	if c.Meta != nil {
+		m = c.Meta(at)
+	}
+	m.Mode, m.User = ledger.ModeOpen, 0
+	return m
+}
+
+// abandonDue ends, unsent/shutdown, the arrival at ledger offset at and every
+// later one of the stream's schedule (inside its window) planned at or
+// before alive, the last instant the stream was seen running before it
+// stopped (ctx done or drain). A generator running behind its schedule had
+// not reached them, but they fell due before the stop: they must not vanish
+// from the ledger. Arrivals after alive are not recorded (the stop may have
+// come before them).
+func (st *stream) abandonDue(c OpenConfig, start, at, alive time.Duration) {
+	led := st.g.led
+	for at <= alive {
+		rec := led.Plan(withAttempt(openMeta(c, at), st.retry), at)
+		_ = led.Unsent(rec, ledger.ReasonShutdown)
+		off, ok := c.Arrivals.Next()
+		if !ok || (c.Window > 0 && off >= c.Window) {
+			return
+		}
+		at = start + off
 	}
 }
 
@@ -122,7 +152,9 @@ func (c OpenConfig) validate() error {
 // absolute schedule: each is sent at epoch+Start+offset, whatever happened
 // to earlier requests; the stream never waits for a response. An arrival
 // the generator reaches late is dispatched at once (its lag, dispatched −
-// planned, is recorded), never skipped. Open returns an error only for a
+// planned, is recorded), never skipped; one that fell due before the
+// stream stopped (ctx done, drain) but was not reached is recorded
+// unsent/shutdown. Open returns an error only for a
 // bad config or an Admit reason outside the unsent set.
 func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 	if err := c.validate(); err != nil {
@@ -141,22 +173,21 @@ func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 	timer.Stop()
 	defer timer.Stop()
 	done := ctx.Done()
+	var alive time.Duration // last offset the stream was seen running
 	for {
-		// Plan the next arrival before awaiting anything.
+		// Take the next offset before awaiting anything.
 		off, ok := c.Arrivals.Next()
 		if !ok || (c.Window > 0 && off >= c.Window) {
 			return nil
 		}
 		at := start + off
-		if !g.await(at, c.Spin, timer, done) {
+		seen, ok := g.await(at, c.Spin, timer, done)
+		alive = max(alive, seen)
+		if !ok {
+			st.abandonDue(c, start, at, alive)
 			return nil
 		}
-		var m ledger.Meta
-		if c.Meta != nil {
-			m = c.Meta(at)
-		}
-		m.Mode, m.User = ledger.ModeOpen, 0
-		f, fctx, err := st.arrive(m, at)
+		f, fctx, err := st.arrive(openMeta(c, at), at)
 		if err != nil {
 			return err
 		}

@@ -249,3 +249,67 @@ func TestOpenConfigErrors(t *testing.T) {
 	}
 	g.Drain(context.Background(), 0)
 }
+
+// A stream that stops (ctx done, or the group drains) while its generator is
+// behind schedule ends every arrival that fell due before the stop
+// unsent/shutdown, exactly once, and plans none that may have come after
+// it; a stream stopped before it ever ran plans nothing.
+func TestOpenStopBehindScheduleLeavesNoHole(t *testing.T) {
+	const step = 10 * time.Millisecond // constant 100/s: arrival k at k·10ms
+	const stopAt = 10                  // the 10th arrival's Meta stops the stream
+	for _, tc := range []struct {
+		how    string
+		wantOK int
+	}{{"ctx", stopAt}, {"drain", stopAt - 1}, {"before start", 0}} {
+		t.Run(tc.how, func(t *testing.T) {
+			col := &collector{}
+			led := ledger.New(time.Now().Add(-500*time.Millisecond), col) // the whole first 0.5s is due
+			g := NewGroup(led)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.how == "before start" {
+				cancel()
+			}
+			n := 0
+			meta := func(time.Duration) ledger.Meta {
+				if n++; n == stopAt {
+					if tc.how == "ctx" {
+						cancel()
+					} else {
+						g.Drain(context.Background(), time.Second)
+					}
+				}
+				return ledger.Meta{Target: "t"}
+			}
+			before := led.Now()
+			if err := g.Open(ctx, OpenConfig{
+				Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}),
+				Start:    time.Nanosecond, Window: 2 * time.Second, Exec: okExec, Meta: meta,
+				Retry: Retry{MaxAttempts: 2},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			after := led.Now()
+			g.Drain(context.Background(), time.Second)
+			c := checkLedger(t, led, col)
+			if c.ByOutcome[ledger.OK] != tc.wantOK || c.Dispatched != tc.wantOK {
+				t.Fatalf("%d ok, %d dispatched; want the %d arrivals before the stop", c.ByOutcome[ledger.OK], c.Dispatched, tc.wantOK)
+			}
+			lo, hi := int((before-time.Nanosecond)/step), int((after-time.Nanosecond)/step)
+			if tc.how == "before start" {
+				lo, hi = 0, 0
+			}
+			if c.Planned < lo || c.Planned > hi || c.Unsent != c.Planned-tc.wantOK {
+				t.Fatalf("planned %d (unsent %d), want every arrival due before the stop, %d to %d, the rest of them unsent", c.Planned, c.Unsent, lo, hi)
+			}
+			for i, r := range col.all() {
+				if want := time.Nanosecond + time.Duration(i+1)*step; r.Planned != want || r.Attempt != 1 || r.Mode != ledger.ModeOpen || r.Target != "t" {
+					t.Errorf("record %d: planned %v attempt %d mode %s target %q, want planned %v, attempt 1, open, t", r.ID, r.Planned, r.Attempt, r.Mode, r.Target, want)
+				}
+				if r.Outcome == ledger.Unsent && r.Reason != ledger.ReasonShutdown {
+					t.Errorf("record %d: unsent/%s, want unsent/shutdown", r.ID, r.Reason)
+				}
+			}
+		})
+	}
+}

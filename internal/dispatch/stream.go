@@ -25,16 +25,22 @@ type stream struct {
 // reason outside the unsent set).
 func (st *stream) arrive(m ledger.Meta, planned time.Duration) (*flight, context.Context, error) {
 	led := st.g.led
-	if st.retry.Enabled() {
-		m.Attempt = 1
-	} else {
-		m.Attempt = 0
-	}
-	rec := led.Plan(m, planned)
+	rec := led.Plan(withAttempt(m, st.retry), planned)
 	if st.g.draining.Load() {
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
 		return nil, nil, nil
 	}
+	return st.admitAndRegister(rec, true)
+}
+
+// admitAndRegister asks Admit, applies the in-flight cap and registers a
+// flight for the planned record rec (chain: a first attempt, which starts a
+// request chain counted in g.flights). When one of them refuses, rec ends
+// unsent with its reason and the flight is nil. err is set only for a
+// programming error: an Admit reason outside the unsent set (rec then ends
+// unsent/shutdown).
+func (st *stream) admitAndRegister(rec *ledger.Record, chain bool) (*flight, context.Context, error) {
+	led := st.g.led
 	if st.admit != nil {
 		if reason, ok := st.admit(rec); !ok {
 			if err := ledger.Check(ledger.Unsent, reason); err != nil {
@@ -49,13 +55,22 @@ func (st *stream) arrive(m ledger.Meta, planned time.Duration) (*flight, context
 		_ = led.Unsent(rec, ledger.ReasonClientCap)
 		return nil, nil, nil
 	}
-	f, ctx, ok := st.g.begin(st.base, st.s, rec, true)
+	f, ctx, ok := st.g.begin(st.base, st.s, rec, chain)
 	if !ok {
 		st.lim.release()
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
 		return nil, nil, nil
 	}
 	return f, ctx, nil
+}
+
+// withAttempt sets a first attempt's number: 1 when retries are on, 0 off.
+func withAttempt(m ledger.Meta, r Retry) ledger.Meta {
+	m.Attempt = 0
+	if r.Enabled() {
+		m.Attempt = 1
+	}
+	return m
 }
 
 // chain runs a registered first attempt and, when the retry policy says so,
@@ -93,25 +108,11 @@ func (st *stream) chain(ctx context.Context, f *flight) {
 		m.RetryOf = rec.ID
 		m.FirstPlanned = rec.ArrivalPlanned()
 		rec = g.led.Plan(m, g.led.Now())
-		// A retry spends the same budget as any request.
-		if st.admit != nil {
-			if reason, ok := st.admit(rec); !ok {
-				if ledger.Check(ledger.Unsent, reason) != nil {
-					reason = ledger.ReasonShutdown
-				}
-				_ = g.led.Unsent(rec, reason)
-				return
-			}
-		}
-		if !st.lim.acquire() {
-			_ = g.led.Unsent(rec, ledger.ReasonClientCap)
-			return
-		}
+		// A retry spends the same budget and cap as any request. An Admit
+		// reason outside the unsent set has already ended it
+		// unsent/shutdown; the first attempt's stream reports such errors.
 		var rctx context.Context
-		f, rctx, ok = g.begin(st.base, st.s, rec, false)
-		if !ok {
-			st.lim.release()
-			_ = g.led.Unsent(rec, ledger.ReasonShutdown)
+		if f, rctx, _ = st.admitAndRegister(rec, false); f == nil {
 			return
 		}
 		res, own = g.run(rctx, st.s, f, st.exec)

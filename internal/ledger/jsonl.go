@@ -19,15 +19,16 @@ import (
 // FileSink writes a one-shot run's ledger as JSONL: the RunHeader on the
 // first line, then one Record per line in finishing order. Writes are
 // buffered; Close flushes and closes the file. A write error is kept (the
-// first one) and reported by Close and Err; later records are dropped and
-// counted rather than panicking the caller.
+// first one) and reported by Close and Err; the records it lost (the
+// buffered ones) and every later one are dropped and counted rather than
+// panicking the caller.
 type FileSink struct {
-	mu      sync.Mutex
-	f       *os.File
-	w       *bufio.Writer
-	enc     *json.Encoder
-	err     error
-	dropped int
+	mu       sync.Mutex
+	f        *os.File
+	w        *bufio.Writer
+	buffered int // records in w not yet flushed to f
+	err      error
+	dropped  int
 }
 
 // CreateFileSink creates (or truncates) path and writes h as its first line.
@@ -37,30 +38,61 @@ func CreateFileSink(path string, h RunHeader) (*FileSink, error) {
 		return nil, fmt.Errorf("ledger: create JSONL ledger: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
-	s := &FileSink{f: f, w: w, enc: json.NewEncoder(w)}
+	s := &FileSink{f: f, w: w}
 	h.Kind = "run"
 	if h.Schema == 0 {
 		h.Schema = SchemaVersion
 	}
-	if err := s.enc.Encode(h); err != nil {
+	if err := json.NewEncoder(w).Encode(h); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("ledger: write run header to %s: %w", filepath.Base(path), err)
 	}
 	return s, nil
 }
 
-// Record implements Sink.
+// Record implements Sink. The record is encoded before the sink's lock is
+// taken, so that finishing requests do not queue behind each other's JSON.
 func (s *FileSink) Record(r *Record) {
+	b, encErr := json.Marshal(r)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil || s.f == nil {
 		s.dropped++
 		return
 	}
-	if err := s.enc.Encode(r); err != nil {
-		s.err = fmt.Errorf("ledger: write record %d: %w", r.ID, err)
-		s.dropped++
+	if encErr != nil {
+		s.fail(fmt.Errorf("ledger: encode record %d: %w", r.ID, encErr))
+		return
 	}
+	line := append(b, '\n')
+	// Flush explicitly rather than inside Write, so that a failed flush
+	// counts the records it loses.
+	if len(line) > s.w.Available() && s.w.Buffered() > 0 {
+		if err := s.w.Flush(); err != nil {
+			s.fail(fmt.Errorf("ledger: write record %d: %w", r.ID, err))
+			return
+		}
+		s.buffered = 0
+	}
+	if _, err := s.w.Write(line); err != nil {
+		s.fail(fmt.Errorf("ledger: write record %d: %w", r.ID, err))
+		return
+	}
+	if s.w.Buffered() == 0 { // too long for the buffer: written through
+		s.buffered = 0
+	} else {
+		s.buffered++
+	}
+}
+
+// fail keeps the first error and counts as dropped the record at hand and
+// every buffered one (a failed flush loses them). Callers hold s.mu.
+func (s *FileSink) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+	s.dropped += s.buffered + 1
+	s.buffered = 0
 }
 
 // Err returns the first write error, if any, and how many records were not
@@ -82,7 +114,9 @@ func (s *FileSink) Close() error {
 	errs := []error{s.err}
 	if err := s.w.Flush(); err != nil {
 		errs = append(errs, fmt.Errorf("ledger: flush JSONL ledger: %w", err))
+		s.dropped += s.buffered
 	}
+	s.buffered = 0
 	if err := s.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("ledger: close JSONL ledger: %w", err))
 	}

@@ -71,6 +71,28 @@ func TestFileSinkHeaderThenRecords(t *testing.T) {
 	}
 }
 
+// A write error is kept, reported by Err and Close, and every record it
+// lost (those buffered when the flush failed, and every later one) is
+// counted dropped, never lost silently.
+func TestFileSinkWriteErrorCountsDrops(t *testing.T) {
+	s, err := CreateFileSink(filepath.Join(t.TempDir(), "run.jsonl"), RunHeader{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.f.Close() // the disk goes away under the sink
+	const n = 1000  // well past the 64 KiB buffer: writes must reach the file
+	for i := range n {
+		s.Record(&Record{ID: uint64(i + 1), Target: "t", Outcome: OK, Reason: ReasonStop})
+	}
+	dropped, werr := s.Err()
+	if werr == nil || dropped != n {
+		t.Fatalf("after a failed write: dropped %d of %d, err %v; want an error and every record counted dropped (none reached the file)", dropped, n, werr)
+	}
+	if s.Close() == nil {
+		t.Error("Close hid the write error")
+	}
+}
+
 func TestCreateFileSinkNamesFailure(t *testing.T) {
 	_, err := CreateFileSink(filepath.Join(t.TempDir(), "missing", "x.jsonl"), RunHeader{})
 	if err == nil {

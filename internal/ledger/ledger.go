@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Sink receives every finished record, exactly once, in finishing order.
@@ -63,12 +65,16 @@ type Ledger struct {
 	epoch time.Time
 	sinks []Sink
 
+	// dispatched is bumped once per request, outside mu (the hot path takes
+	// mu only to plan and to finish). A record's MarkDispatched happens
+	// before its Finish, so with nothing pending every bump is visible.
+	dispatched atomic.Int64
+
 	mu         sync.Mutex
 	nextID     uint64
 	pending    map[uint64]*Record
 	planned    int // first attempts only
 	attempts   int // every record
-	dispatched int
 	unsent     int
 	finished   int
 	byOutcome  map[Outcome]int
@@ -86,9 +92,6 @@ func New(epoch time.Time, sinks ...Sink) *Ledger {
 	}
 }
 
-// Epoch returns the run's epoch.
-func (l *Ledger) Epoch() time.Time { return l.epoch }
-
 // Now returns the current offset from the epoch, never below 1ns, so that a
 // zero offset always means "not reached".
 func (l *Ledger) Now() time.Duration {
@@ -98,9 +101,6 @@ func (l *Ledger) Now() time.Duration {
 	}
 	return d
 }
-
-// At converts an offset to a wall-clock-anchored time (monotonic-safe).
-func (l *Ledger) At(offset time.Duration) time.Time { return l.epoch.Add(offset) }
 
 // Plan registers a planned arrival and returns its pending record. The caller
 // must end it with exactly one of Unsent or Finish. A record whose
@@ -127,9 +127,7 @@ func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 // request is handed to the transport.
 func (l *Ledger) MarkDispatched(r *Record) {
 	r.Dispatched = l.Now()
-	l.mu.Lock()
-	l.dispatched++
-	l.mu.Unlock()
+	l.dispatched.Add(1)
 }
 
 // Unsent ends a planned arrival that was never sent, at its planned time.
@@ -206,31 +204,13 @@ func (l *Ledger) Counts() Counts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := Counts{
-		Planned: l.planned, Attempts: l.attempts, Dispatched: l.dispatched, Unsent: l.unsent,
+		Planned: l.planned, Attempts: l.attempts, Dispatched: int(l.dispatched.Load()), Unsent: l.unsent,
 		Finished: l.finished, Pending: len(l.pending), ByOutcome: make(map[Outcome]int, len(l.byOutcome)),
 	}
 	for k, v := range l.byOutcome {
 		c.ByOutcome[k] = v
 	}
 	return c
-}
-
-// InFlight returns the number of pending records that were dispatched, and
-// the planned offset of the oldest of them (0 when none).
-func (l *Ledger) InFlight() (n int, oldestPlanned time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	first := true
-	for _, r := range l.pending {
-		if r.Dispatched == 0 {
-			continue
-		}
-		n++
-		if first || r.Planned < oldestPlanned {
-			oldestPlanned, first = r.Planned, false
-		}
-	}
-	return n, oldestPlanned
 }
 
 // Verify checks the ledger's invariants and returns every violation seen so
@@ -244,8 +224,8 @@ func (l *Ledger) Verify() error {
 	if l.attempts != l.finished+len(l.pending) {
 		errs = append(errs, fmt.Errorf("ledger: planned attempts %d != finished %d + pending %d", l.attempts, l.finished, len(l.pending)))
 	}
-	if len(l.pending) == 0 && l.attempts != l.dispatched+l.unsent {
-		errs = append(errs, fmt.Errorf("ledger: planned attempts %d != dispatched %d + unsent %d", l.attempts, l.dispatched, l.unsent))
+	if d := int(l.dispatched.Load()); len(l.pending) == 0 && l.attempts != d+l.unsent {
+		errs = append(errs, fmt.Errorf("ledger: planned attempts %d != dispatched %d + unsent %d", l.attempts, d, l.unsent))
 	}
 	return errors.Join(errs...)
 }
@@ -261,8 +241,12 @@ func (l *Ledger) violation(err error) error {
 // secrets (the protocol client builds these messages from its own words).
 func sanitize(s string) string {
 	const max = 160
-	if len(s) > max {
-		s = s[:max]
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) { // never split a character
+		cut--
+	}
+	return s[:cut]
 }

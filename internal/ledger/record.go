@@ -84,7 +84,7 @@ type Record struct {
 	Usage           Usage         `json:"usage"`
 	ContentEvents   int           `json:"content_events"`             // events that carried visible content
 	ReasoningEvents int           `json:"reasoning_events,omitempty"` // events that carried reasoning
-	FinishReason    string        `json:"finish_reason,omitempty"`    // as the server sent it (truncated to 32 bytes)
+	FinishReason    string        `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned to [A-Za-z0-9_.:/-] and bounded
 	Model           string        `json:"model,omitempty"`            // the model the server says answered (truncated to 128 bytes)
 	TraceID         string        `json:"trace_id,omitempty"`
 

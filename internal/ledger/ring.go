@@ -64,6 +64,7 @@ func NewRing(n, failures int) *Ring {
 func (g *Ring) Record(r *Record) {
 	c := *r
 	c.ChunkGaps = slices.Clone(r.ChunkGaps)
+	c.ChunkTokens = slices.Clone(r.ChunkTokens)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t, ok := g.targets[r.Target]

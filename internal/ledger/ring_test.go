@@ -37,10 +37,11 @@ func TestRingKeepsLastAndFailuresLonger(t *testing.T) {
 
 func TestRingCopiesAndSeparatesTargets(t *testing.T) {
 	g := NewRing(4, 4)
-	r := &Record{ID: 1, Target: "b", Outcome: OK, ChunkGaps: []time.Duration{5}}
+	r := &Record{ID: 1, Target: "b", Outcome: OK, ChunkGaps: []time.Duration{5}, ChunkTokens: []int{0, 3}}
 	g.Record(r)
 	g.Record(&Record{ID: 2, Target: "a", Outcome: Timeout})
 	r.ChunkGaps[0] = 99
+	r.ChunkTokens[1] = 99
 	r.Target = "changed"
 	snap := g.Snapshot()
 	if len(snap) != 2 || snap[0].Target != "a" || snap[1].Target != "b" {
@@ -48,6 +49,9 @@ func TestRingCopiesAndSeparatesTargets(t *testing.T) {
 	}
 	if got := snap[1].Last[0].ChunkGaps[0]; got != 5 {
 		t.Errorf("ring shares the caller's slice: gap = %v", got)
+	}
+	if got := snap[1].Last[0].ChunkTokens[1]; got != 3 {
+		t.Errorf("ring shares the caller's chunk tokens: %v", got)
 	}
 	if got := g.Target("nobody"); len(got.Last) != 0 || got.Last == nil {
 		t.Errorf("unknown target = %+v, want empty non-nil", got)

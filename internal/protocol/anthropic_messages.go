@@ -83,22 +83,22 @@ func (u *anthUsage) prompt() (n int, ok bool) {
 }
 
 type anthEvent struct {
-	Type    string `json:"type"`
-	Index   *int   `json:"index"`
+	Type    jsonName `json:"type"`
+	Index   jsonInt  `json:"index"`
 	Message *struct {
 		Model string     `json:"model"`
 		Usage *anthUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock *struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Thinking string `json:"thinking"`
+		Type     jsonName `json:"type"`
+		Text     jsonText `json:"text"`
+		Thinking jsonText `json:"thinking"`
 	} `json:"content_block"`
 	Delta *struct {
-		Type       string  `json:"type"`
-		Text       string  `json:"text"`
-		Thinking   string  `json:"thinking"`
-		StopReason *string `json:"stop_reason"`
+		Type       jsonName `json:"type"`
+		Text       jsonText `json:"text"`
+		Thinking   jsonText `json:"thinking"`
+		StopReason *string  `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *anthUsage `json:"usage"`
 	Error *struct {
@@ -114,6 +114,7 @@ type anthDecoder struct {
 	done    bool
 	prompt  int // input tokens from message_start (or a later message_delta)
 	open    map[int]bool
+	ev      anthEvent // reused: one allocation less per event
 }
 
 // Decode implements Decoder.
@@ -126,11 +127,12 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	if d.done {
 		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after message_stop")
 	}
-	var e anthEvent
-	if ev, stop, err := unmarshalEvent(api, name, "event", data, &e); stop {
+	e := &d.ev
+	*e = anthEvent{}
+	if ev, stop, err := unmarshalEvent(api, name, "event", data, e); stop {
 		return ev, err
 	}
-	typ := eventType(e.Type, name)
+	typ := eventType(string(e.Type), name)
 	switch typ {
 	case "ping":
 		return Event{}, nil
@@ -160,43 +162,43 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	switch typ {
 	case "content_block_start":
-		if e.Index == nil || e.ContentBlock == nil {
+		if !e.Index.set || e.ContentBlock == nil {
 			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_start without index or block")
 		}
-		if d.open[*e.Index] {
-			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "content block %d started twice", *e.Index)
+		if d.open[e.Index.v] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "content block %d started twice", e.Index.v)
 		}
 		if len(d.open) >= anthMaxOpenBlocks {
 			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "more than %d open content blocks", anthMaxOpenBlocks)
 		}
-		d.open[*e.Index] = true
+		d.open[e.Index.v] = true
 		return Event{
-			Content:   e.ContentBlock.Type == "text" && e.ContentBlock.Text != "",
-			Reasoning: e.ContentBlock.Type == "thinking" && e.ContentBlock.Thinking != "",
+			Content:   e.ContentBlock.Type == "text" && bool(e.ContentBlock.Text),
+			Reasoning: e.ContentBlock.Type == "thinking" && bool(e.ContentBlock.Thinking),
 		}, nil
 	case "content_block_delta":
-		if e.Index == nil || e.Delta == nil {
+		if !e.Index.set || e.Delta == nil {
 			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_delta without index or delta")
 		}
-		if !d.open[*e.Index] {
-			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "delta for content block %d that is not open", *e.Index)
+		if !d.open[e.Index.v] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "delta for content block %d that is not open", e.Index.v)
 		}
 		switch e.Delta.Type {
 		case "text_delta":
-			return Event{Content: e.Delta.Text != ""}, nil
+			return Event{Content: bool(e.Delta.Text)}, nil
 		case "thinking_delta":
-			return Event{Reasoning: e.Delta.Thinking != ""}, nil
+			return Event{Reasoning: bool(e.Delta.Thinking)}, nil
 		}
 		// signature_delta, input_json_delta, citations_delta, …: neither.
 		return Event{}, nil
 	case "content_block_stop":
-		if e.Index == nil {
+		if !e.Index.set {
 			return Event{}, decodeErr(api, ledger.ReasonMalformed, "content_block_stop without index")
 		}
-		if !d.open[*e.Index] {
-			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "stop for content block %d that is not open", *e.Index)
+		if !d.open[e.Index.v] {
+			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "stop for content block %d that is not open", e.Index.v)
 		}
-		delete(d.open, *e.Index)
+		delete(d.open, e.Index.v)
 		return Event{}, nil
 	case "message_delta":
 		ev := Event{}

@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -262,19 +264,29 @@ func (b *idleBound) stop() {
 	b.t.Stop()
 }
 
-// activity is called for every read that returned bytes.
+// activity is called for every read that returned bytes: one clock read
+// serves the first-byte stamp and the idle bound.
 func (s *stream) activity(int) {
+	if s.rec.FirstByte != 0 && s.idle == nil {
+		return
+	}
+	t := s.now()
 	if s.rec.FirstByte == 0 {
-		s.rec.FirstByte = s.now()
+		s.rec.FirstByte = t
 	}
 	if s.idle != nil {
-		s.idle.last.Store(int64(s.now()))
+		s.idle.last.Store(int64(t))
 	}
 }
 
 func (s *stream) fail(o ledger.Outcome, r ledger.Reason, msg string) dispatch.Result {
+	return s.failWith(dispatch.Result{Outcome: o, Reason: r, Err: msg})
+}
+
+// failWith stamps the end of a request that failed as res says.
+func (s *stream) failWith(res dispatch.Result) dispatch.Result {
 	s.rec.End = s.now()
-	return dispatch.Result{Outcome: o, Reason: r, Err: msg}
+	return res
 }
 
 // read consumes an event stream until the terminal marker and the end of
@@ -340,17 +352,21 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch
 // ChunksTruncated.
 const MaxChunkGaps = 1 << 14
 
-// apply stamps what one event carried.
+// apply stamps what one event carried: one clock read per event that
+// carried reasoning or content, none for the others.
 func (s *stream) apply(ev Event) {
 	rec := s.rec
+	var t time.Duration
+	if ev.Reasoning || ev.Content {
+		t = s.now()
+	}
 	if ev.Reasoning {
 		if rec.FirstReasoning == 0 {
-			rec.FirstReasoning = s.now()
+			rec.FirstReasoning = t
 		}
 		rec.ReasoningEvents++
 	}
 	if ev.Content {
-		t := s.now()
 		if rec.FirstContent == 0 {
 			rec.FirstContent = t
 			if s.firstContent != nil {
@@ -389,21 +405,19 @@ func (s *stream) ok(doneAt time.Duration) dispatch.Result {
 	return dispatch.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
 }
 
-// readError classifies a body read error before the terminal marker.
+// readError classifies a body read error before the terminal marker. Once
+// the request's context has ended (a timer, the caller) the error is only
+// its consequence: the cause decides.
 func (s *stream) readError(ctx context.Context, err error) dispatch.Result {
-	switch {
-	case ctx.Err() != nil:
-		res := classifyError(ctx, err, true)
-		s.rec.End = s.now()
-		return res
-	case errors.Is(err, sse.ErrEventTooLarge):
-		return s.fail(ledger.StreamError, ledger.ReasonEventTooLarge, "event over "+strconv.Itoa(s.maxEvent())+" bytes")
-	case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
-		return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
+	if ctx.Err() == nil {
+		switch {
+		case errors.Is(err, sse.ErrEventTooLarge):
+			return s.fail(ledger.StreamError, ledger.ReasonEventTooLarge, "event over "+strconv.Itoa(s.maxEvent())+" bytes")
+		case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
+			return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
+		}
 	}
-	res := classifyError(ctx, err, true)
-	s.rec.End = s.now()
-	return res
+	return s.failWith(classifyError(ctx, err, true))
 }
 
 func (s *stream) maxEvent() int {
@@ -437,9 +451,7 @@ func (s *stream) notEventStream(ctx context.Context, resp *http.Response) dispat
 		return s.fail(ledger.HTTPError, ledger.ReasonErrorBody, "status "+strconv.Itoa(resp.StatusCode)+" with an error body"+labels(se))
 	}
 	if ctx.Err() != nil {
-		res := classifyError(ctx, ctx.Err(), true)
-		s.rec.End = s.now()
-		return res
+		return s.failWith(classifyError(ctx, ctx.Err(), true))
 	}
 	ct := safeLabel(resp.Header.Get("Content-Type"), 40)
 	if ct == "" {
@@ -488,24 +500,11 @@ func isEventStream(ct string) bool {
 	for len(ct) > 0 && (ct[0] == ' ' || ct[0] == '\t') {
 		ct = ct[1:]
 	}
-	if len(ct) < len(want) || !equalFoldASCII(ct[:len(want)], want) {
+	if len(ct) < len(want) || !strings.EqualFold(ct[:len(want)], want) {
 		return false
 	}
 	rest := ct[len(want):]
 	return rest == "" || rest[0] == ';' || rest[0] == ' ' || rest[0] == '\t'
-}
-
-func equalFoldASCII(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // labels formats a server error's type and code for error text.

@@ -58,3 +58,111 @@ func TestEventType(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeLabel: only [A-Za-z0-9_.:/-] is kept, at most max bytes, and a
+// label that is already safe comes back as it is.
+func TestSafeLabel(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"", 8, ""},
+		{"stop", 8, "stop"},
+		{"tool_calls", 4, "tool"},
+		{"a b", 8, "ab"},
+		{"ab cd", 3, "abc"},
+		{"x\n<script>é", 48, "xscript"},
+		{"model/name:v1.0-x", 48, "model/name:v1.0-x"},
+		{" lead", 2, "le"},
+	}
+	for _, tt := range tests {
+		if got := safeLabel(tt.in, tt.max); got != tt.want {
+			t.Errorf("safeLabel(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = safeLabel("invalid_request_error", 48) }); n != 0 {
+		t.Errorf("safe label: %v allocations, want 0", n)
+	}
+}
+
+// TestTypedMembersStayStrict: content read without copying (jsonText) and
+// block indexes read without allocating (jsonInt) accept and refuse what the
+// string and int fields they replace did: null is nothing, another type is a
+// malformed stream. Each case runs on a decoder that just read a full event,
+// so state reused between events cannot leak into the next one.
+func TestTypedMembersStayStrict(t *testing.T) {
+	const (
+		anthStart = `{"type":"message_start","message":{"model":"c"}}`
+		anthBlock = `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"hi"}}`
+		respStart = `{"type":"response.created","response":{"model":"m"}}`
+		respDelta = `{"type":"response.output_text.delta","delta":"hi"}`
+		cmplText  = `{"choices":[{"text":"hi","finish_reason":"stop"},{"text":"x"}]}`
+	)
+	tests := []struct {
+		name   string
+		a      Adapter
+		before []sseEv
+		data   string
+		want   Event
+		reason ledger.Reason
+	}{
+		{name: "completions text null", a: OpenAICompletions{}, before: []sseEv{{"", cmplText}}, data: `{"choices":[{"text":null}]}`},
+		{name: "completions text empty", a: OpenAICompletions{}, before: []sseEv{{"", cmplText}}, data: `{"choices":[{"text":""}]}`},
+		{name: "completions text escaped", a: OpenAICompletions{}, data: `{"choices":[{"text":"\u0000"}]}`, want: Event{Content: true}},
+		{name: "completions text number", a: OpenAICompletions{}, data: `{"choices":[{"text":5}]}`, reason: ledger.ReasonMalformed},
+		{name: "completions text object", a: OpenAICompletions{}, data: `{"choices":[{"text":{"a":"b"}}]}`, reason: ledger.ReasonMalformed},
+		{name: "responses delta null", a: OpenAIResponses{}, before: []sseEv{{"", respStart}, {"", respDelta}}, data: `{"type":"response.output_text.delta","delta":null}`},
+		{name: "responses delta absent", a: OpenAIResponses{}, before: []sseEv{{"", respStart}, {"", respDelta}}, data: `{"type":"response.output_text.delta"}`},
+		{name: "responses delta bool", a: OpenAIResponses{}, before: []sseEv{{"", respStart}}, data: `{"type":"response.output_text.delta","delta":true}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic delta text array", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock}},
+			data: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":["x"]}}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic delta after a full one carries nothing stale", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock},
+			{"", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}`}},
+			data: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta"}}`},
+		{name: "anthropic index null", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock}},
+			data: `{"type":"content_block_stop","index":null}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic index absent after a set one", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock}},
+			data: `{"type":"content_block_stop"}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic index fraction", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":"content_block_start","index":0.5,"content_block":{"type":"text","text":"x"}}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic index string", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":"content_block_start","index":"0","content_block":{"type":"text","text":"x"}}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic type escaped", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock}},
+			data: `{"type":"content_block\u005fdelta","index":0,"delta":{"type":"text\u005fdelta","text":"x"}}`, want: Event{Content: true}},
+		{name: "anthropic type null and no event name", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":null}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic type number", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":7}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic unknown type is ignored", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":"future_event","index":0}`},
+		{name: "anthropic unknown delta type is neither", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}, {"", anthBlock}},
+			data: `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta2","text":"x"}}`},
+		{name: "responses type escaped", a: OpenAIResponses{}, before: []sseEv{{"", respStart}},
+			data: `{"type":"response.output_text\u002edelta","delta":"x"}`, want: Event{Content: true}},
+		{name: "responses type array", a: OpenAIResponses{}, before: []sseEv{{"", respStart}},
+			data: `{"type":["response.output_text.delta"],"delta":"x"}`, reason: ledger.ReasonMalformed},
+		{name: "anthropic index negative", a: AnthropicMessages{}, before: []sseEv{{"", anthStart}},
+			data: `{"type":"content_block_start","index":-1,"content_block":{"type":"text","text":"x"}}`, want: Event{Content: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.a.NewDecoder()
+			for _, e := range tt.before {
+				if _, err := d.Decode(e.name, []byte(e.data)); err != nil {
+					t.Fatalf("before: %v", err)
+				}
+			}
+			got, err := d.Decode("", []byte(tt.data))
+			if tt.reason != "" {
+				if r, ok := ReasonOf(err); !ok || r != tt.reason {
+					t.Fatalf("err %v, want reason %s", err, tt.reason)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -26,19 +26,6 @@ type OpenAIChat struct{}
 // Name implements Adapter.
 func (OpenAIChat) Name() string { return APIOpenAIChat }
 
-type chatStreamOptions struct {
-	IncludeUsage         bool `json:"include_usage"`
-	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
-}
-
-type chatRequest struct {
-	Model         string            `json:"model,omitempty"`
-	Messages      []Message         `json:"messages"`
-	MaxTokens     int               `json:"max_tokens,omitempty"`
-	Stream        bool              `json:"stream"`
-	StreamOptions chatStreamOptions `json:"stream_options"`
-}
-
 // NewRequest implements Adapter. When Params has no Messages, the Prompt is
 // sent as one user message.
 func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
@@ -74,8 +61,9 @@ func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.
 	return req, nil
 }
 
-// appendChatRequest appends the request body: the bytes json.Marshal gives
-// for a chatRequest, written without reflection.
+// appendChatRequest appends the request body, written without reflection:
+// {"model","messages","max_tokens","stream":true,"stream_options"} in the
+// bytes json.Marshal gives for them (the tests hold the reference struct).
 func appendChatRequest(b []byte, model string, msgs []Message, maxTokens int, usageDeltas bool) []byte {
 	b = append(b, '{')
 	if model != "" {
@@ -180,14 +168,6 @@ func appendJSONString(b []byte, s string) []byte {
 // NewDecoder implements Adapter.
 func (OpenAIChat) NewDecoder() Decoder { return &chatDecoder{} }
 
-type chatUsage struct {
-	PromptTokens            int `json:"prompt_tokens"`
-	CompletionTokens        int `json:"completion_tokens"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
 // chatChoice is one choice of a chunk. Content fields are only tested for
 // being non-empty strings, never copied.
 type chatChoice struct {
@@ -202,7 +182,7 @@ type chatChoice struct {
 type chatChunk struct {
 	Model   jsonOnce        `json:"model"`
 	Choices []chatChoice    `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
+	Usage   *openAIUsage    `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 }
 
@@ -229,26 +209,13 @@ func (o *jsonOnce) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &o.v)
 }
 
-// chatDecodeError is a chat decoder error carrying its ledger reason
-// (it implements ReasonedError).
-type chatDecodeError struct {
-	reason ledger.Reason
-	msg    string
-}
-
-func (e *chatDecodeError) Error() string         { return "openai-chat: " + e.msg }
-func (e *chatDecodeError) Reason() ledger.Reason { return e.reason }
-
 type chatDecoder struct {
 	chunk    chatChunk // reused: its Choices array survives between chunks
 	model    bool      // a model name was seen
 	done     bool
-	prevOut  int  // cumulative completion tokens reported so far
-	noDeltas bool // a content chunk came without usage: no per-chunk counts
+	deltas   usageDeltas
 	slowOnly bool // tests: always decode with encoding/json (the reference)
 }
-
-var chatDone = []byte("[DONE]")
 
 // Decode implements Decoder. A chunk whose delta carries only a role, or an
 // empty content string, is not content. Chunks are read by a single-pass
@@ -260,17 +227,17 @@ var chatDone = []byte("[DONE]")
 func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	data = bytes.TrimSpace(data)
 	if d.done {
-		return Event{}, &chatDecodeError{ledger.ReasonDataAfterDone, "event after [DONE]"}
+		return Event{}, decodeErr(APIOpenAIChat, ledger.ReasonDataAfterDone, "event after [DONE]")
 	}
 	if len(data) == 0 {
 		return Event{}, nil
 	}
-	if bytes.Equal(data, chatDone) {
+	if bytes.Equal(data, doneMarker) {
 		d.done = true
 		return Event{Done: true}, nil
 	}
 	if data[0] != '{' {
-		return Event{}, &chatDecodeError{ledger.ReasonMalformed, "chunk is not a JSON object"}
+		return Event{}, decodeErr(APIOpenAIChat, ledger.ReasonMalformed, "chunk is not a JSON object")
 	}
 	var f chatFields
 	sc := chatScan{b: data}
@@ -293,7 +260,7 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	if f.usage {
 		ev.Usage = &ledger.Usage{Known: true, Prompt: f.prompt, Completion: f.completion, Reasoning: f.reasoningTokens}
 	}
-	ev.Tokens = d.tokens(ev)
+	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)
 	return ev, nil
 }
 
@@ -314,7 +281,7 @@ func (d *chatDecoder) slow(data []byte, f *chatFields) error {
 	clear(c.Choices[:cap(c.Choices)]) // stale fields must not survive into this chunk
 	*c = chatChunk{Choices: c.Choices[:0], Model: jsonOnce{want: !d.model}}
 	if err := json.Unmarshal(data, c); err != nil {
-		return &chatDecodeError{ledger.ReasonMalformed, "chunk is not valid JSON"}
+		return decodeErr(APIOpenAIChat, ledger.ReasonMalformed, "chunk is not valid JSON")
 	}
 	f.errRaw = c.Error
 	f.model = c.Model.v
@@ -329,7 +296,7 @@ func (d *chatDecoder) slow(data []byte, f *chatFields) error {
 		f.content = f.content || bool(ch.Delta.Content)
 		f.reasoning = f.reasoning || bool(ch.Delta.ReasoningContent) || bool(ch.Delta.Reasoning)
 		if ch.FinishReason != nil && *ch.FinishReason != "" && f.finish == "" {
-			f.finish = *ch.FinishReason
+			f.finish = safeLabel(*ch.FinishReason, 48) // server text: bounded, printable
 		}
 	}
 	return nil
@@ -556,37 +523,12 @@ func (s *chatScan) skip() bool {
 		_, _, ok := s.str()
 		return ok
 	case '{':
-		if !s.open('{') {
-			return false
-		}
-		for first := true; ; {
-			more, ok := s.more('}', &first)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-			if _, _, _, ok := s.key(); !ok || !s.skip() {
-				return false
-			}
-		}
+		return s.seq('{', func() bool {
+			_, _, _, ok := s.key()
+			return ok && s.skip()
+		})
 	case '[':
-		if !s.open('[') {
-			return false
-		}
-		for first := true; ; {
-			more, ok := s.more(']', &first)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-			if !s.skip() {
-				return false
-			}
-		}
+		return s.seq('[', s.skip)
 	case 't':
 		return s.lit("true")
 	case 'f':
@@ -596,6 +538,27 @@ func (s *chatScan) skip() bool {
 	}
 	_, _, ok := s.num()
 	return ok
+}
+
+// seq reads an array ('[') or an object ('{'), calling elem for each
+// element or member; elem must read it whole (a member: its key and value).
+func (s *chatScan) seq(open byte, elem func() bool) bool {
+	if !s.open(open) {
+		return false
+	}
+	end := byte(']')
+	if open == '{' {
+		end = '}'
+	}
+	for first := true; ; {
+		more, ok := s.more(end, &first)
+		if !ok || !more {
+			return ok
+		}
+		if !elem() {
+			return false
+		}
+	}
 }
 
 // int reads an integer field: null leaves it as it is; anything but a plain
@@ -623,18 +586,8 @@ func (s *chatScan) members(names []string, field func(i int) bool) bool {
 	if s.null() {
 		return true
 	}
-	if !s.open('{') {
-		return false
-	}
 	var seen uint32
-	for first := true; ; {
-		more, ok := s.more('}', &first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
+	return s.seq('{', func() bool {
 		k, plain, upper, ok := s.key()
 		if !ok || !plain {
 			return false
@@ -644,19 +597,14 @@ func (s *chatScan) members(names []string, field func(i int) bool) bool {
 			return false // encoding/json would match it case-insensitively
 		}
 		if i < 0 {
-			if !s.skip() {
-				return false
-			}
-			continue
+			return s.skip()
 		}
 		if seen&(1<<i) != 0 {
 			return false
 		}
 		seen |= 1 << i
-		if !field(i) {
-			return false
-		}
-	}
+		return field(i)
+	})
 }
 
 var (
@@ -692,21 +640,9 @@ func (s *chatScan) top(i int, f *chatFields, wantModel bool) bool {
 		if s.null() {
 			return true
 		}
-		if !s.open('[') {
-			return false
-		}
-		for first := true; ; {
-			more, ok := s.more(']', &first)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-			if !s.members(chatChoiceNames, func(i int) bool { return s.choice(i, f) }) {
-				return false
-			}
-		}
+		return s.seq('[', func() bool {
+			return s.members(chatChoiceNames, func(i int) bool { return s.choice(i, f) })
+		})
 	case 2: // usage
 		if s.peek() == '{' {
 			f.usage = true
@@ -758,7 +694,8 @@ func (s *chatScan) choice(i int, f *chatFields) bool {
 	return ok
 }
 
-// finishString returns a finish reason, without allocating for the common ones.
+// finishString returns a finish reason bounded and printable, as every
+// adapter reports it (safeLabel), without allocating for the common ones.
 func finishString(b []byte) string {
 	switch string(b) {
 	case "stop":
@@ -770,27 +707,7 @@ func finishString(b []byte) string {
 	case "content_filter":
 		return "content_filter"
 	}
-	return string(b)
-}
-
-// tokens derives the output tokens a content chunk carried from cumulative
-// per-chunk usage (vendor continuous usage stats). It never guesses: once a
-// content chunk arrives without usage, no further counts are derived.
-func (d *chatDecoder) tokens(ev Event) int {
-	u := ev.Usage
-	if !ev.Content {
-		if u != nil && u.Completion >= d.prevOut {
-			d.prevOut = u.Completion
-		}
-		return 0
-	}
-	if u == nil || d.noDeltas || u.Completion < d.prevOut {
-		d.noDeltas = true
-		return 0
-	}
-	n := u.Completion - d.prevOut
-	d.prevOut = u.Completion
-	return n
+	return safeLabel(string(b), 48)
 }
 
 // jsonErrorMember reads an OpenAI-style error member ({"error": {"type",
@@ -829,14 +746,26 @@ func jsonLabel(raw json.RawMessage) string {
 }
 
 // safeLabel keeps [A-Za-z0-9_.:/-] of s, at most max bytes: server-sent
-// identifiers end up in ledger error text.
+// identifiers end up in records and error text. A label that is already
+// safe is returned as it is, without allocating.
 func safeLabel(s string, max int) string {
-	b := make([]byte, 0, min(len(s), max))
-	for i := 0; i < len(s) && len(b) < max; i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '/' {
-			b = append(b, c)
+	i := 0
+	for i < len(s) && i < max && labelByte(s[i]) {
+		i++
+	}
+	if i == len(s) || i == max {
+		return s[:i]
+	}
+	b := make([]byte, i, min(len(s), max))
+	copy(b, s)
+	for ; i < len(s) && len(b) < max; i++ {
+		if labelByte(s[i]) {
+			b = append(b, s[i])
 		}
 	}
 	return string(b)
+}
+
+func labelByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '/'
 }

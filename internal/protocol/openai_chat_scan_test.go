@@ -138,12 +138,22 @@ func BenchmarkChatDecodeReference(b *testing.B) {
 	}
 }
 
+// chatRequest is the chat request body as a struct: the reference that
+// appendChatRequest writes by hand.
+type chatRequest struct {
+	Model         string              `json:"model,omitempty"`
+	Messages      []Message           `json:"messages"`
+	MaxTokens     int                 `json:"max_tokens,omitempty"`
+	Stream        bool                `json:"stream"`
+	StreamOptions openAIStreamOptions `json:"stream_options"`
+}
+
 // The hand-written request body must be byte for byte what json.Marshal
 // makes of the request struct.
 func checkChatBody(t *testing.T, model string, msgs []Message, maxTokens int, deltas bool) {
 	t.Helper()
 	want, err := json.Marshal(chatRequest{Model: model, Messages: msgs, MaxTokens: maxTokens, Stream: true,
-		StreamOptions: chatStreamOptions{IncludeUsage: true, ContinuousUsageStats: deltas}})
+		StreamOptions: openAIStreamOptions{IncludeUsage: true, ContinuousUsageStats: deltas}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -56,6 +57,11 @@ func TestOpenAIChatDecode(t *testing.T) {
 			{data: `{"error":"prompt text echoed"}`, want: Event{Err: &ServerError{Type: "error"}}},
 			{data: `{"error":null,"choices":[{"delta":{"content":"ok"}}]}`, want: Event{Content: true}},
 			{name: "error", data: `{"message":"x"}`, want: Event{Err: &ServerError{Type: "error"}}},
+		}},
+		{name: "server finish reasons are bounded and printable, as in every adapter", steps: []step{
+			{data: `{"choices":[{"delta":{},"finish_reason":"end turn <b>` + strings.Repeat("x", 60) + `"}]}`,
+				want: Event{FinishReason: "endturnb" + strings.Repeat("x", 40)}},
+			{data: `{"choices":[{"delta":{},"finish_reason":"a\nb\u0000c"}]}`, want: Event{FinishReason: "abc"}},
 		}},
 		{name: "malformed", steps: []step{
 			{data: `{"choices":[`, reason: ledger.ReasonMalformed},

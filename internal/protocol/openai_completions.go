@@ -17,17 +17,12 @@ type OpenAICompletions struct{}
 // Name implements Adapter.
 func (OpenAICompletions) Name() string { return APIOpenAICompletions }
 
-type cmplStreamOptions struct {
-	IncludeUsage         bool `json:"include_usage"`
-	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
-}
-
 type cmplRequest struct {
-	Model         string            `json:"model,omitempty"`
-	Prompt        string            `json:"prompt"`
-	MaxTokens     int               `json:"max_tokens,omitempty"`
-	Stream        bool              `json:"stream"`
-	StreamOptions cmplStreamOptions `json:"stream_options"`
+	Model         string              `json:"model,omitempty"`
+	Prompt        string              `json:"prompt"`
+	MaxTokens     int                 `json:"max_tokens,omitempty"`
+	Stream        bool                `json:"stream"`
+	StreamOptions openAIStreamOptions `json:"stream_options"`
 }
 
 // NewRequest implements Adapter. Messages are joined into the prompt when
@@ -38,7 +33,7 @@ func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) 
 		Prompt:    joinPrompt(p),
 		MaxTokens: p.MaxTokens,
 		Stream:    true,
-		StreamOptions: cmplStreamOptions{
+		StreamOptions: openAIStreamOptions{
 			IncludeUsage:         true,
 			ContinuousUsageStats: p.UsageDeltas,
 		},
@@ -51,8 +46,8 @@ func (OpenAICompletions) NewDecoder() Decoder { return &cmplDecoder{} }
 type cmplChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {
-		Text         string  `json:"text"`
-		FinishReason *string `json:"finish_reason"`
+		Text         jsonText `json:"text"`
+		FinishReason *string  `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -61,6 +56,7 @@ type cmplChunk struct {
 type cmplDecoder struct {
 	done   bool
 	deltas usageDeltas
+	chunk  cmplChunk // reused: its Choices array survives between chunks
 }
 
 // Decode implements Decoder.
@@ -77,8 +73,10 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 		d.done = true
 		return Event{Done: true}, nil
 	}
-	var c cmplChunk
-	if ev, stop, err := unmarshalEvent(api, name, "chunk", data, &c); stop {
+	c := &d.chunk
+	clear(c.Choices[:cap(c.Choices)]) // stale fields must not survive into this chunk
+	*c = cmplChunk{Choices: c.Choices[:0]}
+	if ev, stop, err := unmarshalEvent(api, name, "chunk", data, c); stop {
 		return ev, err
 	}
 	if se := jsonErrorMember(c.Error); se != nil {
@@ -89,7 +87,7 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	ev := Event{Model: c.Model, Usage: c.Usage.ledger()}
 	for _, ch := range c.Choices {
-		if ch.Text != "" {
+		if ch.Text {
 			ev.Content = true
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && ev.FinishReason == "" {

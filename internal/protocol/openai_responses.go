@@ -58,13 +58,12 @@ type respUsage struct {
 }
 
 type respEvent struct {
-	Type     string          `json:"type"`
-	Delta    *string         `json:"delta"`
+	Type     jsonName        `json:"type"`
+	Delta    jsonText        `json:"delta"`
 	Code     json.RawMessage `json:"code"`
 	Error    json.RawMessage `json:"error"`
 	Response *struct {
 		Model             string          `json:"model"`
-		Status            string          `json:"status"`
 		Usage             *respUsage      `json:"usage"`
 		Error             json.RawMessage `json:"error"`
 		IncompleteDetails *struct {
@@ -76,6 +75,7 @@ type respEvent struct {
 type respDecoder struct {
 	started bool
 	done    bool
+	ev      respEvent // reused: one allocation less per event
 }
 
 // Decode implements Decoder.
@@ -96,11 +96,12 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 	if d.done {
 		return Event{}, decodeErr(api, ledger.ReasonDataAfterDone, "event after the terminal response event")
 	}
-	var e respEvent
-	if ev, stop, err := unmarshalEvent(api, name, "event", data, &e); stop {
+	e := &d.ev
+	*e = respEvent{}
+	if ev, stop, err := unmarshalEvent(api, name, "event", data, e); stop {
 		return ev, err
 	}
-	typ := eventType(e.Type, name)
+	typ := eventType(string(e.Type), name)
 	switch typ {
 	case "error":
 		se := &ServerError{Type: "error", Code: jsonLabel(e.Code)}
@@ -129,9 +130,9 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	switch typ {
 	case "response.output_text.delta":
-		return Event{Content: e.Delta != nil && *e.Delta != ""}, nil
+		return Event{Content: bool(e.Delta)}, nil
 	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
-		return Event{Reasoning: e.Delta != nil && *e.Delta != ""}, nil
+		return Event{Reasoning: bool(e.Delta)}, nil
 	case "response.completed", "response.incomplete", "response.failed":
 		d.done = true
 		ev := Event{Done: true}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -34,7 +35,7 @@ Gates: {{.Gates}}.</p>
 {{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{if .Valid}}yes{{else}}NO{{end}}</td><td>{{.Retries}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>
-{{end}}<p class="note">TTFT = first visible content − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
+{{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
 </body>
 </html>
 `))
@@ -59,18 +60,22 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		title += " at " + res.Started.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	data := struct {
-		Title, Gates, Capacity, Knee, Abort, Target, Factor string
-		SVG                                                 template.HTML
-		Rows                                                []pageRow
-		Notes                                               []string
+		Title, Gates, Capacity, Knee, Abort, Target, Factor, TTFTTo string
+		SVG                                                         template.HTML
+		Rows                                                        []pageRow
+		Notes                                                       []string
 	}{
 		Title: title, Gates: ladderGates(res),
 		Capacity: "none: no valid step reached the good-fraction target",
 		Knee:     "none within the steps run",
 		Abort:    res.AbortReason,
 		Target:   pct(res.GoodFractionTarget, 1), Factor: num(res.KneeFactor),
+		TTFTTo: "first visible content",
 		// ladderSVG escapes every text it embeds.
 		SVG: template.HTML(ladderSVG(res)),
+	}
+	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
+		data.TTFTTo = "the first token of any kind (reasoning or visible content)"
 	}
 	if res.CapacityStep > 0 {
 		data.Capacity = fmt.Sprintf("%s req/s (step %d)", num(res.Capacity), res.CapacityStep)
@@ -82,17 +87,12 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		s := st.Summary
 		data.Rows = append(data.Rows, pageRow{
 			Index: st.Index, Rate: num(st.Rate), Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent,
-			OK: s.Completed, Rejected: s.Rejected, Other: s.Dispatched - s.Completed - s.Rejected - s.Censored,
+			OK: s.Completed, Rejected: s.Rejected, Other: otherFailures(s),
 			Censored: s.Censored, Retries: s.Retries,
 			TTFT50: pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
-			Goodput: num(s.GoodputPerSecond), GoodFrac: pct(s.GoodFraction, s.Planned), Valid: s.Validity.Valid,
+			Goodput: num(s.GoodputPerSecond), GoodFrac: goodFraction(s), Valid: s.Validity.Valid,
 		})
-		for _, r := range s.Validity.Reasons {
-			data.Notes = append(data.Notes, fmt.Sprintf("step %d invalid: %s", st.Index, r))
-		}
-		if st.Aborted {
-			data.Notes = append(data.Notes, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
-		}
+		data.Notes = append(data.Notes, stepNotes(st)...)
 	}
 	var b strings.Builder
 	if err := ladderPage.Execute(&b, data); err != nil {

@@ -34,6 +34,10 @@ type GatesJSON struct {
 	E2E  float64 `json:"e2e"`
 }
 
+func gatesJSON(g stats.Gates) GatesJSON {
+	return GatesJSON{TTFT: g.TTFT.Seconds(), TPOT: g.TPOT.Seconds(), E2E: g.E2E.Seconds()}
+}
+
 // GateMisses counts ok requests that missed each gate.
 type GateMisses struct {
 	TTFT             int `json:"ttft"`
@@ -131,7 +135,7 @@ func ProbeOf(s stats.Summary) Probe {
 		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
 		CensoredAge: DistOf(s.CensoredAge),
 		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},
-		Gates:       GatesJSON{TTFT: s.Gates.TTFT.Seconds(), TPOT: s.Gates.TPOT.Seconds(), E2E: s.Gates.E2E.Seconds()},
+		Gates:       gatesJSON(s.Gates),
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
 		Boundaries: boundariesFor(s),

@@ -18,33 +18,29 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if res.Target != "" {
 		title += ": " + res.Target
 	}
-	fmt.Fprintf(&b, "%s (OPEN LOOP; latencies from the planned send time)\n", title)
+	fmt.Fprintf(&b, "%s (OPEN LOOP; latencies from the planned send time%s)\n", title, ladderTTFTNote(res))
 	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest step's\n\n",
 		ladderGates(res), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
 	for _, st := range res.Steps {
 		s := st.Summary
-		other := s.Dispatched - s.Completed - s.Rejected - s.Censored
 		valid := "yes"
 		if !s.Validity.Valid {
 			valid = "NO"
 		}
 		fmt.Fprintf(tw, "%d\t%.3g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.3g\t%s\t%s\t%d\t\n",
-			st.Index, st.Rate, s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, other, s.Censored,
+			st.Index, st.Rate, s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, otherFailures(s), s.Censored,
 			pdur(s.TTFT, s.TTFT.P50), pdur(s.TTFT, s.TTFT.P95), pdur(s.E2E, s.E2E.P95),
-			s.GoodputPerSecond, pct(s.GoodFraction, s.Planned), valid, s.Retries)
+			s.GoodputPerSecond, goodFraction(s), valid, s.Retries)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: ladder table: %w", err)
 	}
 	b.WriteString("\n")
 	for _, st := range res.Steps {
-		for _, r := range st.Summary.Validity.Reasons {
-			fmt.Fprintf(&b, "step %d invalid: %s\n", st.Index, r)
-		}
-		if st.Aborted {
-			fmt.Fprintf(&b, "step %d aborted the ladder: %s\n", st.Index, st.AbortReason)
+		for _, n := range stepNotes(st) {
+			fmt.Fprintf(&b, "%s\n", n)
 		}
 	}
 	if res.Aborted && !anyStepAborted(res) {
@@ -66,6 +62,45 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 		return fmt.Errorf("report: writing ladder table: %w", err)
 	}
 	return nil
+}
+
+// otherFailures counts a step's attempts sent that ended neither ok,
+// rejected nor censored (errors, timeouts, cancellations).
+func otherFailures(s stats.Summary) int { return s.Dispatched - s.Completed - s.Rejected - s.Censored }
+
+// goodFraction formats good / (planned − injected cancellations), "n/a"
+// when that denominator is 0.
+func goodFraction(s stats.Summary) string { return pct(s.GoodFraction, s.Planned-s.InjectedCancels) }
+
+// stepNotes are a step's invalid reasons and abort, one line each.
+func stepNotes(st stats.LadderStep) []string {
+	var out []string
+	for _, r := range st.Summary.Validity.Reasons {
+		out = append(out, fmt.Sprintf("step %d invalid: %s", st.Index, r))
+	}
+	if st.Aborted {
+		out = append(out, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
+	}
+	return out
+}
+
+// ladderTTFTBoundary is the TTFT boundary of a ladder's steps.
+func ladderTTFTBoundary(res stats.LadderResult) ledger.TTFTBoundary {
+	for _, st := range res.Steps {
+		if st.Summary.TTFTBoundary != ledger.TTFTContent {
+			return st.Summary.TTFTBoundary
+		}
+	}
+	return ledger.TTFTContent
+}
+
+// ladderTTFTNote names the TTFT boundary in a ladder's title when it is not
+// the default (first visible content).
+func ladderTTFTNote(res stats.LadderResult) string {
+	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
+		return "; TTFT to the first token of any kind, reasoning included"
+	}
+	return ""
 }
 
 func anyStepAborted(res stats.LadderResult) bool {
@@ -107,28 +142,36 @@ type LadderStepJSON struct {
 
 // Ladder is a ladder result in JSON (one line of a ladder history).
 type Ladder struct {
-	Target             string           `json:"target,omitempty"`
-	Started            string           `json:"started,omitempty"` // RFC 3339
-	Steps              []LadderStepJSON `json:"steps"`
-	Gates              GatesJSON        `json:"gates"`
-	GoodFractionTarget float64          `json:"good_fraction_target"`
-	KneeFactor         float64          `json:"knee_factor"`
-	Capacity           float64          `json:"capacity"`      // req/s, 0 = none
-	CapacityStep       int              `json:"capacity_step"` // 1-based, 0 = none
-	Knee               float64          `json:"knee"`
-	KneeStep           int              `json:"knee_step"`
-	Aborted            bool             `json:"aborted"`
-	AbortReason        string           `json:"abort_reason,omitempty"`
+	Target             string               `json:"target,omitempty"`
+	Started            string               `json:"started,omitempty"` // RFC 3339
+	Steps              []LadderStepJSON     `json:"steps"`
+	Gates              GatesJSON            `json:"gates"`
+	ClassGates         map[string]GatesJSON `json:"class_gates,omitempty"`   // per class; when set, they apply instead of gates
+	TTFTBoundary       string               `json:"ttft_boundary,omitempty"` // "any_token" when TTFT includes reasoning; absent: first visible content
+	GoodFractionTarget float64              `json:"good_fraction_target"`
+	KneeFactor         float64              `json:"knee_factor"`
+	Capacity           float64              `json:"capacity"`      // req/s, 0 = none
+	CapacityStep       int                  `json:"capacity_step"` // 1-based, 0 = none
+	Knee               float64              `json:"knee"`
+	KneeStep           int                  `json:"knee_step"`
+	Aborted            bool                 `json:"aborted"`
+	AbortReason        string               `json:"abort_reason,omitempty"`
 }
 
 // LadderOf converts a ladder result to its JSON shape.
 func LadderOf(res stats.LadderResult) Ladder {
 	l := Ladder{
 		Target: res.Target, Steps: make([]LadderStepJSON, 0, len(res.Steps)),
-		Gates:              GatesJSON{TTFT: res.Gates.TTFT.Seconds(), TPOT: res.Gates.TPOT.Seconds(), E2E: res.Gates.E2E.Seconds()},
+		Gates: gatesJSON(res.Gates), TTFTBoundary: string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
 		Capacity: res.Capacity, CapacityStep: res.CapacityStep, Knee: res.Knee, KneeStep: res.KneeStep,
 		Aborted: res.Aborted, AbortReason: res.AbortReason,
+	}
+	if len(res.ClassGates) > 0 {
+		l.ClassGates = make(map[string]GatesJSON, len(res.ClassGates))
+		for c, g := range res.ClassGates {
+			l.ClassGates[c] = gatesJSON(g)
+		}
 	}
 	if !res.Started.IsZero() {
 		l.Started = res.Started.UTC().Format("2006-01-02T15:04:05.000Z07:00")

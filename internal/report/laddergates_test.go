@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -29,5 +30,51 @@ func TestLadderGatesPerClass(t *testing.T) {
 				t.Errorf("gates %v: report lacks %q:\n%s", tc.gates, w, b.String())
 			}
 		}
+	}
+}
+
+// A ladder's JSON carries its class gates, and every ladder report names a
+// TTFT boundary that is not the default; a step whose planned arrivals were
+// all injected cancellations has no good fraction ("n/a"), in the ladder
+// reports as in the probe report.
+func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
+	ms := time.Millisecond
+	sent := func(id uint64, o ledger.Outcome, why ledger.Reason) ledger.Record {
+		return ledger.Record{ID: id, Mode: ledger.ModeOpen, TTFTBoundary: ledger.TTFTAnyToken, Planned: ms, Dispatched: 2 * ms,
+			FirstReasoning: 5 * ms, FirstContent: 9 * ms, LastContent: 20 * ms, End: 21 * ms, Outcome: o, Reason: why}
+	}
+	cancelled := stats.Summarize(stats.Config{}, []ledger.Record{sent(1, ledger.Cancelled, ledger.ReasonInjected)})
+	answered := stats.Summarize(stats.Config{}, []ledger.Record{sent(2, ledger.OK, ledger.ReasonStop)})
+	res := stats.LadderResult{Target: "t", GoodFractionTarget: 0.9, KneeFactor: 2,
+		ClassGates: map[string]stats.Gates{"chat": {TTFT: time.Second}},
+		Steps:      []stats.LadderStep{{Index: 1, Rate: 1, Summary: cancelled}, {Index: 2, Rate: 2, Summary: answered}}}
+
+	var txt, page bytes.Buffer
+	if err := LadderText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "TTFT to the first token of any kind") {
+		t.Errorf("ladder text does not name the any-token TTFT boundary:\n%s", txt.String())
+	}
+	if !strings.Contains(page.String(), "TTFT = the first token of any kind") || strings.Contains(page.String(), "TTFT = first visible content") {
+		t.Errorf("ladder page names the wrong TTFT boundary:\n%s", page.String())
+	}
+	step1 := strings.Split(txt.String(), "\n")[4]
+	if !strings.Contains(step1, "n/a") || strings.Contains(step1, "0.0%") {
+		t.Errorf("step of injected cancellations only: want good fraction n/a, got row %q", step1)
+	}
+	if !strings.Contains(page.String(), "<td>n/a</td>") {
+		t.Errorf("ladder page: want good fraction n/a for the step of injected cancellations")
+	}
+
+	l := LadderOf(res)
+	if l.TTFTBoundary != string(ledger.TTFTAnyToken) || l.ClassGates["chat"].TTFT != 1 {
+		t.Errorf("ladder JSON: ttft_boundary %q, class gates %+v", l.TTFTBoundary, l.ClassGates)
+	}
+	if d := LadderOf(ladderResult("x")); d.TTFTBoundary != "" || d.ClassGates != nil {
+		t.Errorf("default ladder JSON: ttft_boundary %q, class gates %+v; want both absent", d.TTFTBoundary, d.ClassGates)
 	}
 }

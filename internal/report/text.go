@@ -98,7 +98,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	fmt.Fprintf(tw, "  gates\t%s\n", gates(s.Gates))
 	fmt.Fprintf(tw, "  good\t%d\tok and within every gate\n", s.Good)
 	fmt.Fprintf(tw, "  goodput\t%s\tgood / window\n", rate(s.GoodputPerSecond))
-	fmt.Fprintf(tw, "  good fraction\t%s\tgood / planned%s\n", pct(s.GoodFraction, s.Planned-s.InjectedCancels), lessInjected(s))
+	fmt.Fprintf(tw, "  good fraction\t%s\tgood / planned%s\n", goodFraction(s), lessInjected(s))
 	m := s.GateMisses
 	if m != (stats.GateMisses{}) {
 		fmt.Fprintf(tw, "  gate misses\tttft %d, tpot %d, e2e %d, tpot unchecked (no usage, counted good) %d\n", m.TTFT, m.TPOT, m.E2E, m.Unverifiable)

@@ -77,6 +77,13 @@ func (d *Dist) Add(v time.Duration) {
 	d.addHist(v)
 }
 
+// addIf records v when ok: it takes a figure's (value, defined) pair.
+func (d *Dist) addIf(v time.Duration, ok bool) {
+	if ok {
+		d.Add(v)
+	}
+}
+
 func (d *Dist) addHist(v time.Duration) {
 	if v <= 0 {
 		d.low++
@@ -88,9 +95,6 @@ func (d *Dist) addHist(v time.Duration) {
 func bucketOf(v time.Duration) int {
 	return int(math.Ceil(math.Log(float64(v)) / math.Log(histogramGamma)))
 }
-
-// Count returns the number of samples.
-func (d *Dist) Count() int { return d.n }
 
 // Quantile returns the nearest-rank q-quantile (0 < q ≤ 1): the smallest
 // sample such that at least q of all samples are ≤ it. Zero when empty.

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -215,15 +216,11 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if r.Admitted() {
 		s.Admitted++
 	}
-	if lag, ok := r.DispatchLag(); ok {
-		a.lag.Add(lag)
-	}
+	a.lag.addIf(r.DispatchLag())
 	switch r.Outcome {
 	case ledger.Rejected:
 		s.Rejected++
-		if d, ok := r.E2E(); ok {
-			a.rej.Add(d)
-		}
+		a.rej.addIf(r.E2E())
 		return
 	case ledger.Censored:
 		s.Censored++
@@ -241,24 +238,12 @@ func (a *Accumulator) Add(r *ledger.Record) {
 
 // addSuccess records an ok record's figures and judges it against its gates.
 func (a *Accumulator) addSuccess(r *ledger.Record) {
-	if d, ok := r.TTFT(); ok {
-		a.ttft.Add(d)
-	}
-	if d, ok := r.TTFTFromDispatch(); ok {
-		a.ttftD.Add(d)
-	}
-	if d, ok := r.TTFR(); ok {
-		a.ttfr.Add(d)
-	}
-	if d, ok := r.E2E(); ok {
-		a.e2e.Add(d)
-	}
-	if d, ok := r.ArrivalTTFT(); ok {
-		a.arrTTFT.Add(d)
-	}
-	if d, ok := r.ArrivalE2E(); ok {
-		a.arrE2E.Add(d)
-	}
+	a.ttft.addIf(r.TTFT())
+	a.ttftD.addIf(r.TTFTFromDispatch())
+	a.ttfr.addIf(r.TTFR())
+	a.e2e.addIf(r.E2E())
+	a.arrTTFT.addIf(r.ArrivalTTFT())
+	a.arrE2E.addIf(r.ArrivalE2E())
 	for _, gap := range r.ChunkGaps {
 		a.gaps.Add(gap)
 	}
@@ -267,9 +252,7 @@ func (a *Accumulator) addSuccess(r *ledger.Record) {
 			a.perTok.Add(perToken)
 		}
 	})
-	if d, ok := r.TPOT(); ok {
-		a.tpot.Add(d)
-	}
+	a.tpot.addIf(r.TPOT())
 	g := a.cfg.Gates
 	if cg, ok := a.cfg.ClassGates[r.Class]; ok {
 		g = cg
@@ -298,16 +281,9 @@ func (a *Accumulator) Summary() Summary {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := a.s
-	s.Outcomes = Outcomes{ByOutcome: make(map[ledger.Outcome]int, len(a.s.Outcomes.ByOutcome)), ByReason: make(map[ledger.Outcome]map[ledger.Reason]int)}
-	for o, n := range a.s.Outcomes.ByOutcome {
-		s.Outcomes.ByOutcome[o] = n
-	}
+	s.Outcomes = Outcomes{ByOutcome: maps.Clone(a.s.Outcomes.ByOutcome), ByReason: make(map[ledger.Outcome]map[ledger.Reason]int, len(a.s.Outcomes.ByReason))}
 	for o, m := range a.s.Outcomes.ByReason {
-		c := make(map[ledger.Reason]int, len(m))
-		for r, n := range m {
-			c[r] = n
-		}
-		s.Outcomes.ByReason[o] = c
+		s.Outcomes.ByReason[o] = maps.Clone(m)
 	}
 	if secs := s.Window.Seconds(); secs > 0 {
 		s.AchievedRate = float64(s.FirstDispatched) / secs

@@ -129,9 +129,11 @@ func BenchmarkThroughput(b *testing.B) {
 	base, simPID := startSim(b)
 	window := 5 * time.Second
 	if v := os.Getenv("LLMPROBE_BENCH_WINDOW"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			window = d
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			b.Fatalf("LLMPROBE_BENCH_WINDOW: %q is not a positive duration", v)
 		}
+		window = d
 	}
 	client, err := protocol.NewClient(protocol.ClientOptions{NoProxy: true, Timeouts: benchTimeouts()})
 	if err != nil {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,7 +130,7 @@ func Load(dir, name string) (*Fixture, error) {
 }
 
 func decodeSpec(raw []byte, s *Spec) error {
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(s); err != nil {
 		return fmt.Errorf("spec: %w", err)

@@ -3,7 +3,6 @@ package replay
 import (
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -33,7 +32,7 @@ func Handler(f *Fixture) http.Handler {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Fixture", f.ID())
 		if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
-			h.Set("Retry-After", strconv.Itoa(1))
+			h.Set("Retry-After", "1")
 		}
 		w.WriteHeader(status)
 		rc := http.NewResponseController(w)
