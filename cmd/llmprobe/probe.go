@@ -182,19 +182,26 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer client.CloseIdleConnections()
-	sum, err := p.execute(ctx, e, client, target, mix)
+	sum, ledgerErr, err := p.execute(ctx, e, client, target, mix)
 	if err != nil {
 		return err
 	}
 	if p.jsonOut {
-		return report.JSON(e.stdout, sum)
+		err = report.JSON(e.stdout, sum)
+	} else {
+		err = report.Text(e.stdout, sum)
 	}
-	return report.Text(e.stdout, sum)
+	if err != nil {
+		return err
+	}
+	// The report is printed either way; a broken ledger invariant is a bug
+	// in llmprobe and fails the run.
+	return ledgerErr
 }
 
 // execute runs the probe and returns its summary. The ledger file, when
 // asked for, is complete even when the run is interrupted.
-func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (stats.Summary, error) {
+func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (sum stats.Summary, ledgerErr, err error) {
 	mode := ledger.ModeOpen
 	requested := p.rate
 	if p.users > 0 {
@@ -217,7 +224,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: v, Schema: ledger.SchemaVersion,
 		})
 		if err != nil {
-			return stats.Summary{}, fmt.Errorf("--ledger: %w", err)
+			return stats.Summary{}, nil, fmt.Errorf("--ledger: %w", err)
 		}
 		file = f
 		sinks = append(sinks, f)
@@ -239,7 +246,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	if p.cancelFrac > 0 {
 		var err error
 		if exec, err = dispatch.Inject(dispatch.Injection{Fraction: p.cancelFrac, Delay: p.cancelAfter, Seed: p.seed}, exec); err != nil {
-			return stats.Summary{}, badFlag("--cancel-fraction/--cancel-after: %v", err)
+			return stats.Summary{}, nil, badFlag("--cancel-fraction/--cancel-after: %v", err)
 		}
 	}
 	retry := dispatch.Retry{}
@@ -255,7 +262,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		seq, err := schedule.New(schedule.Spec{Kind: schedule.Kind(p.arrival), Burstiness: p.burstiness, Seed: p.seed},
 			schedule.Step{Rate: p.rate, Duration: 0})
 		if err != nil {
-			return stats.Summary{}, badFlag("--rate/--arrival/--burstiness: %v", err)
+			return stats.Summary{}, nil, badFlag("--rate/--arrival/--burstiness: %v", err)
 		}
 		runErr = g.Open(ctx, dispatch.OpenConfig{
 			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: p.maxInFlight,
@@ -283,16 +290,20 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		if err := file.Close(); err != nil {
 			fmt.Fprintf(e.stderr, "ledger file: %v\n", err)
 		}
+		if n, err := file.Err(); n > 0 {
+			fmt.Fprintf(e.stderr, "ledger file: %d records not written: %v\n", n, err)
+		}
 	}
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
+		ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
 	}
 	if runErr != nil {
-		return stats.Summary{}, runErr
+		return stats.Summary{}, nil, runErr
 	}
 	recMu.Lock()
 	defer recMu.Unlock()
-	sum := stats.Summarize(stats.Config{
+	sum = stats.Summarize(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
 		Validity: stats.ValidityConfig{MaxLagP99: p.maxLagP99, RateTolerance: p.rateTol},
 	}, records)
@@ -301,5 +312,5 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
 			window.Round(time.Millisecond), p.duration))
 	}
-	return sum, nil
+	return sum, ledgerErr, nil
 }

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -89,12 +86,12 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(e.stderr, cfg.Log.Level, cfg.Log.Format)
+	log, _, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
 	if err != nil {
 		return badFlag("log: %v", err)
 	}
 	version, revision := buildVersion()
-	build := telemetry.BuildInfo{Version: version, Revision: revision, GoVersion: runtime.Version()}
+	build := telemetry.BuildInfo{Version: version, Revision: revision} // GoVersion: runtime.Version(), filled by telemetry
 
 	tel, err := telemetry.Start(ctx, telemetry.StackOptions{
 		Build:   build,
@@ -150,22 +147,6 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		}
 	}()
 	return d.Run(runCtx, reload)
-}
-
-// newLogger is logging.Setup writing to the subcommand's stderr (not the
-// process's), so that what the daemon logs goes where env says.
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	l, err := logging.ParseLevel(level)
-	if err != nil {
-		return nil, err
-	}
-	f, err := logging.ParseFormat(format)
-	if err != nil {
-		return nil, err
-	}
-	v := new(slog.LevelVar)
-	v.Set(l)
-	return logging.New(w, v, f), nil
 }
 
 func runValidate(_ context.Context, e env, args []string) error {

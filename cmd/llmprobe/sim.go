@@ -48,20 +48,11 @@ func runSim(ctx context.Context, e env, args []string) error {
 			return badFlag("%s %q: %v", d.flag, d.val, err)
 		}
 	}
-	for _, s := range *stalls {
-		w, err := sim.ParseStall(s)
-		if err != nil {
-			return badFlag("--stall %q: %v", s, err)
-		}
-		cfg.Windows = append(cfg.Windows, w)
+	w, err := simWindows("--", *stalls, *slowdowns)
+	if err != nil {
+		return err
 	}
-	for _, s := range *slowdowns {
-		w, err := sim.ParseSlowdown(s)
-		if err != nil {
-			return badFlag("--slowdown %q: %v", s, err)
-		}
-		cfg.Windows = append(cfg.Windows, w)
-	}
+	cfg.Windows = append(cfg.Windows, w...)
 	if *keyEnv != "" {
 		if cfg.APIKey = e.getenv(*keyEnv); cfg.APIKey == "" {
 			return badFlag("--api-key-env: environment variable %s is empty or unset", *keyEnv)

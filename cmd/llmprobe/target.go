@@ -105,20 +105,11 @@ func (t *targetFlags) simConfig() (sim.Config, error) {
 	if t.simAdmission > 0 {
 		cfg.AdmissionLimit = t.simAdmission
 	}
-	for _, s := range t.simStall {
-		w, err := sim.ParseStall(s)
-		if err != nil {
-			return cfg, badFlag("--sim-stall %q: %v", s, err)
-		}
-		cfg.Windows = append(cfg.Windows, w)
+	w, err := simWindows("--sim-", t.simStall, t.simSlowdown)
+	if err != nil {
+		return cfg, err
 	}
-	for _, s := range t.simSlowdown {
-		w, err := sim.ParseSlowdown(s)
-		if err != nil {
-			return cfg, badFlag("--sim-slowdown %q: %v", s, err)
-		}
-		cfg.Windows = append(cfg.Windows, w)
-	}
+	cfg.Windows = append(cfg.Windows, w...)
 	if err := cfg.Validate(); err != nil {
 		return cfg, badFlag("simulator: %v", err)
 	}
@@ -173,4 +164,24 @@ func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, p
 		return nil, protocol.Target{}, err
 	}
 	return c, protocol.Target{Base: base, Adapter: ad}, nil
+}
+
+// simWindows parses the simulator's stall and slowdown flags (named
+// prefix+"stall" and prefix+"slowdown") into windows, stalls first.
+func simWindows(prefix string, stalls, slowdowns []string) ([]sim.Window, error) {
+	var out []sim.Window
+	for _, f := range []struct {
+		name  string
+		vals  []string
+		parse func(string) (sim.Window, error)
+	}{{prefix + "stall", stalls, sim.ParseStall}, {prefix + "slowdown", slowdowns, sim.ParseSlowdown}} {
+		for _, s := range f.vals {
+			w, err := f.parse(s)
+			if err != nil {
+				return nil, badFlag("%s %q: %v", f.name, s, err)
+			}
+			out = append(out, w)
+		}
+	}
+	return out, nil
 }

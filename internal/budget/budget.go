@@ -85,7 +85,8 @@ func (b *Budget) Admit(rec *ledger.Record) (ledger.Reason, bool) {
 
 // Charge accounts a finished record: a sent record costs one request and
 // its server-reported prompt + completion tokens; an unsent one costs
-// nothing but releases its admission. It implements ledger.Sink via Record.
+// nothing but releases its admission. The daemon calls it from the
+// target's ledger sink for every finished record.
 func (b *Budget) Charge(rec *ledger.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

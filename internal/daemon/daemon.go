@@ -414,8 +414,16 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	for _, s := range res.Steps {
 		steps = append(steps, telemetry.LadderStep{Step: s.Step, OfferedRate: s.Rate, TTFTP95: time.Duration(s.TTFTP95 * float64(time.Second)), Goodput: s.Goodput})
 	}
+	// No qualifying step / no knee is an absent series, never a 0 req/s figure.
+	capacity, knee := res.Capacity, res.Knee
+	if res.CapacityStep == 0 {
+		capacity = -1
+	}
+	if res.KneeStep == 0 {
+		knee = -1
+	}
 	for _, c := range r.classes {
-		d.rec.SetCapacity(r.name, c.Name, res.Capacity, res.Knee)
+		d.rec.SetCapacity(r.name, c.Name, capacity, knee)
 		d.rec.SetLadderSteps(r.name, c.Name, res.Finished, steps)
 	}
 	d.log.Info("ladder finished", "target", r.name, "trigger", res.Trigger, "capacity_rps", res.Capacity,

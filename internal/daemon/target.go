@@ -101,7 +101,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 	r := &targetRun{
 		name: t.Name, index: index, cfg: t, global: cfg, client: client,
 		target: protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad,
-			Hook: d.opts.Tracing.Hook(t.Name, operationOf(t.API))},
+			Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))},
 		classes: classes, mixes: map[string]*workload.Mix{},
 		state: d.stateFor(t.Name), trigger: make(chan string, 1),
 	}
@@ -167,9 +167,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 // exec performs one request of class c, tracking it in flight.
 func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
 	inner := r.client.Exec(r.target, params, d.led.Now)
-	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
-		rec.TTFTBoundary = boundary // the ladder's records are planned without it
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
 		defer func() {
@@ -219,7 +217,7 @@ func (r *targetRun) start(d *Daemon) {
 	d.route.add(r.name, r.sink(d))
 	u, _ := url.Parse(r.target.Base)
 	port, _ := strconv.Atoi(u.Port())
-	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: providerOf(r.cfg.API), RequestModel: r.cfg.Model,
+	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
 		Address: u.Hostname(), Port: port})
 	totalW := 0.0
 	for _, c := range r.classes {
@@ -227,6 +225,7 @@ func (r *targetRun) start(d *Daemon) {
 	}
 	// Stagger targets so their arrivals do not line up.
 	stagger := time.Duration(r.index) * 137 * time.Millisecond
+	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
 	for i, c := range r.classes {
 		d.rec.InitSeries(r.name, c.Name, ledger.TrafficBaseline, ledger.TrafficLadder)
 		d.rec.SetGates(r.name, c.Name, telemetry.Gates{TTFT: c.Gates.TTFT, TPOT: c.Gates.TPOT, E2E: c.Gates.E2E})
@@ -248,7 +247,6 @@ func (r *targetRun) start(d *Daemon) {
 		if r.budget != nil {
 			admit = r.budget.Admit
 		}
-		boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary)
 		oc := dispatch.OpenConfig{
 			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
 			Meta: func(time.Duration) ledger.Meta {
@@ -296,7 +294,8 @@ func (r *targetRun) finished() bool {
 }
 
 // stop ends planning (in-flight requests belong to the group and finish or
-// are drained) and unhooks the target's sink.
+// are drained). The target's sink stays hooked until reap: its last
+// records must still be charged and counted.
 func (r *targetRun) stop() {
 	if r.cancel != nil {
 		r.cancel()
@@ -306,21 +305,6 @@ func (r *targetRun) stop() {
 func (r *targetRun) wait() {
 	r.done.Wait()
 	r.client.CloseIdleConnections()
-}
-
-// operationOf is the span's gen_ai.operation.name for an API.
-func operationOf(api string) string {
-	if api == "openai-completions" {
-		return "text_completion"
-	}
-	return "chat"
-}
-
-func providerOf(api string) string {
-	if strings.HasPrefix(api, "anthropic") {
-		return "anthropic"
-	}
-	return "openai"
 }
 
 // ladderLoop runs the ladder on its timetable, or at once on an identity

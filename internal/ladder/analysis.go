@@ -112,7 +112,10 @@ func Row(step int, rate float64, s stats.Summary, goodTarget float64) StepRow {
 			r.Outcomes[string(o)] = n
 		}
 	}
-	r.Met = r.Valid && s.Planned > 0 && s.GoodFraction >= goodTarget
+	// Met is stats.Capacity's rule for one step, so the table and the
+	// capacity cannot disagree.
+	_, qualified := stats.Capacity([]stats.LadderStep{{Index: step, Rate: rate, Summary: s}}, goodTarget)
+	r.Met = qualified == 1
 	return r
 }
 

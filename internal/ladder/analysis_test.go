@@ -84,4 +84,19 @@ func TestAnalyze(t *testing.T) {
 	if rows[0].Outcomes["ok"] != 100 || rows[0].Outcomes["timeout"] != 0 {
 		t.Errorf("row outcomes %v", rows[0].Outcomes)
 	}
+	// The table and the capacity apply one rule: the met steps are exactly
+	// those capacity could pick, and the capacity is the fastest of them.
+	wantMet := []bool{true, true, false, false}
+	best := 0.0
+	for i, r := range rows {
+		if r.Met != wantMet[i] {
+			t.Errorf("step %d met = %v, want %v", r.Step, r.Met, wantMet[i])
+		}
+		if r.Met {
+			best = max(best, r.Rate)
+		}
+	}
+	if best != capRate {
+		t.Errorf("fastest met step %g, capacity %g", best, capRate)
+	}
 }

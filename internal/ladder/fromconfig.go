@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 )
 
@@ -25,12 +26,16 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 		_, _ = h.Write([]byte(t.Name))
 		seed = h.Sum64()
 	}
+	boundary, err := ledger.ParseTTFTBoundary(t.TTFTBoundary)
+	if err != nil {
+		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
+	}
 	classes := make([]Class, len(t.Classes))
 	for i, c := range t.Classes {
 		classes[i] = Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates.StatsGates()}
 	}
 	cfg := Config{
-		Target: t.Name, API: t.API, Classes: classes,
+		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
 		MaxRate: max, Arrival: schedule.Kind(l.Arrival), Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: AbortRules{

@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -33,5 +34,37 @@ func TestFromExampleConfigs(t *testing.T) {
 		if lc.Seed == 0 || lc.MaxRate != tg.Ladder.MaxRate || lc.Settle != tg.Timeouts.Total.D() || len(lc.Classes) != len(tg.Classes) {
 			t.Errorf("%s: conversion: %+v", f, lc)
 		}
+	}
+}
+
+// TestTTFTBoundaryPlanned: the target's ttft_boundary goes from the config
+// into every record the ladder plans (not patched in later by an executor).
+func TestTTFTBoundaryPlanned(t *testing.T) {
+	c, err := config.LoadWith(config.Options{Path: "../../config/simulator.yaml", Environ: func() []string { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := c.Targets[0]
+	tg.TTFTBoundary = "any_token"
+	lc, _, err := FromConfig(tg, c.Limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.TTFTBoundary != ledger.TTFTAnyToken {
+		t.Fatalf("FromConfig TTFTBoundary = %q, want %q", lc.TTFTBoundary, ledger.TTFTAnyToken)
+	}
+	tg.TTFTBoundary = "bogus"
+	if _, _, err := FromConfig(tg, c.Limits); err == nil {
+		t.Error("FromConfig accepted ttft_boundary bogus")
+	}
+	r, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) dispatch.Result {
+		return dispatch.Result{}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &stepState{n: 1, rng: rand.New(rand.NewPCG(1, 1))}
+	if m := r.meta(st)(0); m.TTFTBoundary != ledger.TTFTAnyToken || m.Traffic != ledger.TrafficLadder || m.Step != 1 {
+		t.Errorf("planned meta = %+v, want ttft boundary %q on a ladder step-1 record", m, ledger.TTFTAnyToken)
 	}
 }

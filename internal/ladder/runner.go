@@ -41,6 +41,8 @@ type Config struct {
 	Target  string
 	API     string
 	Classes []Class // empty: one class "default" without gates
+	// TTFTBoundary is stamped on every planned record ("" = content).
+	TTFTBoundary ledger.TTFTBoundary
 
 	Steps        []float64 // offered rates, req/s
 	StepDuration time.Duration
@@ -214,7 +216,8 @@ func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
 			}
 			x -= c.Weight
 		}
-		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n}
+		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n,
+			TTFTBoundary: r.cfg.TTFTBoundary}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -70,9 +69,9 @@ func New(w io.Writer, level slog.Leveler, format Format) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// Setup parses level and format and returns a logger on os.Stderr plus the
+// Setup parses level and format and returns a logger writing to w plus the
 // LevelVar that controls it.
-func Setup(level, format string) (*slog.Logger, *slog.LevelVar, error) {
+func Setup(w io.Writer, level, format string) (*slog.Logger, *slog.LevelVar, error) {
 	l, err := ParseLevel(level)
 	if err != nil {
 		return nil, nil, err
@@ -83,5 +82,5 @@ func Setup(level, format string) (*slog.Logger, *slog.LevelVar, error) {
 	}
 	v := new(slog.LevelVar)
 	v.Set(l)
-	return New(os.Stderr, v, f), v, nil
+	return New(w, v, f), v, nil
 }

@@ -3,6 +3,7 @@ package logging
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -93,13 +94,32 @@ func TestLevelVarChangesAtRunTime(t *testing.T) {
 }
 
 func TestSetupRejectsBadInput(t *testing.T) {
-	if _, _, err := Setup("nope", "json"); err == nil {
+	if _, _, err := Setup(io.Discard, "nope", "json"); err == nil {
 		t.Error("bad level accepted")
 	}
-	if _, _, err := Setup("info", "nope"); err == nil {
+	if _, _, err := Setup(io.Discard, "info", "nope"); err == nil {
 		t.Error("bad format accepted")
 	}
-	if l, v, err := Setup("debug", "json"); err != nil || l == nil || v.Level() != slog.LevelDebug {
+	if l, v, err := Setup(io.Discard, "debug", "json"); err != nil || l == nil || v.Level() != slog.LevelDebug {
 		t.Errorf("Setup = %v, %v, %v", l, v, err)
+	}
+}
+
+// TestSetupWritesToItsWriter: the logger writes to the writer it was given
+// (the subcommand's stderr), at the parsed level, and its LevelVar changes
+// the level at run time.
+func TestSetupWritesToItsWriter(t *testing.T) {
+	var buf bytes.Buffer
+	l, v, err := Setup(&buf, "warn", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info("hidden")
+	l.Warn("shown")
+	v.Set(slog.LevelInfo)
+	l.Info("now shown")
+	out := buf.String()
+	if strings.Contains(out, "hidden") || !strings.Contains(out, `"msg":"shown"`) || !strings.Contains(out, `"msg":"now shown"`) {
+		t.Errorf("output = %q", out)
 	}
 }

@@ -66,15 +66,16 @@ func newOtelInstruments(mp metric.MeterProvider) (*otelInstruments, error) {
 	return &in, nil
 }
 
-// operationName maps an API to gen_ai.operation.name.
-func operationName(api string) string {
+// OperationName maps an API name to gen_ai.operation.name.
+func OperationName(api string) string {
 	if api == "openai-completions" {
 		return "text_completion"
 	}
 	return "chat"
 }
 
-func providerName(api string) string {
+// ProviderName maps an API name to gen_ai.provider.name.
+func ProviderName(api string) string {
 	switch {
 	case strings.HasPrefix(api, "anthropic"):
 		return "anthropic"
@@ -84,20 +85,29 @@ func providerName(api string) string {
 	return api
 }
 
-func (in *otelInstruments) record(r *ledger.Record, good bool, ep Endpoint) {
-	ctx := context.Background()
+// otelSeries holds the attribute sets of one (target, class, traffic),
+// built once: recording a request then sorts and allocates no attributes.
+// The GenAI attributes come from the target's Endpoint and configuration
+// only (never from what the server sends, such as the response model).
+type otelSeries struct {
+	own, gen, tokensIn, tokensOut metric.MeasurementOption
+	requests                      map[reqKey]metric.MeasurementOption
+	failed                        map[ledger.Outcome]metric.MeasurementOption
+}
+
+func newOtelSeries(k seriesKey, api string, ep Endpoint) *otelSeries {
 	op := ep.Operation
 	if op == "" {
-		op = operationName(r.API)
+		op = OperationName(api)
 	}
 	prov := ep.Provider
 	if prov == "" {
-		prov = providerName(r.API)
+		prov = ProviderName(api)
 	}
 	own := []attribute.KeyValue{
-		attribute.String("llmprobe.target", r.Target),
-		attribute.String("llmprobe.class", r.Class),
-		attribute.String("llmprobe.traffic", string(r.Traffic)),
+		attribute.String("llmprobe.target", k.target),
+		attribute.String("llmprobe.class", k.class),
+		attribute.String("llmprobe.traffic", string(k.traffic)),
 	}
 	gen := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", op),
@@ -106,9 +116,6 @@ func (in *otelInstruments) record(r *ledger.Record, good bool, ep Endpoint) {
 	if ep.RequestModel != "" {
 		gen = append(gen, attribute.String("gen_ai.request.model", ep.RequestModel))
 	}
-	if r.Model != "" {
-		gen = append(gen, attribute.String("gen_ai.response.model", r.Model))
-	}
 	if ep.Address != "" {
 		gen = append(gen, attribute.String("server.address", ep.Address))
 		if ep.Port > 0 {
@@ -116,16 +123,42 @@ func (in *otelInstruments) record(r *ledger.Record, good bool, ep Endpoint) {
 		}
 	}
 	gen = append(gen, own...)
+	with := func(base []attribute.KeyValue, extra ...attribute.KeyValue) metric.MeasurementOption {
+		all := make([]attribute.KeyValue, 0, len(base)+len(extra))
+		return metric.WithAttributeSet(attribute.NewSet(append(append(all, base...), extra...)...))
+	}
+	s := &otelSeries{
+		own: with(own), gen: with(gen),
+		tokensIn:  with(gen, attribute.String("gen_ai.token.type", "input")),
+		tokensOut: with(gen, attribute.String("gen_ai.token.type", "output")),
+		requests:  map[reqKey]metric.MeasurementOption{},
+		failed:    map[ledger.Outcome]metric.MeasurementOption{},
+	}
+	for _, o := range ledger.Outcomes {
+		s.failed[o] = with(gen, attribute.String("error.type", string(o)))
+		for _, r := range ledger.ReasonsFor(o) {
+			s.requests[reqKey{o, r}] = with(own, attribute.String("llmprobe.outcome", string(o)), attribute.String("llmprobe.reason", string(r)))
+		}
+	}
+	return s
+}
 
-	in.requests.Add(ctx, 1, metric.WithAttributes(append(own,
-		attribute.String("llmprobe.outcome", string(r.Outcome)),
-		attribute.String("llmprobe.reason", string(r.Reason)))...))
+func (in *otelInstruments) record(s *otelSeries, r *ledger.Record, good bool) {
+	ctx := context.Background()
+	req, ok := s.requests[reqKey{r.Outcome, r.Reason}]
+	if !ok { // a pair outside the closed set still counts
+		req = metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("llmprobe.target", r.Target), attribute.String("llmprobe.class", r.Class),
+			attribute.String("llmprobe.traffic", string(r.Traffic)),
+			attribute.String("llmprobe.outcome", string(r.Outcome)), attribute.String("llmprobe.reason", string(r.Reason))))
+	}
+	in.requests.Add(ctx, 1, req)
 	if lag, ok := r.DispatchLag(); ok {
-		in.lag.Record(ctx, lag.Seconds(), metric.WithAttributes(own...))
+		in.lag.Record(ctx, lag.Seconds(), s.own)
 	}
 	if r.Usage.Known {
-		in.tokens.Record(ctx, int64(r.Usage.Prompt), metric.WithAttributes(append(gen, attribute.String("gen_ai.token.type", "input"))...))
-		in.tokens.Record(ctx, int64(r.Usage.Completion), metric.WithAttributes(append(gen, attribute.String("gen_ai.token.type", "output"))...))
+		in.tokens.Record(ctx, int64(r.Usage.Prompt), s.tokensIn)
+		in.tokens.Record(ctx, int64(r.Usage.Completion), s.tokensOut)
 	}
 	// Durations: ok requests, and sent failures with error.type; never
 	// unsent (no request) or censored (its age is a lower bound, not a sample).
@@ -134,25 +167,24 @@ func (in *otelInstruments) record(r *ledger.Record, good bool, ep Endpoint) {
 	}
 	if r.Outcome != ledger.OK {
 		if v, ok := r.E2E(); ok {
-			in.duration.Record(ctx, v.Seconds(), metric.WithAttributes(append(gen, attribute.String("error.type", string(r.Outcome)))...))
+			in.duration.Record(ctx, v.Seconds(), s.failed[r.Outcome])
 		}
 		return
 	}
 	if good {
-		in.good.Add(ctx, 1, metric.WithAttributes(own...))
+		in.good.Add(ctx, 1, s.own)
 	}
-	attrs := metric.WithAttributes(gen...)
 	if v, ok := r.E2E(); ok {
-		in.duration.Record(ctx, v.Seconds(), attrs)
+		in.duration.Record(ctx, v.Seconds(), s.gen)
 	}
 	if v, ok := r.TTFT(); ok {
-		in.ttfc.Record(ctx, v.Seconds(), attrs)
+		in.ttfc.Record(ctx, v.Seconds(), s.gen)
 	}
 	if v, ok := r.TPOT(); ok {
-		in.tpot.Record(ctx, v.Seconds(), attrs)
+		in.tpot.Record(ctx, v.Seconds(), s.gen)
 	}
 	for _, g := range r.ChunkGaps {
-		in.chunk.Record(ctx, g.Seconds(), attrs)
+		in.chunk.Record(ctx, g.Seconds(), s.gen)
 	}
 }
 

@@ -165,24 +165,44 @@ func (m *promMetrics) perTarget() []interface {
 	}
 }
 
+// reqKey is one (outcome, reason) pair of llmprobe_requests_total.
+type reqKey struct {
+	outcome ledger.Outcome
+	reason  ledger.Reason
+}
+
+// promSeries holds the children of one (target, class, traffic), resolved
+// once so that recording a request does no label hashing.
+type promSeries struct {
+	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
+	ttft, chunk, tpot, duration, lag               prometheus.Observer
+	requests                                       map[reqKey]prometheus.Counter
+}
+
 // initSeries creates every series of (target, class, traffic) at zero, so
 // that rates exist before the first event: every valid outcome/reason pair,
-// both token types, and the histograms.
-func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic) {
+// both token types, and the histograms. It returns their children.
+func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic) *promSeries {
 	t := string(traffic)
+	s := &promSeries{
+		planned:    m.planned.WithLabelValues(target, class, t),
+		dispatched: m.dispatched.WithLabelValues(target, class, t),
+		good:       m.good.WithLabelValues(target, class, t),
+		tokensIn:   m.tokens.WithLabelValues(target, class, t, tokenTypeInput),
+		tokensOut:  m.tokens.WithLabelValues(target, class, t, tokenTypeOutput),
+		ttft:       m.ttft.WithLabelValues(target, class, t),
+		chunk:      m.chunk.WithLabelValues(target, class, t),
+		tpot:       m.tpot.WithLabelValues(target, class, t),
+		duration:   m.duration.WithLabelValues(target, class, t),
+		lag:        m.lag.WithLabelValues(target, class, t),
+		requests:   map[reqKey]prometheus.Counter{},
+	}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
-			m.requests.WithLabelValues(target, class, t, string(o), string(r))
+			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, string(o), string(r))
 		}
 	}
-	m.planned.WithLabelValues(target, class, t)
-	m.dispatched.WithLabelValues(target, class, t)
-	m.good.WithLabelValues(target, class, t)
-	m.tokens.WithLabelValues(target, class, t, tokenTypeInput)
-	m.tokens.WithLabelValues(target, class, t, tokenTypeOutput)
-	for _, h := range []*prometheus.HistogramVec{m.ttft, m.chunk, m.tpot, m.duration, m.lag} {
-		h.WithLabelValues(target, class, t)
-	}
+	return s
 }
 
 func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
@@ -193,50 +213,51 @@ func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
 	h.Observe(d.Seconds())
 }
 
-// record feeds one finished record into the Prometheus collectors.
-func (m *promMetrics) record(r *ledger.Record, good bool) {
-	lv := []string{r.Target, r.Class, string(r.Traffic)}
+// record feeds one finished record into the Prometheus collectors through
+// the children of its series.
+func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
 	ex := prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
 	if r.TraceID != "" {
 		ex[exemplarTraceID] = r.TraceID
 	}
 	if r.Attempt <= 1 {
-		m.planned.WithLabelValues(lv...).Inc()
+		s.planned.Inc()
 	}
-	m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason)).Inc()
+	req := s.requests[reqKey{r.Outcome, r.Reason}]
+	if req == nil { // a pair outside the closed set still counts
+		req = m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason))
+	}
+	req.Inc()
 	if lag, ok := r.DispatchLag(); ok {
-		m.dispatched.WithLabelValues(lv...).Inc()
-		observe(m.lag.WithLabelValues(lv...), lag, ex)
+		s.dispatched.Inc()
+		observe(s.lag, lag, ex)
 		m.lagMax.observe(r.Target, lag)
 	}
 	if r.Usage.Known {
-		m.tokens.WithLabelValues(r.Target, r.Class, string(r.Traffic), tokenTypeInput).Add(float64(r.Usage.Prompt))
-		m.tokens.WithLabelValues(r.Target, r.Class, string(r.Traffic), tokenTypeOutput).Add(float64(r.Usage.Completion))
+		s.tokensIn.Add(float64(r.Usage.Prompt))
+		s.tokensOut.Add(float64(r.Usage.Completion))
 	}
 	if r.Outcome != ledger.OK {
 		return
 	}
 	if good {
-		m.good.WithLabelValues(lv...).Inc()
+		s.good.Inc()
 	}
 	if v, ok := r.TTFT(); ok {
-		observe(m.ttft.WithLabelValues(lv...), v, ex)
+		observe(s.ttft, v, ex)
 	}
 	if v, ok := r.E2E(); ok {
-		observe(m.duration.WithLabelValues(lv...), v, ex)
+		observe(s.duration, v, ex)
 	}
 	if v, ok := r.TPOT(); ok {
-		observe(m.tpot.WithLabelValues(lv...), v, ex)
+		observe(s.tpot, v, ex)
 	}
-	if len(r.ChunkGaps) > 0 {
-		h := m.chunk.WithLabelValues(lv...)
-		for i, g := range r.ChunkGaps {
-			if i == 0 { // one exemplar per request is plenty
-				observe(h, g, ex)
-				continue
-			}
-			h.Observe(g.Seconds())
+	for i, g := range r.ChunkGaps {
+		if i == 0 { // one exemplar per request is plenty
+			observe(s.chunk, g, ex)
+			continue
 		}
+		s.chunk.Observe(g.Seconds())
 	}
 }
 

@@ -51,7 +51,8 @@ type Recorder struct {
 
 	mu        sync.Mutex
 	gates     map[classKey]Gates
-	seen      map[seriesKey]bool
+	series    map[seriesKey]*promSeries
+	otelSets  map[seriesKey]*otelSeries // nil when OTel is off
 	identity  map[string]identity
 	endpoints map[string]Endpoint
 }
@@ -67,7 +68,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		prom:      newPromMetrics(o.Now, o.LagWindow),
 		gates:     make(map[classKey]Gates),
-		seen:      make(map[seriesKey]bool),
+		series:    make(map[seriesKey]*promSeries),
 		identity:  make(map[string]identity),
 		endpoints: make(map[string]Endpoint),
 	}
@@ -91,7 +92,7 @@ func New(o Options) (*Recorder, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.otel = in
+		r.otel, r.otelSets = in, make(map[seriesKey]*otelSeries)
 	}
 	return r, nil
 }
@@ -104,19 +105,33 @@ func (r *Recorder) Registry() *prometheus.Registry { return r.registry }
 func (r *Recorder) Record(rec *ledger.Record) {
 	k := seriesKey{rec.Target, rec.Class, rec.Traffic}
 	r.mu.Lock()
-	if !r.seen[k] {
-		r.seen[k] = true
-		r.prom.initSeries(k.target, k.class, k.traffic)
-		r.prom.lagMax.ensure(k.target)
-	}
+	s := r.seriesLocked(k)
 	g := r.gates[classKey{rec.Target, rec.Class}]
-	ep := r.endpoints[rec.Target]
+	var os *otelSeries
+	if r.otel != nil {
+		if os = r.otelSets[k]; os == nil {
+			os = newOtelSeries(k, rec.API, r.endpoints[rec.Target])
+			r.otelSets[k] = os
+		}
+	}
 	r.mu.Unlock()
 	good := stats.IsGood(rec, g)
-	r.prom.record(rec, good)
-	if r.otel != nil {
-		r.otel.record(rec, good, ep)
+	r.prom.record(s, rec, good)
+	if os != nil {
+		r.otel.record(os, rec, good)
 	}
+}
+
+// seriesLocked returns the children of k, creating its series at zero the
+// first time. r.mu must be held.
+func (r *Recorder) seriesLocked(k seriesKey) *promSeries {
+	s := r.series[k]
+	if s == nil {
+		s = r.prom.initSeries(k.target, k.class, k.traffic)
+		r.series[k] = s
+		r.prom.lagMax.ensure(k.target)
+	}
+	return s
 }
 
 // InitSeries creates every series of (target, class) for each traffic kind
@@ -126,11 +141,7 @@ func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range traffic {
-		k := seriesKey{target, class, t}
-		if !r.seen[k] {
-			r.seen[k] = true
-			r.prom.initSeries(target, class, t)
-		}
+		r.seriesLocked(seriesKey{target, class, t})
 	}
 	r.prom.lagMax.ensure(target)
 }
@@ -158,19 +169,31 @@ type Endpoint struct {
 	Port         int    // server.port; 0 omits it
 }
 
-// SetEndpoint sets the OTel attributes of a target.
+// SetEndpoint sets the OTel attributes of a target (for its records from
+// now on).
 func (r *Recorder) SetEndpoint(target string, e Endpoint) {
 	r.mu.Lock()
 	r.endpoints[target] = e
+	r.forgetOtelLocked(target)
 	r.mu.Unlock()
+}
+
+// forgetOtelLocked drops the attribute sets built for a target. r.mu must
+// be held.
+func (r *Recorder) forgetOtelLocked(target string) {
+	for k := range r.otelSets {
+		if k.target == target {
+			delete(r.otelSets, k)
+		}
+	}
 }
 
 // ForgetTarget removes every series of a target (after a reload removed it).
 func (r *Recorder) ForgetTarget(target string) {
 	r.mu.Lock()
-	for k := range r.seen {
+	for k := range r.series {
 		if k.target == target {
-			delete(r.seen, k)
+			delete(r.series, k)
 		}
 	}
 	for k := range r.gates {
@@ -178,6 +201,7 @@ func (r *Recorder) ForgetTarget(target string) {
 			delete(r.gates, k)
 		}
 	}
+	r.forgetOtelLocked(target)
 	delete(r.identity, target)
 	delete(r.endpoints, target)
 	r.mu.Unlock()

@@ -103,13 +103,3 @@ func (t *Tracing) Hook(target, operation string) RequestHook {
 		}
 	}
 }
-
-// TraceID returns the hex trace id of the span in ctx, or "" when there is
-// none; the protocol client stores it in the record's TraceID.
-func TraceID(ctx context.Context) string {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.HasTraceID() {
-		return ""
-	}
-	return sc.TraceID().String()
-}

@@ -9,6 +9,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -36,7 +37,7 @@ func TestHookInjectsTraceparentAndEndsSpan(t *testing.T) {
 	resp.Body.Close()
 	done(ledger.Timeout, ledger.ReasonIdle)
 
-	id := TraceID(ctx)
+	id := traceID(ctx)
 	if len(id) != 32 {
 		t.Fatalf("TraceID = %q", id)
 	}
@@ -63,11 +64,21 @@ func TestTracingOff(t *testing.T) {
 	if h := NewTracing(nil).Hook("sim", ""); h != nil {
 		t.Error("nil provider must yield a nil hook")
 	}
-	if id := TraceID(context.Background()); id != "" {
+	if id := traceID(context.Background()); id != "" {
 		t.Errorf("TraceID without span = %q", id)
 	}
 	tp, err := NewTracerProvider(context.Background(), func(string) (string, bool) { return "", false }, nil)
 	if tp != nil || err != nil {
 		t.Errorf("NewTracerProvider without endpoint = %v, %v", tp, err)
 	}
+}
+
+// traceID is how the protocol client reads the span's trace id into the
+// record's TraceID: the hex id of the span in ctx, or "" when there is none.
+func traceID(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.HasTraceID() {
+		return ""
+	}
+	return sc.TraceID().String()
 }
