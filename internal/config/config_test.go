@@ -83,6 +83,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"zero rate", minimal + "    baseline: {rate: 0}\n", []string{"targets[0].baseline.rate: must be above 0"}},
 		{"bad api", minimal + "    api: grpc\n", []string{"targets[0].api: want one of"}},
 		{"secret header", minimal + "    headers: {Authorization: Bearer x}\n", []string{"targets[0].headers.Authorization: looks secret"}},
+		{"auth header", minimal + "    headers: {X-Auth: sk-abc}\n", []string{"targets[0].headers.X-Auth: looks secret"}},
 		{"timeout over total", minimal + "    timeouts: {connect: 10m, total: 1m}\n", []string{"targets[0].timeouts.connect:", "longer than timeouts.total"}},
 		{"duplicate names", minimal + "  - name: t1\n    url: http://127.0.0.1:1/v1\n    model: m\n", []string{"targets[1].name: duplicate target name"}},
 		{"label-unsafe name", strings.Replace(minimal, "name: t1", "name: \"T 1\"", 1), []string{"targets[0].name: want 1-63"}},
@@ -96,8 +97,10 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 			[]string{"targets[0].ladder.schedule.daily: want HH:MM"}},
 		{"bad zone", minimal + "    budget: {zone: Mars/Base}\n", []string{"targets[0].budget.zone: unknown time zone"}},
 		{"url credentials", strings.Replace(minimal, "http://127.0.0.1", "http://u:p@127.0.0.1", 1), []string{"targets[0].url: credentials"}},
+		{"url query key", strings.Replace(minimal, "/v1", "/v1?api-key=sk-abc", 1), []string{"targets[0].url: query parameter \"api-key\" looks secret"}},
 		{"no targets", "log: {level: info}\n", []string{"targets: at least one target"}},
 		{"bad dist", minimal + "    classes: [{name: a, input: {dist: uniform, min: 10, max: 5}}]\n", []string{"targets[0].classes[0].input: uniform min 10"}},
+		{"bad ladder lag", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, max_lag_p99: 0s}\n", []string{"targets[0].ladder.max_lag_p99: want above 0"}},
 		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
@@ -212,7 +215,7 @@ func TestRedacted(t *testing.T) {
 	p := write(t, `
 targets:
   - name: t1
-    url: https://api.example.com/v1?api-key=abc123
+    url: https://api.example.com/v1?api-version=2024
     model: m
     api_key_env: MY_KEY
     headers: {X-Team: blue}
@@ -222,7 +225,9 @@ targets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Targets[0].Headers["X-Session-Token"] = "zzz" // built in code, bypassing validation
+	// Built in code, bypassing validation (which refuses both).
+	c.Targets[0].Headers["X-Session-Token"] = "zzz"
+	c.Targets[0].URL = "https://api.example.com/v1?api-key=abc123"
 	r := c.Redacted()
 	b, _ := json.Marshal(r)
 	s := string(b)

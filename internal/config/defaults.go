@@ -47,6 +47,7 @@ func targetDefaults() map[string]any {
 			},
 			"good_fraction_target":   0.9,
 			"knee_factor":            2.0,
+			"max_lag_p99":            "10ms",
 			"run_on_identity_change": false,
 			"run_on_start":           false,
 		},

@@ -309,10 +309,11 @@ func (c *Config) sourceOf(key, fallback string) string {
 
 var durationType = reflect.TypeOf(Duration(0))
 
-// secretLooking reports key or header names that look like they hold a secret.
+// secretLooking reports key, header or query parameter names that look like
+// they hold a secret (a substring match: it refuses rather than misses).
 func secretLooking(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range []string{"key", "token", "secret", "password", "authorization", "cookie", "credential"} {
+	for _, s := range []string{"key", "token", "secret", "passw", "auth", "bearer", "cookie", "credential"} {
 		if strings.Contains(n, s) {
 			return true
 		}
@@ -435,9 +436,8 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 }
 
 func kindName(v any) string {
-	switch x := v.(type) {
+	switch v.(type) {
 	case string:
-		_ = x
 		return "a string" // never echo a value: it may be a misplaced secret
 	case map[string]any:
 		return "a mapping"

@@ -209,20 +209,23 @@ type Gates struct {
 
 // Ladder is a target's scheduled rate ladder.
 type Ladder struct {
-	Enabled             bool      `koanf:"enabled" json:"enabled"`
-	Schedule            Schedule  `koanf:"schedule" json:"schedule"`
-	Steps               []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
-	StepDuration        Duration  `koanf:"step_duration" json:"step_duration"`
-	Gap                 Duration  `koanf:"gap" json:"gap"`
-	MaxRate             float64   `koanf:"max_rate" json:"max_rate"` // steps above it are refused
-	Arrival             string    `koanf:"arrival" json:"arrival"`   // poisson | constant
-	Seed                int64     `koanf:"seed" json:"seed"`
-	Abort               Abort     `koanf:"abort" json:"abort"`
-	GoodFractionTarget  float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
-	KneeFactor          float64   `koanf:"knee_factor" json:"knee_factor"`
-	RunOnIdentityChange bool      `koanf:"run_on_identity_change" json:"run_on_identity_change"`
-	RunOnStart          bool      `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
-	HistoryFile         string    `koanf:"history_file" json:"history_file,omitempty"`
+	Enabled            bool      `koanf:"enabled" json:"enabled"`
+	Schedule           Schedule  `koanf:"schedule" json:"schedule"`
+	Steps              []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
+	StepDuration       Duration  `koanf:"step_duration" json:"step_duration"`
+	Gap                Duration  `koanf:"gap" json:"gap"`
+	MaxRate            float64   `koanf:"max_rate" json:"max_rate"` // steps above it are refused
+	Arrival            string    `koanf:"arrival" json:"arrival"`   // poisson | constant
+	Seed               int64     `koanf:"seed" json:"seed"`
+	Abort              Abort     `koanf:"abort" json:"abort"`
+	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
+	KneeFactor         float64   `koanf:"knee_factor" json:"knee_factor"`
+	// MaxLagP99 is the largest dispatch-lag p99 at which a step's generator
+	// is still valid (a step judged invalid never counts toward capacity).
+	MaxLagP99           Duration `koanf:"max_lag_p99" json:"max_lag_p99"`
+	RunOnIdentityChange bool     `koanf:"run_on_identity_change" json:"run_on_identity_change"`
+	RunOnStart          bool     `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
+	HistoryFile         string   `koanf:"history_file" json:"history_file,omitempty"`
 }
 
 // Schedule says when a ladder runs: every Every (shifted by Offset from the

@@ -93,6 +93,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".url", "want an absolute http(s) URL")
 	} else if u.User != nil {
 		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
+	} else if q := secretQueryParam(u); q != "" {
+		// HTTP client errors carry the whole URL, query included.
+		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted; use api_key_env, api_key_file or header_env", q)
 	}
 	if !oneOf(t.TTFTBoundary, "content", "any_token") {
 		el.add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
@@ -187,6 +190,16 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	}
 }
 
+// secretQueryParam returns the first secret-looking query parameter name of u.
+func secretQueryParam(u *url.URL) string {
+	for name := range u.Query() {
+		if secretLooking(name) {
+			return name
+		}
+	}
+	return ""
+}
+
 func (c *Config) checkRate(el *errorList, key string, r, max float64) {
 	if !(r > 0) || math.IsInf(r, 0) {
 		el.add(key, "must be above 0 req/s, got %g", r)
@@ -271,6 +284,9 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 	}
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
+	}
+	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
+		el.add(lp+".max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
 	}
 	a := l.Abort
 	for _, f := range []struct {

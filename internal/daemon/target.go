@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -59,15 +58,6 @@ type targetRun struct {
 	lastRsn   ledger.Reason
 }
 
-func seedFor(name string, seed int64) uint64 {
-	if seed != 0 {
-		return uint64(seed)
-	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	return h.Sum64()
-}
-
 func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*targetRun, error) {
 	ad, err := protocol.Lookup(t.API)
 	if err != nil {
@@ -106,7 +96,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		state: d.stateFor(t.Name), trigger: make(chan string, 1),
 	}
 	for i, c := range classes {
-		m, err := workload.NewMix(seedFor(t.Name, t.Baseline.Seed)+uint64(i)*7919, []workload.Class{c})
+		m, err := workload.NewMix(config.SeedFor(t.Name, t.Baseline.Seed)+uint64(i)*7919, []workload.Class{c})
 		if err != nil {
 			client.CloseIdleConnections()
 			return nil, fmt.Errorf("classes[%d]: %w", i, err)
@@ -123,7 +113,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		e := r.exec(d, r.paramsFor(c.Name))
 		if cc := t.Cancellation; cc.Fraction > 0 {
 			e, err = dispatch.Inject(dispatch.Injection{Fraction: cc.Fraction, Delay: cc.Delay.D(), MaxDelay: cc.MaxDelay.D(),
-				Seed: seedFor(t.Name, t.Baseline.Seed) + uint64(i)*104729}, e)
+				Seed: config.SeedFor(t.Name, t.Baseline.Seed) + uint64(i)*104729}, e)
 			if err != nil {
 				client.CloseIdleConnections()
 				return nil, fmt.Errorf("cancellation: %w", err)
@@ -235,7 +225,7 @@ func (r *targetRun) start(d *Daemon) {
 		}
 		rate := r.cfg.Baseline.Rate * c.Weight / totalW
 		kind, _ := schedule.ParseKind(r.cfg.Baseline.Arrival)
-		seq, err := schedule.New(schedule.Spec{Kind: kind, Seed: seedFor(r.name, r.cfg.Baseline.Seed) + uint64(i)},
+		seq, err := schedule.New(schedule.Spec{Kind: kind, Seed: config.SeedFor(r.name, r.cfg.Baseline.Seed) + uint64(i)},
 			schedule.Step{Rate: rate})
 		if err != nil {
 			d.log.Error("baseline schedule", "target", r.name, "class", c.Name, "err", err)

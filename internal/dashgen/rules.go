@@ -23,8 +23,9 @@ type RuleOptions struct {
 	CapacityFraction float64
 	// Gates are the TTFT gate values (seconds, ascending) the latency SLI can
 	// evaluate. histogram_fraction takes a scalar bound, so a class's gate
-	// (llmprobe_slo_ttft_seconds) is rounded down to the nearest listed value;
-	// gates below the first value use the first value.
+	// (llmprobe_slo_ttft_seconds) is rounded down to the nearest listed value.
+	// A gate below the first value has no latency SLI: rounding it up would
+	// count too-slow first tokens as good.
 	Gates []float64
 	// DispatchLagP99 is the dispatch-lag p99 (seconds) above which the
 	// generator is considered invalid.
@@ -178,21 +179,14 @@ func sliRules(o RuleOptions, w string) []Rule {
 }
 
 // latencyErrorsExpr is 1 - the fraction of first tokens within the class's
-// gate; the gate is selected from the supported list by value.
+// gate; the gate is rounded down to a supported value (none below the first).
 func latencyErrorsExpr(o RuleOptions, w string) string {
 	var b strings.Builder
 	b.WriteString("1 - (\n")
 	for i, g := range o.Gates {
-		var cond string
-		switch {
-		case len(o.Gates) == 1:
-			cond = recGate()
-		case i == 0:
-			cond = fmt.Sprintf("%s < %s", recGate(), num(o.Gates[1]))
-		case i == len(o.Gates)-1:
-			cond = fmt.Sprintf("%s >= %s", recGate(), num(g))
-		default:
-			cond = fmt.Sprintf("%s >= %s < %s", recGate(), num(g), num(o.Gates[i+1]))
+		cond := fmt.Sprintf("%s >= %s", recGate(), num(g))
+		if i+1 < len(o.Gates) {
+			cond += " < " + num(o.Gates[i+1])
 		}
 		if i > 0 {
 			b.WriteString("  or\n")
@@ -265,6 +259,24 @@ func capacityAlerts(o RuleOptions) []Rule {
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
 				"description": "The latest ladder's capacity for this target and class is below " + frac + " × its 7-day median.",
 				"runbook_url": runbookURL("LLMProbeCapacityRegression"),
+			},
+		},
+		{
+			// A ladder where no step met the gates exports no capacity (never
+			// 0 req/s), which would silently clear the alert above in the
+			// worst regression. A ladder has run in this process (its
+			// timestamp is set), yet capacity measured in the last 7 days is
+			// now absent: that is a regression too.
+			Alert: "LLMProbeCapacityLost",
+			Expr: "0 * quantile_over_time(0.5, llmprobe_capacity_requests_per_second[7d])\n" +
+				"  unless on (job, instance, target, class) llmprobe_capacity_requests_per_second\n" +
+				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds",
+			For:    "10m",
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "{{ $labels.target }}/{{ $labels.class }} has no capacity: no step of the latest ladder met the gates",
+				"description": "The latest ladder found no step meeting the class's gates (or aborted), though capacity was measured in the last 7 days.",
+				"runbook_url": runbookURL("LLMProbeCapacityLost"),
 			},
 		},
 		{

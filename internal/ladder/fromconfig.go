@@ -2,7 +2,7 @@ package ladder
 
 import (
 	"fmt"
-	"hash/fnv"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -20,12 +20,7 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 	if max == 0 {
 		max = limits.MaxRate
 	}
-	seed := uint64(l.Seed)
-	if seed == 0 {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(t.Name))
-		seed = h.Sum64()
-	}
+	seed := config.SeedFor(t.Name, l.Seed)
 	boundary, err := ledger.ParseTTFTBoundary(t.TTFTBoundary)
 	if err != nil {
 		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
@@ -44,7 +39,8 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
 		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor,
-		Settle: t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
+		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D()},
+		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}
 	var zone *time.Location
 	if l.Schedule.Zone != "" {

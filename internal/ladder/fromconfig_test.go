@@ -31,7 +31,8 @@ func TestFromExampleConfigs(t *testing.T) {
 		if err != nil || !next.After(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("%s: next run %v, %v", f, next, err)
 		}
-		if lc.Seed == 0 || lc.MaxRate != tg.Ladder.MaxRate || lc.Settle != tg.Timeouts.Total.D() || len(lc.Classes) != len(tg.Classes) {
+		if lc.Seed == 0 || lc.MaxRate != tg.Ladder.MaxRate || lc.Settle != tg.Timeouts.Total.D() || len(lc.Classes) != len(tg.Classes) ||
+			lc.Validity.MaxLagP99 != tg.Ladder.MaxLagP99.D() || lc.Validity.MaxLagP99 == 0 {
 			t.Errorf("%s: conversion: %+v", f, lc)
 		}
 	}

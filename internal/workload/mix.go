@@ -104,15 +104,6 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 	return m, nil
 }
 
-// Gates returns each class's gates by name (for stats.Config.ClassGates).
-func (m *Mix) Gates() map[string]stats.Gates {
-	g := make(map[string]stats.Gates, len(m.classes))
-	for _, c := range m.classes {
-		g[c.Name] = c.Gates
-	}
-	return g
-}
-
 // Next picks the class of the next arrival and builds its request.
 func (m *Mix) Next() Request {
 	m.mu.Lock()
