@@ -1,0 +1,634 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/pem"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/report"
+)
+
+// caseParallel is how many cases run at once (each runs two processes that
+// mostly wait on the short timeouts), unless -test.parallel is given.
+const caseParallel = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", fmt.Sprint(caseParallel))
+	}
+	code := m.Run()
+	if builtBin != "" {
+		_ = os.RemoveAll(filepath.Dir(builtBin))
+	}
+	os.Exit(code)
+}
+
+// Peak memory bounds (resident set size of the whole process, runtime
+// included). Every case is small in itself; the bound is what a hostile
+// target must not be able to push a process past. The race detector's
+// shadow memory multiplies a process's footprint, so its bound is larger.
+func memBound() int64 {
+	if raceEnabled {
+		return 512 << 20
+	}
+	return 192 << 20
+}
+
+// How much traffic a case makes: the probe plans probeRate × probeWindow
+// arrivals; the daemon runs at daemonRate until minDaemonRecords requests
+// finished (or daemonWait passed).
+const (
+	probeRate        = 5
+	probeWindow      = time.Second
+	daemonRate       = 5
+	minDaemonRecords = 3
+	daemonWait       = 10 * time.Second
+	drainTimeout     = 5 * time.Second // longer than any case's total timeout: nothing is censored
+)
+
+// caseRun is one case's run: its target, the probe process and the daemon
+// process, and what each left behind.
+type caseRun struct {
+	c      *chaosCase
+	key    sentinel
+	url    string
+	caFile string
+	dir    string
+
+	probe       *proc
+	probeLedger string
+	probeRecs   []ledger.Record
+	probeRaw    []byte
+	report      report.Probe
+
+	daemon       *proc
+	admin        string
+	configPath   string
+	ledgerDir    string
+	daemonRecs   []ledger.Record
+	daemonRaw    []byte
+	metrics      scrape
+	debug        []byte
+	configPage   []byte
+	statusPage   []byte
+	reloadsSeen  int
+	scrapeFailed bool
+}
+
+// peaks collects the peak memory of every process, for the summary.
+var peaks = struct {
+	sync.Mutex
+	rows []string
+	max  map[string]int64
+}{max: map[string]int64{}}
+
+func notePeak(kind, name string, rss int64) {
+	peaks.Lock()
+	defer peaks.Unlock()
+	peaks.rows = append(peaks.rows, fmt.Sprintf("%-30s %-6s %s", name, kind, mib(rss)))
+	if rss > peaks.max[kind] {
+		peaks.max[kind] = rss
+	}
+}
+
+// TestCases runs every case of the table through `llmprobe probe` and a
+// short `llmprobe run`, at the same time, against the case's own server.
+func TestCases(t *testing.T) {
+	key := newSentinel()
+	binary(t)
+	all := cases()
+	t.Cleanup(func() {
+		peaks.Lock()
+		defer peaks.Unlock()
+		sort.Strings(peaks.rows)
+		t.Logf("%d cases; peak RSS: probe max %s, daemon max %s (bound %s)\n%s", len(all),
+			mib(peaks.max["probe"]), mib(peaks.max["run"]), mib(memBound()), strings.Join(peaks.rows, "\n"))
+	})
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := startCase(t, c, key)
+			r.startProbe(t)
+			r.runDaemon(t)
+			r.probe.wait(t, probeWindow+drainTimeout+10*time.Second)
+			r.checkProbe(t)
+			r.checkDaemon(t)
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+// startCase starts the case's target.
+func startCase(t *testing.T, c *chaosCase, key sentinel) *caseRun {
+	r := &caseRun{c: c, key: key, dir: t.TempDir()}
+	if c.setup != nil {
+		c.setup(t)
+	}
+	switch c.kind {
+	case plainServer:
+		r.url = newHostile(t, c.name, c.serve).url()
+	case refusedPort:
+		r.url = "http://" + freePort(t) + "/v1"
+	case tlsUntrusted:
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		}))
+		s.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		r.url = s.URL + "/v1"
+	case h2Server:
+		s := httptest.NewUnstartedServer(c.h2)
+		s.EnableHTTP2 = true
+		s.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		r.url = s.URL + "/v1"
+		r.caFile = filepath.Join(r.dir, "ca.pem")
+		if err := os.WriteFile(r.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// ----- the probe -----
+
+func (r *caseRun) startProbe(t *testing.T) {
+	to := r.c.timeouts()
+	r.probeLedger = filepath.Join(r.dir, "probe.jsonl")
+	args := []string{"probe", "--url", r.url, "--api", r.c.apiName(), "--model", "chaos-model", "--api-key-env", keyEnv,
+		"--rate", fmt.Sprint(probeRate), "--duration", probeWindow.String(), "--arrival", "constant",
+		"--drain", drainTimeout.String(), "--json", "--ledger", r.probeLedger, "--max-tokens", "8", "--prompt-tokens", "16",
+		"--timeout-connect", to.connect.String(), "--timeout-headers", to.headers.String(),
+		"--timeout-first-content", to.firstContent.String(), "--timeout-idle", to.idle.String(), "--timeout-total", to.total.String()}
+	if r.caFile != "" {
+		args = append(args, "--tls-ca-file", r.caFile)
+	}
+	r.probe = startProc(t, r.key, args...)
+}
+
+func (r *caseRun) checkProbe(t *testing.T) {
+	p := r.probe
+	what := "probe"
+	stdout, stderr := p.stdout.Bytes(), p.stderr.Bytes()
+	notePeak("probe", r.c.name, p.peakRSS())
+	checkNoCrash(t, what, stderr)
+	if code := p.exitCode(); code != 0 {
+		t.Errorf("probe exited %d; stderr:\n%s", code, tail(stderr, 3000))
+	}
+	if rss := p.peakRSS(); rss > memBound() {
+		t.Errorf("probe peak RSS %s, over the bound %s", mib(rss), mib(memBound()))
+	}
+	lf, raw, err := readLedger(r.probeLedger)
+	if err != nil {
+		t.Errorf("probe ledger: %v", err)
+	}
+	r.probeRecs, r.probeRaw = lf.records, raw
+	for name, b := range map[string][]byte{"stdout": stdout, "stderr": stderr, "ledger": raw} {
+		if frag := r.key.leak(b); frag != "" {
+			t.Errorf("probe: the API key leaked into its %s: …%s…", name, leakContext(b, frag))
+		}
+	}
+	checkRecords(t, what+" ledger", r.probeRecs)
+	checkOutcomes(t, what, r.c, r.probeRecs)
+	if err := json.Unmarshal(stdout, &r.report); err != nil {
+		t.Errorf("probe --json: stdout is not a report: %v\n%s", err, tail(stdout, 2000))
+		return
+	}
+	if len(r.probeRecs) != r.report.Attempts || r.report.Planned < probeRate*int(probeWindow/time.Second)-1 {
+		t.Errorf("probe: %d records for %d attempts of %d planned arrivals", len(r.probeRecs), r.report.Attempts, r.report.Planned)
+	}
+	checkReport(t, r.report, r.probeRecs)
+}
+
+// checkOutcomes asserts every request ended as the case allows, and the
+// outcomes it requires were seen.
+func checkOutcomes(t *testing.T, what string, c *chaosCase, recs []ledger.Record) {
+	t.Helper()
+	allowed := map[string]bool{}
+	for _, w := range c.want {
+		allowed[w.String()] = true
+	}
+	got := tally(recs)
+	for k, n := range got {
+		if !allowed[k] {
+			ex := ""
+			for _, rec := range recs {
+				if string(rec.Outcome)+"/"+string(rec.Reason) == k {
+					ex = fmt.Sprintf(" (e.g. record %d: error %q, status %d)", rec.ID, rec.Error, rec.Status)
+					break
+				}
+			}
+			t.Errorf("%s: %d requests ended %s%s; want %s (all: %s)", what, n, k, ex, wantList(c), keysOf(got))
+		}
+	}
+	need := c.want[:1]
+	if c.all {
+		need = c.want
+	}
+	for _, w := range need {
+		if got[w.String()] == 0 {
+			t.Errorf("%s: no request ended %s (all: %s)", what, w, keysOf(got))
+		}
+	}
+}
+
+func wantList(c *chaosCase) string {
+	s := make([]string, len(c.want))
+	for i, w := range c.want {
+		s[i] = w.String()
+	}
+	return strings.Join(s, " or ")
+}
+
+// checkReport asserts the report's counts are the ledger's, and that only
+// ok requests are samples of the success latencies.
+func checkReport(t *testing.T, rep report.Probe, recs []ledger.Record) {
+	t.Helper()
+	var ok, ttft, e2e, gaps, first int
+	byOutcome := map[string]int{}
+	for i := range recs {
+		r := &recs[i]
+		byOutcome[string(r.Outcome)]++
+		if !r.IsRetry() {
+			first++
+		}
+		if r.Outcome != ledger.OK {
+			continue
+		}
+		ok++
+		if _, has := r.TTFT(); has {
+			ttft++
+		}
+		if _, has := r.E2E(); has {
+			e2e++
+		}
+		gaps += len(r.ChunkGaps)
+	}
+	for o, n := range rep.Outcomes {
+		if byOutcome[o] != n {
+			t.Errorf("report: %d %s, the ledger has %d", n, o, byOutcome[o])
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got, want int
+	}{
+		{"planned", rep.Planned, first},
+		{"completed", rep.Completed, ok},
+		{"ttft count (ok requests only)", rep.TTFT.Count, ttft},
+		{"e2e count (ok requests only)", rep.E2E.Count, e2e},
+		{"inter-chunk count (gaps of ok requests only)", rep.InterChunk.Count, gaps},
+		{"attempts = dispatched + unsent", rep.Attempts, rep.Dispatched + rep.Unsent},
+	} {
+		if c.got != c.want {
+			t.Errorf("report: %s is %d, want %d", c.name, c.got, c.want)
+		}
+	}
+	if rep.TPOT.Count > ok {
+		t.Errorf("report: %d TPOT samples from %d ok requests", rep.TPOT.Count, ok)
+	}
+}
+
+// ----- the daemon -----
+
+// daemonConfig is the daemon's configuration for the case; quiet plans no
+// more arrivals.
+func (r *caseRun) daemonConfig(quiet bool) string {
+	to := r.c.timeouts()
+	var b strings.Builder
+	fmt.Fprintf(&b, "admin: {listen: %q}\n", r.admin)
+	b.WriteString("log: {level: info, format: json}\n")
+	fmt.Fprintf(&b, "ledger: {dir: %q}\n", r.ledgerDir)
+	fmt.Fprintf(&b, "drain: {timeout: %s}\n", drainTimeout)
+	b.WriteString("targets:\n")
+	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, daemonRate, !quiet, r.c.budget))
+	return b.String()
+}
+
+// targetYAML is one target of a daemon configuration.
+func targetYAML(name, url, api, caFile string, to timeouts, rate float64, enabled bool, budget int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  - name: %s\n    url: %q\n    api: %s\n    model: chaos-model\n    api_key_env: %s\n", name, url, api, keyEnv)
+	fmt.Fprintf(&b, "    timeouts: {connect: %s, headers: %s, first_content: %s, idle: %s, total: %s}\n",
+		to.connect, to.headers, to.firstContent, to.idle, to.total)
+	b.WriteString("    max_in_flight: 256\n")
+	b.WriteString("    identity: {response_header: X-Build, models_field: root}\n")
+	fmt.Fprintf(&b, "    baseline: {enabled: %t, rate: %g, arrival: constant}\n", enabled, rate)
+	if caFile != "" {
+		fmt.Fprintf(&b, "    tls: {ca_file: %q}\n", caFile)
+	}
+	if budget > 0 {
+		fmt.Fprintf(&b, "    budget: {tokens_per_day: %d}\n", budget)
+	}
+	b.WriteString("    classes:\n      - name: default\n        input: {dist: fixed, value: 16}\n        output: {dist: fixed, value: 8}\n")
+	return b.String()
+}
+
+// runDaemon runs `llmprobe run` against the case's target until enough
+// requests finished, stops planning with a reload, waits for in-flight
+// requests, reads every endpoint and stops it with SIGTERM.
+func (r *caseRun) runDaemon(t *testing.T) {
+	r.admin = freePort(t)
+	r.ledgerDir = filepath.Join(r.dir, "ledger")
+	r.configPath = filepath.Join(r.dir, "llmprobe.yaml")
+	if err := os.WriteFile(r.configPath, []byte(r.daemonConfig(false)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.daemon = startProc(t, r.key, "run", "--config", r.configPath)
+	if !waitReady(t, r.daemon, r.admin, 15*time.Second) {
+		r.scrapeFailed = true
+	}
+	sel := map[string]string{"target": "chaos"}
+
+	deadline := time.Now().Add(daemonWait)
+	for !r.scrapeFailed {
+		s, err := scrapeMetrics(r.admin)
+		if err != nil {
+			t.Errorf("run: %v", err)
+			r.scrapeFailed = true
+			break
+		}
+		if s.sum("llmprobe_requests_total", sel) >= minDaemonRecords {
+			break
+		}
+		if time.Now().After(deadline) || r.daemon.exited() {
+			t.Errorf("run: only %v requests finished within %v", s.sum("llmprobe_requests_total", sel), daemonWait)
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Stop planning (a good reload with the baseline off) and wait until
+	// nothing is in flight, so that the last scrape and the ledger files
+	// hold the same requests.
+	if err := os.WriteFile(r.configPath, []byte(r.daemonConfig(true)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.daemon.cmd.Process.Signal(syscall.SIGHUP)
+	deadline = time.Now().Add(r.c.timeouts().total + 8*time.Second)
+	var last float64 = -1
+	for !r.scrapeFailed && !r.daemon.exited() {
+		s, err := scrapeMetrics(r.admin)
+		if err != nil {
+			t.Errorf("run: %v", err)
+			break
+		}
+		n := s.sum("llmprobe_requests_total", sel)
+		reloaded := bytes.Contains(r.daemon.stderr.Bytes(), []byte("configuration reloaded"))
+		if reloaded && s.sum("llmprobe_in_flight_requests", sel) == 0 && n == last {
+			r.metrics = s
+			break
+		}
+		last = n
+		if time.Now().After(deadline) {
+			t.Errorf("run: still %v in flight (reloaded: %t) %v after the reload that stopped planning",
+				s.sum("llmprobe_in_flight_requests", sel), reloaded, r.c.timeouts().total+8*time.Second)
+			r.metrics = s
+			break
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	for _, e := range []struct {
+		path string
+		dst  *[]byte
+	}{{"/debug/requests", &r.debug}, {"/config", &r.configPage}, {"/", &r.statusPage}} {
+		code, b, err := get(t.Context(), "http://"+r.admin+e.path)
+		if err != nil || code != 200 {
+			t.Errorf("run: GET %s: %d %v", e.path, code, err)
+		}
+		*e.dst = b
+	}
+	if code, _, err := get(t.Context(), "http://"+r.admin+"/-/ready"); err != nil || code != 200 {
+		t.Errorf("run: not ready at the end of the case: %d %v", code, err)
+	}
+	_ = r.daemon.cmd.Process.Signal(syscall.SIGTERM)
+	r.daemon.wait(t, drainTimeout+10*time.Second)
+}
+
+func (r *caseRun) checkDaemon(t *testing.T) {
+	p := r.daemon
+	what := "run"
+	stdout, stderr := p.stdout.Bytes(), p.stderr.Bytes()
+	notePeak("run", r.c.name, p.peakRSS())
+	checkNoCrash(t, what, stderr)
+	if code := p.exitCode(); code != 0 {
+		t.Errorf("run exited %d after SIGTERM; stderr:\n%s", code, tail(stderr, 3000))
+	}
+	if rss := p.peakRSS(); rss > memBound() {
+		t.Errorf("run peak RSS %s, over the bound %s", mib(rss), mib(memBound()))
+	}
+	checkLogs(t, what, stderr)
+	recs, raw, err := readLedgerDir(r.ledgerDir)
+	if err != nil {
+		t.Errorf("run ledger: %v", err)
+	}
+	r.daemonRecs, r.daemonRaw = recs, raw
+	for name, b := range map[string][]byte{"stdout": stdout, "stderr (logs)": stderr, "ledger files": raw,
+		"/metrics": r.metrics.raw, "/debug/requests": r.debug, "/config": r.configPage, "status page": r.statusPage} {
+		if frag := r.key.leak(b); frag != "" {
+			t.Errorf("run: the API key leaked into %s: …%s…", name, leakContext(b, frag))
+		}
+	}
+	checkRecords(t, what+" ledger", recs)
+	checkOutcomes(t, what, r.c, recs)
+	if r.metrics.fams == nil {
+		return
+	}
+	checkLabels(t, what, r.metrics)
+	checkMetricsAddUp(t, what, r.metrics, recs, "chaos")
+	var dbg struct {
+		Targets []ledger.TargetRecords `json:"targets"`
+	}
+	if err := json.Unmarshal(r.debug, &dbg); err != nil {
+		t.Errorf("run: /debug/requests is not JSON: %v", err)
+	}
+}
+
+// checkLogs asserts every log line is one JSON object and none reports a
+// broken ledger.
+func checkLogs(t *testing.T, what string, stderr []byte) {
+	t.Helper()
+	bad := 0
+	for i, line := range bytes.Split(bytes.TrimSpace(stderr), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			if bad++; bad <= 3 {
+				t.Errorf("%s: log line %d is not JSON: %q", what, i+1, tail(line, 300))
+			}
+			continue
+		}
+		msg, _ := m["msg"].(string)
+		if strings.Contains(msg, "ledger invariant") || strings.Contains(msg, "still pending") {
+			t.Errorf("%s: log line %d: %s", what, i+1, line)
+		}
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				if msg := unclean(s, 4096); msg != "" {
+					t.Errorf("%s: log line %d: %s %q: %s", what, i+1, k, s, msg)
+				}
+			}
+		}
+	}
+}
+
+// checkMetricsAddUp asserts that a scrape taken while nothing was in
+// flight and nothing more was planned counts exactly what the ledger holds
+// for target, and that only ok requests are latency samples.
+func checkMetricsAddUp(t *testing.T, what string, s scrape, recs []ledger.Record, target string) {
+	t.Helper()
+	type key struct{ class, traffic, outcome, reason string }
+	byKey := map[key]int{}
+	var planned, dispatched, ok, ttft, e2e, gaps int
+	var tokIn, tokOut float64
+	for i := range recs {
+		r := &recs[i]
+		if r.Target != target {
+			continue
+		}
+		byKey[key{r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason)}]++
+		if r.Attempt <= 1 {
+			planned++
+		}
+		if _, has := r.DispatchLag(); has {
+			dispatched++
+		}
+		if r.Usage.Known {
+			tokIn += float64(r.Usage.Prompt)
+			tokOut += float64(r.Usage.Completion)
+		}
+		if r.Outcome != ledger.OK {
+			continue
+		}
+		ok++
+		if _, has := r.TTFT(); has {
+			ttft++
+		}
+		if _, has := r.E2E(); has {
+			e2e++
+		}
+		gaps += len(r.ChunkGaps)
+	}
+	sel := map[string]string{"target": target}
+	// Every series of llmprobe_requests_total against the ledger.
+	if f := s.fams["llmprobe_requests_total"]; f != nil {
+		seen := map[key]bool{}
+		for _, m := range f.GetMetric() {
+			l := labelsOf(m)
+			if l["target"] != target {
+				continue
+			}
+			k := key{l["class"], l["traffic"], l["outcome"], l["reason"]}
+			seen[k] = true
+			if got := int(m.GetCounter().GetValue()); got != byKey[k] {
+				t.Errorf("%s: llmprobe_requests_total%v = %d, the ledger files hold %d", what, k, got, byKey[k])
+			}
+		}
+		for k, n := range byKey {
+			if !seen[k] {
+				t.Errorf("%s: the ledger files hold %d %v, /metrics has no series", what, n, k)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"llmprobe_requests_planned_total", s.sum("llmprobe_requests_planned_total", sel), float64(planned)},
+		{"llmprobe_requests_dispatched_total", s.sum("llmprobe_requests_dispatched_total", sel), float64(dispatched)},
+		{"llmprobe_tokens_total{type=input}", s.sum("llmprobe_tokens_total", map[string]string{"target": target, "type": "input"}), tokIn},
+		{"llmprobe_tokens_total{type=output}", s.sum("llmprobe_tokens_total", map[string]string{"target": target, "type": "output"}), tokOut},
+		{"llmprobe_request_duration_seconds count (ok only)", float64(s.histCount("llmprobe_request_duration_seconds", sel)), float64(e2e)},
+		{"llmprobe_time_to_first_token_seconds count (ok only)", float64(s.histCount("llmprobe_time_to_first_token_seconds", sel)), float64(ttft)},
+		{"llmprobe_inter_chunk_latency_seconds count (gaps of ok only)", float64(s.histCount("llmprobe_inter_chunk_latency_seconds", sel)), float64(gaps)},
+		{"llmprobe_dispatch_lag_seconds count", float64(s.histCount("llmprobe_dispatch_lag_seconds", sel)), float64(dispatched)},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %s is %v, the ledger files say %v", what, c.name, c.got, c.want)
+		}
+	}
+}
+
+// ----- case checks -----
+
+// maxRetryAfter is the clamp on a server's Retry-After.
+const maxRetryAfter = 24 * time.Hour
+
+func checkRetryAfterClamped(t *testing.T, r *caseRun) {
+	for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
+		for _, rec := range recs {
+			if rec.Outcome != ledger.Rejected {
+				continue
+			}
+			if rec.RetryAfter <= 0 || rec.RetryAfter > maxRetryAfter {
+				t.Errorf("%s: record %d: retry_after %v, want clamped to (0, %v]", what, rec.ID, rec.RetryAfter, maxRetryAfter)
+				return
+			}
+		}
+	}
+}
+
+// checkUsageUnknown asserts impossible token counts are unknown, never
+// counted, and never charged to a budget.
+func checkUsageUnknown(t *testing.T, r *caseRun) {
+	for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
+		for _, rec := range recs {
+			if rec.Usage.Known {
+				t.Errorf("%s: record %d: usage %+v taken as known", what, rec.ID, rec.Usage)
+				return
+			}
+		}
+	}
+	if r.metrics.fams == nil {
+		return
+	}
+	if r.c.budget > 0 {
+		rem := r.metrics.sum("llmprobe_budget_remaining_tokens", map[string]string{"target": "chaos"})
+		if !r.metrics.has("llmprobe_budget_remaining_tokens", map[string]string{"target": "chaos"}) || rem < 0 || rem > float64(r.c.budget) {
+			t.Errorf("run: llmprobe_budget_remaining_tokens %v, want within [0, %d]", rem, r.c.budget)
+		}
+	}
+}
+
+// checkIdentity asserts the daemon published the target's identity (its
+// labels are checked with every other label).
+func checkIdentity(t *testing.T, r *caseRun) {
+	if r.metrics.fams == nil {
+		return
+	}
+	f := r.metrics.fams["llmprobe_target_info"]
+	for _, m := range f.GetMetric() {
+		if l := labelsOf(m); l["target"] == "chaos" {
+			if l["version"] == "" {
+				t.Errorf("run: llmprobe_target_info%v has no version", l)
+			}
+			return
+		}
+	}
+	t.Errorf("run: no llmprobe_target_info for the target")
+}
