@@ -57,6 +57,9 @@ type chaosCase struct {
 	to   *timeouts // nil = defaultTimeouts
 	// budget, when set, gives the daemon's target a daily token budget.
 	budget int
+	// identity says the case is about the identity poll (GET /models): the
+	// long-running daemon reloads at the start of its phase to poll again.
+	identity bool
 	// setup, when set, starts what the case needs besides its server.
 	setup func(t testing.TB)
 	// check, when set, asserts more about a finished run.
@@ -107,7 +110,7 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool { return h.reset() }, want: []want{w(ledger.TransportError, ledger.ReasonConnectionReset)}},
 		{name: "not_http", what: "answers with an SSH banner instead of HTTP",
 			serve: func(h *hconn) bool { h.raw("SSH-2.0-OpenSSH_9.6\r\n"); return h.hold() },
-			want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
+			want:  []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
 		{name: "tls_untrusted", covers: "TLS untrusted certificate", what: "HTTPS with a self-signed certificate the client does not trust",
 			kind: tlsUntrusted, want: []want{w(ledger.TransportError, ledger.ReasonTLS)}},
 		{name: "h2_rst_stream", covers: "HTTP/2 RST_STREAM", what: "HTTP/2 over TLS: two content events, then RST_STREAM (INTERNAL_ERROR)",
@@ -138,7 +141,7 @@ func cases() []*chaosCase {
 				}
 			}},
 		{name: "close_idle_after_response", covers: "server closing idle keep-alive connections",
-			what: "closes every connection right after its response (no Connection: close)",
+			what:  "closes every connection right after its response (no Connection: close)",
 			serve: func(h *hconn) bool { serveStream(h, stream{}); return false },
 			want:  []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, reasonReused)}},
 		{name: "close_on_reuse", covers: "server closing idle keep-alive connections",
@@ -465,12 +468,12 @@ func cases() []*chaosCase {
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonProtocolError)}},
 		{name: "responses_unclosed", covers: "Responses unclosed block", api: "openai-responses",
-			what: "an output item added and text deltas, then the body ends with no terminal event",
+			what:  "an output item added and text deltas, then the body ends with no terminal event",
 			serve: func(h *hconn) bool { return serveStream(h, stream{noDone: true}) },
 			want:  []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
 
 		// ----- the key, echoed -----
-		{name: "echo_key_everywhere", covers: "server echoing the key into every field",
+		{name: "echo_key_everywhere", identity: true, covers: "server echoing the key into every field",
 			what: "the request's key as the id, model, finish reason and content, in response headers, and as the identity header and models field",
 			serve: func(h *hconn) bool {
 				if h.models() {
@@ -502,12 +505,12 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool {
 				return h.full(200, "OK", "text/html; charset="+strings.ReplaceAll(h.key, " ", "-"), "<html></html>")
 			}, want: []want{w(ledger.StreamError, ledger.ReasonContentType)}},
-		{name: "echo_key_header_line", what: "a response whose header line is the key (no colon): a malformed header, on every path",
+		{name: "echo_key_header_line", identity: true, what: "a response whose header line is the key (no colon): a malformed header, on every path",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 200 OK\r\n" + h.key + "\r\n\r\n")
 				return false
 			}, want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
-		{name: "echo_key_status_line", what: "a status line whose status code is the key, on every path",
+		{name: "echo_key_status_line", identity: true, what: "a status line whose status code is the key, on every path",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 " + h.key + "\r\n\r\n")
 				return false
@@ -531,14 +534,14 @@ func cases() []*chaosCase {
 			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
 
 		// ----- identity -----
-		{name: "identity_header_not_utf8", covers: "non-UTF-8 identity header", what: "a healthy stream; the identity header and models field are `caf\\xe9`",
+		{name: "identity_header_not_utf8", identity: true, covers: "non-UTF-8 identity header", what: "a healthy stream; the identity header and models field are `caf\\xe9`",
 			serve: func(h *hconn) bool {
 				if h.models() {
 					return h.full(200, "OK", "application/json", `{"object":"list","data":[{"id":"chaos-model","root":"caf`+"\xe9"+`"}]}`, "X-Build: caf\xe9")
 				}
 				return healthy(h)
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity},
-		{name: "identity_long_multibyte", what: "a healthy stream; the identity header is 300 bytes of two-byte characters (cut at 128 bytes)",
+		{name: "identity_long_multibyte", identity: true, what: "a healthy stream; the identity header is 300 bytes of two-byte characters (cut at 128 bytes)",
 			serve: func(h *hconn) bool {
 				if h.models() {
 					v := "x" + strings.Repeat("é", 150) // odd: a cut at 128 bytes falls inside a character
