@@ -76,6 +76,21 @@ func query(raw string) string {
 	return strings.Join(parts, "&")
 }
 
+// SecretParam returns the name of the first query parameter of a raw
+// query whose name looks secret (SecretName), or "".
+func SecretParam(rawQuery string) string {
+	for _, p := range strings.FieldsFunc(rawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		name, _, _ := strings.Cut(p, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if SecretName(name) {
+			return name
+		}
+	}
+	return ""
+}
+
 // Words a secret-holding name is made of, exactly.
 var secretWords = map[string]bool{
 	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true, "pwd": true,
@@ -100,14 +115,10 @@ var secretParts = []string{"passw", "secret", "credential", "bearer", "authoriz"
 // variable name) and is not itself secret; a plural such as max_tokens
 // counts something and is not secret either.
 func SecretName(name string) bool {
-	words := splitWords(name)
-	if n := len(words); n > 1 {
-		switch words[n-1] {
-		case "env", "file", "path":
-			return false
-		}
+	if locates(name) {
+		return false
 	}
-	for _, w := range words {
+	for _, w := range splitWords(name) {
 		if secretWords[w] {
 			return true
 		}
@@ -154,27 +165,44 @@ func splitWords(k string) []string {
 // JSON returns a copy of a decoded JSON value (maps, slices, strings,
 // numbers, booleans) with the value of every member whose name looks
 // secret (SecretName) replaced by Marker, unless it is empty, and every
-// string passed through URL.
-func JSON(v any) any {
+// string passed through URL. Inside a member that names where secrets are
+// kept (a name ending in env, file or path, such as header_env: header
+// name → variable name) values are names, and are shown.
+func JSON(v any) any { return walk(v, false) }
+
+func walk(v any, names bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			if SecretName(k) && val != nil && val != "" {
+			if !names && SecretName(k) && val != nil && val != "" {
 				out[k] = Marker
 				continue
 			}
-			out[k] = JSON(val)
+			out[k] = walk(val, names || locates(k))
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, val := range x {
-			out[i] = JSON(val)
+			out[i] = walk(val, names)
 		}
 		return out
 	case string:
 		return URL(x)
 	}
 	return v
+}
+
+// locates reports whether a name says where a secret is kept (its last
+// word is env, file or path) rather than holding one.
+func locates(name string) bool {
+	words := splitWords(name)
+	if n := len(words); n > 1 {
+		switch words[n-1] {
+		case "env", "file", "path":
+			return true
+		}
+	}
+	return false
 }

@@ -149,6 +149,14 @@ func TestURL(t *testing.T) {
 	}
 }
 
+func TestSecretParam(t *testing.T) {
+	for q, want := range map[string]string{"": "", "a=1&b=2": "", "a=1&api-key=x": "api-key", "api%2Dkey=x": "api-key", "x;token": "token"} {
+		if got := SecretParam(q); got != want {
+			t.Errorf("SecretParam(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
 func TestSecretName(t *testing.T) {
 	secret := []string{"api_key", "apiKey", "API-KEY", "x-api-key", "X-Api-Key", "Authorization", "Proxy-Authorization",
 		"Cookie", "X-Auth-Token", "access_token", "accesstoken", "xapikey", "client_secret", "password", "passwd",
@@ -175,6 +183,7 @@ func TestJSON(t *testing.T) {
 		"api_key":     "PW",
 		"empty_token": "",
 		"headers":     map[string]any{"X-Org": "acme", "X-Api-Key": "PW"},
+		"header_env":  map[string]any{"X-Api-Key": "MY_KEY_VAR"},
 		"list":        []any{"https://h/x?password=PW", 3.0, true, nil},
 		"max_tokens":  64.0,
 	}
@@ -194,6 +203,9 @@ func TestJSON(t *testing.T) {
 	h := out["headers"].(map[string]any)
 	if h["X-Org"] != "acme" || h["X-Api-Key"] != Marker {
 		t.Errorf("headers = %v", h)
+	}
+	if he := out["header_env"].(map[string]any); he["X-Api-Key"] != "MY_KEY_VAR" {
+		t.Errorf("header_env = %v: variable names are shown", he)
 	}
 	if l := out["list"].([]any); l[0] != "https://h/x?password="+Marker || l[1] != 3.0 {
 		t.Errorf("list = %v", l)
