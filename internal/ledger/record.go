@@ -101,14 +101,17 @@ type Record struct {
 	// included). Both stamps are always kept.
 	TTFTBoundary TTFTBoundary `json:"ttft_boundary,omitempty"`
 
-	Status          int           `json:"status,omitempty"`         // HTTP status
-	RetryAfter      time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection
-	Usage           Usage         `json:"usage"`
-	ContentEvents   int           `json:"content_events"`             // events that carried visible content
-	ReasoningEvents int           `json:"reasoning_events,omitempty"` // events that carried reasoning
-	FinishReason    string        `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned (sanitize) to MaxFinishReasonBytes
-	Model           string        `json:"model,omitempty"`            // the model the server says answered, cleaned (sanitize) to MaxModelBytes
-	TraceID         string        `json:"trace_id,omitempty"`
+	Status     int           `json:"status,omitempty"`         // HTTP status
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection (at most an hour)
+	// RetryAfterClamped says the server's Retry-After asked for longer than
+	// the bound (protocol.MaxRetryAfter) and RetryAfter holds the bound.
+	RetryAfterClamped bool   `json:"retry_after_clamped,omitempty"`
+	Usage             Usage  `json:"usage"`
+	ContentEvents     int    `json:"content_events"`             // events that carried visible content
+	ReasoningEvents   int    `json:"reasoning_events,omitempty"` // events that carried reasoning
+	FinishReason      string `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned (sanitize) to MaxFinishReasonBytes
+	Model             string `json:"model,omitempty"`            // the model the server says answered, cleaned (sanitize) to MaxModelBytes
+	TraceID           string `json:"trace_id,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`

@@ -462,7 +462,7 @@ func (s *stream) maxEvent() int {
 func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 	o, r := ClassifyStatus(resp.StatusCode)
 	if o == ledger.Rejected {
-		s.rec.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		s.rec.RetryAfter, s.rec.RetryAfterClamped = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	msg := "status " + strconv.Itoa(resp.StatusCode)
 	if se := s.errorBody(resp); se != nil {
@@ -470,6 +470,9 @@ func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 	}
 	if s.rec.RetryAfter > 0 {
 		msg += ", retry after " + s.rec.RetryAfter.String()
+		if s.rec.RetryAfterClamped {
+			msg += " (clamped: the server asked for longer)"
+		}
 	}
 	return s.fail(o, r, msg)
 }
