@@ -98,6 +98,15 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, clamped bool) {
 	return d, false
 }
 
+// staleConnection reports whether a round-trip error is the connection
+// closing under the request (EOF, reset, broken pipe, "server closed idle
+// connection") rather than a partial response or anything else; on a
+// reused connection that is a keep-alive race.
+func staleConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "server closed idle connection")
+}
+
 // classifyError turns an error from the round trip or the body into a
 // result. ctx is the request's context (its cause names the Client's own
 // timers); headers says whether response headers had arrived. Messages are

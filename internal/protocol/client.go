@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,11 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res dispatch.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Whether the request went out on a reused idle connection: a failure
+	// there before any response byte is a keep-alive race (the server
+	// closed the connection while it sat idle), not a failing target.
+	var reused atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) }})
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
@@ -204,6 +210,10 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	if err != nil {
 		rec.End = now()
+		if reused.Load() && ctx.Err() == nil && staleConnection(err) {
+			return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+				Err: "connection closed before response headers on a reused keep-alive connection"}
+		}
 		return classifyError(ctx, err, false)
 	}
 	rec.Headers = now()

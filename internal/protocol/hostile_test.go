@@ -1,12 +1,15 @@
 package protocol
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,5 +281,77 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// closingServer is an HTTP/1.1 server on 127.0.0.1 that answers the first
+// `answer` requests of each connection with a complete event stream
+// (Content-Length, no "Connection: close") and then, on reading the next
+// request of that connection, closes it without a response byte.
+func closingServer(t *testing.T, answer int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for n := 0; ; n++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					if n >= answer {
+						return // close without a response byte
+					}
+					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestStaleConnectionReason (issue 8, defect 8): a request that fails on a
+// reused keep-alive connection before any response byte is
+// transport_error/stale_connection (a pool race), told apart from the same
+// failure on a fresh connection (connection_reset: a failing target).
+func TestStaleConnectionReason(t *testing.T) {
+	c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	reused := closingServer(t, 1)
+	if res, _ := probe(t, c, context.Background(), reused, Params{}); res.Outcome != ledger.OK {
+		t.Fatalf("first request: %+v, want ok", res)
+	}
+	res, rec := probe(t, c, context.Background(), reused, Params{})
+	if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonStaleConnection || rec.Headers != 0 {
+		t.Errorf("second request on the reused connection: %+v (headers %v), want transport_error/stale_connection", res, rec.Headers)
+	}
+	if rec.Admitted() {
+		t.Error("a stale-connection failure counted as admitted")
+	}
+
+	fresh := closingServer(t, 0)
+	res, _ = probe(t, c, context.Background(), fresh, Params{})
+	if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
+		t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
 	}
 }
