@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -194,8 +195,8 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// The report is printed either way; a broken ledger invariant is a bug
-	// in llmprobe and fails the run.
+	// The report is printed either way; a broken ledger invariant (a bug in
+	// llmprobe) or a ledger file that could not be written fails the run.
 	return ledgerErr
 }
 
@@ -286,17 +287,20 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
-	if file != nil {
-		if err := file.Close(); err != nil {
-			fmt.Fprintf(e.stderr, "ledger file: %v\n", err)
-		}
-		if n, err := file.Err(); n > 0 {
-			fmt.Fprintf(e.stderr, "ledger file: %d records not written: %v\n", n, err)
-		}
-	}
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
 		ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
+	}
+	if file != nil {
+		// A ledger that could not be written is a failed run: the report is
+		// still printed, and the exit code and error name the OS error.
+		closeErr := file.Close() // every write error seen, or nil
+		if n, err := file.Err(); err != nil || closeErr != nil {
+			if closeErr != nil {
+				err = closeErr
+			}
+			ledgerErr = errors.Join(ledgerErr, fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, n, err))
+		}
 	}
 	if runErr != nil {
 		return stats.Summary{}, nil, runErr

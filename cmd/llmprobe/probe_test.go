@@ -321,6 +321,33 @@ func TestLedgerUnwritable(t *testing.T) {
 	}
 }
 
+// TestLedgerFull (issue 8, defect 9): a --ledger file that cannot be
+// written (/dev/full: every write fails with ENOSPC) is a failed run: the
+// report is still printed, the exit code is 1 and the error names the flag,
+// how many records were lost and the OS error.
+func TestLedgerFull(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	url := startSim(t, fastSim())
+	r := invoke(t.Context(), "probe", "--url", url, "--rate", "20", "--duration", "1s", "--arrival", "constant", "--json", "--ledger", "/dev/full")
+	if r.code != 1 {
+		t.Errorf("exit code %d, want 1\nstderr: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"--ledger /dev/full", "records not written", "no space left on device"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "<nil>") {
+		t.Errorf("stderr names no error: %s", r.stderr)
+	}
+	if p := decodeProbe(t, r); p.Planned < 15 {
+		t.Errorf("report planned %d: the measurements must still be reported", p.Planned)
+	}
+}
+
 // TestMixedFailuresKeepMeasurements: a target that answers some requests
 // properly and others with non-SSE pages, 404s and dropped connections;
 // the good measurements are all kept next to the failures.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/sim"
 )
 
@@ -59,12 +60,17 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 
 func (t *targetFlags) validate() error {
 	if t.url != "" {
+		// The URL is echoed only through the one redaction rule: a URL that
+		// does not parse may still carry a password.
 		u, err := url.Parse(t.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", t.url)
+			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", sanitize.URL(t.url))
 		}
 		if u.User != nil {
 			return badFlag("--url: credentials in the URL are refused (they would end up in logs); use --api-key-env")
+		}
+		if q := sanitize.SecretParam(u.RawQuery); q != "" {
+			return badFlag("--url: query parameter %q looks secret: credentials in the URL are refused; use --api-key-env or --header", q)
 		}
 		if len(t.simStall)+len(t.simSlowdown) > 0 || t.simSlots != 0 || t.simAdmission != 0 {
 			return badFlag("--sim-* flags apply only to the built-in simulator (no --url)")

@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // TargetStatus is one row of the status page.
@@ -56,7 +56,9 @@ type Options struct {
 	// Ring backs /debug/requests.
 	Ring *ledger.Ring
 	// Config returns the effective configuration for /config. Its JSON form
-	// is redacted again here: any key that names a secret is replaced.
+	// is redacted again here by the one redaction rule (sanitize.JSON): a
+	// member whose name looks secret, URL userinfo and secret-looking query
+	// parameters are replaced.
 	Config func() any
 	// Status feeds the status page.
 	Status func() Status
@@ -164,101 +166,7 @@ func configHandler(w http.ResponseWriter, cfg func() any, log *slog.Logger) {
 		http.Error(w, "cannot render the configuration", http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, Redact(v))
-}
-
-// Redacted replaces secret values.
-const Redacted = "<redacted>"
-
-var secretWords = map[string]bool{
-	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
-	"authorization": true, "auth": true, "bearer": true, "credential": true, "credentials": true,
-	"cookie": true, "header": true, "headers": true,
-}
-
-// secretKey reports whether a config key names something secret: one of its
-// words (split at _ - . and case changes) is key, token, secret, password,
-// auth, header, cookie, …. A key ending in env or file names where a secret
-// lives (api_key_env: a variable name) and is kept; max_tokens is kept.
-func secretKey(k string) bool {
-	words := splitWords(k)
-	if n := len(words); n > 1 && (words[n-1] == "env" || words[n-1] == "file") {
-		return false
-	}
-	for _, w := range words {
-		if secretWords[w] {
-			return true
-		}
-	}
-	return false
-}
-
-func splitWords(k string) []string {
-	var words []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, strings.ToLower(cur.String()))
-			cur.Reset()
-		}
-	}
-	rs := []rune(k)
-	for i, r := range rs {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			flush()
-			continue
-		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
-			flush()
-		}
-		cur.WriteRune(r)
-	}
-	flush()
-	return words
-}
-
-// Redact walks a decoded JSON value and replaces the value of every key that
-// names a secret (key, token, secret, password, auth, header, cookie, …) and
-// the userinfo and query of anything that looks like a URL.
-func Redact(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			if secretKey(k) && val != nil && val != "" {
-				out[k] = Redacted
-				continue
-			}
-			out[k] = Redact(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = Redact(val)
-		}
-		return out
-	case string:
-		return redactURL(x)
-	}
-	return v
-}
-
-// redactURL strips userinfo and query strings from URL-looking values,
-// which can carry keys.
-func redactURL(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = Redacted + "@" + rest[at+1:]
-	}
-	if q := strings.IndexAny(rest, "?#"); q >= 0 {
-		rest = rest[:q] + "?" + Redacted
-	}
-	return s[:i+3] + rest
+	writeJSON(w, sanitize.JSON(v))
 }
 
 var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{

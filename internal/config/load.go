@@ -17,6 +17,8 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // EnvPrefix starts every configuration environment variable.
@@ -309,18 +311,6 @@ func (c *Config) sourceOf(key, fallback string) string {
 
 var durationType = reflect.TypeOf(Duration(0))
 
-// secretLooking reports key, header or query parameter names that look like
-// they hold a secret (a substring match: it refuses rather than misses).
-func secretLooking(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"key", "token", "secret", "passw", "auth", "bearer", "cookie", "credential"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func join(path, k string) string {
 	if path == "" {
 		return k
@@ -381,7 +371,7 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 		for _, key := range keys {
 			f, ok := fields[key]
 			if !ok {
-				if secretLooking(key) {
+				if sanitize.SecretName(key) {
 					el.add(join(path, key), "unknown key: literal secrets are not accepted; use api_key_env, api_key_file or header_env")
 				} else {
 					el.add(join(path, key), "unknown key")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // HardMaxRate is the largest limits.max_rate accepted (req/s).
@@ -93,7 +94,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".url", "want an absolute http(s) URL")
 	} else if u.User != nil {
 		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
-	} else if q := secretQueryParam(u); q != "" {
+	} else if q := sanitize.SecretParam(u.RawQuery); q != "" {
 		// HTTP client errors carry the whole URL, query included.
 		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted; use api_key_env, api_key_file or header_env", q)
 	}
@@ -124,7 +125,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".api_key_env", "want the name of an environment variable, not its value")
 	}
 	for h := range t.Headers {
-		if secretLooking(h) {
+		if sanitize.SecretName(h) {
 			el.add(p+".headers."+h, "looks secret: put its value in an environment variable and name it in header_env")
 		}
 	}
@@ -188,16 +189,6 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if t.Ladder.Enabled {
 		c.validateLadder(el, p, t)
 	}
-}
-
-// secretQueryParam returns the first secret-looking query parameter name of u.
-func secretQueryParam(u *url.URL) string {
-	for name := range u.Query() {
-		if secretLooking(name) {
-			return name
-		}
-	}
-	return ""
 }
 
 func (c *Config) checkRate(el *errorList, key string, r, max float64) {

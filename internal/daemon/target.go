@@ -19,6 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/workload"
@@ -68,17 +69,22 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		return nil, err
 	}
 	h := http.Header{}
+	var secrets []string
 	for k, v := range hdrs {
 		h.Set(k, v)
+		if _, fromEnv := t.HeaderEnv[k]; fromEnv {
+			secrets = append(secrets, v) // header_env values are secrets by definition
+		}
 	}
 	client, err := protocol.NewClient(protocol.ClientOptions{
 		Timeouts: protocol.Timeouts{Connect: t.Timeouts.Connect.D(), Headers: t.Timeouts.Headers.D(),
 			FirstContent: t.Timeouts.FirstContent.D(), Idle: t.Timeouts.Idle.D(), Total: t.Timeouts.Total.D()},
 		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
-		Headers: h,
-		Auth:    protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
-		Logger:  d.log.With("target", t.Name),
+		Headers:  h,
+		Auth:     protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
+		Logger:   d.log.With("target", t.Name),
+		Redactor: sanitize.NewRedactor(secrets...), // the client adds its API key
 	})
 	if err != nil {
 		return nil, err
@@ -448,7 +454,7 @@ func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.log.Warn("identity poll", "target", r.name, "err", err)
+			d.log.Warn("identity poll", "target", r.name, "err", r.client.Redactor().String(err.Error(), 200))
 			r.observeIdentity(d, "", nil, true)
 		} else {
 			r.observeIdentity(d, "", &version, true)
@@ -463,7 +469,9 @@ func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
 
 // pollIdentity reads the version from GET {base}/models: the configured
 // response header, else the configured field of the entry for the target's
-// model (or of the only entry).
+// model (or of the only entry). Both are server text: cleaned by the one
+// rule (sanitize) with the client's Redactor, so a header echoing the API
+// key shows only the marker.
 func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -475,8 +483,9 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 	if resp.StatusCode/100 != 2 {
 		return "", fmt.Errorf("GET models: status %d", resp.StatusCode)
 	}
+	red := r.client.Redactor()
 	if h := r.cfg.Identity.ResponseHeader; h != "" {
-		version = bounded(resp.Header.Get(h))
+		version = red.String(resp.Header.Get(h), maxIdentityBytes)
 	}
 	var body struct {
 		Data []map[string]any `json:"data"`
@@ -488,7 +497,7 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 		if id, _ := m["id"].(string); id == r.cfg.Model || len(body.Data) == 1 {
 			if f := r.cfg.Identity.ModelsField; f != "" {
 				if v, ok := m[f]; ok && version == "" {
-					version = bounded(fmt.Sprint(v))
+					version = red.String(fmt.Sprint(v), maxIdentityBytes)
 				}
 			}
 			break
@@ -497,9 +506,5 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 	return version, nil
 }
 
-func bounded(s string) string {
-	if len(s) > 128 {
-		s = s[:128]
-	}
-	return s
-}
+// maxIdentityBytes bounds an identity value (model or version).
+const maxIdentityBytes = 128

@@ -55,6 +55,7 @@ const (
 	ReasonDial              Reason = "dial"               // DNS or other dial failure
 	ReasonConnectionRefused Reason = "connection_refused" // nothing listening
 	ReasonConnectionReset   Reason = "connection_reset"   // reset or closed mid-request/stream
+	ReasonStaleConnection   Reason = "stale_connection"   // failed on a reused idle (keep-alive) connection before any response byte: a pool race
 	ReasonTLS               Reason = "tls"
 	ReasonTransportOther    Reason = "transport_other"
 
@@ -86,7 +87,7 @@ var reasonsFor = map[Outcome][]Reason{
 	Rejected:       {ReasonStatus429, ReasonStatus503},
 	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
-	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonTLS, ReasonTransportOther},
+	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
 	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonDataAfterDone, ReasonProtocolError},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"strconv"
@@ -68,7 +69,7 @@ type promMetrics struct {
 	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
 
 	planned, dispatched, requests, good, tokens *prometheus.CounterVec
-	identityChanges                             *prometheus.CounterVec
+	identityChanges, dropped                    *prometheus.CounterVec
 
 	inFlight, oldest, arrivalRate, generatorValid                *prometheus.GaugeVec
 	capacity, knee, ladderLast                                   *prometheus.GaugeVec
@@ -120,6 +121,8 @@ func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
 		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, "type"),
 		identityChanges: counter("llmprobe_target_identity_changes_total",
 			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
+		dropped: counter("llmprobe_telemetry_dropped_total",
+			"Values the recorder could not record (label: a label value refused; negative: a negative counter amount; panic: recording failed), never fatal.", labelReason),
 
 		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
 		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
@@ -144,7 +147,7 @@ func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
 func (m *promMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
-		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT,
 		m.buildInfo, m.targetInfo, m.lagMax,
@@ -214,8 +217,8 @@ func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
 }
 
 // record feeds one finished record into the Prometheus collectors through
-// the children of its series.
-func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
+// the children of its series; what cannot be recorded goes to drop.
+func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop func(reason, what string, err error)) {
 	ex := prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
 	if r.TraceID != "" {
 		ex[exemplarTraceID] = r.TraceID
@@ -225,17 +228,32 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
 	}
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
-		req = m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason))
+		var err error
+		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason)); err != nil {
+			drop(DropLabel, "llmprobe_requests_total", err)
+		}
 	}
-	req.Inc()
+	if req != nil {
+		req.Inc()
+	}
 	if lag, ok := r.DispatchLag(); ok {
 		s.dispatched.Inc()
 		observe(s.lag, lag, ex)
 		m.lagMax.observe(r.Target, lag)
 	}
 	if r.Usage.Known {
-		s.tokensIn.Add(float64(r.Usage.Prompt))
-		s.tokensOut.Add(float64(r.Usage.Completion))
+		// Counts are checked where they are decoded (ledger.CheckUsage);
+		// a record built elsewhere gets the same guard here.
+		for _, x := range []struct {
+			c prometheus.Counter
+			n int
+		}{{s.tokensIn, r.Usage.Prompt}, {s.tokensOut, r.Usage.Completion}} {
+			if x.n < 0 {
+				drop(DropNegative, "llmprobe_tokens_total", fmt.Errorf("token count %d", x.n))
+				continue
+			}
+			x.c.Add(float64(x.n))
+		}
 	}
 	if r.Outcome != ledger.OK {
 		return
