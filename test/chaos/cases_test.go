@@ -62,8 +62,10 @@ type chaosCase struct {
 	identity bool
 	// setup, when set, starts what the case needs besides its server.
 	setup func(t testing.TB)
-	// check, when set, asserts more about a finished run.
+	// check, when set, asserts more about a finished run; also says what,
+	// for the docs.
 	check func(t *testing.T, r *caseRun)
+	also  string
 }
 
 func (c *chaosCase) timeouts() timeouts {
@@ -85,10 +87,6 @@ const (
 	tenMB   = 10 << 20
 	fiftyMB = 50 << 20
 )
-
-// reasonReused is the reason of a request that failed on a reused idle
-// keep-alive connection before any response byte (issue 8, defect 8).
-const reasonReused = ledger.Reason("reused_connection")
 
 // cases returns the case table, with fresh state for each call.
 func cases() []*chaosCase {
@@ -134,7 +132,7 @@ func cases() []*chaosCase {
 				}
 				panic(http.ErrAbortHandler) // HTTP/2: RST_STREAM
 			},
-			want: []want{w(ledger.TransportError, ledger.ReasonConnectionReset)},
+			want: []want{w(ledger.TransportError, ledger.ReasonConnectionReset)}, also: "the requests were HTTP/2",
 			check: func(t *testing.T, r *caseRun) {
 				if h2Requests.Load() == 0 || h1Requests.Load() > 0 {
 					t.Errorf("the client did not speak HTTP/2: %d HTTP/2 and %d HTTP/1 requests", h2Requests.Load(), h1Requests.Load())
@@ -143,7 +141,7 @@ func cases() []*chaosCase {
 		{name: "close_idle_after_response", covers: "server closing idle keep-alive connections",
 			what:  "closes every connection right after its response (no Connection: close)",
 			serve: func(h *hconn) bool { serveStream(h, stream{}); return false },
-			want:  []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, reasonReused)}},
+			want:  []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, ledger.ReasonStaleConnection)}},
 		{name: "close_on_reuse", covers: "server closing idle keep-alive connections",
 			what: "answers the first request of a connection, closes it when a second one arrives on it",
 			serve: func(h *hconn) bool {
@@ -152,7 +150,7 @@ func cases() []*chaosCase {
 				}
 				return serveStream(h, stream{})
 			},
-			want: []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, reasonReused)}, all: true},
+			want: []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, ledger.ReasonStaleConnection)}, all: true},
 
 		// ----- status line and headers -----
 		{name: "status_101", covers: "status 101", what: "101 Switching Protocols to a request that asked for no upgrade, then silence",
@@ -171,7 +169,7 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool {
 				return h.full(307, "Temporary Redirect", "text/plain", "", "Location: http://"+otherOrigin.Load().addr+h.req.URL.Path)
 			},
-			want: []want{w(ledger.HTTPError, ledger.ReasonUnexpectedStatus)},
+			want: []want{w(ledger.HTTPError, ledger.ReasonUnexpectedStatus)}, also: "the other origin is never asked",
 			check: func(t *testing.T, r *caseRun) {
 				if n := otherOrigin.Load().hits.Load(); n > 0 {
 					t.Errorf("the other origin got %d requests (%d with a key): a redirect was followed", n, otherOrigin.Load().keys.Load())
@@ -212,11 +210,11 @@ func cases() []*chaosCase {
 		{name: "status_429_retry_after_2099", what: "429 with Retry-After: Thu, 01 Jan 2099 00:00:00 GMT",
 			serve: func(h *hconn) bool {
 				return h.full(429, "Too Many Requests", "application/json", `{"error":{"type":"rate_limit_error"}}`, "Retry-After: Thu, 01 Jan 2099 00:00:00 GMT")
-			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus429)}, check: checkRetryAfterClamped},
+			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus429)}, check: checkRetryAfterClamped, also: "Retry-After kept as the 1 h bound and marked `retry_after_clamped`"},
 		{name: "status_503_retry_after_huge", what: "503 with Retry-After: 99999999999 (seconds)",
 			serve: func(h *hconn) bool {
 				return h.full(503, "Service Unavailable", "text/plain", "busy", "Retry-After: 99999999999")
-			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus503)}, check: checkRetryAfterClamped},
+			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus503)}, check: checkRetryAfterClamped, also: "Retry-After kept as the 1 h bound and marked `retry_after_clamped`"},
 		{name: "status_500_50mb", covers: "500 with a 50 MB body", what: "500 with a 50 MB body",
 			serve: func(h *hconn) bool { return bigBody(h, 500, "Internal Server Error", "text/plain", fiftyMB) },
 			want:  []want{w(ledger.HTTPError, ledger.ReasonServerError)}},
@@ -423,16 +421,16 @@ func cases() []*chaosCase {
 		{name: "usage_negative", covers: "usage negative", what: "usage with negative token counts",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":-5,"completion_tokens":-10,"total_tokens":-15}`})
-			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown},
+			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
 		{name: "usage_int64_max", covers: "usage int64 max", what: "usage of 9223372036854775807 tokens, against a 1,000-token daily budget",
 			serve: func(h *hconn) bool {
 				const m = "9223372036854775807"
 				return serveStream(h, stream{usage: `{"prompt_tokens":` + m + `,"completion_tokens":` + m + `,"total_tokens":` + m + `}`})
-			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown},
-		{name: "usage_float", covers: "usage float", what: "usage with fractional token counts",
+			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
+		{name: "usage_float", covers: "usage float", what: "usage with fractional token counts (valid JSON of the wrong type: the error says which member)",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":12.5,"completion_tokens":4.5,"total_tokens":17}`})
-			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown},
+			}, want: []want{w(ledger.StreamError, ledger.ReasonMalformed)}, check: checkSaysWhat("usage.", "not valid JSON"), also: "the error names the member (`usage.…`), not \"not valid JSON\""},
 
 		// ----- other APIs -----
 		{name: "anthropic_unclosed_block", covers: "Anthropic unclosed block", api: "anthropic-messages",
@@ -540,7 +538,7 @@ func cases() []*chaosCase {
 					return h.full(200, "OK", "application/json", `{"object":"list","data":[{"id":"chaos-model","root":"caf`+"\xe9"+`"}]}`, "X-Build: caf\xe9")
 				}
 				return healthy(h)
-			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity},
+			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
 		{name: "identity_long_multibyte", identity: true, what: "a healthy stream; the identity header is 300 bytes of two-byte characters (cut at 128 bytes)",
 			serve: func(h *hconn) bool {
 				if h.models() {
@@ -548,6 +546,6 @@ func cases() []*chaosCase {
 					return h.full(200, "OK", "application/json", `{"object":"list","data":[{"id":"chaos-model","root":`+q(v)+`}]}`, "X-Build: "+v)
 				}
 				return serveStream(h, stream{model: "x" + strings.Repeat("é", 150)})
-			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity},
+			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 )
 
@@ -576,18 +577,33 @@ func checkMetricsAddUp(t *testing.T, what string, s scrape, recs []ledger.Record
 
 // ----- case checks -----
 
-// maxRetryAfter is the clamp on a server's Retry-After.
-const maxRetryAfter = 24 * time.Hour
-
+// checkRetryAfterClamped asserts a Retry-After far in the future, in either
+// form, is kept as the bound and marked clamped.
 func checkRetryAfterClamped(t *testing.T, r *caseRun) {
 	for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
 		for _, rec := range recs {
 			if rec.Outcome != ledger.Rejected {
 				continue
 			}
-			if rec.RetryAfter <= 0 || rec.RetryAfter > maxRetryAfter {
-				t.Errorf("%s: record %d: retry_after %v, want clamped to (0, %v]", what, rec.ID, rec.RetryAfter, maxRetryAfter)
+			if rec.RetryAfter != protocol.MaxRetryAfter || !rec.RetryAfterClamped {
+				t.Errorf("%s: record %d: retry_after %v (clamped %t), want the bound %v, marked clamped",
+					what, rec.ID, rec.RetryAfter, rec.RetryAfterClamped, protocol.MaxRetryAfter)
 				return
+			}
+		}
+	}
+}
+
+// checkSaysWhat asserts the error of every failed request names what was
+// unexpected (holds says) and not the misleading notSays.
+func checkSaysWhat(says, notSays string) func(t *testing.T, r *caseRun) {
+	return func(t *testing.T, r *caseRun) {
+		for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
+			for _, rec := range recs {
+				if rec.Outcome != ledger.OK && (!strings.Contains(rec.Error, says) || strings.Contains(rec.Error, notSays)) {
+					t.Errorf("%s: record %d: error %q; want one naming %q (and not %q)", what, rec.ID, rec.Error, says, notSays)
+					return
+				}
 			}
 		}
 	}
@@ -598,8 +614,8 @@ func checkRetryAfterClamped(t *testing.T, r *caseRun) {
 func checkUsageUnknown(t *testing.T, r *caseRun) {
 	for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
 		for _, rec := range recs {
-			if rec.Usage.Known {
-				t.Errorf("%s: record %d: usage %+v taken as known", what, rec.ID, rec.Usage)
+			if rec.Usage.Known || !rec.Usage.Invalid {
+				t.Errorf("%s: record %d: usage %+v; want unknown and flagged invalid", what, rec.ID, rec.Usage)
 				return
 			}
 		}

@@ -139,6 +139,8 @@ type proc struct {
 	waitErr        error
 	started        time.Time
 	finished       time.Time
+	hwmMu          sync.Mutex
+	hwm            int64 // peak RSS seen, bytes
 }
 
 // startProc starts the binary with args and the sentinel key in its
@@ -161,6 +163,7 @@ func startProc(t testing.TB, key sentinel, args ...string) *proc {
 		p.finished = time.Now()
 		close(p.done)
 	}()
+	go p.watchMemory()
 	t.Cleanup(func() {
 		select {
 		case <-p.done:
@@ -206,16 +209,40 @@ func (p *proc) exitCode() int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// peakRSS is the process's peak resident set size in bytes (Linux reports
-// ru_maxrss in KiB).
+// watchMemory samples the process's peak resident set size (VmHWM, the
+// high-water mark of its own address space) every 25 ms until it exits.
+// The exit status's ru_maxrss cannot be used: a child started with
+// vfork inherits the test process's own peak.
+func (p *proc) watchMemory() {
+	path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	t := time.NewTicker(25 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				var kb int64
+				if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kb); err == nil {
+					p.hwmMu.Lock()
+					p.hwm = max(p.hwm, kb*1024)
+					p.hwmMu.Unlock()
+					break
+				}
+			}
+		}
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// peakRSS is the process's peak resident set size in bytes, as last
+// sampled (at most 25 ms before it exited).
 func (p *proc) peakRSS() int64 {
-	if p.cmd.ProcessState == nil {
-		return 0
-	}
-	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss * 1024
-	}
-	return 0
+	p.hwmMu.Lock()
+	defer p.hwmMu.Unlock()
+	return p.hwm
 }
 
 func tail(b []byte, n int) string {
@@ -513,13 +540,6 @@ func readLedgerDir(dir string) ([]ledger.Record, []byte, error) {
 	return recs, raw, nil
 }
 
-// Documented bounds on what a record keeps from a server.
-const (
-	maxModelBytes  = 128
-	maxFinishBytes = 32
-	maxErrorBytes  = 256
-)
-
 // checkRecords asserts the ledger invariants every record set must keep:
 // one terminal outcome per id, a reason from the outcome's closed set,
 // planned = dispatched + unsent, ordered stamps, and server-derived strings
@@ -590,7 +610,7 @@ func checkRecords(t testing.TB, what string, recs []ledger.Record) {
 			n   string
 			v   string
 			max int
-		}{{"model", r.Model, maxModelBytes}, {"finish_reason", r.FinishReason, maxFinishBytes}, {"error", r.Error, maxErrorBytes}} {
+		}{{"model", r.Model, ledger.MaxModelBytes}, {"finish_reason", r.FinishReason, ledger.MaxFinishReasonBytes}, {"error", r.Error, ledger.MaxErrorBytes}} {
 			if msg := unclean(f.v, f.max); msg != "" {
 				report("record %d: %s %q: %s", r.ID, f.n, f.v, msg)
 			}
