@@ -36,9 +36,10 @@ const (
 // timeouts are a target's timeouts.
 type timeouts struct{ connect, headers, firstContent, idle, total time.Duration }
 
-// defaultTimeouts end every hostile request within 2.5 s.
-var defaultTimeouts = timeouts{connect: 500 * time.Millisecond, headers: 700 * time.Millisecond,
-	firstContent: 1200 * time.Millisecond, idle: 600 * time.Millisecond, total: 2500 * time.Millisecond}
+// defaultTimeouts end every hostile request within 3 s, and leave a loaded
+// machine (the race detector, parallel cases) room to serve the others.
+var defaultTimeouts = timeouts{connect: time.Second, headers: 1500 * time.Millisecond,
+	firstContent: 2 * time.Second, idle: time.Second, total: 3 * time.Second}
 
 // chaosCase is one row of the case table: a hostile behaviour and what
 // llmprobe must make of it.
@@ -54,7 +55,11 @@ type chaosCase struct {
 	// first must be seen at least once (every one of them with all).
 	want []want
 	all  bool
-	to   *timeouts // nil = defaultTimeouts
+	to   *timeouts // nil = defaultTimeouts (heavyTimeouts when heavy)
+	// heavy marks a case whose server sends megabytes per request: it runs
+	// at a lower rate, with timeouts long enough that a slow machine (or the
+	// race detector) still reaches the outcome the case is about.
+	heavy bool
 	// budget, when set, gives the daemon's target a daily token budget.
 	budget int
 	// identity says the case is about the identity poll (GET /models): the
@@ -68,11 +73,27 @@ type chaosCase struct {
 	also  string
 }
 
+// heavyTimeouts are the timeouts of a heavy case: what it is about is not
+// a timeout.
+var heavyTimeouts = timeouts{connect: 2 * time.Second, headers: 5 * time.Second,
+	firstContent: 8 * time.Second, idle: 5 * time.Second, total: 10 * time.Second}
+
 func (c *chaosCase) timeouts() timeouts {
-	if c.to != nil {
+	switch {
+	case c.to != nil:
 		return *c.to
+	case c.heavy:
+		return heavyTimeouts
 	}
 	return defaultTimeouts
+}
+
+// rate is the case's arrival rate (req/s), for the probe and the daemon.
+func (c *chaosCase) rate() float64 {
+	if c.heavy {
+		return 1
+	}
+	return 5
 }
 
 func (c *chaosCase) apiName() string {
@@ -175,7 +196,7 @@ func cases() []*chaosCase {
 					t.Errorf("the other origin got %d requests (%d with a key): a redirect was followed", n, otherOrigin.Load().keys.Load())
 				}
 			}},
-		{name: "infinite_headers", covers: "infinite headers", what: "a 200 status line, then 8 KiB header lines for ever",
+		{name: "infinite_headers", heavy: true, covers: "infinite headers", what: "a 200 status line, then 8 KiB header lines for ever",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n")
 				line := strings.Repeat("h", 8<<10)
@@ -190,7 +211,7 @@ func cases() []*chaosCase {
 				}
 				return false
 			}, want: []want{w(ledger.Timeout, ledger.ReasonHeaders)}},
-		{name: "infinite_1xx", covers: "infinite 1xx", what: "103 Early Hints responses with 4 KiB headers, for ever",
+		{name: "infinite_1xx", heavy: true, covers: "infinite 1xx", what: "103 Early Hints responses with 4 KiB headers, for ever",
 			serve: func(h *hconn) bool {
 				link := "Link: <" + strings.Repeat("l", 4<<10) + ">; rel=preload"
 				for h.head(103, "Early Hints", link) {
@@ -215,7 +236,7 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool {
 				return h.full(503, "Service Unavailable", "text/plain", "busy", "Retry-After: 99999999999")
 			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus503)}, check: checkRetryAfterClamped, also: "Retry-After kept as the 1 h bound and marked `retry_after_clamped`"},
-		{name: "status_500_50mb", covers: "500 with a 50 MB body", what: "500 with a 50 MB body",
+		{name: "status_500_50mb", heavy: true, covers: "500 with a 50 MB body", what: "500 with a 50 MB body",
 			serve: func(h *hconn) bool { return bigBody(h, 500, "Internal Server Error", "text/plain", fiftyMB) },
 			want:  []want{w(ledger.HTTPError, ledger.ReasonServerError)}},
 
@@ -271,8 +292,8 @@ func cases() []*chaosCase {
 		// ----- timing -----
 		{name: "headers_then_silence", covers: "headers then silence", what: "200 event-stream headers, then nothing",
 			serve: streamHead(func(h *hconn) bool { return h.hold() }), want: []want{w(ledger.Timeout, ledger.ReasonIdle)}},
-		{name: "drip_1_byte_per_second", covers: "1 byte/s drip", what: "a valid event, one byte a second (idle timeout 1.5 s, so the first-content timeout ends it)",
-			to: &timeouts{connect: 500 * time.Millisecond, headers: 700 * time.Millisecond, firstContent: 1200 * time.Millisecond, idle: 1500 * time.Millisecond, total: 2500 * time.Millisecond},
+		{name: "drip_1_byte_per_second", covers: "1 byte/s drip", what: "a valid event, one byte a second (an idle timeout above a second, so the first-content timeout ends it)",
+			to: &timeouts{connect: time.Second, headers: 1500 * time.Millisecond, firstContent: 2 * time.Second, idle: 2500 * time.Millisecond, total: 3 * time.Second},
 			serve: streamHead(func(h *hconn) bool {
 				ev := "data: " + chatChunk("c", "chaos-model", `{"content":"word "}`, "null") + "\n\n"
 				for i := 0; i < len(ev) && h.chunk(ev[i:i+1]) && h.sleep(time.Second); i++ {
@@ -310,7 +331,7 @@ func cases() []*chaosCase {
 			}), want: []want{w(ledger.Timeout, ledger.ReasonIdle)}},
 
 		// ----- size -----
-		{name: "event_10mb", covers: "10 MB event", what: "one event of ten 1 MB data lines (10 MB in all)",
+		{name: "event_10mb", heavy: true, covers: "10 MB event", what: "one event of ten 1 MB data lines (10 MB in all)",
 			serve: streamHead(func(h *hconn) bool {
 				line := "data: " + strings.Repeat("a", 1<<20-100) + "\n"
 				for range 10 {
@@ -321,14 +342,14 @@ func cases() []*chaosCase {
 				h.chunk("\n")
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonEventTooLarge)}},
-		{name: "line_10mb", what: "one 10 MB data line without a line end",
+		{name: "line_10mb", heavy: true, what: "one 10 MB data line without a line end",
 			serve: streamHead(func(h *hconn) bool {
 				h.chunk("data: {")
 				for n := 0; n < tenMB && h.chunk(filler); n += len(filler) {
 				}
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonEventTooLarge)}},
-		{name: "comment_10mb", what: "a 10 MB comment line, then a well-formed stream (comments are skipped, never buffered)",
+		{name: "comment_10mb", heavy: true, what: "a 10 MB comment line, then a well-formed stream (comments are skipped, never buffered)",
 			serve: streamHead(func(h *hconn) bool {
 				h.chunk(": ")
 				for n := 0; n < tenMB && h.chunk(filler); n += len(filler) {
@@ -339,7 +360,7 @@ func cases() []*chaosCase {
 				h.event("[DONE]")
 				return h.end()
 			}), want: []want{w(ledger.OK, ledger.ReasonStop)}},
-		{name: "choices_20000", covers: "20,000 choices", what: "a chunk with 20,000 choices, each with content",
+		{name: "choices_20000", heavy: true, covers: "20,000 choices", what: "a chunk with 20,000 choices, each with content",
 			serve: streamHead(func(h *hconn) bool {
 				var b strings.Builder
 				b.WriteString(`{"id":"c","object":"chat.completion.chunk","model":"chaos-model","choices":[`)
@@ -372,7 +393,7 @@ func cases() []*chaosCase {
 		{name: "json_not_object", what: "a chunk that is a JSON array",
 			serve: streamHead(func(h *hconn) bool { h.event(`[1,2,3]`); return h.hold() }),
 			want:  []want{w(ledger.StreamError, ledger.ReasonMalformed)}},
-		{name: "deep_json", what: "a chunk nested 100,000 arrays deep",
+		{name: "deep_json", heavy: true, what: "a chunk nested 100,000 arrays deep",
 			serve: streamHead(func(h *hconn) bool {
 				h.event(`{"choices":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`)
 				return h.hold()

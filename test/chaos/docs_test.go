@@ -103,8 +103,11 @@ func caseTable() string {
 		case tlsUntrusted, h2Server:
 			what += " (its own TLS server)"
 		}
-		if c.to != nil {
-			what += fmt.Sprintf("; timeouts: idle %v, first content %v, total %v", c.to.idle, c.to.firstContent, c.to.total)
+		if to := c.timeouts(); to != defaultTimeouts {
+			what += fmt.Sprintf("; timeouts: headers %v, first content %v, idle %v, total %v", to.headers, to.firstContent, to.idle, to.total)
+		}
+		if c.rate() != (&chaosCase{}).rate() {
+			what += fmt.Sprintf("; %g req/s", c.rate())
 		}
 		if c.budget > 0 {
 			what += fmt.Sprintf("; the daemon's target has a %d-token daily budget", c.budget)
