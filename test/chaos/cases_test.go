@@ -560,7 +560,7 @@ func cases() []*chaosCase {
 				}
 				return healthy(h)
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
-		{name: "identity_long_multibyte", identity: true, what: "a healthy stream; the identity header is 300 bytes of two-byte characters (cut at 128 bytes)",
+		{name: "identity_long_multibyte", identity: true, what: "a healthy stream; the model name, identity header and models field are 301 bytes, mostly two-byte characters (a cut at 128 bytes falls inside one)",
 			serve: func(h *hconn) bool {
 				if h.models() {
 					v := "x" + strings.Repeat("é", 150) // odd: a cut at 128 bytes falls inside a character

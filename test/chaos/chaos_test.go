@@ -58,7 +58,7 @@ func memBound() int64 {
 	if raceEnabled {
 		return 512 << 20
 	}
-	return 192 << 20
+	return 128 << 20
 }
 
 // How much traffic a case makes: the probe plans the case's rate over
