@@ -34,6 +34,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"probe", "--sim-slowdown", "1s+1s"}, []string{"--sim-slowdown"}},
 		{[]string{"probe", "--url", "http://127.0.0.1:1/v1", "--sim-slots", "2"}, []string{"--sim-"}},
 		{[]string{"probe", "--max-in-flight", "-3"}, []string{"--max-in-flight"}},
+		{[]string{"probe", "--max-buffered-bytes", "1000"}, []string{"--max-buffered-bytes"}},
 		{[]string{"probe", "--duration", "0s"}, []string{"--duration"}},
 		{[]string{"probe", "--cancel-fraction", "1.5"}, []string{"--cancel-fraction"}},
 		{[]string{"probe", "--header", "novalue"}, []string{"--header"}},

@@ -82,6 +82,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
 		Headers:  h,
+		Buffers:  d.buffers,
 		Auth:     protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
 		Logger:   d.log.With("target", t.Name),
 		Redactor: sanitize.NewRedactor(secrets...), // the client adds its API key
