@@ -104,6 +104,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
+		{"retry jitter", minimal + "    retries: {jitter: 1.5}\n", []string{"targets[0].retries.jitter: want 0..1"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}

@@ -29,7 +29,7 @@ func targetDefaults() map[string]any {
 		"max_in_flight": 64,
 		"ttft_boundary": "content",
 		"usage_deltas":  false,
-		"retries":       map[string]any{"max_attempts": 0, "backoff": "100ms", "max_backoff": "10s"},
+		"retries":       map[string]any{"max_attempts": 0, "backoff": "100ms", "max_backoff": "10s", "jitter": 0.5},
 		"cancellation":  map[string]any{"fraction": 0.0, "delay": "0s", "max_delay": "0s"},
 		"timeouts": map[string]any{
 			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",

@@ -136,6 +136,9 @@ type Retries struct {
 	MaxAttempts int      `koanf:"max_attempts" json:"max_attempts"` // attempts per arrival, the first included; 0 or 1 = off
 	Backoff     Duration `koanf:"backoff" json:"backoff"`           // wait before the second attempt (doubles), never sooner than Retry-After
 	MaxBackoff  Duration `koanf:"max_backoff" json:"max_backoff"`
+	// Jitter is the fraction of each wait drawn at random from the arrival
+	// seed (reproducible): the wait is in (d·(1−jitter), d].
+	Jitter float64 `koanf:"jitter" json:"jitter"`
 }
 
 // Cancellation injects client cancellations: a fraction of requests is

@@ -117,6 +117,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if t.Retries.MaxBackoff < t.Retries.Backoff {
 		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
 	}
+	if j := t.Retries.Jitter; math.IsNaN(j) || j < 0 || j > 1 {
+		el.add(p+".retries.jitter", "want 0..1, got %g", j)
+	}
 	if c := t.Cancellation; math.IsNaN(c.Fraction) || c.Fraction < 0 || c.Fraction > 1 {
 		el.add(p+".cancellation.fraction", "want 0..1, got %g", c.Fraction)
 	} else if c.MaxDelay != 0 && c.MaxDelay < c.Delay {

@@ -110,7 +110,8 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		r.mixes[c.Name] = m
 	}
-	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D()}
+	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D(),
+		Jitter: t.Retries.Jitter, Seed: config.SeedFor(t.Name, t.Baseline.Seed)}
 	if err := r.retry.Validate(); err != nil {
 		client.CloseIdleConnections()
 		return nil, fmt.Errorf("retries: %w", err)
