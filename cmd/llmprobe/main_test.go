@@ -20,7 +20,20 @@ import (
 	"github.com/llmprobe/llmprobe/internal/sim"
 )
 
+// mainArgsEnv, when set in the environment, makes the test binary run the
+// real main() with these arguments (JSON) instead of the tests: signal
+// tests run llmprobe as a child process they can send signals to.
+const mainArgsEnv = "LLMPROBE_TEST_MAIN_ARGS"
+
 func TestMain(m *testing.M) {
+	if args := os.Getenv(mainArgsEnv); args != "" {
+		var a []string
+		if err := json.Unmarshal([]byte(args), &a); err != nil {
+			panic(err)
+		}
+		os.Args = append([]string{"llmprobe"}, a...)
+		main() // exits
+	}
 	goleak.VerifyTestMain(m,
 		// signal.Notify (run's SIGHUP handler) starts the runtime's signal
 		// loop once per process; it is not a leak of the code under test.

@@ -45,6 +45,9 @@ type probeFlags struct {
 	cancelFrac   float64
 	cancelAfter  time.Duration
 	retries      int
+	backoff      time.Duration
+	maxBackoff   time.Duration
+	jitter       float64
 	ttftBoundary string
 }
 
@@ -73,6 +76,9 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.cancelAfter, "cancel-after", 0, "cancellation injection: delay after dispatch")
 	fs.StringVar(&p.ttftBoundary, "ttft-boundary", "content", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
 	fs.IntVar(&p.retries, "retries", 0, "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
+	fs.DurationVar(&p.backoff, "backoff", dispatch.DefaultBackoff, "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure")
+	fs.DurationVar(&p.maxBackoff, "max-backoff", dispatch.DefaultMaxBackoff, "failure backoff cap")
+	fs.Float64Var(&p.jitter, "backoff-jitter", 0.5, "fraction of each backoff drawn at random from --seed (reproducible), 0..1")
 }
 
 func (p *probeFlags) validate() error {
@@ -106,6 +112,9 @@ func (p *probeFlags) validate() error {
 	case p.retries < 0:
 		return badFlag("--retries: must be ≥ 0, got %d", p.retries)
 	}
+	if err := p.failureBackoff().Validate(); err != nil || p.backoff == 0 || p.maxBackoff == 0 {
+		return badFlag("--backoff %v, --max-backoff %v, --backoff-jitter %v: want 0 < backoff ≤ max-backoff and jitter in [0, 1]", p.backoff, p.maxBackoff, p.jitter)
+	}
 	if _, err := ledger.ParseTTFTBoundary(p.ttftBoundary); err != nil {
 		return badFlag("--ttft-boundary: %v", err)
 	}
@@ -136,6 +145,12 @@ func parseThink(s string) (schedule.ThinkSpec, error) {
 		}
 	}
 	return spec, spec.Validate()
+}
+
+// failureBackoff is the wait after failures: for closed-loop users and
+// between a failed attempt and its retry. Open-loop arrivals never wait.
+func (p *probeFlags) failureBackoff() dispatch.Backoff {
+	return dispatch.Backoff{Base: p.backoff, Max: p.maxBackoff, Jitter: p.jitter, Seed: p.seed}
 }
 
 func (p *probeFlags) gates() stats.Gates {
@@ -252,7 +267,8 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	retry := dispatch.Retry{}
 	if p.retries > 0 {
-		retry = dispatch.Retry{MaxAttempts: p.retries + 1}
+		b := p.failureBackoff()
+		retry = dispatch.Retry{MaxAttempts: p.retries + 1, Backoff: b.Base, MaxBackoff: b.Max, Jitter: b.Jitter, Seed: b.Seed}
 	}
 
 	// The run's context: the first interrupt stops arrivals (the window ends
@@ -273,6 +289,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		think, _ := parseThink(p.think)
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
 			Users: p.users, Think: think, Seed: p.seed, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
+			Backoff: p.failureBackoff(),
 		})
 	}
 	// An interrupt that ended the arrivals early shortens the window: the

@@ -321,6 +321,29 @@ func TestLedgerUnwritable(t *testing.T) {
 	}
 }
 
+// TestClosedLoopDoesNotHammer (issue 8, defect 6): closed-loop users with no
+// think time against a refused port wait the failure backoff (100 ms
+// doubling, half of it jittered) after each failure: a handful of requests
+// per user in two seconds, not thousands.
+func TestClosedLoopDoesNotHammer(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t, "closed.jsonl")
+	mustInvoke(t, "probe", "--url", "http://"+closedPort(t)+"/v1", "--closed-loop-users", "4", "--duration", "2s",
+		"--json", "--ledger", path)
+	_, recs := readLedger(t, path)
+	checkLedgerInvariants(t, recs)
+	// Shortest waits with jitter 0.5: 50, 100, 200, 400, 800 ms → at most 6
+	// requests per user in 2 s (8 leaves room for the drain's edge).
+	if len(recs) < 4 || len(recs) > 4*8 {
+		t.Errorf("%d requests by 4 closed-loop users in 2s against a refused port: want at most 32", len(recs))
+	}
+	for _, r := range recs {
+		if r.Outcome != ledger.TransportError || r.Reason != ledger.ReasonConnectionRefused {
+			t.Errorf("record %d: %s/%s", r.ID, r.Outcome, r.Reason)
+		}
+	}
+}
+
 // TestLedgerFull (issue 8, defect 9): a --ledger file that cannot be
 // written (/dev/full: every write fails with ENOSPC) is a failed run: the
 // report is still printed, the exit code is 1 and the error names the flag,

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/sim"
 )
@@ -25,6 +27,7 @@ type targetFlags struct {
 	keyFileTLS             string
 	insecure, http1        bool
 	maxEventBytes          int
+	maxBuffered            int64
 	connect, headersT      time.Duration
 	firstContent, idle     time.Duration
 	total                  time.Duration
@@ -46,6 +49,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&t.insecure, "tls-insecure-skip-verify", false, "do not verify the target's certificate (loudly warned)")
 	fs.BoolVar(&t.http1, "http1", false, "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)")
 	fs.IntVar(&t.maxEventBytes, "max-event-bytes", 0, "largest server-sent event accepted (0: default 1 MiB)")
+	fs.Int64Var(&t.maxBuffered, "max-buffered-bytes", config.DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit")
 	fs.DurationVar(&t.connect, "timeout-connect", 5*time.Second, "connect timeout")
 	fs.DurationVar(&t.headersT, "timeout-headers", 30*time.Second, "timeout from dispatch to response headers")
 	fs.DurationVar(&t.firstContent, "timeout-first-content", 60*time.Second, "timeout from dispatch to first visible content")
@@ -92,6 +96,13 @@ func (t *targetFlags) validate() error {
 		if d < 0 {
 			return badFlag("%s: must be ≥ 0, got %v", name, d)
 		}
+	}
+	ev := t.maxEventBytes
+	if ev == 0 {
+		ev = sse.DefaultMaxEventBytes
+	}
+	if t.maxEventBytes < 0 || t.maxBuffered < int64(ev) {
+		return badFlag("--max-buffered-bytes %d: must hold at least one maximum-size event (%d bytes, --max-event-bytes)", t.maxBuffered, ev)
 	}
 	if t.simSlots < 0 || t.simAdmission < 0 {
 		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
@@ -159,6 +170,7 @@ func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, p
 		Timeouts: protocol.Timeouts{Connect: t.connect, Headers: t.headersT, FirstContent: t.firstContent,
 			Idle: t.idle, Total: t.total},
 		MaxEventBytes: t.maxEventBytes,
+		Buffers:       sse.NewBudget(t.maxBuffered),
 		TLS: protocol.TLSOptions{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFileTLS,
 			InsecureSkipVerify: t.insecure},
 		DisableHTTP2: t.http1,

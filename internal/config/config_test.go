@@ -104,6 +104,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
+		{"retry jitter", minimal + "    retries: {jitter: 1.5}\n", []string{"targets[0].retries.jitter: want 0..1"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
@@ -208,6 +209,35 @@ func TestFlagOverride(t *testing.T) {
 	_, err = LoadWith(Options{Path: p, Flags: fs2, Environ: noEnv})
 	if err == nil || !strings.Contains(err.Error(), "flag --log-format: log.format: want one of") {
 		t.Fatalf("want an error naming the flag, got %v", err)
+	}
+}
+
+// TestMaxBufferedBytes: limits.max_buffered_bytes defaults to 64 MiB, is
+// set by the file, the environment or --max-buffered-bytes, and is refused
+// below one maximum-size event.
+func TestMaxBufferedBytes(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.MaxBufferedBytes != DefaultMaxBufferedBytes {
+		t.Errorf("default %d, want %d", c.Limits.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	}
+	env := func() []string { return []string{"LLMPROBE_LIMITS__MAX_BUFFERED_BYTES=8388608"} }
+	if c, err = LoadWith(Options{Path: write(t, minimal), Environ: env}); err != nil || c.Limits.MaxBufferedBytes != 8<<20 {
+		t.Errorf("environment: %v, %v", c.Limits.MaxBufferedBytes, err)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	RegisterFlags(fs)
+	if err := fs.Parse([]string{"--max-buffered-bytes=16777216"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = LoadWith(Options{Path: write(t, minimal), Flags: fs, Environ: noEnv}); err != nil || c.Limits.MaxBufferedBytes != 16<<20 {
+		t.Errorf("flag: %v, %v", c.Limits.MaxBufferedBytes, err)
+	}
+	_, err = LoadWith(Options{Path: write(t, minimal+"limits: {max_buffered_bytes: 1000}\n"), Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "limits.max_buffered_bytes") {
+		t.Errorf("1000 bytes accepted: %v", err)
 	}
 }
 

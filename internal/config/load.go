@@ -45,19 +45,21 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 // flagKeys maps the flags RegisterFlags defines to configuration keys.
 func flagKeys() map[string]string {
 	return map[string]string{
-		"listen":          "admin.listen",
-		"web-config-file": "admin.web_config_file",
-		"log-level":       "log.level",
-		"log-format":      "log.format",
-		"ledger-dir":      "ledger.dir",
-		"otel":            "otel.enabled",
-		"drain-timeout":   "drain.timeout",
+		"listen":             "admin.listen",
+		"web-config-file":    "admin.web_config_file",
+		"log-level":          "log.level",
+		"log-format":         "log.format",
+		"ledger-dir":         "ledger.dir",
+		"otel":               "otel.enabled",
+		"drain-timeout":      "drain.timeout",
+		"max-buffered-bytes": "limits.max_buffered_bytes",
 	}
 }
 
 // RegisterFlags defines the flags that override configuration keys:
 // --listen, --web-config-file, --log-level, --log-format, --ledger-dir,
-// --otel and --drain-timeout. Only flags given on the command line override.
+// --otel, --drain-timeout and --max-buffered-bytes. Only flags given on the
+// command line override.
 func RegisterFlags(fs *pflag.FlagSet) {
 	fs.String("listen", ":9464", "admin HTTP listen address (admin.listen)")
 	fs.String("web-config-file", "", "exporter-toolkit web config file for TLS/basic auth (admin.web_config_file)")
@@ -66,6 +68,7 @@ func RegisterFlags(fs *pflag.FlagSet) {
 	fs.String("ledger-dir", "", "directory of rotating JSONL ledger files (ledger.dir)")
 	fs.Bool("otel", false, "enable OpenTelemetry export (otel.enabled)")
 	fs.String("drain-timeout", "30s", "graceful drain timeout (drain.timeout)")
+	fs.Int64("max-buffered-bytes", DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit (limits.max_buffered_bytes)")
 }
 
 // LoadWith is Load with an injectable environment.

@@ -16,6 +16,13 @@ import (
 // HardMaxRate is the largest limits.max_rate accepted (req/s).
 const HardMaxRate = 10000.0
 
+// Bounds of limits.max_buffered_bytes: at least one maximum-size event (the
+// SSE reader's default, 1 MiB), at most 64 GiB.
+const (
+	MinMaxBufferedBytes = 1 << 20
+	MaxMaxBufferedBytes = 64 << 30
+)
+
 var (
 	labelSafe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -70,6 +77,9 @@ func (c *Config) validate(fileSrc string) error {
 	if !(c.Limits.MaxRate > 0 && c.Limits.MaxRate <= HardMaxRate) {
 		el.add("limits.max_rate", "want above 0 and at most %g req/s, got %g", HardMaxRate, c.Limits.MaxRate)
 	}
+	if b := c.Limits.MaxBufferedBytes; b < MinMaxBufferedBytes || b > MaxMaxBufferedBytes {
+		el.add("limits.max_buffered_bytes", "want %d (1 MiB, one maximum-size event) to %d bytes, got %d", MinMaxBufferedBytes, MaxMaxBufferedBytes, b)
+	}
 	if len(c.Targets) == 0 {
 		el.add("targets", "at least one target is required")
 	}
@@ -106,6 +116,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	}
 	if t.Retries.MaxBackoff < t.Retries.Backoff {
 		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
+	}
+	if j := t.Retries.Jitter; math.IsNaN(j) || j < 0 || j > 1 {
+		el.add(p+".retries.jitter", "want 0..1, got %g", j)
 	}
 	if c := t.Cancellation; math.IsNaN(c.Fraction) || c.Fraction < 0 || c.Fraction > 1 {
 		el.add(p+".cancellation.fraction", "want 0..1, got %g", c.Fraction)

@@ -19,6 +19,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
@@ -61,6 +62,9 @@ type Daemon struct {
 	ring  *ledger.Ring
 	rot   *ledger.RotatingSink
 	route *router
+	// buffers is the process-wide bound on buffered event bytes
+	// (limits.max_buffered_bytes), shared by every target's client.
+	buffers *sse.Budget
 
 	ready atomic.Bool
 
@@ -108,7 +112,7 @@ func New(o Options) (*Daemon, error) {
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
-		cfg: o.Config,
+		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes),
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -319,6 +323,7 @@ func (d *Daemon) Reload(cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("reload: %w", err)
 	}
+	d.buffers.SetLimit(cfg.Limits.MaxBufferedBytes)
 	d.swap(cfg, runs)
 	return nil
 }

@@ -82,6 +82,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
 		Headers:  h,
+		Buffers:  d.buffers,
 		Auth:     protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
 		Logger:   d.log.With("target", t.Name),
 		Redactor: sanitize.NewRedactor(secrets...), // the client adds its API key
@@ -109,7 +110,8 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		r.mixes[c.Name] = m
 	}
-	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D()}
+	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D(),
+		Jitter: t.Retries.Jitter, Seed: config.SeedFor(t.Name, t.Baseline.Seed)}
 	if err := r.retry.Validate(); err != nil {
 		client.CloseIdleConnections()
 		return nil, fmt.Errorf("retries: %w", err)

@@ -65,6 +65,7 @@ const (
 	ReasonContentType   Reason = "content_type"    // a 2xx that is not text/event-stream
 	ReasonTruncated     Reason = "truncated"       // stream ended without [DONE] / finish reason / stop event
 	ReasonEventTooLarge Reason = "event_too_large" // an event over the configured maximum size
+	ReasonBufferLimit   Reason = "buffer_limit"    // buffering the event would pass the process-wide bound on buffered event bytes
 	ReasonDataAfterDone Reason = "data_after_done" // events after the terminal marker
 	ReasonProtocolError Reason = "protocol"        // events out of the API's order
 
@@ -88,7 +89,7 @@ var reasonsFor = map[Outcome][]Reason{
 	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
 	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
-	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonDataAfterDone, ReasonProtocolError},
+	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},
 	Censored:       {ReasonDrainDeadline},

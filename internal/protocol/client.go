@@ -38,8 +38,13 @@ const (
 // 1 MiB events, system TLS roots, HTTP/2 over TLS, proxy from the
 // environment, no auth.
 type ClientOptions struct {
-	Timeouts        Timeouts
-	MaxEventBytes   int         // largest SSE event accepted; 0 = sse.DefaultMaxEventBytes
+	Timeouts      Timeouts
+	MaxEventBytes int // largest SSE event accepted; 0 = sse.DefaultMaxEventBytes
+	// Buffers is the process-wide bound on buffered event bytes, shared by
+	// every Client of the process (sse.Budget); a stream that would pass it
+	// ends stream_error/buffer_limit. nil: unbounded (each stream is still
+	// bounded by MaxEventBytes).
+	Buffers         *sse.Budget
 	TLS             TLSOptions  // CA file, client certificate, skip-verify
 	DisableHTTP2    bool        // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
 	NoProxy         bool        // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
@@ -79,6 +84,7 @@ type Client struct {
 	readers   sync.Pool     // *sse.Reader, reused across streams
 	doneGrace time.Duration // postDoneGrace (tests shorten it)
 	red       *sanitize.Redactor
+	buffers   *sse.Budget
 }
 
 // NewClient builds a Client: it resolves the API key (from the environment
@@ -113,7 +119,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	c := &Client{
 		rt: rt, timeouts: opts.Timeouts, maxEvent: opts.MaxEventBytes,
 		headers: make(http.Header, len(opts.Headers)), auth: auth, warnings: warnings,
-		doneGrace: postDoneGrace, red: opts.Redactor,
+		doneGrace: postDoneGrace, red: opts.Redactor, buffers: opts.Buffers,
 	}
 	var secrets []string
 	if auth.key != nil {
@@ -328,7 +334,7 @@ func (s *stream) failWith(res dispatch.Result) dispatch.Result {
 // the body.
 func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch.Result {
 	rd := s.c.readers.Get().(*sse.Reader)
-	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity})
+	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity, Budget: s.c.buffers})
 	defer func() {
 		rd.Reset(nil, sse.Options{})
 		s.c.readers.Put(rd)
@@ -453,6 +459,9 @@ func (s *stream) readError(ctx context.Context, err error) dispatch.Result {
 		switch {
 		case errors.Is(err, sse.ErrEventTooLarge):
 			return s.fail(ledger.StreamError, ledger.ReasonEventTooLarge, "event over "+strconv.Itoa(s.maxEvent())+" bytes")
+		case errors.Is(err, sse.ErrBudget):
+			return s.fail(ledger.StreamError, ledger.ReasonBufferLimit,
+				"buffered event bytes of all streams would pass the process-wide bound of "+strconv.FormatInt(s.c.buffers.Limit(), 10))
 		case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
 			return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
 		}

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
@@ -353,5 +355,82 @@ func TestStaleConnectionReason(t *testing.T) {
 	res, _ = probe(t, c, context.Background(), fresh, Params{})
 	if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
 		t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+	}
+}
+
+// TestBufferBoundAcrossStreams (issue 8, defect 7): streams each holding an
+// unfinished ~1 MiB event share the process-wide bound on buffered event
+// bytes: the first ones keep their events, every later one ends
+// stream_error/buffer_limit as soon as it would pass the bound, and the
+// bound is never passed. (The streams are started one after another so
+// that which ones fit is certain.)
+func TestBufferBoundAcrossStreams(t *testing.T) {
+	const streams, limit = 12, 4 << 20
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: "+strings.Repeat("x", 1<<20)) // never finished
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	buffers := sse.NewBudget(limit)
+	c, err := NewClient(ClientOptions{MaxEventBytes: 2 << 20, Buffers: buffers, Timeouts: Timeouts{Total: 30 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l := ledger.New(time.Now())
+	results := make(chan dispatch.Result, streams)
+	holding, limited := 0, 0
+	for range streams {
+		go func() {
+			rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
+			results <- c.Do(ctx, Target{Base: srv.URL, Adapter: OpenAIChat{}}, Params{}, rec, l.Now, func() { l.MarkDispatched(rec) })
+		}()
+		// Wait until this stream holds its whole event or was limited.
+		deadline := time.Now().Add(20 * time.Second)
+	wait:
+		for {
+			select {
+			case res := <-results:
+				if res.Outcome != ledger.StreamError || res.Reason != ledger.ReasonBufferLimit || !strings.Contains(res.Err, "process-wide bound") {
+					t.Fatalf("result %+v: want stream_error/buffer_limit naming the bound", res)
+				}
+				limited++
+				break wait
+			default:
+			}
+			if buffers.Used() > int64(holding)<<20+1<<20 {
+				holding++
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("stream %d neither held its event nor was limited (used %d)", holding+limited+1, buffers.Used())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if u := buffers.Used(); u > limit {
+			t.Fatalf("%d bytes buffered, over the %d bound", u, limit)
+		}
+	}
+	if holding != 3 || limited != streams-3 {
+		t.Errorf("%d streams hold their event, %d limited: want 3 (1 MiB each within 4 MiB) and %d", holding, limited, streams-3)
+	}
+	cancel()
+	for range holding {
+		if res := <-results; res.Reason == ledger.ReasonBufferLimit {
+			t.Errorf("a stream within the bound was limited: %+v", res)
+		}
+	}
+	if u := buffers.Used(); u != 0 {
+		t.Errorf("%d bytes still charged after every stream ended", u)
 	}
 }

@@ -22,7 +22,15 @@ const MinFragment = 8
 // knows. The nil *Redactor knows no secrets and still cleans. A Redactor is
 // immutable and safe for concurrent use.
 type Redactor struct {
-	secrets []string // longest first, each with its "Bearer " form
+	secrets []secret // longest first, each with its "Bearer " form
+}
+
+// secret is one value to redact and the shortest cut-off start of it that
+// is still redacted (for a "Bearer " form: the prefix plus MinFragment
+// bytes of the key, so that the word Bearer alone is not a secret).
+type secret struct {
+	v    string
+	frag int
 }
 
 // NewRedactor returns a Redactor that knows secrets (empty values are
@@ -38,18 +46,20 @@ func (r *Redactor) With(secrets ...string) *Redactor {
 	if r != nil {
 		out.secrets = slices.Clone(r.secrets)
 	}
+	const bearer = "Bearer "
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
-		for _, v := range []string{s, "Bearer " + s} {
-			if !slices.Contains(out.secrets, v) {
-				out.secrets = append(out.secrets, v)
+		frag := min(len(s), MinFragment)
+		for _, x := range []secret{{s, frag}, {bearer + s, len(bearer) + frag}} {
+			if !slices.Contains(out.secrets, x) {
+				out.secrets = append(out.secrets, x)
 			}
 		}
 	}
-	slices.SortStableFunc(out.secrets, func(a, b string) int { return len(b) - len(a) })
+	slices.SortStableFunc(out.secrets, func(a, b secret) int { return len(b.v) - len(a.v) })
 	return out
 }
 
@@ -104,7 +114,7 @@ func (r *Redactor) mayHold(s string) bool {
 		return false
 	}
 	for _, k := range r.secrets {
-		if strings.Contains(s, k[:min(len(k), MinFragment)]) {
+		if strings.Contains(s, k.v[:k.frag]) {
 			return true
 		}
 	}
@@ -145,11 +155,10 @@ func (r *Redactor) redact(s string) string {
 	for i := 0; i < len(s); {
 		best := 0
 		for _, k := range r.secrets {
-			if s[i] != k[0] {
+			if s[i] != k.v[0] {
 				continue
 			}
-			n := commonPrefix(s[i:], k)
-			if (n == len(k) || n >= MinFragment) && n > best {
+			if n := commonPrefix(s[i:], k.v); n >= k.frag && n > best {
 				best = n
 			}
 		}

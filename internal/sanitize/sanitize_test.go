@@ -29,6 +29,8 @@ func TestString(t *testing.T) {
 		{"the key", key, 64, Marker},
 		{"the key inside", "model-" + key + "-x", 64, "model-" + Marker + "-x"},
 		{"the Bearer form", "Bearer " + key, 64, Marker},
+		{"the word Bearer alone is no secret", "Bearer scheme required", 64, "Bearer scheme required"},
+		{"a cut-off Bearer form", "Bearer " + key[:10], 64, Marker},
 		{"twice", key + "/" + key, 64, Marker + "/" + Marker},
 		{"a cut-off start of the key", "x" + key[:12], 64, "x" + Marker},
 		{"a start shorter than the fragment bound stays", "sk-test", 64, "sk-test"},
