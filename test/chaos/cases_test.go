@@ -65,6 +65,22 @@ type chaosCase struct {
 	// identity says the case is about the identity poll (GET /models): the
 	// long-running daemon reloads at the start of its phase to poll again.
 	identity bool
+	// defect is the numbered defect of issue 8 the case proves fixed (0 =
+	// none in particular).
+	defect int
+	// probeArgs are extra flags of the probe; daemonTarget extra YAML lines
+	// of the daemon's target (indented under it) and daemonGlobal extra
+	// top-level YAML.
+	probeArgs                  []string
+	daemonTarget, daemonGlobal string
+	// probeOnly cases are about the probe command alone (closed loop,
+	// signals); the daemon does not run them.
+	probeOnly bool
+	// hupProbe sends the probe a SIGHUP while its arrivals are still due.
+	hupProbe bool
+	// noPhase keeps the case out of the long-running daemon's phases (a
+	// budget it spends stays spent for the day).
+	noPhase bool
 	// setup, when set, starts what the case needs besides its server.
 	setup func(t testing.TB)
 	// check, when set, asserts more about a finished run; also says what,
@@ -86,6 +102,12 @@ func (c *chaosCase) timeouts() timeouts {
 		return heavyTimeouts
 	}
 	return defaultTimeouts
+}
+
+// special reports whether the case configures the daemon's target beyond
+// its timeouts (a budget, extra keys).
+func (c *chaosCase) special() bool {
+	return c.budget > 0 || c.daemonTarget != "" || c.daemonGlobal != ""
 }
 
 // rate is the case's arrival rate (req/s), for the probe and the daemon.
@@ -159,11 +181,11 @@ func cases() []*chaosCase {
 					t.Errorf("the client did not speak HTTP/2: %d HTTP/2 and %d HTTP/1 requests", h2Requests.Load(), h1Requests.Load())
 				}
 			}},
-		{name: "close_idle_after_response", covers: "server closing idle keep-alive connections",
+		{name: "close_idle_after_response", defect: 8, covers: "server closing idle keep-alive connections",
 			what:  "closes every connection right after its response (no Connection: close)",
 			serve: func(h *hconn) bool { serveStream(h, stream{}); return false },
 			want:  []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, ledger.ReasonStaleConnection)}},
-		{name: "close_on_reuse", covers: "server closing idle keep-alive connections",
+		{name: "close_on_reuse", defect: 8, covers: "server closing idle keep-alive connections",
 			what: "answers the first request of a connection, closes it when a second one arrives on it",
 			serve: func(h *hconn) bool {
 				if h.n > 1 && !h.models() {
@@ -228,11 +250,11 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool {
 				return h.full(404, "Not Found", "application/json", `{"error":{"type":"invalid_request_error","code":"model_not_found","message":"no such model"}}`)
 			}, want: []want{w(ledger.HTTPError, ledger.ReasonNotFound)}},
-		{name: "status_429_retry_after_2099", what: "429 with Retry-After: Thu, 01 Jan 2099 00:00:00 GMT",
+		{name: "status_429_retry_after_2099", defect: 11, what: "429 with Retry-After: Thu, 01 Jan 2099 00:00:00 GMT",
 			serve: func(h *hconn) bool {
 				return h.full(429, "Too Many Requests", "application/json", `{"error":{"type":"rate_limit_error"}}`, "Retry-After: Thu, 01 Jan 2099 00:00:00 GMT")
 			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus429)}, check: checkRetryAfterClamped, also: "Retry-After kept as the 1 h bound and marked `retry_after_clamped`"},
-		{name: "status_503_retry_after_huge", what: "503 with Retry-After: 99999999999 (seconds)",
+		{name: "status_503_retry_after_huge", defect: 11, what: "503 with Retry-After: 99999999999 (seconds)",
 			serve: func(h *hconn) bool {
 				return h.full(503, "Service Unavailable", "text/plain", "busy", "Retry-After: 99999999999")
 			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus503)}, check: checkRetryAfterClamped, also: "Retry-After kept as the 1 h bound and marked `retry_after_clamped`"},
@@ -435,20 +457,20 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{model: "chaos-\xff\xfe-model", id: "c\xc3\x28", contents: []string{"caf\xe9 ", "\xed\xa0\x80 "}})
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}},
-		{name: "control_characters", covers: "control characters", what: "ESC, BEL, NUL, DEL and bidi overrides in the model name and content",
+		{name: "control_characters", defect: 13, covers: "control characters", what: "ESC, BEL, NUL, DEL and bidi overrides in the model name and content",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{model: "chaos\u001b[31m\u0007\u0000\u007f\u202emodel", contents: []string{"\u001b[2J", "\u0000"}})
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}},
-		{name: "usage_negative", covers: "usage negative", what: "usage with negative token counts",
+		{name: "usage_negative", defect: 1, covers: "usage negative", what: "usage with negative token counts",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":-5,"completion_tokens":-10,"total_tokens":-15}`})
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
-		{name: "usage_int64_max", covers: "usage int64 max", what: "usage of 9223372036854775807 tokens, against a 1,000-token daily budget",
+		{name: "usage_int64_max", defect: 5, covers: "usage int64 max", what: "usage of 9223372036854775807 tokens, against a 1,000-token daily budget",
 			serve: func(h *hconn) bool {
 				const m = "9223372036854775807"
 				return serveStream(h, stream{usage: `{"prompt_tokens":` + m + `,"completion_tokens":` + m + `,"total_tokens":` + m + `}`})
 			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
-		{name: "usage_float", covers: "usage float", what: "usage with fractional token counts (valid JSON of the wrong type: the error says which member)",
+		{name: "usage_float", defect: 13, covers: "usage float", what: "usage with fractional token counts (valid JSON of the wrong type: the error says which member)",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":12.5,"completion_tokens":4.5,"total_tokens":17}`})
 			}, want: []want{w(ledger.StreamError, ledger.ReasonMalformed)}, check: checkSaysWhat("usage.", "not valid JSON"), also: "the error names the member (`usage.…`), not \"not valid JSON\""},
@@ -492,7 +514,7 @@ func cases() []*chaosCase {
 			want:  []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
 
 		// ----- the key, echoed -----
-		{name: "echo_key_everywhere", identity: true, covers: "server echoing the key into every field",
+		{name: "echo_key_everywhere", defect: 4, identity: true, covers: "server echoing the key into every field",
 			what: "the request's key as the id, model, finish reason and content, in response headers, and as the identity header and models field",
 			serve: func(h *hconn) bool {
 				if h.models() {
@@ -502,50 +524,50 @@ func cases() []*chaosCase {
 				}
 				return serveStream(h, stream{id: h.key, model: h.key, finish: h.key, contents: []string{h.key, h.key}})
 			}, want: []want{w(ledger.OK, ledger.ReasonOther)}},
-		{name: "echo_key_in_band_error", what: "an in-band error whose type, code, message and param are the key",
+		{name: "echo_key_in_band_error", defect: 4, what: "an in-band error whose type, code, message and param are the key",
 			serve: streamHead(func(h *hconn) bool {
 				h.event(`{"error":{"type":` + q(h.key) + `,"code":` + q(h.key) + `,"message":` + q(h.key) + `,"param":` + q(h.key) + `}}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
-		{name: "echo_key_401", what: "401 whose error body and WWW-Authenticate header hold the key",
+		{name: "echo_key_401", defect: 4, what: "401 whose error body and WWW-Authenticate header hold the key",
 			serve: func(h *hconn) bool {
 				return h.full(401, "Unauthorized", "application/json", `{"error":{"type":`+q(h.key)+`,"code":`+q("invalid_api_key:"+h.key)+`,"message":"bad key `+h.key+`"}}`,
 					"WWW-Authenticate: Bearer realm="+q(h.key))
 			}, want: []want{w(ledger.HTTPError, ledger.ReasonUnauthorized)}},
-		{name: "echo_key_error_body_200", what: "200 application/json whose error object holds the key",
+		{name: "echo_key_error_body_200", defect: 4, what: "200 application/json whose error object holds the key",
 			serve: func(h *hconn) bool {
 				return h.full(200, "OK", "application/json", `{"error":{"type":`+q(h.key)+`,"code":`+q(h.key)+`}}`)
 			}, want: []want{w(ledger.HTTPError, ledger.ReasonErrorBody)}},
-		{name: "echo_key_429", what: "429 whose error body and Retry-After hold the key",
+		{name: "echo_key_429", defect: 4, what: "429 whose error body and Retry-After hold the key",
 			serve: func(h *hconn) bool {
 				return h.full(429, "Too Many Requests", "application/json", `{"error":{"type":`+q(h.key)+`,"code":`+q(h.key)+`}}`, "Retry-After: "+h.key)
 			}, want: []want{w(ledger.Rejected, ledger.ReasonStatus429)}},
-		{name: "echo_key_content_type", what: "200 whose Content-Type names the key",
+		{name: "echo_key_content_type", defect: 4, what: "200 whose Content-Type names the key",
 			serve: func(h *hconn) bool {
 				return h.full(200, "OK", "text/html; charset="+strings.ReplaceAll(h.key, " ", "-"), "<html></html>")
 			}, want: []want{w(ledger.StreamError, ledger.ReasonContentType)}},
-		{name: "echo_key_header_line", identity: true, what: "a response whose header line is the key (no colon): a malformed header, on every path",
+		{name: "echo_key_header_line", defect: 4, identity: true, what: "a response whose header line is the key (no colon): a malformed header, on every path",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 200 OK\r\n" + h.key + "\r\n\r\n")
 				return false
 			}, want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
-		{name: "echo_key_status_line", identity: true, what: "a status line whose status code is the key, on every path",
+		{name: "echo_key_status_line", defect: 4, identity: true, what: "a status line whose status code is the key, on every path",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 " + h.key + "\r\n\r\n")
 				return false
 			}, want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
-		{name: "echo_key_anthropic", api: "anthropic-messages", what: "Anthropic events typed with the key before message_start",
+		{name: "echo_key_anthropic", defect: 4, api: "anthropic-messages", what: "Anthropic events typed with the key before message_start",
 			serve: streamHead(func(h *hconn) bool {
 				h.named(h.key, `{"type":`+q(h.key)+`}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonProtocolError)}},
-		{name: "echo_key_anthropic_error", api: "anthropic-messages", what: "an Anthropic error event whose type and message are the key",
+		{name: "echo_key_anthropic_error", defect: 4, api: "anthropic-messages", what: "an Anthropic error event whose type and message are the key",
 			serve: streamHead(func(h *hconn) bool {
 				h.named("message_start", `{"type":"message_start","message":{"model":`+q(h.key)+`}}`)
 				h.named("error", `{"type":"error","error":{"type":`+q(h.key)+`,"message":`+q(h.key)+`}}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
-		{name: "echo_key_responses_failed", api: "openai-responses", what: "a Responses stream that fails with the key as error code and message",
+		{name: "echo_key_responses_failed", defect: 4, api: "openai-responses", what: "a Responses stream that fails with the key as error code and message",
 			serve: streamHead(func(h *hconn) bool {
 				h.named("response.created", `{"type":"response.created","response":{"model":`+q(h.key)+`}}`)
 				h.named("response.failed", `{"type":"response.failed","response":{"model":`+q(h.key)+`,"error":{"code":`+q(h.key)+`,"message":`+q(h.key)+`}}}`)
@@ -553,14 +575,14 @@ func cases() []*chaosCase {
 			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
 
 		// ----- identity -----
-		{name: "identity_header_not_utf8", identity: true, covers: "non-UTF-8 identity header", what: "a healthy stream; the identity header and models field are `caf\\xe9`",
+		{name: "identity_header_not_utf8", defect: 2, identity: true, covers: "non-UTF-8 identity header", what: "a healthy stream; the identity header and models field are `caf\\xe9`",
 			serve: func(h *hconn) bool {
 				if h.models() {
 					return h.full(200, "OK", "application/json", `{"object":"list","data":[{"id":"chaos-model","root":"caf`+"\xe9"+`"}]}`, "X-Build: caf\xe9")
 				}
 				return healthy(h)
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
-		{name: "identity_long_multibyte", identity: true, what: "a healthy stream; the model name, identity header and models field are 301 bytes, mostly two-byte characters (a cut at 128 bytes falls inside one)",
+		{name: "identity_long_multibyte", defect: 3, identity: true, what: "a healthy stream; the model name, identity header and models field are 301 bytes, mostly two-byte characters (a cut at 128 bytes falls inside one)",
 			serve: func(h *hconn) bool {
 				if h.models() {
 					v := "x" + strings.Repeat("é", 150) // odd: a cut at 128 bytes falls inside a character
@@ -568,5 +590,34 @@ func cases() []*chaosCase {
 				}
 				return serveStream(h, stream{model: "x" + strings.Repeat("é", 150)})
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
+
+		// ----- what the fixes of issue 8 bound -----
+		{name: "buffered_bytes_bound", defect: 7, what: "900 KB of an event that never ends, then silence, on every stream (the process-wide bound on buffered event bytes set to 2 MiB)",
+			probeArgs: []string{"--max-buffered-bytes", "2097152"}, daemonGlobal: "limits: {max_buffered_bytes: 2097152}",
+			serve: streamHead(func(h *hconn) bool {
+				h.chunk("data: {")
+				for n := 0; n < 900<<10 && h.chunk(filler); n += len(filler) {
+				}
+				return h.hold()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonBufferLimit), w(ledger.Timeout, ledger.ReasonIdle)}, all: true},
+		{name: "closed_loop_refused", defect: 6, kind: refusedPort, probeOnly: true,
+			what:      "nothing listens, and the probe runs closed loop (4 users, no think time)",
+			probeArgs: []string{"--closed-loop-users", "4", "--think-time", "constant:0s"},
+			want:      []want{w(ledger.TransportError, ledger.ReasonConnectionRefused)},
+			check:     checkClosedLoopBackoff, also: "each user waits the failure backoff (100 ms doubling): at most 20 requests in 1.5 s, not thousands"},
+		{name: "retries_refused", defect: 6, kind: refusedPort, what: "nothing listens; retries on (the probe's --retries 2, the daemon's retries.max_attempts 3)",
+			probeArgs: []string{"--retries", "2"}, daemonTarget: "retries: {max_attempts: 3}",
+			want:  []want{w(ledger.TransportError, ledger.ReasonConnectionRefused)},
+			check: checkRetryBackoff, also: "every retry waits its backoff after the attempt it repeats"},
+		{name: "usage_spends_budget", defect: 5, noPhase: true, what: "usage of 100,000,000 prompt and completion tokens (the most believed), against a 1,000-token daily budget",
+			serve: func(h *hconn) bool {
+				return serveStream(h, stream{usage: `{"prompt_tokens":100000000,"completion_tokens":100000000,"total_tokens":200000000}`})
+			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop), w(ledger.Unsent, ledger.ReasonBudget)},
+			check: checkBudgetSpent, also: "the daemon: the first answer spends the budget, later arrivals are `unsent/budget`, the remaining-tokens gauge is 0"},
+		{name: "probe_sighup", defect: 12, probeOnly: true, hupProbe: true,
+			what:  "a healthy stream of 4 content events 100 ms apart; the probe gets SIGHUP 700 ms in",
+			serve: func(h *hconn) bool { return serveStream(h, stream{gap: 100 * time.Millisecond}) },
+			want:  []want{w(ledger.OK, ledger.ReasonStop)}, check: checkInterrupted,
+			also: "the probe ends the window early as on SIGINT: exit 0, a complete report (noted interrupted) and ledger"},
 	}
 }

@@ -140,10 +140,14 @@ func TestCases(t *testing.T) {
 			}
 			r := startCase(t, c, key)
 			r.startProbe(t)
-			r.runDaemon(t)
+			if !c.probeOnly {
+				r.runDaemon(t)
+			}
 			r.probe.wait(t, probeWindow+drainTimeout+10*time.Second)
 			r.checkProbe(t)
-			r.checkDaemon(t)
+			if !c.probeOnly {
+				r.checkDaemon(t)
+			}
 			if c.check != nil {
 				c.check(t, r)
 			}
@@ -199,7 +203,17 @@ func (r *caseRun) startProbe(t *testing.T) {
 	if r.caFile != "" {
 		args = append(args, "--tls-ca-file", r.caFile)
 	}
+	args = append(args, r.c.probeArgs...)
 	r.probe = startProc(t, r.key, args...)
+	if r.c.hupProbe {
+		go func(p *proc) {
+			select {
+			case <-time.After(700 * time.Millisecond):
+				_ = p.cmd.Process.Signal(syscall.SIGHUP)
+			case <-p.done:
+			}
+		}(r.probe)
+	}
 }
 
 func (r *caseRun) checkProbe(t *testing.T) {
@@ -230,7 +244,7 @@ func (r *caseRun) checkProbe(t *testing.T) {
 		t.Errorf("probe --json: stdout is not a report: %v\n%s", err, tail(stdout, 2000))
 		return
 	}
-	if want := int(r.c.rate() * probeWindow.Seconds()); len(r.probeRecs) != r.report.Attempts || r.report.Planned < want-1 {
+	if want := int(r.c.rate() * probeWindow.Seconds()); len(r.probeRecs) != r.report.Attempts || (r.report.Planned < want-1 && !r.c.hupProbe && r.report.Mode == "open") {
 		t.Errorf("probe: %d records for %d attempts of %d planned arrivals", len(r.probeRecs), r.report.Attempts, r.report.Planned)
 	}
 	checkReport(t, r.report, r.probeRecs)
@@ -336,13 +350,16 @@ func (r *caseRun) daemonConfig(quiet bool) string {
 	b.WriteString("log: {level: info, format: json}\n")
 	fmt.Fprintf(&b, "ledger: {dir: %q}\n", r.ledgerDir)
 	fmt.Fprintf(&b, "drain: {timeout: %s}\n", drainTimeout)
+	if r.c.daemonGlobal != "" {
+		b.WriteString(r.c.daemonGlobal + "\n")
+	}
 	b.WriteString("targets:\n")
-	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.rate(), !quiet, r.c.budget))
+	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.rate(), !quiet, r.c.budget, r.c.daemonTarget))
 	return b.String()
 }
 
 // targetYAML is one target of a daemon configuration.
-func targetYAML(name, url, api, caFile string, to timeouts, rate float64, enabled bool, budget int) string {
+func targetYAML(name, url, api, caFile string, to timeouts, rate float64, enabled bool, budget int, extra string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  - name: %s\n    url: %q\n    api: %s\n    model: chaos-model\n    api_key_env: %s\n", name, url, api, keyEnv)
 	fmt.Fprintf(&b, "    timeouts: {connect: %s, headers: %s, first_content: %s, idle: %s, total: %s}\n",
@@ -355,6 +372,9 @@ func targetYAML(name, url, api, caFile string, to timeouts, rate float64, enable
 	}
 	if budget > 0 {
 		fmt.Fprintf(&b, "    budget: {tokens_per_day: %d}\n", budget)
+	}
+	if extra != "" {
+		b.WriteString("    " + extra + "\n")
 	}
 	b.WriteString("    classes:\n      - name: default\n        input: {dist: fixed, value: 16}\n        output: {dist: fixed, value: 8}\n")
 	return b.String()
@@ -661,4 +681,103 @@ func checkIdentity(t *testing.T, r *caseRun) {
 		}
 	}
 	t.Errorf("run: no llmprobe_target_info for the target")
+}
+
+// The failure backoff's documented defaults: 100 ms doubling per
+// consecutive failure, the last half of each wait drawn at random (so a
+// wait is at least half its nominal value).
+const (
+	defaultBackoff = 100 * time.Millisecond
+	defaultJitter  = 0.5
+)
+
+// minWait is the shortest backoff before the n-th attempt (n ≥ 2).
+func minWait(n int) time.Duration {
+	return time.Duration(float64(defaultBackoff<<(n-2)) * (1 - defaultJitter))
+}
+
+// checkClosedLoopBackoff asserts closed-loop users wait the failure backoff
+// after each failure instead of hammering a refused port.
+func checkClosedLoopBackoff(t *testing.T, r *caseRun) {
+	const users = 4
+	perUser := 1
+	for at := minWait(2); at < probeWindow; at += minWait(perUser + 2) {
+		perUser++
+	}
+	if n := len(r.probeRecs); n > users*perUser {
+		t.Errorf("probe: %d requests from %d closed-loop users in %v; with the failure backoff at most %d", n, users, probeWindow, users*perUser)
+	}
+	byUser := map[int][]ledger.Record{}
+	for _, rec := range r.probeRecs {
+		byUser[rec.User] = append(byUser[rec.User], rec)
+	}
+	for u, recs := range byUser {
+		sort.Slice(recs, func(i, j int) bool { return recs[i].Planned < recs[j].Planned })
+		for i := 1; i < len(recs); i++ {
+			if wait := recs[i].Planned - recs[i-1].End; wait < minWait(i+1)-time.Millisecond {
+				t.Errorf("probe: user %d sent again %v after a failure; want at least %v", u, wait, minWait(i+1))
+			}
+		}
+	}
+}
+
+// checkRetryBackoff asserts every retry waited its backoff after the
+// attempt it repeats.
+func checkRetryBackoff(t *testing.T, r *caseRun) {
+	for what, recs := range map[string][]ledger.Record{"probe": r.probeRecs, "run": r.daemonRecs} {
+		byID := map[uint64]*ledger.Record{}
+		for i := range recs {
+			byID[recs[i].ID] = &recs[i]
+		}
+		retries := 0
+		for _, rec := range recs {
+			if rec.RetryOf == 0 {
+				continue
+			}
+			retries++
+			prev := byID[rec.RetryOf]
+			if prev == nil {
+				t.Errorf("%s: record %d retries %d, which is not in the ledger", what, rec.ID, rec.RetryOf)
+				continue
+			}
+			if wait := rec.Planned - prev.End; wait < minWait(rec.Attempt)-time.Millisecond {
+				t.Errorf("%s: record %d (attempt %d) planned %v after its previous attempt ended; want at least %v",
+					what, rec.ID, rec.Attempt, wait, minWait(rec.Attempt))
+			}
+		}
+		if retries == 0 {
+			t.Errorf("%s: no retry in the ledger", what)
+		}
+	}
+}
+
+// checkBudgetSpent asserts a believable but huge usage spends the daemon's
+// token budget at once, and nothing passes it afterwards.
+func checkBudgetSpent(t *testing.T, r *caseRun) {
+	if r.metrics.fams == nil {
+		return
+	}
+	got := tally(r.daemonRecs)
+	if got["unsent/budget"] == 0 || got["ok/stop"] > 2 {
+		t.Errorf("run: %s; want the first answer (or two in flight together) to spend the budget and the rest unsent/budget", keysOf(got))
+	}
+	sel := map[string]string{"target": "chaos"}
+	if rem := r.metrics.sum("llmprobe_budget_remaining_tokens", sel); !r.metrics.has("llmprobe_budget_remaining_tokens", sel) || rem != 0 {
+		t.Errorf("run: llmprobe_budget_remaining_tokens %v, want 0", rem)
+	}
+}
+
+// checkInterrupted asserts the probe stopped its arrivals early on SIGHUP
+// and said so.
+func checkInterrupted(t *testing.T, r *caseRun) {
+	noted := false
+	for _, n := range r.report.Notes {
+		noted = noted || strings.Contains(n, "interrupted")
+	}
+	if !noted {
+		t.Errorf("probe: the report does not say it was interrupted; notes %q", r.report.Notes)
+	}
+	if full := int(r.c.rate() * probeWindow.Seconds()); r.report.Planned >= full {
+		t.Errorf("probe: %d arrivals planned, the whole window's %d: SIGHUP did not end the window early", r.report.Planned, full)
+	}
 }

@@ -87,8 +87,21 @@ func caseTable() string {
 	b.WriteString("|---|---|---|---|---|---|\n")
 	for i, c := range cases() {
 		name := "`" + c.name + "`"
+		var tags []string
 		if c.covers != "" {
-			name += " (" + c.covers + ")"
+			tags = append(tags, c.covers)
+		}
+		if c.defect != 0 {
+			tags = append(tags, fmt.Sprintf("defect %d", c.defect))
+		}
+		switch {
+		case c.probeOnly:
+			tags = append(tags, "probe only")
+		case c.noPhase:
+			tags = append(tags, "not a phase of the long-running daemon")
+		}
+		if len(tags) > 0 {
+			name += " (" + strings.Join(tags, "; ") + ")"
 		}
 		ends := make([]string, len(c.want))
 		for j, w := range c.want {

@@ -75,9 +75,12 @@ var (
 
 // binary builds llmprobe once per test process (with the race detector when
 // the tests run with it, so that a data race in the daemon under hostile
-// input fails the suite too).
+// input fails the suite too), or returns $LLMPROBE_CHAOS_BIN when set.
 func binary(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("LLMPROBE_CHAOS_BIN"); bin != "" {
+		return bin // e.g. an older build, to see which cases it fails
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "llmprobe-chaos-bin")
 		if err != nil {

@@ -167,6 +167,8 @@ type chaosTarget struct {
 	to               timeouts
 	rate             float64 // 0 = chaosRate
 	enabled          bool
+	budget           int    // daily tokens, 0 = none
+	extra, global    string // a case's extra target and top-level YAML
 }
 
 func (pr *phaseRun) config(ct chaosTarget, controlOn bool) string {
@@ -175,14 +177,17 @@ func (pr *phaseRun) config(ct chaosTarget, controlOn bool) string {
 	b.WriteString("log: {level: info, format: json}\n")
 	fmt.Fprintf(&b, "ledger: {dir: %q}\n", pr.ledger)
 	fmt.Fprintf(&b, "drain: {timeout: %s}\n", drainTimeout)
+	if ct.global != "" {
+		b.WriteString(ct.global + "\n")
+	}
 	b.WriteString("targets:\n")
 	b.WriteString(targetYAML("control", pr.control.url(), "openai-chat", "", timeouts{connect: 2 * time.Second, headers: 10 * time.Second,
-		firstContent: 10 * time.Second, idle: 10 * time.Second, total: 20 * time.Second}, controlRate, controlOn, 0))
+		firstContent: 10 * time.Second, idle: 10 * time.Second, total: 20 * time.Second}, controlRate, controlOn, 0, ""))
 	rate := ct.rate
 	if rate == 0 {
 		rate = chaosRate
 	}
-	b.WriteString(targetYAML("chaos", ct.url, ct.api, ct.caFile, ct.to, rate, ct.enabled, 0))
+	b.WriteString(targetYAML("chaos", ct.url, ct.api, ct.caFile, ct.to, rate, ct.enabled, ct.budget, ct.extra))
 	return b.String()
 }
 
@@ -379,7 +384,7 @@ func TestDaemonPhases(t *testing.T) {
 	byAPI := map[string][]*chaosCase{}
 	var apis []string
 	for _, c := range cases() {
-		if c.kind != plainServer || c.name == "healthy" {
+		if c.kind != plainServer || c.name == "healthy" || c.probeOnly || c.noPhase {
 			continue
 		}
 		if byAPI[c.apiName()] == nil {
@@ -403,9 +408,9 @@ func TestDaemonPhases(t *testing.T) {
 				}
 				pr.chaos.set(c.serve)
 				switch {
-				case c.timeouts() != defaultTimeouts || c.heavy:
+				case c.timeouts() != defaultTimeouts || c.heavy || c.special():
 					ct := cur
-					ct.to = c.timeouts()
+					ct.to, ct.budget, ct.extra, ct.global = c.timeouts(), c.budget, c.daemonTarget, c.daemonGlobal
 					if c.heavy {
 						ct.rate = c.rate()
 						pr.slow = append(pr.slow, [2]time.Time{time.Now()})
@@ -428,7 +433,7 @@ func TestDaemonPhases(t *testing.T) {
 				pr.write(pr.config(cur, true))
 			}
 			pr.phase(c.name, c.want, c.all, c.timeouts(), enter)
-			if c.timeouts() != defaultTimeouts || c.heavy {
+			if c.timeouts() != defaultTimeouts || c.heavy || c.special() {
 				pr.reload(cur, true)
 				if c.heavy {
 					pr.slow[len(pr.slow)-1][1] = time.Now()
