@@ -251,7 +251,7 @@ func TestHostCauses(t *testing.T) {
 		want Cause
 		text string
 	}{
-		{"not measured", HostHealth{}, CauseDispatchLag, "not measurably starved"},
+		{"not measured", HostHealth{}, CauseDispatchLag, "health was not measured"},
 		{"idle host", HostHealth{Known: true, SchedCount: 1000, SchedP99: 40 * time.Microsecond, ProcessCPU: 0.2, CPUs: 2, ProcessCPUKnown: true}, CauseDispatchLag, "Go scheduler latency p99 40µs"},
 		{"scheduler latency", HostHealth{Known: true, SchedCount: 1000, SchedP99: 14 * ms}, CauseHostStarved, "Go scheduler latency p99 14ms"},
 		{"just below a quarter of the limit", HostHealth{Known: true, SchedCount: 1000, SchedP99: 2400 * time.Microsecond}, CauseDispatchLag, "not measurably starved"},

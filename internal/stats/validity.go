@@ -242,8 +242,10 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 		lag := fmt.Sprintf("dispatch-lag p99 %s%s exceeds %s (%d of %d dispatches later than that)", approx, fmtDur(e.LagP99), fmtDur(c.MaxLagP99), e.LagOver, e.LagCount)
 		if why := starved(c, e.Host); why != "" {
 			fail(CauseHostStarved, "prober host starved: %s; %s: the generator did not keep its schedule because the prober lacked CPU, not because of the target", why, lag)
-		} else {
+		} else if e.Host.Known {
 			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (%s: the host was not measurably starved)", lag, e.Host)
+		} else {
+			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (the prober host's health was not measured)", lag)
 		}
 	}
 	if e.ClientCap > 0 {
