@@ -76,13 +76,17 @@ type Config struct {
 	// Host reads the prober host's health over each step, so that an
 	// invalid step names a starved host; nil = a reader of /proc.
 	Host        *hostload.Reader
-	HistoryFile string // "" = no history
-	Progress      func(Progress) // optional; called from one goroutine at a time
-	Now           func() time.Time
+	HistoryFile string         // "" = no history
+	Progress    func(Progress) // optional; called from one goroutine at a time
+	Now         func() time.Time
 }
 
 // ErrRunning is returned when a ladder is started while one is running.
 var ErrRunning = errors.New("ladder: a ladder is already running for this target")
+
+// ErrHistoryNotWritten is wrapped by Run's error when the result could not
+// be appended to the history file.
+var ErrHistoryNotWritten = errors.New("ladder history not written")
 
 // Runner runs one target's ladders through a dispatch.Group. It is the
 // ledger.Sink the group's ledger must feed (it keeps only this target's
@@ -309,7 +313,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	res.Finished = cfg.Now()
 	if cfg.HistoryFile != "" {
 		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
-			runErr = errors.Join(runErr, err)
+			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
 		}
 	}
 	return res, runErr

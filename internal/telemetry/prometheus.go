@@ -130,7 +130,7 @@ func newPromMetrics() *promMetrics {
 		capacity: gauge("llmprobe_capacity_requests_per_second",
 			"Capacity of the class from the last ladder: the class's offered rate at the highest valid step where its good fraction reached the target. bound=\"measured\": a valid step above failed; bound=\"lower\": none did, the capacity is at least this.",
 			labelTarget, labelClass, labelBound),
-		knee: gauge("llmprobe_ladder_knee_requests_per_second", "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's.", labelTarget, labelClass),
+		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's.", labelTarget, labelClass),
 		ladderLast:     gauge("llmprobe_ladder_last_run_timestamp_seconds", "Unix time the last ladder finished.", labelTarget),
 		stepRate:       gauge("llmprobe_ladder_step_offered_rate", "The class's offered rate at each step of the last ladder (step rate × the class's weight share), requests per second.", labelTarget, labelClass, labelStep),
 		stepTTFT:       gauge("llmprobe_ladder_step_ttft_p95_seconds", "TTFT p95 of the class's ok requests at each step of the last ladder.", labelTarget, labelClass, labelStep),
