@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -190,6 +191,8 @@ func TestValidity(t *testing.T) {
 		{"closed loop", Config{RequestedRate: 100, Window: 10 * time.Second}, n(10, ms, ledger.ModeClosed), true, "", "coordinated omission", ""},
 		{"client cap", Config{RequestedRate: 100, Window: 10 * time.Second},
 			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", "", CauseInFlightCap},
+		{"heavily capped: the cap is the one cause, not also the rate", Config{RequestedRate: 100, Window: 10 * time.Second},
+			append(n(500, ms, ledger.ModeOpen), capped(500)...), false, "500 arrival(s) unsent (client_cap)", "", CauseInFlightCap},
 		{"budget unsent is not a generator fault", Config{RequestedRate: 1, Window: 100 * time.Second},
 			append(n(99, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonBudget)), true, "", "", ""},
 		{"budget spent: the rate fell, and the reason says why", Config{RequestedRate: 10, Window: 100 * time.Second},
@@ -217,6 +220,15 @@ func TestValidity(t *testing.T) {
 			}
 		})
 	}
+}
+
+func capped(n int) []ledger.Record {
+	out := make([]ledger.Record, n)
+	for i := range out {
+		out[i] = failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)
+		out[i].Planned = time.Duration(i) * ms
+	}
+	return out
 }
 
 // TestLagRuleIsTheP99: the count rule (LagP99Exceeds) says "p99 above the
@@ -385,4 +397,43 @@ func budgetSpent(n int) []ledger.Record {
 		out[i] = failRec(time.Duration(i)*ms, 0, 0, ledger.Unsent, ledger.ReasonBudget)
 	}
 	return out
+}
+
+// TestGoodputNeverAbovePlannedRate: goodput counts good arrivals planned in
+// the window (the cohort by planned time: completions during the drain
+// count, arrivals planned outside do not, retries are not demand), so it
+// never exceeds planned / window, whatever finishes when.
+func TestGoodputNeverAbovePlannedRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const window = 2 * time.Second
+	for trial := range 300 {
+		var recs []ledger.Record
+		id := uint64(0)
+		for range 1 + rng.IntN(60) {
+			p := ms + time.Duration(rng.Int64N(int64(3*window)))     // some outside the window [window/2, 3·window/2)
+			end := time.Duration(rng.Int64N(int64(5 * time.Second))) // finishing late: during the drain
+			id++
+			if rng.IntN(3) > 0 {
+				r := okRec(p, ms, end/2+ms, end+2*ms, 2)
+				r.ID = id
+				recs = append(recs, r)
+				continue
+			}
+			// Rejected, then retried (ok or not) however late.
+			first := failRec(p, ms, 5*ms, ledger.Rejected, ledger.ReasonStatus429)
+			first.ID = id
+			recs = append(recs, first)
+			id++
+			retry := okRec(p+end, ms, end/2+ms, end+2*ms, 2)
+			if rng.IntN(2) == 0 {
+				retry = failRec(p+end, ms, 5*ms, ledger.Rejected, ledger.ReasonStatus429)
+			}
+			retry.ID, retry.Attempt, retry.RetryOf, retry.FirstPlanned = id, 2, first.ID, p
+			recs = append(recs, retry)
+		}
+		s := Summarize(Config{RequestedRate: 10, Start: window / 2, Window: window}, recs)
+		if s.Good > s.Planned || s.GoodputPerSecond > float64(s.Planned)/window.Seconds()+1e-9 {
+			t.Fatalf("trial %d: good %d of %d planned, goodput %.3f above the planned rate %.3f", trial, s.Good, s.Planned, s.GoodputPerSecond, float64(s.Planned)/window.Seconds())
+		}
+	}
 }

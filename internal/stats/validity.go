@@ -224,7 +224,8 @@ func LagP99Exceeds(n, over int) bool {
 // CPU over the same window, else dispatch_lag), when any arrival was unsent
 // at the in-flight cap (in_flight_cap), or, open loop with a known rate and
 // enough expected arrivals, when the first attempts dispatched leave the
-// RateBounds band (rate_not_reached).
+// RateBounds band (rate_not_reached; arrivals unsent at the cap count as
+// offered there, being the in_flight_cap cause already).
 func (c ValidityConfig) Judge(e Evidence) Validity {
 	c = c.withDefaults()
 	v := Validity{Valid: true, Host: e.Host}
@@ -264,14 +265,22 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 		v.Notes = append(v.Notes, fmt.Sprintf("only %.1f arrivals expected (fewer than %.0f): achieved rate not judged", lambda, c.MinExpected))
 		return v
 	}
+	// Arrivals the in-flight cap suppressed are already the in_flight_cap
+	// cause: the rate is judged on what the generator offered or the cap
+	// held back, so that this cause names only what the cap does not
+	// explain (a budget, a rate cap, a shutdown, a generator that fell
+	// behind).
 	lo, hi := RateBounds(lambda, c.RateTolerance, c.Z)
-	if n := float64(e.FirstDispatched); n < lo || n > hi {
-		why := ""
+	if n := float64(e.FirstDispatched + e.FirstClientCap); n < lo || n > hi {
+		capped, why := "", ""
+		if e.FirstClientCap > 0 {
+			capped = fmt.Sprintf(" + %d unsent at the in-flight cap", e.FirstClientCap)
+		}
 		if withheld := e.FirstUnsent - e.FirstClientCap; withheld > 0 {
 			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
 		}
-		fail(CauseRateNotReached, "achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
-			float64(e.FirstDispatched)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, e.FirstDispatched, math.Max(lo, 0), hi, lambda, why)
+		fail(CauseRateNotReached, "achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched%s, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
+			float64(e.FirstDispatched)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, e.FirstDispatched, capped, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
 }
