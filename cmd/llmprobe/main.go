@@ -101,9 +101,9 @@ func run(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(e.stderr)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -112,20 +112,20 @@ func run(ctx context.Context, e env, args []string) int {
 		err := c.run(ctx, e, args[1:])
 		switch {
 		case err == nil:
-			return 0
+			return exitOK
 		case errors.Is(err, pflag.ErrHelp):
-			return 0
+			return exitOK
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
-			return 2
+			return exitUsage
 		default:
 			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
-			return 1
+			return exitCodeOf(err)
 		}
 	}
 	fmt.Fprintf(e.stderr, "llmprobe: unknown command %q\n\n", args[0])
 	usage(e.stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
@@ -133,7 +133,10 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.\n\nexit codes:")
+	for _, c := range exitCodes {
+		fmt.Fprintf(w, "  %d  %s\n", c.code, c.meaning)
+	}
 }
 
 // usageError is a bad flag or argument: exit code 2, message names the flag.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
@@ -39,6 +39,7 @@ type probeFlags struct {
 	sloTTFT      time.Duration
 	sloTPOT      time.Duration
 	sloE2E       time.Duration
+	goodTarget   float64
 	maxLagP99    time.Duration
 	rateTol      float64
 	spin         time.Duration
@@ -62,13 +63,14 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&p.maxTokens, "max-tokens", 64, "max_tokens sent with each request")
 	fs.IntVar(&p.promptTokens, "prompt-tokens", 128, "length of the synthetic prompt, in tokens (≈4 characters each)")
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
-	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
+	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed for arrivals, think times and prompts")
 	fs.DurationVar(&p.sloTTFT, "slo-ttft", 0, "gate: time to first token (from planned send); 0 = none")
 	fs.DurationVar(&p.sloTPOT, "slo-tpot", 0, "gate: time per output token; 0 = none")
 	fs.DurationVar(&p.sloE2E, "slo-e2e", 0, "gate: end-to-end latency (from planned send); 0 = none")
+	fs.Float64Var(&p.goodTarget, "good-fraction", 0.9, "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this")
 	fs.DurationVar(&p.maxLagP99, "max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 (0: default 10ms)")
 	fs.Float64Var(&p.rateTol, "rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
 	fs.DurationVar(&p.spin, "spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
@@ -111,6 +113,12 @@ func (p *probeFlags) validate() error {
 		return badFlag("--cancel-fraction: must be in [0, 1], got %v", p.cancelFrac)
 	case p.retries < 0:
 		return badFlag("--retries: must be ≥ 0, got %d", p.retries)
+	case !(p.goodTarget > 0 && p.goodTarget <= 1):
+		return badFlag("--good-fraction: must be in (0, 1], got %v", p.goodTarget)
+	case p.maxLagP99 < 0 || p.spin < 0:
+		return badFlag("--max-lag-p99 and --spin: must be ≥ 0")
+	case p.rateTol < 0:
+		return badFlag("--rate-tolerance: must be ≥ 0, got %v", p.rateTol)
 	}
 	if err := p.failureBackoff().Validate(); err != nil || p.backoff == 0 || p.maxBackoff == 0 {
 		return badFlag("--backoff %v, --max-backoff %v, --backoff-jitter %v: want 0 < backoff ≤ max-backoff and jitter in [0, 1]", p.backoff, p.maxBackoff, p.jitter)
@@ -124,11 +132,19 @@ func (p *probeFlags) validate() error {
 	return nil
 }
 
-// parseThink parses "kind:mean[:sigma]".
+// parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
 func parseThink(s string) (schedule.ThinkSpec, error) {
+	if !strings.Contains(s, ":") {
+		mean, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
+		}
+		spec := schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: mean}
+		return spec, spec.Validate()
+	}
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
-		return schedule.ThinkSpec{}, fmt.Errorf("want constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
+		return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
 	}
 	k, err := schedule.ParseThinkKind(parts[0])
 	if err != nil {
@@ -198,26 +214,39 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer client.CloseIdleConnections()
-	sum, ledgerErr, err := p.execute(ctx, e, client, target, mix)
+	run, err := p.execute(ctx, e, client, target, mix)
 	if err != nil {
 		return err
 	}
 	if p.jsonOut {
-		err = report.JSON(e.stdout, sum)
+		err = report.JSON(e.stdout, run.sum)
 	} else {
-		err = report.Text(e.stdout, sum)
+		err = report.Text(e.stdout, run.sum)
 	}
 	if err != nil {
 		return err
 	}
-	// The report is printed either way; a broken ledger invariant (a bug in
-	// llmprobe) or a ledger file that could not be written fails the run.
-	return ledgerErr
+	// The report is printed either way; a broken ledger invariant is a bug
+	// in llmprobe and fails the run. Otherwise the exit code says what
+	// happened (see exitCodes).
+	if run.ledgerErr != nil {
+		return run.ledgerErr
+	}
+	return probeExit(run.sum, !p.gates().IsZero(), p.goodTarget, run.lost, run.lostErr)
+}
+
+// probeRun is what a probe run left: its summary, and what went wrong with
+// its ledger.
+type probeRun struct {
+	sum       stats.Summary
+	ledgerErr error // a broken ledger invariant (a bug: exit 1)
+	lost      int   // records missing from the --ledger file
+	lostErr   error // why the --ledger file is incomplete
 }
 
 // execute runs the probe and returns its summary. The ledger file, when
 // asked for, is complete even when the run is interrupted.
-func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (sum stats.Summary, ledgerErr, err error) {
+func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (run probeRun, err error) {
 	mode := ledger.ModeOpen
 	requested := p.rate
 	if p.users > 0 {
@@ -240,7 +269,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: v, Schema: ledger.SchemaVersion,
 		})
 		if err != nil {
-			return stats.Summary{}, nil, fmt.Errorf("--ledger: %w", err)
+			return run, fmt.Errorf("--ledger: %w", err)
 		}
 		file = f
 		sinks = append(sinks, f)
@@ -262,7 +291,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	if p.cancelFrac > 0 {
 		var err error
 		if exec, err = dispatch.Inject(dispatch.Injection{Fraction: p.cancelFrac, Delay: p.cancelAfter, Seed: p.seed}, exec); err != nil {
-			return stats.Summary{}, nil, badFlag("--cancel-fraction/--cancel-after: %v", err)
+			return run, badFlag("--cancel-fraction/--cancel-after: %v", err)
 		}
 	}
 	retry := dispatch.Retry{}
@@ -275,11 +304,13 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	// early) and drains; the drain itself is bounded by --drain.
 	start := led.Now()
 	var runErr error
+	hostReader := hostload.NewReader()
+	hostBefore := hostReader.Take()
 	if mode == ledger.ModeOpen {
 		seq, err := schedule.New(schedule.Spec{Kind: schedule.Kind(p.arrival), Burstiness: p.burstiness, Seed: p.seed},
 			schedule.Step{Rate: p.rate, Duration: 0})
 		if err != nil {
-			return stats.Summary{}, nil, badFlag("--rate/--arrival/--burstiness: %v", err)
+			return run, badFlag("--rate/--arrival/--burstiness: %v", err)
 		}
 		runErr = g.Open(ctx, dispatch.OpenConfig{
 			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: p.maxInFlight,
@@ -292,6 +323,9 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			Backoff: p.failureBackoff(),
 		})
 	}
+	// The prober host's health over the arrival window (when requests were
+	// dispatched) tells a starved prober from a slow target.
+	host := hostload.Between(hostBefore, hostReader.Take())
 	// An interrupt that ended the arrivals early shortens the window: the
 	// cohort is what was planned before it, and rates are judged over the
 	// time the schedule actually ran, not the time asked for.
@@ -306,32 +340,39 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	g.Drain(e.hard, p.drain)
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
-		ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
+		run.ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
 	}
 	if file != nil {
-		// A ledger that could not be written is a failed run: the report is
-		// still printed, and the exit code and error name the OS error.
+		// A ledger that could not be written is a failed run (exit 7): the
+		// report is still printed, and the error names the OS error.
 		closeErr := file.Close() // every write error seen, or nil
-		if n, err := file.Err(); err != nil || closeErr != nil {
+		if n, err := file.Err(); n > 0 || err != nil || closeErr != nil {
 			if closeErr != nil {
 				err = closeErr
 			}
-			ledgerErr = errors.Join(ledgerErr, fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, n, err))
+			run.lost = n
+			run.lostErr = fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, n, err)
+			fmt.Fprintf(e.stderr, "ledger file: %v\n", run.lostErr)
 		}
 	}
 	if runErr != nil {
-		return stats.Summary{}, nil, runErr
+		return run, runErr
 	}
 	recMu.Lock()
 	defer recMu.Unlock()
-	sum = stats.Summarize(stats.Config{
+	acc := stats.NewAccumulator(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
 		Validity: stats.ValidityConfig{MaxLagP99: p.maxLagP99, RateTolerance: p.rateTol},
-	}, records)
+	})
+	for i := range records {
+		acc.Add(&records[i])
+	}
+	acc.SetHost(host)
+	run.sum = acc.Summary()
 	if window < p.duration {
-		sum.Validity.Notes = append(sum.Validity.Notes, fmt.Sprintf(
+		run.sum.Validity.Notes = append(run.sum.Validity.Notes, fmt.Sprintf(
 			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
 			window.Round(time.Millisecond), p.duration))
 	}
-	return sum, ledgerErr, nil
+	return run, nil
 }

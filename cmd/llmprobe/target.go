@@ -155,6 +155,23 @@ func (t *targetFlags) startTarget(e env) (base string, stop func(), err error) {
 	return strings.TrimRight(u, "/"), func() { s.Close(); _ = closeFn() }, nil
 }
 
+// displayName names the target in reports: the URL's scheme, host and path
+// (never its user info, query or fragment), or the built-in simulator.
+func (t *targetFlags) displayName(base string) string {
+	if t.url == "" {
+		u, err := url.Parse(base)
+		if err != nil {
+			return "built-in simulator"
+		}
+		return "built-in simulator (" + u.Host + ")"
+	}
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return "target"
+	}
+	return u.Scheme + "://" + u.Host + strings.TrimRight(u.Path, "/")
+}
+
 // client builds the protocol client and the target for base.
 func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
 	ad, err := protocol.Lookup(t.api)

@@ -232,8 +232,10 @@ type Ladder struct {
 	Abort              Abort     `koanf:"abort" json:"abort"`
 	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
 	KneeFactor         float64   `koanf:"knee_factor" json:"knee_factor"`
-	// MaxLagP99 is the largest dispatch-lag p99 at which a step's generator
-	// is still valid (a step judged invalid never counts toward capacity).
+	// MaxLagP99 is the largest dispatch-lag p99 at which the target's
+	// generator is still valid: for each ladder step (a step judged invalid
+	// never counts toward capacity or knee) and for the daemon's live
+	// llmprobe_generator_valid window.
 	MaxLagP99           Duration `koanf:"max_lag_p99" json:"max_lag_p99"`
 	RunOnIdentityChange bool     `koanf:"run_on_identity_change" json:"run_on_identity_change"`
 	RunOnStart          bool     `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts

@@ -21,6 +21,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -212,6 +213,9 @@ func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 func (r *targetRun) start(d *Daemon) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	// The live verdict judges against this configuration's limit (a
+	// reload that changes it starts the window afresh).
+	r.state.validity.SetConfig(stats.ValidityConfig{MaxLagP99: r.cfg.Ladder.MaxLagP99.D()})
 	d.route.add(r.name, r.sink(d))
 	u, _ := url.Parse(r.target.Base)
 	port, _ := strconv.Atoi(u.Port())
@@ -358,6 +362,10 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 	return func(p ladder.Progress) {
 		if p.Phase == "done" {
 			r.setLaddering("")
+			if p.Row != nil && !p.Row.Valid {
+				d.log.Warn("ladder step invalid: not used for capacity or knee", "target", r.name, "step", p.Step, "rate", p.Rate,
+					"causes", strings.Join(p.Row.CauseNames(), ","), "reasons", strings.Join(p.Row.Invalid, "; "))
+			}
 			return
 		}
 		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %.3g req/s", p.Step, p.Steps, p.Rate))
@@ -410,11 +418,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
-		if lag, ok := rec.DispatchLag(); ok {
-			r.state.validity.observe(d.now(), lag, false)
-		} else if rec.Reason == ledger.ReasonClientCap {
-			r.state.validity.observe(d.now(), 0, true)
-		}
+		r.state.validity.Record(d.now(), rec)
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -52,6 +53,9 @@ type Config struct {
 	Seed         uint64
 	MaxInFlight  int            // per step; 0 = no cap
 	Admit        dispatch.Admit // budgets; optional
+	// Spin spin-waits the last Spin of each arrival wait (see
+	// dispatch.OpenConfig.Spin); 0 sleeps.
+	Spin time.Duration
 
 	Abort              AbortRules
 	TTFTGate           time.Duration // gate of Abort.TTFTGateMultiple; 0 = the smallest class TTFT gate
@@ -69,13 +73,20 @@ type Config struct {
 	MidStepMin    int
 	ProgressEvery time.Duration // 0 means 1s
 	Validity      stats.ValidityConfig
-	HistoryFile   string         // "" = no history
-	Progress      func(Progress) // optional; called from one goroutine at a time
-	Now           func() time.Time
+	// Host reads the prober host's health over each step, so that an
+	// invalid step names a starved host; nil = a reader of /proc.
+	Host        *hostload.Reader
+	HistoryFile string         // "" = no history
+	Progress    func(Progress) // optional; called from one goroutine at a time
+	Now         func() time.Time
 }
 
 // ErrRunning is returned when a ladder is started while one is running.
 var ErrRunning = errors.New("ladder: a ladder is already running for this target")
+
+// ErrHistoryNotWritten is wrapped by Run's error when the result could not
+// be appended to the history file.
+var ErrHistoryNotWritten = errors.New("ladder history not written")
 
 // Runner runs one target's ladders through a dispatch.Group. It is the
 // ledger.Sink the group's ledger must feed (it keeps only this target's
@@ -146,6 +157,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Host == nil {
+		cfg.Host = hostload.NewReader()
+	}
 	if cfg.TTFTGate == 0 {
 		for _, c := range cfg.Classes {
 			if g := c.Gates.TTFT; g > 0 && (cfg.TTFTGate == 0 || g < cfg.TTFTGate) {
@@ -162,7 +176,8 @@ type stepState struct {
 	rate  float64
 	start time.Duration // ledger offset of the step's schedule offset 0
 	acc   *stats.Accumulator
-	note  chan struct{} // a record finished (capacity 1)
+	class map[string]*stats.Accumulator // each class's own records and gates
+	note  chan struct{}                 // a record finished (capacity 1)
 
 	mu       sync.Mutex
 	planned  int
@@ -189,6 +204,9 @@ func (r *Runner) Record(rec *ledger.Record) {
 		return // a straggler of an earlier step or ladder
 	}
 	st.acc.Add(rec)
+	if a := st.class[rec.Class]; a != nil {
+		a.Add(rec)
+	}
 	st.mu.Lock()
 	st.finished++
 	st.mu.Unlock()
@@ -275,7 +293,15 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		}
 	}
 	res.Summaries = steps
-	res.Steps, res.Capacity, res.CapacityStep, res.Knee, res.KneeStep = Analyze(steps, cfg.GoodFractionTarget, cfg.KneeFactor)
+	var names []string
+	if len(cfg.Classes) > 1 {
+		for _, c := range cfg.Classes {
+			names = append(names, c.Name)
+		}
+	}
+	var v stats.Verdict
+	res.Steps, v, res.Classes = Analyze(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
+	res.Capacity, res.CapacityStep, res.CapacityBound, res.Knee, res.KneeStep = v.Capacity, v.CapacityStep, v.CapacityBound, v.Knee, v.KneeStep
 	for i := range res.Steps {
 		res.Steps[i].Pending = pending[i]
 	}
@@ -287,7 +313,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	res.Finished = cfg.Now()
 	if cfg.HistoryFile != "" {
 		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
-			runErr = errors.Join(runErr, err)
+			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
 		}
 	}
 	return res, runErr
@@ -325,7 +351,19 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
 			ClassGates: classGates, Validity: cfg.Validity,
 		}),
+		class: map[string]*stats.Accumulator{},
 	}
+	total := 0.0
+	for _, c := range cfg.Classes {
+		total += c.Weight
+	}
+	for _, c := range cfg.Classes {
+		st.class[c.Name] = stats.NewAccumulator(stats.Config{
+			Mode: ledger.ModeOpen, RequestedRate: rate * c.Weight / total, Start: start, Window: cfg.StepDuration,
+			Gates: c.Gates, Validity: cfg.Validity,
+		})
+	}
+	hostBefore := cfg.Host.Take()
 	r.mu.Lock()
 	r.cur = st
 	r.mu.Unlock()
@@ -369,8 +407,11 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 	}()
 	err = r.g.Open(stepCtx, dispatch.OpenConfig{
 		Arrivals: seq, Start: start, Window: cfg.StepDuration, MaxInFlight: cfg.MaxInFlight,
-		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.exec,
+		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.exec, Spin: cfg.Spin,
 	})
+	// The arrivals are over: the host's health over the step's window
+	// tells a starved prober from a slow target.
+	st.acc.SetHost(hostload.Between(hostBefore, cfg.Host.Take()))
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -404,9 +445,14 @@ settle:
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
 	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason}
+	for _, c := range cfg.Classes {
+		cs := st.class[c.Name].Summary()
+		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
+		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
+	}
 	p, f := st.counts()
-	row := Row(n, rate, sum, cfg.GoodFractionTarget)
-	row.Pending, row.AbortReason = p-f, reason
+	row := Row(ls, cfg.GoodFractionTarget)
+	row.Pending = p - f
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
 	return ls, p - f, nil
 }

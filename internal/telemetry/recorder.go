@@ -28,10 +28,6 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 	// Build fills llmprobe_build_info (GoVersion defaults to runtime.Version()).
 	Build BuildInfo
-	// LagWindow is the window of llmprobe_dispatch_lag_max_seconds (default 1m).
-	LagWindow time.Duration
-	// Now is the wall clock used for the lag window; time.Now by default.
-	Now func() time.Time
 	// Logger receives the first failure of each kind to record a value
 	// (see llmprobe_telemetry_dropped_total); nil discards.
 	Logger *slog.Logger
@@ -80,18 +76,12 @@ type Recorder struct {
 
 // New builds a Recorder and registers its collectors.
 func New(o Options) (*Recorder, error) {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.LagWindow <= 0 {
-		o.LagWindow = defaultLagWindow
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Recorder{
 		log:       o.Logger,
-		prom:      newPromMetrics(o.Now, o.LagWindow),
+		prom:      newPromMetrics(),
 		gates:     make(map[classKey]Gates),
 		series:    make(map[seriesKey]*promSeries),
 		identity:  make(map[string]identity),
@@ -187,7 +177,6 @@ func (r *Recorder) seriesLocked(k seriesKey) *promSeries {
 	if s == nil {
 		s = r.prom.initSeries(k.target, k.class, k.traffic)
 		r.series[k] = s
-		r.prom.lagMax.ensure(k.target)
 	}
 	return s
 }
@@ -201,7 +190,6 @@ func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
 	for _, t := range traffic {
 		r.seriesLocked(seriesKey{target, class, t})
 	}
-	r.prom.lagMax.ensure(target)
 }
 
 // SetGates sets the gates of a target's class, used for
@@ -266,7 +254,6 @@ func (r *Recorder) ForgetTarget(target string) {
 	for _, v := range r.prom.perTarget() {
 		v.DeletePartialMatch(prometheus.Labels{labelTarget: target})
 	}
-	r.prom.lagMax.forget(target)
 }
 
 // SetInFlight sets llmprobe_in_flight_requests and
@@ -285,19 +272,39 @@ func (r *Recorder) SetArrivalRate(target, class string, traffic ledger.Traffic, 
 	r.prom.arrivalRate.WithLabelValues(target, class, string(traffic)).Set(perSecond)
 }
 
-// SetGeneratorValid sets llmprobe_generator_valid.
-func (r *Recorder) SetGeneratorValid(target string, valid bool) {
-	v := 0.0
-	if valid {
-		v = 1
+// SetGeneratorValid publishes a generator-validity verdict (the daemon's
+// live window): llmprobe_generator_valid, and
+// llmprobe_generator_invalid_cause 1 for each of its causes (0 for the
+// others), and llmprobe_dispatch_lag_max_seconds, the window's largest lag.
+func (r *Recorder) SetGeneratorValid(target string, v stats.Validity, lagMax time.Duration) {
+	valid := 0.0
+	if v.Valid {
+		valid = 1
 	}
-	r.prom.generatorValid.WithLabelValues(target).Set(v)
+	r.prom.generatorValid.WithLabelValues(target).Set(valid)
+	for _, c := range stats.Causes {
+		x := 0.0
+		if v.Has(c) {
+			x = 1
+		}
+		r.prom.invalidCause.WithLabelValues(target, string(c)).Set(x)
+	}
+	r.prom.lagMax.WithLabelValues(target).Set(lagMax.Seconds())
 }
 
-// SetCapacity sets the capacity and knee of the last ladder for a class.
-// A negative value removes the series (no capacity / no knee found).
-func (r *Recorder) SetCapacity(target, class string, capacity, knee float64) {
-	setOrDelete(r.prom.capacity, capacity, target, class)
+// SetCapacity sets the capacity (with what it is: stats.BoundMeasured or
+// stats.BoundLower, the bound label) and the knee of the last ladder for a
+// class. A negative value removes the series (no capacity / no knee
+// found); the series of the other bound is always removed, so one series
+// per class holds the value.
+func (r *Recorder) SetCapacity(target, class string, capacity float64, bound stats.Bound, knee float64) {
+	r.prom.capacity.DeletePartialMatch(prometheus.Labels{labelTarget: target, labelClass: class})
+	if capacity >= 0 && !math.IsNaN(capacity) {
+		if bound != stats.BoundLower {
+			bound = stats.BoundMeasured
+		}
+		r.prom.capacity.WithLabelValues(target, class, string(bound)).Set(capacity)
+	}
 	setOrDelete(r.prom.knee, knee, target, class)
 }
 
