@@ -84,7 +84,6 @@ type caseRun struct {
 	probe       *proc
 	probeLedger string
 	probeRecs   []ledger.Record
-	probeRaw    []byte
 	report      report.Probe
 
 	daemon       *proc
@@ -92,12 +91,10 @@ type caseRun struct {
 	configPath   string
 	ledgerDir    string
 	daemonRecs   []ledger.Record
-	daemonRaw    []byte
 	metrics      scrape
 	debug        []byte
 	configPage   []byte
 	statusPage   []byte
-	reloadsSeen  int
 	scrapeFailed bool
 }
 
@@ -198,6 +195,9 @@ func (r *caseRun) startProbe(t *testing.T) {
 	args := []string{"probe", "--url", r.url, "--api", r.c.apiName(), "--model", "chaos-model", "--api-key-env", keyEnv,
 		"--rate", fmt.Sprint(r.c.rate()), "--duration", probeWindow.String(), "--arrival", "constant",
 		"--drain", drainTimeout.String(), "--json", "--ledger", r.probeLedger, "--max-tokens", "8", "--prompt-tokens", "16",
+		// The suite judges the target's hostility, not the prober's timing on
+		// a loaded machine: a late dispatch must not turn the exit code to 4.
+		"--max-lag-p99", "1s",
 		"--timeout-connect", to.connect.String(), "--timeout-headers", to.headers.String(),
 		"--timeout-first-content", to.firstContent.String(), "--timeout-idle", to.idle.String(), "--timeout-total", to.total.String()}
 	if r.caFile != "" {
@@ -222,9 +222,6 @@ func (r *caseRun) checkProbe(t *testing.T) {
 	stdout, stderr := p.stdout.Bytes(), p.stderr.Bytes()
 	notePeak("probe", r.c.name, p.peakRSS())
 	checkNoCrash(t, what, stderr)
-	if code := p.exitCode(); code != 0 {
-		t.Errorf("probe exited %d; stderr:\n%s", code, tail(stderr, 3000))
-	}
 	if rss := p.peakRSS(); rss > memBound() {
 		t.Errorf("probe peak RSS %s, over the bound %s", mib(rss), mib(memBound()))
 	}
@@ -232,7 +229,19 @@ func (r *caseRun) checkProbe(t *testing.T) {
 	if err != nil {
 		t.Errorf("probe ledger: %v", err)
 	}
-	r.probeRecs, r.probeRaw = lf.records, raw
+	r.probeRecs = lf.records
+	// The exit code tells a script what happened: 0 when a request
+	// succeeded, 3 when none did (README, "Exit codes").
+	wantCode := 3
+	for _, rec := range r.probeRecs {
+		if rec.Outcome == ledger.OK {
+			wantCode = 0
+			break
+		}
+	}
+	if code := p.exitCode(); code != wantCode {
+		t.Errorf("probe exited %d, want %d; stderr:\n%s", code, wantCode, tail(stderr, 3000))
+	}
 	for name, b := range map[string][]byte{"stdout": stdout, "stderr": stderr, "ledger": raw} {
 		if frag := r.key.leak(b); frag != "" {
 			t.Errorf("probe: the API key leaked into its %s: …%s…", name, leakContext(b, frag))
@@ -478,7 +487,7 @@ func (r *caseRun) checkDaemon(t *testing.T) {
 	if err != nil {
 		t.Errorf("run ledger: %v", err)
 	}
-	r.daemonRecs, r.daemonRaw = recs, raw
+	r.daemonRecs = recs
 	for name, b := range map[string][]byte{"stdout": stdout, "stderr (logs)": stderr, "ledger files": raw,
 		"/metrics": r.metrics.raw, "/debug/requests": r.debug, "/config": r.configPage, "status page": r.statusPage} {
 		if frag := r.key.leak(b); frag != "" {

@@ -139,9 +139,6 @@ type proc struct {
 	cmd            *exec.Cmd
 	stdout, stderr *syncBuffer
 	done           chan struct{}
-	waitErr        error
-	started        time.Time
-	finished       time.Time
 	hwmMu          sync.Mutex
 	hwm            int64 // peak RSS seen, bytes
 }
@@ -160,10 +157,8 @@ func startProc(t testing.TB, key sentinel, args ...string) *proc {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting llmprobe: %v", err)
 	}
-	p.started = time.Now()
 	go func() {
-		p.waitErr = p.cmd.Wait()
-		p.finished = time.Now()
+		_ = p.cmd.Wait() // the exit status is read from cmd.ProcessState
 		close(p.done)
 	}()
 	go p.watchMemory()

@@ -38,7 +38,6 @@ type hostile struct {
 
 	current atomic.Pointer[behaviour]
 	wg      sync.WaitGroup
-	served  atomic.Int64 // requests read
 }
 
 // newHostile starts a hostile server serving b (which may be changed later
@@ -159,7 +158,6 @@ func (s *hostile) serveConn(c net.Conn) {
 		if h.key == "" {
 			h.key = req.Header.Get("X-Api-Key")
 		}
-		s.served.Add(1)
 		b := *s.current.Load()
 		if !b(h) || h.err != nil {
 			return
