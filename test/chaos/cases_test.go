@@ -60,6 +60,10 @@ type chaosCase struct {
 	// at a lower rate, with timeouts long enough that a slow machine (or the
 	// race detector) still reaches the outcome the case is about.
 	heavy bool
+	// slow runs the case at 1 request a second (with its usual timeouts):
+	// its server keeps a CPU busy per request for as long as the request
+	// lasts.
+	slow bool
 	// budget, when set, gives the daemon's target a daily token budget.
 	budget int
 	// identity says the case is about the identity poll (GET /models): the
@@ -104,15 +108,16 @@ func (c *chaosCase) timeouts() timeouts {
 	return defaultTimeouts
 }
 
-// special reports whether the case configures the daemon's target beyond
-// its timeouts (a budget, extra keys).
-func (c *chaosCase) special() bool {
-	return c.budget > 0 || c.daemonTarget != "" || c.daemonGlobal != ""
+// ownConfig reports whether the case needs the daemon's target configured
+// its own way: timeouts, rate, a budget or extra keys.
+func (c *chaosCase) ownConfig() bool {
+	return c.timeouts() != defaultTimeouts || c.rate() != (&chaosCase{}).rate() || c.budget > 0 ||
+		c.daemonTarget != "" || c.daemonGlobal != ""
 }
 
 // rate is the case's arrival rate (req/s), for the probe and the daemon.
 func (c *chaosCase) rate() float64 {
-	if c.heavy {
+	if c.heavy || c.slow {
 		return 1
 	}
 	return 5
@@ -332,7 +337,7 @@ func cases() []*chaosCase {
 					return "data: " + chatChunk("c", "chaos-model", `{"reasoning_content":"hmm "}`, "null") + "\n\n"
 				})
 			}), want: []want{w(ledger.Timeout, ledger.ReasonFirstContent)}},
-		{name: "content_forever", covers: "content forever", what: "content events as fast as it can (20 per write), never a finish",
+		{name: "content_forever", slow: true, covers: "content forever", what: "content events as fast as it can (20 per write), never a finish",
 			serve: streamHead(func(h *hconn) bool {
 				ev := "data: " + chatChunk("c", "chaos-model", `{"content":"w "}`, "null") + "\n\n"
 				batch := strings.Repeat(ev, 20)

@@ -29,7 +29,7 @@ import (
 // cases run one at a time.
 func caseParallel() int {
 	if raceEnabled {
-		return 6
+		return 4
 	}
 	return 8
 }
@@ -131,7 +131,7 @@ func TestCases(t *testing.T) {
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if c.heavy {
+			if c.heavy || c.slow {
 				heavySem <- struct{}{}
 				defer func() { <-heavySem }()
 			}

@@ -150,8 +150,14 @@ type phaseRun struct {
 	refusals int // refused reloads
 	phases   []phaseSpan
 	// slow are the spans (reloads included) when the chaos target ran at a
-	// heavy case's lower rate.
-	slow [][2]time.Time
+	// case's own rate.
+	slow []rateSpan
+}
+
+// rateSpan is when the chaos target ran at another rate.
+type rateSpan struct {
+	start, end time.Time
+	rate       float64
 }
 
 // phaseSpan is when a phase ran and what its requests may end with.
@@ -308,7 +314,7 @@ func (pr *phaseRun) phase(name string, want []want, all bool, to timeouts, enter
 	}
 	deadline := time.Now().Add(to.total + 8*time.Second)
 	for {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 		s := pr.scrape(name)
 		now := chaosCounts(s)
 		done := true
@@ -408,12 +414,12 @@ func TestDaemonPhases(t *testing.T) {
 				}
 				pr.chaos.set(c.serve)
 				switch {
-				case c.timeouts() != defaultTimeouts || c.heavy || c.special():
+				case c.ownConfig():
 					ct := cur
 					ct.to, ct.budget, ct.extra, ct.global = c.timeouts(), c.budget, c.daemonTarget, c.daemonGlobal
-					if c.heavy {
+					if c.rate() != chaosRate {
 						ct.rate = c.rate()
-						pr.slow = append(pr.slow, [2]time.Time{time.Now()})
+						pr.slow = append(pr.slow, rateSpan{start: time.Now(), rate: c.rate()})
 					}
 					pr.reload(ct, true)
 				case c.identity:
@@ -433,10 +439,10 @@ func TestDaemonPhases(t *testing.T) {
 				pr.write(pr.config(cur, true))
 			}
 			pr.phase(c.name, c.want, c.all, c.timeouts(), enter)
-			if c.timeouts() != defaultTimeouts || c.heavy || c.special() {
+			if c.ownConfig() {
 				pr.reload(cur, true)
-				if c.heavy {
-					pr.slow[len(pr.slow)-1][1] = time.Now()
+				if c.rate() != chaosRate {
+					pr.slow[len(pr.slow)-1].end = time.Now()
 				}
 			}
 		}
@@ -553,8 +559,8 @@ func TestDaemonPhases(t *testing.T) {
 	checkRate(t, "control", recs, epoch, func(time.Time) time.Duration { return every(controlRate) }, 0, pr.reloads)
 	checkRate(t, "chaos", recs, epoch, func(at time.Time) time.Duration {
 		for _, sp := range pr.slow {
-			if !at.Before(sp[0]) && !at.After(sp[1]) {
-				return every(1)
+			if !at.Before(sp.start) && !at.After(sp.end) {
+				return every(sp.rate)
 			}
 		}
 		return every(chaosRate)
