@@ -162,7 +162,7 @@ func startCase(t *testing.T, c *chaosCase, key sentinel) *caseRun {
 	case plainServer:
 		r.url = newHostile(t, c.name, c.serve).url()
 	case refusedPort:
-		r.url = "http://" + freePort(t) + "/v1"
+		r.url = "http://" + refusedAddr(t) + "/v1"
 	case tlsUntrusted:
 		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -393,14 +393,18 @@ func targetYAML(name, url, api, caFile string, to timeouts, rate float64, enable
 // requests finished, stops planning with a reload, waits for in-flight
 // requests, reads every endpoint and stops it with SIGTERM.
 func (r *caseRun) runDaemon(t *testing.T) {
-	r.admin = freePort(t)
 	r.ledgerDir = filepath.Join(r.dir, "ledger")
 	r.configPath = filepath.Join(r.dir, "llmprobe.yaml")
-	if err := os.WriteFile(r.configPath, []byte(r.daemonConfig(false)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r.daemon = startProc(t, r.key, "run", "--config", r.configPath)
-	if !waitReady(t, r.daemon, r.admin, 15*time.Second) {
+	var err error
+	r.daemon, r.admin, err = startDaemon(t, r.key, r.configPath, func(admin string) {
+		r.admin = admin
+		_ = os.RemoveAll(r.ledgerDir)
+		if err := os.WriteFile(r.configPath, []byte(r.daemonConfig(false)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err != nil {
+		t.Error(err)
 		r.scrapeFailed = true
 	}
 	sel := map[string]string{"target": "chaos"}

@@ -284,21 +284,55 @@ func get(ctx context.Context, url string) (int, []byte, error) {
 }
 
 // waitReady waits for /-/ready to answer 200 while the process runs.
-func waitReady(t testing.TB, p *proc, admin string, within time.Duration) bool {
-	t.Helper()
+func waitReady(p *proc, admin string, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if p.exited() {
-			t.Errorf("llmprobe run exited (code %d) before it was ready; stderr:\n%s", p.exitCode(), tail(p.stderr.Bytes(), 4000))
-			return false
+			return fmt.Errorf("llmprobe run exited (code %d) before it was ready; stderr:\n%s", p.exitCode(), tail(p.stderr.Bytes(), 4000))
 		}
 		if code, _, err := get(context.Background(), "http://"+admin+"/-/ready"); err == nil && code == 200 {
-			return true
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Errorf("llmprobe run not ready within %v; stderr:\n%s", within, tail(p.stderr.Bytes(), 4000))
-	return false
+	return fmt.Errorf("llmprobe run not ready within %v; stderr:\n%s", within, tail(p.stderr.Bytes(), 4000))
+}
+
+// startDaemon starts `llmprobe run --config path` with its admin server on
+// a free port (write writes the configuration for that address) and waits
+// until it is ready. A port another socket took between its choice and the
+// daemon's bind is retried with another one.
+func startDaemon(t testing.TB, key sentinel, path string, write func(admin string)) (p *proc, admin string, err error) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		admin = freePort(t)
+		write(admin)
+		p = startProc(t, key, "run", "--config", path)
+		err = waitReady(p, admin, 15*time.Second)
+		if err == nil || attempt == 3 || !p.exited() || !bytes.Contains(p.stderr.Bytes(), []byte("address already in use")) {
+			return p, admin, err
+		}
+	}
+}
+
+// refusedAddr returns a 127.0.0.1 address that refuses connections until
+// the test ends: its port is bound (so no other socket takes it) but not
+// listening.
+func refusedAddr(t testing.TB) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // ----- /metrics -----

@@ -7,9 +7,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -35,6 +37,9 @@ type hostile struct {
 	conns map[net.Conn]struct{}
 	stop  chan struct{} // closed by close: every behaviour returns
 	down  bool
+	// reserve holds the port while the server is down: bound, not
+	// listening, so connections are refused and no other socket takes it.
+	reserve int
 
 	current atomic.Pointer[behaviour]
 	wg      sync.WaitGroup
@@ -75,6 +80,26 @@ func (s *hostile) goDown() {
 	for c := range s.conns {
 		_ = c.Close()
 	}
+	s.reserve = reservePort(s.addr)
+}
+
+// reservePort binds addr without listening (SO_REUSEADDR, so that a
+// listener can take it back); -1 when it cannot.
+func reservePort(addr string) int {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return -1
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return -1
+	}
+	if syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1) != nil ||
+		syscall.Bind(fd, &syscall.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}) != nil {
+		_ = syscall.Close(fd)
+		return -1
+	}
+	return fd
 }
 
 // goUp listens on the same port again.
@@ -97,12 +122,20 @@ func (s *hostile) goUp(t testing.TB) {
 		t.Fatalf("hostile server %s: listening on %s again: %v", s.name, s.addr, err)
 	}
 	s.ln, s.down = ln, false
+	if s.reserve > 0 {
+		_ = syscall.Close(s.reserve)
+		s.reserve = 0
+	}
 	s.wg.Add(1)
 	go s.accept(ln)
 }
 
 func (s *hostile) close() {
 	s.mu.Lock()
+	if s.reserve > 0 {
+		_ = syscall.Close(s.reserve)
+		s.reserve = 0
+	}
 	select {
 	case <-s.stop:
 	default:

@@ -365,13 +365,17 @@ func TestDaemonPhases(t *testing.T) {
 	key := newSentinel()
 	binary(t)
 	dir := t.TempDir()
-	pr := &phaseRun{t: t, admin: freePort(t), cfgPath: filepath.Join(dir, "llmprobe.yaml"), ledger: filepath.Join(dir, "ledger"),
+	pr := &phaseRun{t: t, cfgPath: filepath.Join(dir, "llmprobe.yaml"), ledger: filepath.Join(dir, "ledger"),
 		chaos: newHostile(t, "phases", healthy), control: newHostile(t, "control", healthy), tls: newTLSSwitch(t, dir)}
 	plain := chaosTarget{url: pr.chaos.url(), api: "openai-chat", to: defaultTimeouts, enabled: true}
-	pr.write(pr.config(plain, true))
-	pr.p = startProc(t, key, "run", "--config", pr.cfgPath)
-	if !waitReady(t, pr.p, pr.admin, 15*time.Second) {
-		t.FailNow()
+	var err error
+	pr.p, pr.admin, err = startDaemon(t, key, pr.cfgPath, func(admin string) {
+		pr.admin = admin
+		_ = os.RemoveAll(pr.ledger)
+		pr.write(pr.config(plain, true))
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	started := time.Now()
 	ok := []want{w(ledger.OK, ledger.ReasonStop)}
