@@ -36,10 +36,11 @@ const (
 // timeouts are a target's timeouts.
 type timeouts struct{ connect, headers, firstContent, idle, total time.Duration }
 
-// defaultTimeouts end every hostile request within 3 s, and leave a loaded
-// machine (the race detector, parallel cases) room to serve the others.
-var defaultTimeouts = timeouts{connect: time.Second, headers: 1500 * time.Millisecond,
-	firstContent: 2 * time.Second, idle: time.Second, total: 3 * time.Second}
+// defaultTimeouts end every hostile request within 4 s, and leave a loaded
+// machine (the race detector, parallel cases, other work) room to serve the
+// healthy streams, which take milliseconds.
+var defaultTimeouts = timeouts{connect: 2 * time.Second, headers: 2 * time.Second,
+	firstContent: 3 * time.Second, idle: 2 * time.Second, total: 4 * time.Second}
 
 // chaosCase is one row of the case table: a hostile behaviour and what
 // llmprobe must make of it.
@@ -320,7 +321,7 @@ func cases() []*chaosCase {
 		{name: "headers_then_silence", covers: "headers then silence", what: "200 event-stream headers, then nothing",
 			serve: streamHead(func(h *hconn) bool { return h.hold() }), want: []want{w(ledger.Timeout, ledger.ReasonIdle)}},
 		{name: "drip_1_byte_per_second", covers: "1 byte/s drip", what: "a valid event, one byte a second (an idle timeout above a second, so the first-content timeout ends it)",
-			to: &timeouts{connect: time.Second, headers: 1500 * time.Millisecond, firstContent: 2 * time.Second, idle: 2500 * time.Millisecond, total: 3 * time.Second},
+			to: &timeouts{connect: 2 * time.Second, headers: 2 * time.Second, firstContent: 3 * time.Second, idle: 3500 * time.Millisecond, total: 4 * time.Second},
 			serve: streamHead(func(h *hconn) bool {
 				ev := "data: " + chatChunk("c", "chaos-model", `{"content":"word "}`, "null") + "\n\n"
 				for i := 0; i < len(ev) && h.chunk(ev[i:i+1]) && h.sleep(time.Second); i++ {
