@@ -68,9 +68,11 @@ func TestSIGHUPDuringProbe(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the probe did not end after SIGHUP; stderr:\n%s", stderr.String())
 	}
+	// Exit 0, or 4 when a loaded machine spoiled the generator's verdict
+	// (not what this test is about); a signal death or any other code fails.
 	var exit *exec.ExitError
-	if errors.As(err, &exit) || err != nil {
-		t.Fatalf("exit: %v (want 0: SIGHUP is an interrupt, not a kill)\nstderr:\n%s", err, stderr.String())
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == exitGeneratorInvalid) {
+		t.Fatalf("exit: %v (want 0 or %d: SIGHUP is an interrupt, not a kill)\nstderr:\n%s", err, exitGeneratorInvalid, stderr.String())
 	}
 	p := decodeProbe(t, result{stdout: stdout.String()})
 	_, recs := readLedger(t, path)
