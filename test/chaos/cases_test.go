@@ -36,11 +36,20 @@ const (
 // timeouts are a target's timeouts.
 type timeouts struct{ connect, headers, firstContent, idle, total time.Duration }
 
-// defaultTimeouts end every hostile request within 4 s, and leave a loaded
-// machine (the race detector, parallel cases, other work) room to serve the
-// healthy streams, which take milliseconds.
-var defaultTimeouts = timeouts{connect: 2 * time.Second, headers: 2 * time.Second,
-	firstContent: 3 * time.Second, idle: 2 * time.Second, total: 4 * time.Second}
+// defaultTimeouts are generous: an outcome that is not a timeout must not
+// turn into one on a loaded machine (the race detector, parallel cases,
+// other work), though a healthy stream takes milliseconds. A case whose
+// outcome is a timeout tightens that one (see timeouts).
+var defaultTimeouts = timeouts{connect: 5 * time.Second, headers: 5 * time.Second,
+	firstContent: 6 * time.Second, idle: 5 * time.Second, total: 8 * time.Second}
+
+// The timeouts a case that expects one tightens.
+const (
+	tightHeaders      = 2 * time.Second
+	tightIdle         = 2 * time.Second
+	tightFirstContent = 3 * time.Second
+	tightTotal        = 4 * time.Second
+)
 
 // chaosCase is one row of the case table: a hostile behaviour and what
 // llmprobe must make of it.
@@ -96,9 +105,12 @@ type chaosCase struct {
 
 // heavyTimeouts are the timeouts of a heavy case: what it is about is not
 // a timeout.
-var heavyTimeouts = timeouts{connect: 2 * time.Second, headers: 5 * time.Second,
-	firstContent: 8 * time.Second, idle: 5 * time.Second, total: 10 * time.Second}
+var heavyTimeouts = timeouts{connect: 5 * time.Second, headers: 8 * time.Second,
+	firstContent: 10 * time.Second, idle: 8 * time.Second, total: 12 * time.Second}
 
+// timeouts are the case's: its own, or the heavy ones, or the generous
+// defaults with each timeout the case expects tightened (keeping the
+// config's rules: first content ≥ headers, every one ≤ total).
 func (c *chaosCase) timeouts() timeouts {
 	switch {
 	case c.to != nil:
@@ -106,7 +118,24 @@ func (c *chaosCase) timeouts() timeouts {
 	case c.heavy:
 		return heavyTimeouts
 	}
-	return defaultTimeouts
+	to := defaultTimeouts
+	for _, w := range c.want {
+		if w.outcome != ledger.Timeout {
+			continue
+		}
+		switch w.reason {
+		case ledger.ReasonHeaders:
+			to.headers = tightHeaders
+		case ledger.ReasonIdle:
+			to.idle = tightIdle
+		case ledger.ReasonFirstContent:
+			to.headers, to.firstContent = min(to.headers, tightFirstContent), tightFirstContent
+		case ledger.ReasonTotal:
+			to = timeouts{connect: min(to.connect, tightTotal), headers: min(to.headers, tightTotal),
+				firstContent: min(to.firstContent, tightTotal), idle: min(to.idle, tightTotal), total: tightTotal}
+		}
+	}
+	return to
 }
 
 // ownConfig reports whether the case needs the daemon's target configured
@@ -320,8 +349,7 @@ func cases() []*chaosCase {
 		// ----- timing -----
 		{name: "headers_then_silence", covers: "headers then silence", what: "200 event-stream headers, then nothing",
 			serve: streamHead(func(h *hconn) bool { return h.hold() }), want: []want{w(ledger.Timeout, ledger.ReasonIdle)}},
-		{name: "drip_1_byte_per_second", covers: "1 byte/s drip", what: "a valid event, one byte a second (an idle timeout above a second, so the first-content timeout ends it)",
-			to: &timeouts{connect: 2 * time.Second, headers: 2 * time.Second, firstContent: 3 * time.Second, idle: 3500 * time.Millisecond, total: 4 * time.Second},
+		{name: "drip_1_byte_per_second", covers: "1 byte/s drip", what: "a valid event, one byte a second (the idle timeout is longer than a second: the first-content timeout ends it)",
 			serve: streamHead(func(h *hconn) bool {
 				ev := "data: " + chatChunk("c", "chaos-model", `{"content":"word "}`, "null") + "\n\n"
 				for i := 0; i < len(ev) && h.chunk(ev[i:i+1]) && h.sleep(time.Second); i++ {
