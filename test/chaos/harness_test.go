@@ -104,16 +104,32 @@ func binary(t testing.TB) string {
 	return builtBin
 }
 
-// freePort returns a 127.0.0.1 address nothing listens on (a moment ago).
+// handedOut are the ports freePort returned in this test process: never
+// twice, so that two daemons started at once never pick the same one.
+var handedOut = struct {
+	sync.Mutex
+	ports map[string]bool
+}{ports: map[string]bool{}}
+
+// freePort returns a 127.0.0.1 address nothing listened on a moment ago,
+// and that it never returned before.
 func freePort(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		handedOut.Lock()
+		seen := handedOut.ports[addr]
+		handedOut.ports[addr] = true
+		handedOut.Unlock()
+		if !seen {
+			return addr
+		}
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 // syncBuffer is a goroutine-safe output buffer.
@@ -283,14 +299,16 @@ func get(ctx context.Context, url string) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-// waitReady waits for /-/ready to answer 200 while the process runs.
+// waitReady waits until the process says its admin server listens and
+// /-/ready answers 200 (the port is then its own, not another process's).
 func waitReady(p *proc, admin string, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if p.exited() {
 			return fmt.Errorf("llmprobe run exited (code %d) before it was ready; stderr:\n%s", p.exitCode(), tail(p.stderr.Bytes(), 4000))
 		}
-		if code, _, err := get(context.Background(), "http://"+admin+"/-/ready"); err == nil && code == 200 {
+		listening := bytes.Contains(p.stderr.Bytes(), []byte(`"msg":"Listening on"`))
+		if code, _, err := get(context.Background(), "http://"+admin+"/-/ready"); listening && err == nil && code == 200 {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
