@@ -103,18 +103,19 @@ func TestReflectedKeyNeverKept(t *testing.T) {
 }
 
 // TestSecretHeaderValuesRedacted: the value of an extra header whose name
-// looks secret (and any value the caller's Redactor knows, e.g. from
-// header_env) is a known secret too.
+// looks secret is a known secret too, and so is any value the caller's
+// Redactor knows (e.g. from header_env) whatever its header's name: X-Org-Id
+// does not look secret, only ClientOptions.Redactor says it is.
 func TestSecretHeaderValuesRedacted(t *testing.T) {
 	const hdrSecret, envSecret = "hdr-secret-value-123456", "env-secret-value-654321"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "data: {\"model\":\"%s %s\",\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-			r.Header.Get("X-Custom-Token"), r.Header.Get("X-Org-Secret"))
+			r.Header.Get("X-Custom-Token"), r.Header.Get("X-Org-Id"))
 	}))
 	defer srv.Close()
 	c, err := NewClient(ClientOptions{
-		Headers:  http.Header{"X-Custom-Token": {hdrSecret}, "X-Org-Secret": {envSecret}},
+		Headers:  http.Header{"X-Custom-Token": {hdrSecret}, "X-Org-Id": {envSecret}},
 		Redactor: sanitize.NewRedactor(envSecret),
 	})
 	if err != nil {
