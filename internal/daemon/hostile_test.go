@@ -169,3 +169,40 @@ func TestHostileTargetNeverCrashesNorLeaks(t *testing.T) {
 		t.Errorf("no identity log line:\n%s", logs.String())
 	}
 }
+
+// holdingServer answers every chat request with an event stream whose first
+// event, about 700 KiB, never ends, and holds it until the client gives up.
+func holdingServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+strings.Repeat("x", 700<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestBufferBoundFromConfig (issue 8, defect 7): limits.max_buffered_bytes
+// bounds the event bytes buffered by every target's client together: with
+// a 1 MiB bound, a stream that would buffer a second unfinished ~700 KiB
+// event while another holds one ends stream_error/buffer_limit (each alone
+// is within the 1 MiB event maximum). A reload applies a new bound.
+func TestBufferBoundFromConfig(t *testing.T) {
+	url := holdingServer(t)
+	body := func(limit int) string {
+		return fmt.Sprintf("limits: {max_buffered_bytes: %d}\n", limit) + configYAML("1s", targetYAML("held", url, 20, ""))
+	}
+	r := startDaemon(t, loadConfig(t, body(1<<20)), nil)
+	waitFor(t, 10*time.Second, "a stream_error/buffer_limit record", func() bool {
+		n, _ := sum(r.metrics(t), "llmprobe_requests_total", "outcome", "stream_error", "reason", "buffer_limit")
+		return n >= 1
+	})
+	r.reload <- loadConfig(t, body(64<<20))
+	waitFor(t, 5*time.Second, "the reloaded bound", func() bool { return r.d.buffers.Limit() == 64<<20 })
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
