@@ -197,6 +197,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
 	sum, ledgerErr, err := p.execute(ctx, e, client, target, mix)
 	if err != nil {
