@@ -95,22 +95,23 @@ func unsolicitedServer(t *testing.T) string {
 }
 
 // runChild runs llmprobe (the test binary re-running main) with args and
-// the extra environment; stop, when set, is called once the child has
-// started and returns when the child should get SIGTERM.
-func runChild(t *testing.T, args []string, env []string, stop func()) (stdout, stderr string) {
+// the extra environment. stop, when set, is called once the child has
+// started, with its stderr so far, and returns when the child should get
+// SIGTERM.
+func runChild(t *testing.T, args []string, env []string, stop func(stderr func() string)) (stdout, stderr string) {
 	t.Helper()
 	a, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), mainArgsEnv+"="+string(a)), env...)
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if stop != nil {
-		stop()
+		stop(errOut.String)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
 	if err := cmd.Wait(); err != nil {
@@ -161,7 +162,16 @@ func TestUnsolicitedResponseNeverLeaksTheKey(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		stdout, stderr := runChild(t, []string{"run", "--config", cfg}, env, func() { time.Sleep(2 * time.Second) })
+		// Stopped once net/http has logged (or after 30 s, when the check
+		// below fails).
+		stdout, stderr := runChild(t, []string{"run", "--config", cfg}, env, func(stderr func() string) {
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if strings.Contains(stderr(), "Unsolicited response") {
+					time.Sleep(200 * time.Millisecond) // the other lines of the burst
+					return
+				}
+			}
+		})
 		checkUnsolicited(t, key, stdout, stderr)
 	})
 }
