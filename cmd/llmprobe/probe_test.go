@@ -373,7 +373,8 @@ func TestMaxBufferedBytesFlag(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	path := tempPath(t, "buffered.jsonl")
-	mustInvoke(t, "probe", "--url", srv.URL+"/v1", "--rate", "5", "--arrival", "constant", "--duration", "1s",
+	// No stream ends ok here: exit 3 (no request succeeded) is the verdict.
+	mustExit(t, []int{exitNoSuccess}, "probe", "--url", srv.URL+"/v1", "--rate", "5", "--arrival", "constant", "--duration", "1s",
 		"--timeout-total", "3s", "--max-buffered-bytes", "1048576", "--json", "--ledger", path)
 	_, recs := readLedger(t, path)
 	checkLedgerInvariants(t, recs)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -114,7 +115,10 @@ func runChild(t *testing.T, args []string, env []string, stop func(stderr func()
 		stop(errOut.String)
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 	}
-	if err := cmd.Wait(); err != nil {
+	// Exit 0, or 4 when a loaded machine spoiled the generator's verdict
+	// (not what these tests are about).
+	var exit *exec.ExitError
+	if err := cmd.Wait(); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == exitGeneratorInvalid) {
 		t.Fatalf("llmprobe %s: %v\nstderr:\n%s", args[0], err, errOut.String())
 	}
 	return out.String(), errOut.String()
