@@ -139,11 +139,14 @@ func cleanErr(r *sanitize.Redactor, err error) string { return r.String(err.Erro
 
 // Window is an open measurement window: Start scraped once, and with an
 // interval a sampler goroutine keeps scraping until End, Close or the
-// context given to Start ends.
+// context given to Start ends. End and Close let a scrape in flight finish
+// (at most the scrape timeout), so every scrape the server answered is
+// used.
 type Window struct {
-	s      *Scraper
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the sampler has returned
+	s        *Scraper
+	stop     chan struct{} // closed by End and Close
+	stopOnce sync.Once
+	done     chan struct{} // closed when the sampler has returned
 
 	mu      sync.Mutex
 	acc     *Accumulator
@@ -159,19 +162,18 @@ func (s *Scraper) Start(ctx context.Context) (*Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Window{s: s, acc: NewAccumulator(s.o.Flavour, s.o.Metrics), done: make(chan struct{})}
+	w := &Window{s: s, acc: NewAccumulator(s.o.Flavour, s.o.Metrics), stop: make(chan struct{}), done: make(chan struct{})}
 	w.acc.Add(e)
-	sctx, cancel := context.WithCancel(ctx)
-	w.cancel = cancel
 	if s.o.Interval <= 0 {
 		close(w.done)
 		return w, nil
 	}
-	go w.sample(sctx)
+	go w.sample(ctx)
 	return w, nil
 }
 
-// sample scrapes every interval until its context ends.
+// sample scrapes every interval until the window stops or its context
+// ends.
 func (w *Window) sample(ctx context.Context) {
 	defer close(w.done)
 	t := time.NewTicker(w.s.o.Interval)
@@ -180,11 +182,13 @@ func (w *Window) sample(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.stop:
+			return
 		case <-t.C:
 		}
 		e, err := w.s.Scrape(ctx)
-		if ctx.Err() != nil {
-			return // a scrape cut short by End is not a failure
+		if err != nil && ctx.Err() != nil {
+			return // cut short by the context: not the server's failure
 		}
 		w.mu.Lock()
 		if err != nil {
@@ -197,11 +201,16 @@ func (w *Window) sample(ctx context.Context) {
 	}
 }
 
+// halt stops the sampler and waits for it.
+func (w *Window) halt() {
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+}
+
 // Close stops the sampler without a view (a step abandoned). It waits for
 // the sampler to return; End after Close is an error.
 func (w *Window) Close() {
-	w.cancel()
-	<-w.done
+	w.halt()
 	w.mu.Lock()
 	w.ended = true
 	w.mu.Unlock()
@@ -212,8 +221,7 @@ func (w *Window) Close() {
 // view ends at the last successful sample, is marked Partial, and the error
 // says why. End may be called once.
 func (w *Window) End(ctx context.Context) (View, error) {
-	w.cancel()
-	<-w.done
+	w.halt()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
