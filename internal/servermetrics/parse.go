@@ -215,11 +215,14 @@ func convert(mf *dto.MetricFamily) *Family {
 // last one +Inf.
 func buckets(h *dto.Histogram) (float64, []Bucket) {
 	count := float64(h.GetSampleCount())
-	if h.SampleCountFloat != nil {
+	if h != nil && h.SampleCountFloat != nil {
 		count = h.GetSampleCountFloat()
 	}
 	out := make([]Bucket, 0, len(h.GetBucket())+1)
 	for _, b := range h.GetBucket() {
+		if b == nil {
+			continue
+		}
 		c := float64(b.GetCumulativeCount())
 		if b.CumulativeCountFloat != nil {
 			c = b.GetCumulativeCountFloat()

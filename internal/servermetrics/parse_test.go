@@ -307,3 +307,30 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// FuzzParseView: whatever a server sends in the text format, Parse
+// returns an exposition or an error (never a panic), and two of them fold
+// into a view that encodes as JSON. (OpenMetrics is left to the
+// table-driven tests: expfmt's OpenMetrics parser is too slow to fuzz.)
+func FuzzParseView(f *testing.F) {
+	for _, name := range []string{"vllm_start.prom", "sglang_start.prom", "tgi_start.prom"} {
+		f.Add(fixture(f, name))
+	}
+	f.Add([]byte("# TYPE g gauge\ng NaN\n# TYPE h histogram\nh_bucket{le=\"1\"} -1\nh_bucket{le=\"+Inf\"} 1e308\n"))
+	f.Add([]byte("# TYPE sglang:time_to_first_token_seconds histogrAm\nsglang:time_to_first_token_seconds!"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e, err := Parse(body, textType)
+		if err != nil {
+			if e != nil {
+				t.Fatal("exposition and error")
+			}
+			return
+		}
+		a := NewAccumulator(Auto, []string{"g", "h", "vllm:num_requests_waiting"})
+		a.Add(e)
+		a.Add(e)
+		v := a.View()
+		v.Explanation = Explain(v)
+		mustJSON(t, v)
+	})
+}

@@ -16,7 +16,7 @@ import (
 // Defaults and bounds of Options.
 const (
 	DefaultTimeout      = 2 * time.Second
-	DefaultMaxBodyBytes = 16 << 20 // vLLM's /metrics is tens of KiB
+	DefaultMaxBodyBytes = 4 << 20 // vLLM's /metrics is tens of KiB
 	MinInterval         = 100 * time.Millisecond
 	errMax              = 300 // bound on an error text in a View
 )
@@ -70,12 +70,11 @@ func New(o Options) (*Scraper, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if o.Flavour == "" {
-		o.Flavour = Auto
-	}
-	if _, err := ParseFlavour(string(o.Flavour)); err != nil {
+	f, err := ParseFlavour(string(o.Flavour))
+	if err != nil {
 		return nil, fmt.Errorf("servermetrics: %w", err)
 	}
+	o.Flavour = f
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -125,11 +124,12 @@ func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
 	if int64(len(body)) > s.o.MaxBodyBytes {
 		return nil, fmt.Errorf("body larger than %d bytes", s.o.MaxBodyBytes)
 	}
+	at := s.o.Now()
 	e, err := Parse(body, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, err
 	}
-	e.At = s.o.Now()
+	e.At = at
 	return e, nil
 }
 

@@ -172,7 +172,7 @@ func TestWindow(t *testing.T) {
 	now := t0
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Second); return now }
-	s := newScraper(t, Options{URL: u, Interval: MinInterval, Flavour: Auto, Now: clock})
+	s := newScraper(t, Options{URL: u, Interval: MinInterval, Flavour: " VLLM ", Now: clock})
 	w, err := s.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -22,9 +22,10 @@ type View struct {
 	// FailedScrapes counts scrapes that failed (sampling and end).
 	FailedScrapes int `json:"failed_scrapes,omitempty"`
 	// Partial is set when the window could not be closed by an end scrape:
-	// it then ends at the last successful sample (Error says why).
-	Partial bool   `json:"partial,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// it then ends at the last successful sample.
+	Partial bool `json:"partial,omitempty"`
+	// Error is the last failed scrape's error (the end's when Partial).
+	Error string `json:"error,omitempty"`
 	// Stats are the known roles (in profile order) that the server
 	// exposed, then the configured metrics that it exposed.
 	Stats []Stat `json:"stats"`
@@ -215,6 +216,17 @@ type acc struct {
 	g  GaugeStat
 	cs map[string]*counterSeries
 	hs map[string]*histSeries
+	// tainted series had an invalid value before their first valid one:
+	// that first valid value is a baseline, not an increase from zero.
+	tainted map[string]bool
+	gaps    int // such baselines: the increase before them is unknown
+}
+
+func (x *acc) taint(key string) {
+	if x.tainted == nil {
+		x.tainted = map[string]bool{}
+	}
+	x.tainted[key] = true
 }
 
 type counterSeries struct {
@@ -350,6 +362,7 @@ func (x *acc) addGauge(f *Family) {
 func (x *acc) addCounter(key string, v float64, first bool) {
 	if !finite(v) || v < 0 {
 		x.bad("NaN, infinite or negative counter")
+		x.taint(key)
 		return
 	}
 	if x.cs == nil {
@@ -359,6 +372,9 @@ func (x *acc) addCounter(key string, v float64, first bool) {
 	switch {
 	case !ok && first:
 		x.cs[key] = &counterSeries{prev: v}
+	case !ok && x.tainted[key]: // its start is unknown: count from here
+		x.cs[key] = &counterSeries{prev: v}
+		x.gaps++
 	case !ok: // created during the window: it counted from zero
 		x.cs[key] = &counterSeries{prev: v, inc: v}
 	case v >= c.prev:
@@ -397,6 +413,7 @@ func sameBounds(a, b []Bucket) bool {
 func (x *acc) addHistogram(s Series, first bool) {
 	if why := validBuckets(s.Buckets); why != "" {
 		x.bad(why)
+		x.taint(s.Key)
 		return
 	}
 	if x.hs == nil {
@@ -405,12 +422,15 @@ func (x *acc) addHistogram(s Series, first bool) {
 	cur := slices.Clone(s.Buckets)
 	h, ok := x.hs[s.Key]
 	switch {
-	case !ok && first:
+	case !ok && (first || x.tainted[s.Key]):
 		zero := slices.Clone(cur)
 		for i := range zero {
 			zero[i].Count = 0
 		}
 		x.hs[s.Key] = &histSeries{prev: cur, delta: zero}
+		if !first {
+			x.gaps++ // its start is unknown: count from here
+		}
 		return
 	case !ok: // created during the window
 		x.hs[s.Key] = &histSeries{prev: cur, delta: slices.Clone(cur)}
@@ -460,7 +480,7 @@ func (x *acc) stat(seconds float64) Stat {
 			c.Increase += s.inc
 			c.Resets += s.resets
 		}
-		c.LowerBound = c.Resets > 0
+		c.LowerBound = c.Resets > 0 || x.gaps > 0
 		if seconds > 0 && finite(c.Increase/seconds) {
 			c.Rate = c.Increase / seconds
 		}
@@ -474,12 +494,16 @@ func (x *acc) stat(seconds float64) Stat {
 		}
 	case Histogram:
 		st.Histogram = x.histogram()
+		st.Histogram.LowerBound = st.Histogram.LowerBound || x.gaps > 0
 		if n := x.relayouts(); n > 0 {
 			st.Notes = append(st.Notes, fmt.Sprintf("bucket layout changed %d times: counted anew after each change", n))
 		}
 	}
 	if x.dropped > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%d series beyond the %d kept were left out", x.dropped, MaxSeries))
+	}
+	if x.gaps > 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("%d series had no valid value at the start: counted from their first valid one (a lower bound)", x.gaps))
 	}
 	if x.dups > 0 {
 		st.Notes = append(st.Notes, fmt.Sprintf("%d series repeating a label set were left out (the first kept)", x.dups))

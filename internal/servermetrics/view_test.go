@@ -459,3 +459,24 @@ func TestDuplicateSeries(t *testing.T) {
 		t.Errorf("%+v %+v notes %q", s, s.Counter, s.Notes)
 	}
 }
+
+// TestInvalidAtStart: a counter or histogram whose first values were
+// invalid counts from its first valid value, marked a lower bound, never
+// from zero.
+func TestInvalidAtStart(t *testing.T) {
+	text := func(c, h, n string) string {
+		return "# TYPE vllm:request_success_total counter\nvllm:request_success_total " + c +
+			"\n# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_bucket{le=\"1\"} " + h +
+			"\nvllm:e2e_request_latency_seconds_bucket{le=\"+Inf\"} " + n + "\nvllm:e2e_request_latency_seconds_sum 0\nvllm:e2e_request_latency_seconds_count " + n + "\n"
+	}
+	v := window(t, VLLM, nil, time.Second, text("NaN", "NaN", "900"), text("1000", "800", "900"), text("1010", "805", "905"))
+	if c := get(t, v, Finished).Counter; c.Increase != 10 || !c.LowerBound {
+		t.Errorf("counter %+v", c)
+	}
+	if h := get(t, v, E2E).Histogram; h.Count != 5 || !h.LowerBound || h.P50 == nil || h.P50.Value != 0.5 {
+		t.Errorf("histogram %+v", h)
+	}
+	if n := get(t, v, Finished).Notes; len(n) != 2 || !strings.Contains(n[0], "no valid value at the start") {
+		t.Errorf("notes %q", n)
+	}
+}
