@@ -93,6 +93,19 @@ func TestURLNeverEchoedWithSecrets(t *testing.T) {
 	}
 }
 
+// TestHeaderNeverEchoed: a --header without its ':' (a typo in
+// "Authorization: Bearer …") is refused without echoing it.
+func TestHeaderNeverEchoed(t *testing.T) {
+	t.Parallel()
+	r := invoke(t.Context(), "probe", "--header", "Authorization Bearer sk-SECRET-0123456789")
+	if r.code != 2 || !strings.Contains(r.stderr, "--header") || !strings.Contains(r.stderr, "Name: value") {
+		t.Errorf("exit %d, stderr %q: want a usage error naming --header", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "sk-SECRET") {
+		t.Errorf("the header's value is echoed: %s", r.stderr)
+	}
+}
+
 // TestHelpAndVersion: help exits 0, version prints one line.
 func TestHelpAndVersion(t *testing.T) {
 	t.Parallel()

@@ -90,6 +90,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
 
 	var runner *ladder.Runner

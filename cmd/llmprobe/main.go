@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -32,6 +33,10 @@ type env struct {
 	// nil: never (tests, and every other command, for which SIGHUP is an
 	// interrupt).
 	hup <-chan os.Signal
+	// std is the standard library's log output (net/http's own messages),
+	// cleaned by the one rule: commands register the secrets it redacts.
+	// nil: not installed (tests).
+	std *stdLog
 }
 
 type command struct {
@@ -74,7 +79,11 @@ func main() {
 		<-sigs
 		stopHard()
 	}()
-	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, hard: hard, hup: hup}
+	// The standard library logs some server text itself (net/http quotes
+	// bytes a target sent on an idle connection): never unsanitised.
+	std := &stdLog{w: os.Stderr}
+	log.SetOutput(std)
+	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, hard: hard, hup: hup, std: std}
 	code := run(soft, e, os.Args[1:])
 	stopSoft()
 	stopHard()

@@ -213,6 +213,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
 	run, err := p.execute(ctx, e, client, target, mix)
 	if err != nil {

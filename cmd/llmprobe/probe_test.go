@@ -357,6 +357,38 @@ func TestClosedLoopDoesNotHammer(t *testing.T) {
 	}
 }
 
+// TestMaxBufferedBytesFlag (issue 8, defect 7): --max-buffered-bytes
+// bounds the event bytes the probe's streams buffer together: with a 1 MiB
+// bound, arrivals that would buffer a second unfinished ~700 KiB event while
+// another stream holds one end stream_error/buffer_limit, each alone being
+// within the 1 MiB event maximum.
+func TestMaxBufferedBytesFlag(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+strings.Repeat("x", 700<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	path := tempPath(t, "buffered.jsonl")
+	// No stream ends ok here: exit 3 (no request succeeded) is the verdict.
+	mustExit(t, []int{exitNoSuccess}, "probe", "--url", srv.URL+"/v1", "--rate", "5", "--arrival", "constant", "--duration", "1s",
+		"--timeout-total", "3s", "--max-buffered-bytes", "1048576", "--json", "--ledger", path)
+	_, recs := readLedger(t, path)
+	checkLedgerInvariants(t, recs)
+	_, byR := countOutcomes(recs)
+	if byR["stream_error/buffer_limit"] == 0 {
+		t.Errorf("no stream_error/buffer_limit record; got %v", byR)
+	}
+	for _, r := range recs {
+		if r.Reason == ledger.ReasonBufferLimit && !strings.Contains(r.Error, "1048576") {
+			t.Errorf("record %d: error %q does not name the bound", r.ID, r.Error)
+		}
+	}
+}
+
 // TestLedgerFull (issue 8, defect 9): a --ledger file that cannot be
 // written (/dev/full: every write fails with ENOSPC) is a failed run: the
 // report is still printed, the exit code is 7 (ledger not written) and the

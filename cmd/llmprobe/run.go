@@ -84,6 +84,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	e.std.useConfig(cfg)
 	log, _, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
 	if err != nil {
 		return badFlag("log: %v", err)
@@ -135,6 +136,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 					log.Error("SIGHUP: config refused; the old one keeps running", "err", err)
 					continue
 				}
+				e.std.useConfig(nc)
 				select {
 				case reload <- nc:
 				case <-runCtx.Done():

@@ -88,7 +88,8 @@ func (t *targetFlags) validate() error {
 	}
 	for _, h := range t.headers {
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
-			return badFlag("--header %q: want 'Name: value'", h)
+			// Not echoed: a header given without its ':' may be a secret's value.
+			return badFlag("--header: want 'Name: value', got a value with no name before ':' (not shown: it may hold a secret)")
 		}
 	}
 	for name, d := range map[string]time.Duration{"--timeout-connect": t.connect, "--timeout-headers": t.headersT,

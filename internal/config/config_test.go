@@ -105,6 +105,9 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
 		{"retry jitter", minimal + "    retries: {jitter: 1.5}\n", []string{"targets[0].retries.jitter: want 0..1"}},
+		{"retry jitter not a number", minimal + "    retries: {jitter: much}\n", []string{"targets[0].retries.jitter: want a number"}},
+		{"buffered bytes below one event", minimal + "limits: {max_buffered_bytes: 1000}\n", []string{"limits.max_buffered_bytes: want 1048576"}},
+		{"buffered bytes not whole", minimal + "limits: {max_buffered_bytes: lots}\n", []string{"limits.max_buffered_bytes: want a whole number"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}

@@ -34,8 +34,9 @@ func targetDefaults() map[string]any {
 		"timeouts": map[string]any{
 			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",
 		},
-		"budget":   map[string]any{"tokens_per_day": 0, "requests_per_day": 0, "zone": "UTC"},
-		"baseline": map[string]any{"enabled": true, "rate": 0.2, "arrival": "poisson", "seed": 0},
+		"budget":         map[string]any{"tokens_per_day": 0, "requests_per_day": 0, "zone": "UTC"},
+		"server_metrics": map[string]any{"url": "", "interval": "2s", "timeout": "2s", "flavour": "auto"},
+		"baseline":       map[string]any{"enabled": true, "rate": 0.2, "arrival": "poisson", "seed": 0},
 		"ladder": map[string]any{
 			"enabled":       false,
 			"schedule":      map[string]any{"zone": "UTC"},

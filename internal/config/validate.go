@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
@@ -201,6 +203,51 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	}
 	if t.Ladder.Enabled {
 		c.validateLadder(el, p, t)
+	}
+	validateServerMetrics(el, p+".server_metrics", t.ServerMetrics)
+}
+
+// Bounds of server_metrics (servermetrics.MinInterval is the lower one).
+const (
+	minServerMetricsInterval = 100 * time.Millisecond
+	maxServerMetricsDuration = time.Minute
+	maxServerMetricsNames    = 64
+)
+
+func validateServerMetrics(el *errorList, p string, sm ServerMetrics) {
+	if sm.URL == "" {
+		if len(sm.Metrics) > 0 {
+			el.add(p+".url", "required when metrics are named")
+		}
+	} else if u, err := url.Parse(sm.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		el.add(p+".url", "want an absolute http(s) URL of the server's metrics endpoint, e.g. http://127.0.0.1:8000/metrics")
+	} else if u.User != nil {
+		el.add(p+".url", "credentials in the URL are not accepted")
+	} else if q := sanitize.SecretParam(u.RawQuery); q != "" {
+		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted", q)
+	}
+	if d := sm.Interval.D(); d != 0 && (d < minServerMetricsInterval || d > maxServerMetricsDuration) {
+		el.add(p+".interval", "want 0 (start and end of each step only) or %s to %s, got %s", minServerMetricsInterval, maxServerMetricsDuration, d)
+	}
+	if d := sm.Timeout.D(); d <= 0 || d > maxServerMetricsDuration {
+		el.add(p+".timeout", "want above 0 and at most %s, got %s", maxServerMetricsDuration, d)
+	}
+	if !oneOf(sm.Flavour, "auto", "vllm", "sglang", "tgi") {
+		el.add(p+".flavour", "want auto, vllm, sglang or tgi; got %q", sm.Flavour)
+	}
+	if len(sm.Metrics) > maxServerMetricsNames {
+		el.add(p+".metrics", "at most %d names, got %d", maxServerMetricsNames, len(sm.Metrics))
+	}
+	seen := map[string]bool{}
+	for i, n := range sm.Metrics {
+		k := fmt.Sprintf("%s.metrics[%d]", p, i)
+		switch {
+		case !model.LegacyValidation.IsValidMetricName(n):
+			el.add(k, "%q is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)", n)
+		case seen[n]:
+			el.add(k, "%q named twice", n)
+		}
+		seen[n] = true
 	}
 }
 

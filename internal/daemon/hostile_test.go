@@ -38,12 +38,17 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// hostileKey is the API key the hostile target echoes back.
-const hostileKey = "sk-live-HOSTILE-SENTINEL-0123456789abcdef"
+// hostileKey is the API key the hostile target echoes back; tenantSecret
+// is the value of a header_env header whose name (X-Tenant) does not look
+// secret, echoed back too.
+const (
+	hostileKey   = "sk-live-HOSTILE-SENTINEL-0123456789abcdef"
+	tenantSecret = "tenant-SENTINEL-7f3a9c2e51d0"
+)
 
-// hostileTarget answers chat requests with the request's Authorization
-// header as the model name, and GET /v1/models with an identity header
-// that is not valid UTF-8 (and echoes the key, and changes at every poll)
+// hostileTarget answers chat requests with the request's Authorization and
+// X-Tenant headers as the model name, and GET /v1/models with an identity
+// header that is not valid UTF-8 (and echoes both, and changes at every poll)
 // and a models field longer than 128 bytes with a multi-byte character
 // across the bound.
 func hostileTarget(t *testing.T) string {
@@ -54,13 +59,13 @@ func hostileTarget(t *testing.T) string {
 		switch r.URL.Path {
 		case "/v1/models":
 			// A new build at every poll: every change is logged.
-			w.Header()["X-Build"] = []string{fmt.Sprintf("caf\xe9 %d %s", polls.Add(1), r.Header.Get("Authorization"))}
+			w.Header()["X-Build"] = []string{fmt.Sprintf("caf\xe9 %d %s %s", polls.Add(1), r.Header.Get("Authorization"), r.Header.Get("X-Tenant"))}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{"data": []map[string]any{{"id": "fake-model", "root": long}}})
 		case "/v1/chat/completions":
 			_, _ = io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "text/event-stream")
-			model := strings.ReplaceAll(r.Header.Get("Authorization"), `"`, "")
+			model := strings.ReplaceAll(r.Header.Get("Authorization")+" "+r.Header.Get("X-Tenant"), `"`, "")
 			fmt.Fprintf(w, "data: {\"model\":\"%s\",\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"%s\"}]}\n\n", model, model)
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":-3,\"completion_tokens\":9223372036854775807}}\n\ndata: [DONE]\n\n")
 		default:
@@ -77,12 +82,14 @@ func hostileTarget(t *testing.T) string {
 // the model, the finish reason and the identity header, the daemon stays up
 // and ready; llmprobe_target_info carries clean label values; and the key
 // (or its start) appears in none of /metrics, /debug/requests, /config,
-// the status page, the logs or the ledger files.
+// the status page, the logs or the ledger files — nor does the value of a
+// header_env header, whatever its name (the daemon's Redactor knows it).
 func TestHostileTargetNeverCrashesNorLeaks(t *testing.T) {
 	t.Setenv("LLMPROBE_TEST_HOSTILE_KEY", hostileKey)
+	t.Setenv("LLMPROBE_TEST_HOSTILE_TENANT", tenantSecret)
 	url := hostileTarget(t)
 	dir := t.TempDir()
-	key := "    api_key_env: LLMPROBE_TEST_HOSTILE_KEY\n"
+	key := "    api_key_env: LLMPROBE_TEST_HOSTILE_KEY\n    header_env: {X-Tenant: LLMPROBE_TEST_HOSTILE_TENANT}\n"
 	cfg := loadConfig(t, "ledger: {dir: "+dir+"}\n"+configYAML("1s",
 		targetYAML("header", url, 20, key+"    identity: {response_header: x-build}\n"),
 		targetYAML("field", url, 20, key+"    identity: {models_field: root}\n")))
@@ -154,8 +161,48 @@ func TestHostileTargetNeverCrashesNorLeaks(t *testing.T) {
 		if strings.Contains(text, hostileKey[:sanitize.MinFragment]) {
 			t.Errorf("the API key (or its start) leaked into %s", where)
 		}
+		if strings.Contains(text, tenantSecret[:sanitize.MinFragment]) {
+			t.Errorf("the header_env value (or its start) leaked into %s", where)
+		}
 	}
 	if !strings.Contains(logs.String(), "target identity changed") {
 		t.Errorf("no identity log line:\n%s", logs.String())
+	}
+}
+
+// holdingServer answers every chat request with an event stream whose first
+// event, about 700 KiB, never ends, and holds it until the client gives up.
+func holdingServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+strings.Repeat("x", 700<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestBufferBoundFromConfig (issue 8, defect 7): limits.max_buffered_bytes
+// bounds the event bytes buffered by every target's client together: with
+// a 1 MiB bound, a stream that would buffer a second unfinished ~700 KiB
+// event while another holds one ends stream_error/buffer_limit (each alone
+// is within the 1 MiB event maximum). A reload applies a new bound.
+func TestBufferBoundFromConfig(t *testing.T) {
+	url := holdingServer(t)
+	body := func(limit int) string {
+		return fmt.Sprintf("limits: {max_buffered_bytes: %d}\n", limit) + configYAML("1s", targetYAML("held", url, 20, ""))
+	}
+	r := startDaemon(t, loadConfig(t, body(1<<20)), nil)
+	waitFor(t, 10*time.Second, "a stream_error/buffer_limit record", func() bool {
+		n, _ := sum(r.metrics(t), "llmprobe_requests_total", "outcome", "stream_error", "reason", "buffer_limit")
+		return n >= 1
+	})
+	r.reload <- loadConfig(t, body(64<<20))
+	waitFor(t, 5*time.Second, "the reloaded bound", func() bool { return r.d.buffers.Limit() == 64<<20 })
+	if err := r.stop(t); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }

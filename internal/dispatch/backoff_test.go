@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -90,14 +91,26 @@ func TestClosedLoopBacksOffFailures(t *testing.T) {
 }
 
 // TestClosedLoopBackoffResetsOnSuccess: a success resets the backoff, and
-// outcomes that are not the target's failures (a cancellation) never
-// start one.
+// an outcome that is not the target's failure (a cancellation) neither
+// starts nor grows one. Five failures in a row make the wait grow to 16
+// times the first; the wait after the first failure that follows a success
+// (the first backoff again, not 32 times it) and the wait after a
+// cancellation (none) are each compared with that long one, so the test
+// asserts an order of waits, not a wall-clock bound.
 func TestClosedLoopBackoffResetsOnSuccess(t *testing.T) {
 	g, led, col := newRun(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const (
+		F = ledger.TransportError
+		C = ledger.Cancelled
+		K = ledger.OK
+	)
+	// Requests 1–5 fail, 6 succeeds, 7–11 fail, 12 is cancelled, 13 succeeds
+	// and ends the run.
+	script := []ledger.Outcome{F, F, F, F, F, K, F, F, F, F, F, C, K}
 	var mu sync.Mutex
 	n := 0
-	// fail, fail, ok, fail, cancelled, ok, ok, …
-	script := []ledger.Outcome{ledger.TransportError, ledger.TransportError, ledger.OK, ledger.Rejected, ledger.Cancelled}
 	exec := func(_ context.Context, r *ledger.Record, dispatched func()) Result {
 		dispatched()
 		mu.Lock()
@@ -107,25 +120,65 @@ func TestClosedLoopBackoffResetsOnSuccess(t *testing.T) {
 			o = script[n]
 		}
 		n++
-		reasons := map[ledger.Outcome]ledger.Reason{ledger.OK: ledger.ReasonStop, ledger.TransportError: ledger.ReasonConnectionRefused,
-			ledger.Rejected: ledger.ReasonStatus429, ledger.Cancelled: ledger.ReasonInjected}
+		if n == len(script) {
+			cancel()
+		}
+		reasons := map[ledger.Outcome]ledger.Reason{K: ledger.ReasonStop, F: ledger.ReasonConnectionRefused, C: ledger.ReasonInjected}
 		return Result{Outcome: o, Reason: reasons[o]}
 	}
-	b := Backoff{Base: 40 * time.Millisecond, Max: time.Second}
-	if err := g.Closed(context.Background(), ClosedConfig{Users: 1, Window: 400 * time.Millisecond, Exec: exec, Backoff: b}); err != nil {
+	const base = 20 * time.Millisecond
+	b := Backoff{Base: base, Max: 10 * time.Second}
+	if err := g.Closed(ctx, ClosedConfig{Users: 1, Window: time.Minute, Exec: exec, Backoff: b}); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 	g.Drain(context.Background(), time.Second)
 	checkLedger(t, led, col)
 	rs := col.all()
-	if len(rs) < 7 {
-		t.Fatalf("%d requests, want at least 7 (successes are not delayed)", len(rs))
+	if len(rs) < len(script) {
+		t.Fatalf("%d requests, want at least %d", len(rs), len(script))
 	}
-	// The wait before request i+1 is at least the backoff after request i.
-	for i, min := range []time.Duration{40 * time.Millisecond, 80 * time.Millisecond, 0, 40 * time.Millisecond} {
-		if gap := rs[i+1].Planned - rs[i].End; gap < min {
-			t.Errorf("gap after request %d (%s): %v, want at least %v", i+1, rs[i].Outcome, gap, min)
+	for i, o := range script {
+		if rs[i].Outcome != o {
+			t.Fatalf("request %d: %s, want %s", i+1, rs[i].Outcome, o)
 		}
+	}
+	// wait(i) is the pause after request i (1-based) before request i+1.
+	wait := func(i int) time.Duration { return rs[i].Planned - rs[i-1].End }
+	for i, min := range map[int]time.Duration{1: base, 2: 2 * base, 3: 4 * base, 4: 8 * base, 5: 16 * base, 7: base, 11: 16 * base} {
+		if w := wait(i); w < min {
+			t.Errorf("wait after request %d (%s): %v, want at least %v", i, rs[i-1].Outcome, w, min)
+		}
+	}
+	long := wait(5) // after five consecutive failures: 16 × base
+	if w := wait(7); w >= long {
+		t.Errorf("wait after the first failure following a success: %v, not shorter than the %v after five failures: the success did not reset the backoff", w, long)
+	}
+	if w := wait(12); w >= long {
+		t.Errorf("wait after a cancellation that followed five failures: %v, not shorter than the %v after five failures: a cancellation must not count as a failure", w, long)
+	}
+}
+
+// TestRetryBackoffJitter: a retry's wait is the failure backoff with its
+// jitter: drawn from the seed and the arrival, within (d·(1−J), d],
+// reproducible, spread across arrivals, and never below Retry-After.
+func TestRetryBackoffJitter(t *testing.T) {
+	r := Retry{MaxAttempts: 3, Backoff: time.Second, MaxBackoff: time.Second, Jitter: 0.5, Seed: 42}
+	distinct := map[time.Duration]bool{}
+	for key := range uint64(50) {
+		d, ok := r.delay(1, key, 0)
+		if !ok || d <= 500*time.Millisecond || d > time.Second {
+			t.Fatalf("arrival %d: %v, %v: want a wait in (0.5s, 1s]", key, d, ok)
+		}
+		if again, _ := r.delay(1, key, 0); again != d {
+			t.Fatalf("arrival %d: %v then %v: the jitter must be reproducible", key, d, again)
+		}
+		if d2, _ := r.delay(1, key, 900*time.Millisecond); d2 < 900*time.Millisecond {
+			t.Errorf("arrival %d: %v below the server's Retry-After of 900ms", key, d2)
+		}
+		distinct[d] = true
+	}
+	if len(distinct) < 40 {
+		t.Errorf("%d distinct waits over 50 arrivals: retries do not use the jitter", len(distinct))
 	}
 }
 

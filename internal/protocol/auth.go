@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // DefaultAnthropicVersion is the anthropic-version header sent with
@@ -23,15 +25,16 @@ type AuthOptions struct {
 	AnthropicVersion string    // sent with x-api-key auth; "" = DefaultAnthropicVersion
 }
 
-// secret is a credential. It prints, logs and marshals as [redacted], and
-// is held by pointer so that printing a struct that holds it (where fmt does
-// not call methods of unexported fields) shows only an address.
+// secret is a credential. It prints, logs and marshals as sanitize.Marker
+// ([redacted]), and is held by pointer so that printing a struct that holds
+// it (where fmt does not call methods of unexported fields) shows only an
+// address.
 type secret struct{ v string }
 
-func (*secret) String() string               { return "[redacted]" }
-func (*secret) GoString() string             { return "[redacted]" }
-func (*secret) LogValue() slog.Value         { return slog.StringValue("[redacted]") }
-func (*secret) MarshalText() ([]byte, error) { return []byte("[redacted]"), nil }
+func (*secret) String() string               { return sanitize.Marker }
+func (*secret) GoString() string             { return sanitize.Marker }
+func (*secret) LogValue() slog.Value         { return slog.StringValue(sanitize.Marker) }
+func (*secret) MarshalText() ([]byte, error) { return []byte(sanitize.Marker), nil }
 
 // resolveKey reads the API key. No source configured is not an error (local
 // servers need none); a configured source that is missing or empty is.

@@ -3,13 +3,18 @@ package protocol
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,18 +108,19 @@ func TestReflectedKeyNeverKept(t *testing.T) {
 }
 
 // TestSecretHeaderValuesRedacted: the value of an extra header whose name
-// looks secret (and any value the caller's Redactor knows, e.g. from
-// header_env) is a known secret too.
+// looks secret is a known secret too, and so is any value the caller's
+// Redactor knows (e.g. from header_env) whatever its header's name: X-Org-Id
+// does not look secret, only ClientOptions.Redactor says it is.
 func TestSecretHeaderValuesRedacted(t *testing.T) {
 	const hdrSecret, envSecret = "hdr-secret-value-123456", "env-secret-value-654321"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "data: {\"model\":\"%s %s\",\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-			r.Header.Get("X-Custom-Token"), r.Header.Get("X-Org-Secret"))
+			r.Header.Get("X-Custom-Token"), r.Header.Get("X-Org-Id"))
 	}))
 	defer srv.Close()
 	c, err := NewClient(ClientOptions{
-		Headers:  http.Header{"X-Custom-Token": {hdrSecret}, "X-Org-Secret": {envSecret}},
+		Headers:  http.Header{"X-Custom-Token": {hdrSecret}, "X-Org-Id": {envSecret}},
 		Redactor: sanitize.NewRedactor(envSecret),
 	})
 	if err != nil {
@@ -289,8 +295,9 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 // closingServer is an HTTP/1.1 server on 127.0.0.1 that answers the first
 // `answer` requests of each connection with a complete event stream
 // (Content-Length, no "Connection: close") and then, on reading the next
-// request of that connection, closes it without a response byte.
-func closingServer(t *testing.T, answer int) string {
+// request of that connection, closes it without a response byte (with a
+// reset, RST, when reset is true).
+func closingServer(t *testing.T, answer int, reset bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -319,6 +326,9 @@ func closingServer(t *testing.T, answer int) string {
 					}
 					_, _ = io.Copy(io.Discard, req.Body)
 					if n >= answer {
+						if reset {
+							_ = conn.(*net.TCPConn).SetLinger(0) // Close sends RST
+						}
 						return // close without a response byte
 					}
 					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
@@ -332,29 +342,66 @@ func closingServer(t *testing.T, answer int) string {
 // TestStaleConnectionReason (issue 8, defect 8): a request that fails on a
 // reused keep-alive connection before any response byte is
 // transport_error/stale_connection (a pool race), told apart from the same
-// failure on a fresh connection (connection_reset: a failing target).
+// failure on a fresh connection (connection_reset: a failing target),
+// whether the server closes the connection (FIN) or resets it (RST).
 func TestStaleConnectionReason(t *testing.T) {
-	c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 5 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
-	reused := closingServer(t, 1)
-	if res, _ := probe(t, c, context.Background(), reused, Params{}); res.Outcome != ledger.OK {
-		t.Fatalf("first request: %+v, want ok", res)
-	}
-	res, rec := probe(t, c, context.Background(), reused, Params{})
-	if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonStaleConnection || rec.Headers != 0 {
-		t.Errorf("second request on the reused connection: %+v (headers %v), want transport_error/stale_connection", res, rec.Headers)
-	}
-	if rec.Admitted() {
-		t.Error("a stale-connection failure counted as admitted")
-	}
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 5 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			reused := closingServer(t, 1, reset)
+			if res, _ := probe(t, c, context.Background(), reused, Params{}); res.Outcome != ledger.OK {
+				t.Fatalf("first request: %+v, want ok", res)
+			}
+			res, rec := probe(t, c, context.Background(), reused, Params{})
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonStaleConnection || rec.Headers != 0 {
+				t.Errorf("second request on the reused connection: %+v (headers %v), want transport_error/stale_connection", res, rec.Headers)
+			}
+			if rec.Admitted() {
+				t.Error("a stale-connection failure counted as admitted")
+			}
 
-	fresh := closingServer(t, 0)
-	res, _ = probe(t, c, context.Background(), fresh, Params{})
-	if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
-		t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+			fresh := closingServer(t, 0, reset)
+			res, _ = probe(t, c, context.Background(), fresh, Params{})
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
+				t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+			}
+		})
+	}
+}
+
+// TestStaleConnectionErrors: the errors that mean "the connection closed
+// under the request" — EOF, a reset, a broken pipe (the request written
+// into a closed connection), a closed connection, and net/http's "server
+// closed idle connection" (errServerClosedIdle, unexported: matched by its
+// text) — and nothing else.
+func TestStaleConnectionErrors(t *testing.T) {
+	op := func(o string, err error) error { return &net.OpError{Op: o, Net: "tcp", Err: err} }
+	post := func(err error) error {
+		return &url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/chat/completions", Err: err}
+	}
+	tests := []struct {
+		name  string
+		err   error
+		stale bool
+	}{
+		{"EOF", post(io.EOF), true},
+		{"reset", post(op("read", os.NewSyscallError("read", syscall.ECONNRESET))), true},
+		{"broken pipe", post(op("write", os.NewSyscallError("write", syscall.EPIPE))), true},
+		{"closed", post(op("read", net.ErrClosed)), true},
+		{"server closed idle", post(errors.New("http: server closed idle connection")), true},
+		{"refused", post(op("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED))), false},
+		{"partial response", post(io.ErrUnexpectedEOF), false},
+		{"deadline", post(context.DeadlineExceeded), false},
+		{"tls", post(x509.UnknownAuthorityError{}), false},
+	}
+	for _, tt := range tests {
+		if got := staleConnection(tt.err); got != tt.stale {
+			t.Errorf("%s: staleConnection(%v) = %v, want %v", tt.name, tt.err, got, tt.stale)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ type Server struct {
 	slots  chan struct{}
 	mux    *http.ServeMux
 	bufs   sync.Pool
+	met    *simMetrics // GET /metrics (metrics.go)
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -76,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	s.met = newSimMetrics(s)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.generateHandler(apiChat, chatEmitter{}))
 	mux.HandleFunc("POST /v1/completions", s.generateHandler(apiCompletions, completionsEmitter{}))
@@ -83,6 +85,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/messages", s.generateHandler(apiMessages, messagesEmitter{}))
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /healthz", s.handleHealth)
+	mux.HandleFunc("GET /metrics", s.handleMetrics)
 	s.mux = mux
 	return s, nil
 }
@@ -316,6 +319,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		g.content = limit - g.reasoning
 	}
 
+	tr := s.met.trace(s.now())
 	bp := s.bufs.Get().(*[]byte)
 	defer func() { *bp = (*bp)[:0]; s.bufs.Put(bp) }()
 	buf := (*bp)[:0]
@@ -356,6 +360,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 	defer func() { <-s.slots }()
 	s.inService.Add(1)
 	defer s.inService.Add(-1)
+	tr.inService(s.now())
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -387,6 +392,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		}
 		g.doneR += nr
 		g.doneC += nc
+		tr.chunk(s.now(), k)
 		work = 0
 		for range min(per, total-g.doneR-g.doneC) {
 			work += s.cfg.TokenTime.sampleDuration(rng)
@@ -400,5 +406,8 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 	}
 	emit()
 	*bp = buf
+	if writeErr == nil {
+		tr.finished(s.now())
+	}
 	return writeErr == nil
 }

@@ -12,7 +12,8 @@
 //
 // Labels are bounded sets (target and class names from config, traffic,
 // outcome, reason, ladder step); never a URL, key, prompt or error text.
-// The one server-supplied value, the model a target names in its responses,
-// appears only in llmprobe_target_info (one series per target, replaced on
-// change, truncated by the protocol client) and never as an OTel attribute.
+// The server-supplied values, the model a target names and the version it
+// reports, appear only in llmprobe_target_info (one series per target,
+// replaced on change, cleaned by the one sanitiser, internal/sanitize, to
+// at most 128 bytes) and never as an OTel attribute.
 package telemetry

@@ -51,33 +51,37 @@ func TestRecorderNeverPanicsOnNegativeUsage(t *testing.T) {
 func TestTargetInfoNeverPanics(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
 	long := strings.Repeat("a", 127) + "é" + strings.Repeat("b", 50)
-	for _, v := range []struct{ model, version string }{
-		{"m", "caf\xe9"},
-		{"m\x1b[31m", long},
-		{"m", "Bearer\x00\x07"},
+	for i, v := range []struct{ model, version, want string }{
+		{"m", "caf\xe9", "caf\uFFFD"},
+		{"m\x1b[31m", long, strings.Repeat("a", 127)}, // cut before the character across 128 bytes
+		{"m", "Bearer\x00\x07", "Bearer\uFFFD\uFFFD"},
 	} {
 		r.SetTargetInfo("t", v.model, v.version)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	n := 0
-	for _, mf := range mfs {
-		if mf.GetName() != "llmprobe_target_info" {
-			continue
+		// Each value in turn is published, clean.
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("value %d: gather: %v", i+1, err)
 		}
-		for _, m := range mf.GetMetric() {
-			n++
-			for _, lp := range m.GetLabel() {
-				if !utf8.ValidString(lp.GetValue()) || len(lp.GetValue()) > maxLabelBytes || strings.ContainsAny(lp.GetValue(), "\x00\x07\x1b") {
-					t.Errorf("label %s=%q", lp.GetName(), lp.GetValue())
+		n := 0
+		for _, mf := range mfs {
+			if mf.GetName() != "llmprobe_target_info" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				n++
+				for _, lp := range m.GetLabel() {
+					if !utf8.ValidString(lp.GetValue()) || len(lp.GetValue()) > maxLabelBytes || strings.ContainsAny(lp.GetValue(), "\x00\x07\x1b") {
+						t.Errorf("value %d: label %s=%q", i+1, lp.GetName(), lp.GetValue())
+					}
+					if lp.GetName() == "version" && lp.GetValue() != v.want {
+						t.Errorf("value %d: version %q, want %q", i+1, lp.GetValue(), v.want)
+					}
 				}
 			}
 		}
-	}
-	if n != 1 {
-		t.Errorf("%d target_info series, want 1", n)
+		if n != 1 {
+			t.Errorf("value %d: %d target_info series, want 1", i+1, n)
+		}
 	}
 	if got := testutil.ToFloat64(r.prom.identityChanges.WithLabelValues("t")); got != 2 {
 		t.Errorf("identity changes %v, want 2", got)
@@ -97,5 +101,33 @@ func TestRecordOutsideTheClosedSetIsCounted(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline")); got != 1 {
 		t.Errorf("planned = %v, want 1 (the target label cleaned)", got)
+	}
+}
+
+// TestRecorderRecoversAPanic: a value client_golang panics on (here an
+// exemplar whose trace ID is longer than exemplar labels may be) is a
+// counted, logged drop, never a crash, and the recorder goes on recording.
+func TestRecorderRecoversAPanic(t *testing.T) {
+	var logs bytes.Buffer
+	r, reg := newTestRecorder(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	rec := func(id uint64, trace string) *ledger.Record {
+		return &ledger.Record{ID: id, Target: "t", Class: "c", Traffic: ledger.TrafficBaseline, TraceID: trace,
+			Planned: ms, Dispatched: 2 * ms, FirstContent: 5 * ms, LastContent: 6 * ms, End: 7 * ms,
+			Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	}
+	r.Record(rec(1, strings.Repeat("f", 200)))
+	r.Record(rec(2, strings.Repeat("f", 200)))
+	r.Record(rec(3, ""))
+	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropPanic)); got != 2 {
+		t.Errorf("dropped{panic} = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "ok", "stop")); got != 3 {
+		t.Errorf("requests ok/stop = %v, want 3: every record counted before and after the panic", got)
+	}
+	if n := strings.Count(logs.String(), "reason=panic"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Errorf("gather: %v", err)
 	}
 }

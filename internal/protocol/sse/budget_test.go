@@ -74,6 +74,30 @@ func TestBudgetCountsLongLines(t *testing.T) {
 	}
 }
 
+// TestBudgetCountsManyShortLines: an event made of many short data lines,
+// none of which spans a read, is charged as its data grows: the bound holds
+// for the event, not only for long lines.
+func TestBudgetCountsManyShortLines(t *testing.T) {
+	// 512-byte lines: eight fill each 4 KiB read exactly, so no line spans
+	// two reads.
+	line := "data: " + strings.Repeat("z", 512-len("data: ")-1) + "\n"
+	if len(line) != 512 || bufSize%len(line) != 0 {
+		t.Fatalf("line of %d bytes does not divide the %d-byte read buffer", len(line), bufSize)
+	}
+	b := NewBudget(64 << 10)
+	r := NewReader(io.MultiReader(strings.NewReader(strings.Repeat(line, 2048)), neverEnds{}), Options{Budget: b, MaxEventBytes: 2 << 20})
+	if _, err := r.Next(); !errors.Is(err, ErrBudget) {
+		t.Fatalf("err %v, want ErrBudget before the 1 MiB event is complete", err)
+	}
+	if u := b.Used(); u > 64<<10 {
+		t.Errorf("used %d, over the bound", u)
+	}
+	r.Reset(nil, Options{})
+	if b.Used() != 0 {
+		t.Errorf("used %d after Reset", b.Used())
+	}
+}
+
 func TestNilBudgetIsUnbounded(t *testing.T) {
 	var b *Budget
 	if NewBudget(0) != nil || b.Limit() != 0 || b.Used() != 0 || !b.reserve(1<<40) {

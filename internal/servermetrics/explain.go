@@ -1,0 +1,123 @@
+package servermetrics
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Explain says in one line what the server's metrics show over a window,
+// for a ladder step's report: the waiting queue (how it moved), running
+// requests and KV-cache usage at their peak, the server's TTFT, ITL (or,
+// without it, TPOT) and queue-time p95 with their counts, preemptions, and
+// what makes the figures incomplete (resets, failed scrapes). For example:
+//
+//	waiting queue grew from 0 to 37; running up to 64; KV cache up to 98 %; server TTFT p95 1.2s (n=412)
+func Explain(v View) string {
+	var parts []string
+	if s := v.Get(Waiting); s != nil && s.Gauge != nil {
+		parts = append(parts, queuePhrase(s.Gauge))
+	}
+	if s := v.Get(Running); s != nil && s.Gauge != nil {
+		parts = append(parts, "running up to "+num(s.Gauge.Max))
+	}
+	if s := v.Get(KVCache); s != nil && s.Gauge != nil {
+		parts = append(parts, fmt.Sprintf("KV cache up to %s %%", num(math.Round(s.Gauge.Max*100))))
+	}
+	for _, r := range []Role{TTFT, ITL, TPOT, QueueTime} {
+		s := v.Get(r)
+		if s == nil || s.Histogram == nil || s.Histogram.P95 == nil {
+			continue
+		}
+		if r == TPOT && v.Get(ITL) != nil && v.Get(ITL).Histogram != nil && v.Get(ITL).Histogram.P95 != nil {
+			continue // the per-token figure says it; the per-request mean would repeat it
+		}
+		h := s.Histogram
+		ge := ""
+		if h.P95.LowerBound {
+			ge = "≥ "
+		}
+		parts = append(parts, fmt.Sprintf("%s p95 %s%s (n=%s)", roleLabel(r), ge, seconds(h.P95.Value), num(h.Count)))
+	}
+	if s := v.Get(Preemptions); s != nil && s.Counter != nil && s.Counter.Increase > 0 {
+		parts = append(parts, num(s.Counter.Increase)+" preemptions")
+	}
+	resets := 0
+	for _, s := range v.Stats {
+		switch {
+		case s.Counter != nil:
+			resets = max(resets, s.Counter.Resets)
+		case s.Histogram != nil:
+			resets = max(resets, s.Histogram.Resets)
+		}
+	}
+	if resets > 0 {
+		parts = append(parts, "server counters reset during the window (a restart?): counts are lower bounds")
+	}
+	if v.FailedScrapes > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d scrapes failed", v.FailedScrapes, v.FailedScrapes+v.Scrapes))
+	}
+	if v.Partial {
+		parts = append(parts, "no end scrape")
+	}
+	if len(parts) == 0 {
+		if v.Flavour == None || v.Flavour == Auto {
+			return "no known server metrics"
+		}
+		return "no server metrics of " + string(v.Flavour) + " exposed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// queuePhrase says how the waiting queue moved.
+func queuePhrase(g *GaugeStat) string {
+	switch {
+	case g.Max == 0:
+		return "no waiting queue"
+	case g.Min == g.Max:
+		return "waiting queue steady at " + num(g.Max)
+	case g.Max > g.Start && g.Last < g.Max:
+		return fmt.Sprintf("waiting queue grew from %s to %s (%s at the end)", num(g.Start), num(g.Max), num(g.Last))
+	case g.Max > g.Start:
+		return fmt.Sprintf("waiting queue grew from %s to %s", num(g.Start), num(g.Max))
+	case g.Last < g.Start:
+		return fmt.Sprintf("waiting queue fell from %s to %s", num(g.Start), num(g.Last))
+	default:
+		return fmt.Sprintf("waiting queue between %s and %s", num(g.Min), num(g.Max))
+	}
+}
+
+// num prints a whole number without decimals, anything else with three
+// significant digits.
+func num(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatInt(int64(x), 10)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// seconds prints a latency as a Go duration rounded to three significant
+// digits: 850µs, 45.3ms, 1.23s.
+func seconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	var unit time.Duration
+	switch {
+	case d >= 100*time.Second:
+		unit = time.Second
+	case d >= 10*time.Second:
+		unit = 100 * time.Millisecond
+	case d >= time.Second:
+		unit = 10 * time.Millisecond
+	case d >= 100*time.Millisecond:
+		unit = time.Millisecond
+	case d >= 10*time.Millisecond:
+		unit = 100 * time.Microsecond
+	case d >= time.Millisecond:
+		unit = 10 * time.Microsecond
+	default:
+		unit = time.Microsecond
+	}
+	return d.Round(unit).String()
+}

@@ -1,0 +1,44 @@
+package servermetrics
+
+import "testing"
+
+func TestExplain(t *testing.T) {
+	g := func(r Role, start, mn, mx, last float64) Stat {
+		return Stat{Role: r, Kind: Gauge, Gauge: &GaugeStat{Start: start, Min: mn, Max: mx, Last: last, Samples: 3}}
+	}
+	h := func(r Role, n, p95 float64, lower bool) Stat {
+		return Stat{Role: r, Kind: Histogram, Histogram: &HistogramStat{Count: n, P50: &Quantile{Value: p95 / 2}, P95: &Quantile{Value: p95, LowerBound: lower}}}
+	}
+	tests := []struct {
+		name string
+		v    View
+		want string
+	}{
+		{"the knee", View{Flavour: VLLM, Stats: []Stat{g(Waiting, 0, 0, 37, 37), g(KVCache, 0.1, 0.1, 0.98, 0.98)}},
+			"waiting queue grew from 0 to 37; KV cache up to 98 %"},
+		{"queue grew then drained", View{Stats: []Stat{g(Waiting, 2, 0, 40, 0)}}, "waiting queue grew from 2 to 40 (0 at the end)"},
+		{"no queue", View{Stats: []Stat{g(Waiting, 0, 0, 0, 0)}}, "no waiting queue"},
+		{"steady queue", View{Stats: []Stat{g(Waiting, 5, 5, 5, 5)}}, "waiting queue steady at 5"},
+		{"queue fell", View{Stats: []Stat{g(Waiting, 9, 1, 9, 1)}}, "waiting queue fell from 9 to 1"},
+		{"queue dipped and came back", View{Stats: []Stat{g(Waiting, 9, 1, 9, 9)}}, "waiting queue between 1 and 9"},
+		{"latencies and counts", View{Stats: []Stat{g(Running, 1, 1, 64, 60), h(TTFT, 412, 1.234, false), h(ITL, 9000, 0.0453, false), h(TPOT, 400, 0.04, false), h(QueueTime, 412, 95, true)}},
+			"running up to 64; server TTFT p95 1.23s (n=412); server ITL p95 45.3ms (n=9000); server queue time p95 ≥ 1m35s (n=412)"},
+		{"TPOT when no ITL", View{Stats: []Stat{h(TPOT, 30, 0.000850, false)}}, "server TPOT p95 850µs (n=30)"},
+		{"preemptions and resets", View{Stats: []Stat{
+			{Role: Preemptions, Kind: Counter, Counter: &CounterStat{Increase: 12}},
+			{Role: Finished, Kind: Counter, Counter: &CounterStat{Increase: 3, Resets: 1, LowerBound: true}},
+		}}, "12 preemptions; server counters reset during the window (a restart?): counts are lower bounds"},
+		{"failed scrapes and no end", View{Scrapes: 28, FailedScrapes: 3, Partial: true, Stats: []Stat{g(Waiting, 0, 0, 0, 0)}},
+			"no waiting queue; 3 of 31 scrapes failed; no end scrape"},
+		{"fractional gauge", View{Stats: []Stat{g(Running, 0.5, 0.5, 2.25, 2.25)}}, "running up to 2.25"},
+		{"nothing known", View{Flavour: None}, "no known server metrics"},
+		{"nothing of the flavour", View{Flavour: SGLang}, "no server metrics of sglang exposed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Explain(tt.v); got != tt.want {
+				t.Errorf("Explain\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

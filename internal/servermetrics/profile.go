@@ -1,0 +1,173 @@
+package servermetrics
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Flavour is the kind of inference server whose metric names are known.
+type Flavour string
+
+// Flavours. Auto detects the flavour from the names the server exposes at
+// the start of a window; None means no known names, configured metrics
+// only.
+const (
+	Auto   Flavour = "auto"
+	VLLM   Flavour = "vllm"
+	SGLang Flavour = "sglang"
+	TGI    Flavour = "tgi"
+	None   Flavour = "none"
+)
+
+// ParseFlavour reads a configured flavour: auto (or empty), vllm, sglang,
+// tgi.
+func ParseFlavour(s string) (Flavour, error) {
+	switch f := Flavour(strings.ToLower(strings.TrimSpace(s))); f {
+	case "", Auto:
+		return Auto, nil
+	case VLLM, SGLang, TGI:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown server flavour %q (want auto, vllm, sglang or tgi)", s)
+}
+
+// Role is what a known metric means, whatever its name on a given server.
+type Role string
+
+// Roles.
+const (
+	Running     Role = "running"     // requests being served now (gauge)
+	Waiting     Role = "waiting"     // requests queued for service now (gauge)
+	KVCache     Role = "kv_cache"    // KV-cache usage, a fraction 0–1 (gauge)
+	TTFT        Role = "ttft"        // server time to first token (histogram, seconds)
+	ITL         Role = "itl"         // server time between output tokens (histogram, seconds)
+	TPOT        Role = "tpot"        // server mean time per output token of a request (histogram, seconds)
+	E2E         Role = "e2e"         // server end-to-end request latency (histogram, seconds)
+	QueueTime   Role = "queue_time"  // time a request waited in the server's queue (histogram, seconds)
+	Finished    Role = "finished"    // requests finished (counter)
+	GenTokens   Role = "gen_tokens"  // output tokens generated (counter)
+	Preemptions Role = "preemptions" // requests preempted (counter)
+	Configured  Role = ""            // a configured metric name, no known meaning
+)
+
+// Known is one row of a flavour's profile: a role and the names that carry
+// it, the first one present on the server winning (newer names first).
+type Known struct {
+	Role  Role
+	Kind  Kind // the kind the role needs (an untyped family is read as a gauge)
+	Names []string
+	// Max aggregates the series of a gauge by their maximum instead of
+	// their sum (a fraction such as KV-cache usage: the fullest engine).
+	Max bool
+}
+
+// Profile returns the metric names known for a flavour (nil for Auto and
+// None), from the servers' documentation (vLLM "Production Metrics", SGLang
+// "Production Metrics", TGI "Metrics"). A name missing from a server is
+// reported as missing, never as zero.
+func Profile(f Flavour) []Known {
+	p := profiles[f]
+	out := make([]Known, len(p))
+	for i, k := range p {
+		k.Names = append([]string(nil), k.Names...)
+		out[i] = k
+	}
+	return out
+}
+
+// profiles is the table behind Profile; it is never modified.
+var profiles = map[Flavour][]Known{
+	VLLM: {
+		{Running, Gauge, []string{"vllm:num_requests_running"}, false},
+		{Waiting, Gauge, []string{"vllm:num_requests_waiting"}, false},
+		{KVCache, Gauge, []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, true},
+		{TTFT, Histogram, []string{"vllm:time_to_first_token_seconds"}, false},
+		{ITL, Histogram, []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, false},
+		{TPOT, Histogram, []string{"vllm:request_time_per_output_token_seconds"}, false},
+		{E2E, Histogram, []string{"vllm:e2e_request_latency_seconds"}, false},
+		{QueueTime, Histogram, []string{"vllm:request_queue_time_seconds"}, false},
+		{Finished, Counter, []string{"vllm:request_success_total"}, false},
+		{GenTokens, Counter, []string{"vllm:generation_tokens_total"}, false},
+		{Preemptions, Counter, []string{"vllm:num_preemptions_total"}, false},
+	},
+	// SGLang is reported to spell its prefix sglang_ in newer releases;
+	// both spellings are tried.
+	SGLang: {
+		{Running, Gauge, []string{"sglang:num_running_reqs", "sglang_num_running_reqs"}, false},
+		{Waiting, Gauge, []string{"sglang:num_queue_reqs", "sglang_num_queue_reqs"}, false},
+		{KVCache, Gauge, []string{"sglang:token_usage", "sglang_token_usage"}, true},
+		{TTFT, Histogram, []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"}, false},
+		{ITL, Histogram, []string{"sglang:inter_token_latency_seconds", "sglang_inter_token_latency_seconds"}, false},
+		{TPOT, Histogram, []string{"sglang:time_per_output_token_seconds", "sglang_time_per_output_token_seconds"}, false},
+		{E2E, Histogram, []string{"sglang:e2e_request_latency_seconds", "sglang_e2e_request_latency_seconds"}, false},
+		{Finished, Counter, []string{"sglang:num_requests_total", "sglang_num_requests_total"}, false},
+		{GenTokens, Counter, []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"}, false},
+	},
+	// TGI has no TTFT histogram and no KV-cache fraction.
+	TGI: {
+		{Running, Gauge, []string{"tgi_batch_current_size"}, false},
+		{Waiting, Gauge, []string{"tgi_queue_size"}, false},
+		{TPOT, Histogram, []string{"tgi_request_mean_time_per_token_duration"}, false},
+		{E2E, Histogram, []string{"tgi_request_duration"}, false},
+		{QueueTime, Histogram, []string{"tgi_request_queue_duration"}, false},
+		{Finished, Counter, []string{"tgi_request_success"}, false},
+	},
+}
+
+// prefixes identify a flavour by the names a server exposes.
+var prefixes = []struct {
+	f      Flavour
+	prefix []string
+}{
+	{VLLM, []string{"vllm:"}},
+	{SGLang, []string{"sglang:", "sglang_"}},
+	{TGI, []string{"tgi_"}},
+}
+
+// Detect names the flavour of an exposition: the first of vLLM, SGLang and
+// TGI whose prefix (vllm:, sglang: or sglang_, tgi_) starts some family
+// name, or None.
+func Detect(e *Exposition) Flavour {
+	if e == nil {
+		return None
+	}
+	for _, p := range prefixes {
+		for name := range e.Families {
+			for _, x := range p.prefix {
+				if strings.HasPrefix(name, x) {
+					return p.f
+				}
+			}
+		}
+	}
+	return None
+}
+
+// roleLabel is how Explain and errors name a role.
+func roleLabel(r Role) string {
+	switch r {
+	case Running:
+		return "running"
+	case Waiting:
+		return "waiting queue"
+	case KVCache:
+		return "KV cache"
+	case TTFT:
+		return "server TTFT"
+	case ITL:
+		return "server ITL"
+	case TPOT:
+		return "server TPOT"
+	case E2E:
+		return "server e2e"
+	case QueueTime:
+		return "server queue time"
+	case Finished:
+		return "finished requests"
+	case GenTokens:
+		return "generated tokens"
+	case Preemptions:
+		return "preemptions"
+	}
+	return string(r)
+}
