@@ -29,7 +29,7 @@ import (
 // cases run one at a time.
 func caseParallel() int {
 	if raceEnabled {
-		return 4
+		return 3
 	}
 	return 8
 }
