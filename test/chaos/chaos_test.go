@@ -435,20 +435,18 @@ func (r *caseRun) runDaemon(t *testing.T) {
 	}
 	_ = r.daemon.cmd.Process.Signal(syscall.SIGHUP)
 	deadline = time.Now().Add(r.c.timeouts().total + 8*time.Second)
-	var last float64 = -1
+	var q quiet
 	for !r.scrapeFailed && !r.daemon.exited() {
 		s, err := scrapeMetrics(r.admin)
 		if err != nil {
 			t.Errorf("run: %v", err)
 			break
 		}
-		n := s.sum("llmprobe_requests_total", sel)
 		reloaded := bytes.Contains(r.daemon.stderr.Bytes(), []byte("configuration reloaded"))
-		if reloaded && s.sum("llmprobe_in_flight_requests", sel) == 0 && n == last {
+		if q.settled(s, sel) && reloaded {
 			r.metrics = s
 			break
 		}
-		last = n
 		if time.Now().After(deadline) {
 			t.Errorf("run: still %v in flight (reloaded: %t) %v after the reload that stopped planning",
 				s.sum("llmprobe_in_flight_requests", sel), reloaded, r.c.timeouts().total+8*time.Second)
@@ -511,6 +509,25 @@ func (r *caseRun) checkDaemon(t *testing.T) {
 	if err := json.Unmarshal(r.debug, &dbg); err != nil {
 		t.Errorf("run: /debug/requests is not JSON: %v", err)
 	}
+}
+
+// quiet tells when a daemon that plans nothing more has settled: nothing
+// in flight and no request finished for settleFor (a retry waiting out its
+// backoff is not in flight, and ends a moment later).
+type quiet struct {
+	n     float64
+	since time.Time
+}
+
+const settleFor = 700 * time.Millisecond
+
+func (q *quiet) settled(s scrape, sel map[string]string) bool {
+	n := s.sum("llmprobe_requests_total", sel)
+	if n != q.n || s.sum("llmprobe_in_flight_requests", sel) != 0 || q.since.IsZero() {
+		q.n, q.since = n, time.Now()
+		return false
+	}
+	return time.Since(q.since) >= settleFor
 }
 
 // checkLogs asserts every log line is one JSON object and none reports a

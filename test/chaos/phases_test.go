@@ -488,15 +488,13 @@ func TestDaemonPhases(t *testing.T) {
 	pr.reload(chaosTarget{url: plain.url, api: plain.api, to: defaultTimeouts}, false)
 	var final scrape
 	deadline := time.Now().Add(defaultTimeouts.total + 10*time.Second)
-	last := -1.0
+	var q quiet
 	for {
 		s := pr.scrape("quiesce")
-		n := s.sum("llmprobe_requests_total", nil)
-		if s.sum("llmprobe_in_flight_requests", nil) == 0 && n == last {
+		if q.settled(s, nil) {
 			final = s
 			break
 		}
-		last = n
 		if time.Now().After(deadline) {
 			t.Errorf("quiesce: still %v requests in flight %v after planning stopped", s.sum("llmprobe_in_flight_requests", nil), defaultTimeouts.total+10*time.Second)
 			final = s
