@@ -42,6 +42,15 @@ func (d During) Label() string {
 	return string(d)
 }
 
+// DuringLabel is the record's `during` metric label: "ladder" for ladder
+// traffic whatever its field says, else During.Label().
+func (r *Record) DuringLabel() string {
+	if r.Traffic == TrafficLadder {
+		return string(DuringLadder)
+	}
+	return r.During.Label()
+}
+
 // Mode is the load model a request was generated under.
 type Mode string
 

@@ -26,6 +26,7 @@ const (
 	labelTarget           = "target"
 	labelClass            = "class"
 	labelTraffic          = "traffic"
+	labelDuring           = "during"
 	labelOutcome          = "outcome"
 	labelReason           = "reason"
 	labelStep             = "step"
@@ -87,7 +88,7 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
 		NativeHistogramMinResetDuration: nativeMinResetPeriod,
 		NativeHistogramMaxExemplars:     nativeMaxExemplars,
-	}, []string{labelTarget, labelClass, labelTraffic})
+	}, []string{labelTarget, labelClass, labelTraffic, labelDuring})
 }
 
 func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
@@ -99,7 +100,7 @@ func counter(name, help string, labels ...string) *prometheus.CounterVec {
 }
 
 func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
-	series := []string{labelTarget, labelClass, labelTraffic}
+	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
 	return &promMetrics{
 		ttft: histogram("llmprobe_time_to_first_token_seconds",
 			"Time from the planned send time to the first non-empty visible content, ok requests only.", bucketsTTFT),
@@ -115,15 +116,15 @@ func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
 		planned:    counter("llmprobe_requests_planned_total", "Planned first-attempt arrivals, counted when they reach a terminal outcome.", series...),
 		dispatched: counter("llmprobe_requests_dispatched_total", "Requests handed to the transport, counted when they reach a terminal outcome.", series...),
 		requests: counter("llmprobe_requests_total", "Terminal outcomes of planned arrivals, by outcome and reason.",
-			labelTarget, labelClass, labelTraffic, labelOutcome, labelReason),
+			labelTarget, labelClass, labelTraffic, labelDuring, labelOutcome, labelReason),
 		good:   counter("llmprobe_requests_good_total", "Requests that were ok and within every gate of their class.", series...),
-		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, "type"),
+		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, labelDuring, "type"),
 		identityChanges: counter("llmprobe_target_identity_changes_total",
 			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
 
 		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
 		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
-		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", series...),
+		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", labelTarget, labelClass, labelTraffic),
 		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule (dispatch lag and unsent within limits), else 0.", labelTarget),
 		capacity:       gauge("llmprobe_capacity_requests_per_second", "Capacity from the last ladder: highest step rate meeting every gate.", labelTarget, labelClass),
 		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "Offered rate of the last ladder's knee step.", labelTarget, labelClass),
@@ -171,7 +172,7 @@ type reqKey struct {
 	reason  ledger.Reason
 }
 
-// promSeries holds the children of one (target, class, traffic), resolved
+// promSeries holds the children of one (target, class, traffic, during), resolved
 // once so that recording a request does no label hashing.
 type promSeries struct {
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
@@ -179,27 +180,28 @@ type promSeries struct {
 	requests                                       map[reqKey]prometheus.Counter
 }
 
-// initSeries creates every series of (target, class, traffic) at zero, so
-// that rates exist before the first event: every valid outcome/reason pair,
-// both token types, and the histograms. It returns their children.
-func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic) *promSeries {
+// initSeries creates every series of (target, class, traffic, during) at
+// zero, so that rates exist before the first event: every valid
+// outcome/reason pair, both token types, and the histograms. It returns
+// their children.
+func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
-		planned:    m.planned.WithLabelValues(target, class, t),
-		dispatched: m.dispatched.WithLabelValues(target, class, t),
-		good:       m.good.WithLabelValues(target, class, t),
-		tokensIn:   m.tokens.WithLabelValues(target, class, t, tokenTypeInput),
-		tokensOut:  m.tokens.WithLabelValues(target, class, t, tokenTypeOutput),
-		ttft:       m.ttft.WithLabelValues(target, class, t),
-		chunk:      m.chunk.WithLabelValues(target, class, t),
-		tpot:       m.tpot.WithLabelValues(target, class, t),
-		duration:   m.duration.WithLabelValues(target, class, t),
-		lag:        m.lag.WithLabelValues(target, class, t),
+		planned:    m.planned.WithLabelValues(target, class, t, during),
+		dispatched: m.dispatched.WithLabelValues(target, class, t, during),
+		good:       m.good.WithLabelValues(target, class, t, during),
+		tokensIn:   m.tokens.WithLabelValues(target, class, t, during, tokenTypeInput),
+		tokensOut:  m.tokens.WithLabelValues(target, class, t, during, tokenTypeOutput),
+		ttft:       m.ttft.WithLabelValues(target, class, t, during),
+		chunk:      m.chunk.WithLabelValues(target, class, t, during),
+		tpot:       m.tpot.WithLabelValues(target, class, t, during),
+		duration:   m.duration.WithLabelValues(target, class, t, during),
+		lag:        m.lag.WithLabelValues(target, class, t, during),
 		requests:   map[reqKey]prometheus.Counter{},
 	}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
-			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, string(o), string(r))
+			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, during, string(o), string(r))
 		}
 	}
 	return s
@@ -225,7 +227,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
 	}
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
-		req = m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason))
+		req = m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason))
 	}
 	req.Inc()
 	if lag, ok := r.DispatchLag(); ok {
