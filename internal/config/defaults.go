@@ -34,6 +34,7 @@ func targetDefaults() map[string]any {
 			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",
 		},
 		"budget":   map[string]any{"tokens_per_day": 0, "requests_per_day": 0, "zone": "UTC"},
+		"identity": map[string]any{"poll_every": "1m"},
 		"baseline": map[string]any{"enabled": true, "rate": 0.2, "arrival": "poisson", "seed": 0},
 		"ladder": map[string]any{
 			"enabled":       false,
@@ -50,6 +51,8 @@ func targetDefaults() map[string]any {
 			"max_lag_p99":            "10ms",
 			"run_on_identity_change": false,
 			"run_on_start":           false,
+			"stop_at":                "capacity",
+			"baseline_settle":        "0s",
 		},
 	}
 }

@@ -239,8 +239,9 @@ func (r *targetRun) start(d *Daemon) {
 		}
 		oc := dispatch.OpenConfig{
 			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
-			Meta: func(time.Duration) ledger.Meta {
-				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary}
+			Meta: func(planned time.Duration) ledger.Meta {
+				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary,
+					During: r.state.ladderSpan.during(planned)}
 			},
 			Exec:  r.baselineExecs[class],
 			Retry: r.retry,
@@ -331,7 +332,10 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		case trigger = <-r.trigger:
 			timer.Stop()
 		}
+		r.state.ladderSpan.begin(d.led.Now())
 		res, err := r.ladder.Run(ctx, trigger)
+		// Also when interrupted: its requests may still be in flight.
+		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 		r.setLaddering("")
 		if err != nil && ctx.Err() == nil {
 			d.log.Error("ladder", "target", r.name, "err", err)
@@ -344,6 +348,16 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
 		}
 	}
+}
+
+// baselineSettle is how long after a ladder the target's baseline requests
+// are still labelled during="ladder": ladder.baseline_settle, or the drain
+// deadline when that is 0.
+func (r *targetRun) baselineSettle() time.Duration {
+	if s := r.cfg.Ladder.BaselineSettle.D(); s > 0 {
+		return s
+	}
+	return r.global.Drain.Timeout.D()
 }
 
 func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
@@ -383,6 +397,35 @@ func (r *targetRun) stateText() string {
 	return "probing"
 }
 
+// duringText is the status page's account of the target's baseline requests
+// planned during ladders (labelled during="ladder", not in the SLO). start
+// is the ledger's epoch, now its current offset.
+func (r *targetRun) duringText(start time.Time, now time.Duration) string {
+	none, during, until, running := r.state.ladderSpan.snapshot()
+	txt := fmt.Sprintf("%d of %d baseline requests", during, none+during)
+	switch {
+	case running:
+		txt += "; labelled during=\"ladder\" now (a ladder is running)"
+	case until > now:
+		txt += "; labelled during=\"ladder\" until " + start.Add(until).UTC().Format(time.RFC3339) + " (settle)"
+	}
+	return txt
+}
+
+// budgetText is today's spend split by use ("" without a budget).
+func (r *targetRun) budgetText() string {
+	if r.budget == nil {
+		return ""
+	}
+	rem := r.budget.Remaining()
+	sp := func(u budget.Use) budget.Spend { return rem.ByUse[u] }
+	base := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringNone.Label()})
+	dur := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder.Label()})
+	lad := sp(budget.Use{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder.Label()})
+	return fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d (requests/tokens)",
+		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens)
+}
+
 func (r *targetRun) lastOutcome() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -399,6 +442,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		if b := r.state.budget.Load(); b != nil {
 			b.Charge(rec)
 		}
+		r.state.ladderSpan.count(rec)
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
@@ -438,10 +482,17 @@ func (r *targetRun) observeIdentity(d *Daemon, model string, version *string, po
 }
 
 // identityLoop polls GET {base}/models for the configured response header
-// and models field, every Options.IdentityEvery. A failed poll keeps the
-// version last seen.
+// and models field, every identity.poll_every (Options.IdentityEvery when
+// set). A failed poll keeps the version last seen.
 func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
-	t := time.NewTicker(d.opts.IdentityEvery)
+	every := d.opts.IdentityEvery
+	if every <= 0 {
+		every = r.cfg.Identity.PollEvery.D()
+	}
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if version, err := r.pollIdentity(ctx); err != nil {

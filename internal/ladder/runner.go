@@ -217,7 +217,7 @@ func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
 			x -= c.Weight
 		}
 		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n,
-			TTFTBoundary: r.cfg.TTFTBoundary}
+			During: ledger.DuringLadder, TTFTBoundary: r.cfg.TTFTBoundary}
 	}
 }
 
