@@ -152,7 +152,7 @@ func TestSpendByUse(t *testing.T) {
 		{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder, Usage: ledger.Usage{Known: true, Prompt: 10, Completion: 20}},
 		{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder, Usage: ledger.Usage{Known: true, Prompt: 1, Completion: 2}},
 		{Traffic: ledger.TrafficLadder, Usage: ledger.Usage{Known: true, Prompt: 1, Completion: 2}}, // ladder traffic is always during a ladder
-		{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder},                             // unsent: costs nothing
+		{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder},                              // unsent: costs nothing
 	}
 	for i, r := range recs {
 		r.ID = uint64(i + 1)
