@@ -40,6 +40,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"ladder", "--steps", "3,2"}, []string{"--steps", "3,2"}},
 		{[]string{"ladder", "--steps", "1,x"}, []string{"--steps"}},
 		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
+		{[]string{"ladder", "--stop-at", "peak"}, []string{"--stop-at", "peak"}},
 		{[]string{"sim", "--reject-status", "500"}, []string{"--reject-status", "500"}},
 		{[]string{"sim", "--ttft", "soon"}, []string{"--ttft"}},
 		{[]string{"sim", "--api-key-env", "UNSET_VAR"}, []string{"--api-key-env", "UNSET_VAR"}},

@@ -39,7 +39,8 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	kneeFactor := fs.Float64("knee-factor", 2, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
 	abortErr := fs.Float64("abort-error-fraction", 0.5, "abort when failed/sent exceeds this (0: off)")
 	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
-	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off)")
+	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
+	stopAt := fs.String("stop-at", "capacity", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
 	history := fs.String("history", "", "append the result to this JSONL history file")
 	svgPath := fs.String("svg", "", "write the curve (TTFT p95 and goodput against offered rate) as SVG")
 	htmlPath := fs.String("html", "", "write a self-contained HTML report")
@@ -57,6 +58,10 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	kind, err := schedule.ParseKind(*arrival)
 	if err != nil {
 		return badFlag("--arrival: %v", err)
+	}
+	stop, err := ladder.ParseStopAt(*stopAt)
+	if err != nil {
+		return badFlag("--stop-at: %v", err)
 	}
 	pf := probeFlags{target: t, maxTokens: *maxTokens, promptTokens: *promptTokens, seed: *seed, sloTTFT: *sloTTFT, sloE2E: *sloE2E}
 	mix, err := pf.mix()
@@ -78,11 +83,18 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	var runner *ladder.Runner
 	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
 	g := dispatch.NewGroup(led)
-	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
+	params := func(*ledger.Record) protocol.Params {
 		p := mix.Next().Params
 		p.Model = t.model
 		return p
-	}, led.Now)
+	}
+	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		tg := target
+		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
+			tg.Adapter = protocol.ObserveFirstToken(tg.Adapter, false, mark)
+		}
+		return client.Do(ctx, tg, params(rec), rec, led.Now, dispatched)
+	}
 	gates := stats.Gates{TTFT: *sloTTFT, E2E: *sloE2E}
 	runner, err = ladder.New(ladder.Config{
 		Target: "ladder", API: t.api, Classes: []ladder.Class{{Name: "default", Weight: 1, Gates: gates}},
@@ -90,6 +102,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		MaxInFlight:        *maxInFlight,
 		Abort:              ladder.AbortRules{ErrorFraction: *abortErr, RejectionFraction: *abortRej, TTFTGateMultiple: *abortTTFT, OnUnsent: *maxInFlight > 0, OnGeneratorInvalid: true},
 		GoodFractionTarget: *goodTarget, KneeFactor: *kneeFactor, Settle: t.total, HistoryFile: *history,
+		StopAt: stop, ExecMarksFirstToken: true,
 		Progress: func(p ladder.Progress) {
 			if p.Phase == "done" {
 				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")

@@ -144,6 +144,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
+		lc.ExecMarksFirstToken = true // ladderExec observes first tokens
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			client.CloseIdleConnections()
@@ -156,7 +157,11 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 
 // exec performs one request of class c, tracking it in flight.
 func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
-	inner := r.client.Exec(r.target, params, d.led.Now)
+	return r.inFlight(r.client.Exec(r.target, params, d.led.Now))
+}
+
+// inFlight tracks the requests inner performs in the target's flight set.
+func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
@@ -184,8 +189,19 @@ func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params
 func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 	execs := make(map[string]dispatch.Exec, len(r.mixes))
 	first := ""
+	anyToken := r.cfg.TTFTBoundary == string(ledger.TTFTAnyToken)
 	for _, c := range r.classes {
-		execs[c.Name] = r.exec(d, r.paramsFor(c.Name))
+		params := r.paramsFor(c.Name)
+		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+			t := r.target
+			if mark := ladder.FirstTokenFunc(ctx); mark != nil {
+				// The runner's in-step TTFT rule learns when the first
+				// token arrived, so a request still waiting for one past
+				// the limit counts against the step before it finishes.
+				t.Adapter = protocol.ObserveFirstToken(t.Adapter, anyToken, mark)
+			}
+			return r.client.Do(ctx, t, params(rec), rec, d.led.Now, dispatched)
+		})
 		if first == "" {
 			first = c.Name
 		}

@@ -46,6 +46,9 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if res.Aborted && !anyStepAborted(res) {
 		fmt.Fprintf(&b, "ladder aborted: %s\n", res.AbortReason)
 	}
+	if res.Stopped != "" {
+		fmt.Fprintf(&b, "ladder stopped: %s\n", res.Stopped)
+	}
 	if res.CapacityStep > 0 {
 		fmt.Fprintf(&b, "capacity: %.3g req/s (step %d): the highest valid step rate with good fraction ≥ %s\n",
 			res.Capacity, res.CapacityStep, pct(res.GoodFractionTarget, 1))
@@ -156,6 +159,7 @@ type Ladder struct {
 	KneeStep           int                  `json:"knee_step"`
 	Aborted            bool                 `json:"aborted"`
 	AbortReason        string               `json:"abort_reason,omitempty"`
+	Stopped            string               `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
 }
 
 // LadderOf converts a ladder result to its JSON shape.
@@ -165,7 +169,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 		Gates: gatesJSON(res.Gates), TTFTBoundary: string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
 		Capacity: res.Capacity, CapacityStep: res.CapacityStep, Knee: res.Knee, KneeStep: res.KneeStep,
-		Aborted: res.Aborted, AbortReason: res.AbortReason,
+		Aborted: res.Aborted, AbortReason: res.AbortReason, Stopped: res.Stopped,
 	}
 	if len(res.ClassGates) > 0 {
 		l.ClassGates = make(map[string]GatesJSON, len(res.ClassGates))

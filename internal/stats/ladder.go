@@ -31,6 +31,9 @@ type LadderResult struct {
 	KneeStep     int
 	Aborted      bool
 	AbortReason  string
+	// Stopped says why the ladder stopped below its top step by its
+	// stop_at rule (not an abort); "" when it did not.
+	Stopped string
 }
 
 // Capacity returns the highest step rate whose generator was valid and whose
