@@ -41,6 +41,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"ladder", "--steps", "1,x"}, []string{"--steps"}},
 		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
 		{[]string{"ladder", "--stop-at", "peak"}, []string{"--stop-at", "peak"}},
+		{[]string{"sim", "--version", "a b"}, []string{"version"}},
+		{[]string{"sim", "--error-fraction", "2"}, []string{"error_fraction"}},
 		{[]string{"sim", "--reject-status", "500"}, []string{"--reject-status", "500"}},
 		{[]string{"sim", "--ttft", "soon"}, []string{"--ttft"}},
 		{[]string{"sim", "--api-key-env", "UNSET_VAR"}, []string{"--api-key-env", "UNSET_VAR"}},
