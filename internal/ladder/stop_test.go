@@ -98,11 +98,12 @@ func (f *fakeTarget) finishedIn(step int) int {
 // TestStopAt: whatever stop_at says, no step more than one past the first
 // failing step is ever offered; knee and capacity stop at once.
 func TestStopAt(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the parallel subtests
 	const ms = time.Millisecond
-	// Steps 1-2 are fast; step 3 is the knee (150 ms > 2 × 50 ms) but
-	// within the 300 ms gate; step 4 is the first to fail the gate.
-	ttft := map[int]time.Duration{1: 50 * ms, 2: 50 * ms, 3: 150 * ms, 4: 400 * ms, 5: 400 * ms, 6: 400 * ms}
+	// Steps 1-2 are fast; step 3 is the knee (1.2 s > 5 × 100 ms) but
+	// within the 2 s gate; step 4 is the first to fail the gate. The
+	// margins leave room for timers firing late on a loaded machine.
+	ttft := map[int]time.Duration{1: 100 * ms, 2: 100 * ms, 3: 1200 * ms, 4: 3 * time.Second, 5: 3 * time.Second, 6: 3 * time.Second}
 	cases := []struct {
 		stop      StopAt
 		wantSteps int
@@ -115,11 +116,14 @@ func TestStopAt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.stop), func(t *testing.T) {
+			t.Parallel()
 			cfg := baseConfig("fake")
 			cfg.Steps = []float64{10, 12, 14, 16, 18, 20}
 			cfg.StepDuration = time.Second
 			cfg.StopAt = tc.stop
-			cfg.Settle = 2 * time.Second
+			cfg.Classes[0].Gates.TTFT = 2 * time.Second
+			cfg.KneeFactor = 5
+			cfg.Settle = 5 * time.Second
 			f, r, g := newFakeLadder(t, ttft, nil, cfg)
 			res, err := r.Run(context.Background(), "manual")
 			g.Drain(context.Background(), time.Second)
