@@ -17,6 +17,9 @@ const (
 // Label selectors built from the dashboard variables.
 const (
 	selTCT = `target=~"$target", class=~"$class", traffic=~"$traffic", during=~"$during"`
+	// selTCTs selects series that have a traffic label but no during label
+	// (the configured arrival rate: a schedule, not requests).
+	selTCTs = `target=~"$target", class=~"$class", traffic=~"$traffic"`
 	// selBase is the baseline of the selected targets and classes, both
 	// during values (the row comparing them).
 	selBase = `target=~"$target", class=~"$class", traffic="baseline"`
@@ -261,7 +264,7 @@ func health() board {
 				{kind: "timeseries", title: "Arrival rate", unit: unitReqPerSec, width: 16,
 					description: "Configured arrival rate and the planned and dispatched rates actually produced.",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCT), "configured {{target}} {{class}} {{traffic}}"),
+						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCTs), "configured {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
 					}},

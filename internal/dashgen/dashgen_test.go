@@ -463,3 +463,42 @@ func TestRulesTimeScale(t *testing.T) {
 		}
 	}
 }
+
+// TestDuringOnlyWhereExported: a selector on `during` matches nothing on a
+// metric without that label (an absent label is not "none"), so only the
+// per-request series may be selected by it.
+func TestDuringOnlyWhereExported(t *testing.T) {
+	withDuring := map[string]bool{}
+	for _, m := range []string{
+		"llmprobe_time_to_first_token_seconds", "llmprobe_inter_chunk_latency_seconds", "llmprobe_time_per_output_token_seconds",
+		"llmprobe_request_duration_seconds", "llmprobe_dispatch_lag_seconds",
+	} {
+		for _, suffix := range []string{"", "_bucket", "_count", "_sum"} {
+			withDuring[m+suffix] = true
+		}
+	}
+	for _, m := range []string{"llmprobe_requests_planned_total", "llmprobe_requests_dispatched_total", "llmprobe_requests_total",
+		"llmprobe_requests_good_total", "llmprobe_tokens_total"} {
+		withDuring[m] = true
+	}
+	sel := regexp.MustCompile(`(llmprobe_[a-z_]+)\{([^}]*)\}`)
+	check := func(where, expr string) {
+		for _, m := range sel.FindAllStringSubmatch(expr, -1) {
+			if strings.Contains(m[2], "during") && !withDuring[m[1]] {
+				t.Errorf("%s: %s has no during label, yet is selected on it: %s", where, m[1], m[0])
+			}
+		}
+	}
+	for _, q := range Queries() {
+		check(q.Dashboard+"/"+q.Panel, q.Expr)
+	}
+	f, err := Rules(DefaultRuleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			check(r.Record+r.Alert, r.Expr)
+		}
+	}
+}
