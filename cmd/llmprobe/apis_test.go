@@ -20,7 +20,7 @@ func TestProbeEachAPI(t *testing.T) {
 	for _, api := range protocol.Names() {
 		t.Run(api, func(t *testing.T) {
 			ledgerPath := tempPath(t, "ledger.jsonl")
-			r := mustInvoke(t, "probe", "--url", base, "--api", api, "--rate", "20", "--duration", "1s",
+			r := completes(t, "probe", "--url", base, "--api", api, "--rate", "20", "--duration", "1s",
 				"--max-tokens", "16", "--ledger", ledgerPath, "--json")
 			p := decodeProbe(t, r)
 			if p.Planned == 0 || p.Outcomes[string(ledger.OK)] != p.Planned {
@@ -48,7 +48,7 @@ func TestProbeEachAPI(t *testing.T) {
 				}
 			}
 
-			any := decodeProbe(t, mustInvoke(t, "probe", "--url", base, "--api", api, "--rate", "20", "--duration", "1s",
+			any := decodeProbe(t, completes(t, "probe", "--url", base, "--api", api, "--rate", "20", "--duration", "1s",
 				"--max-tokens", "16", "--ttft-boundary", "any_token", "--json"))
 			if !strings.Contains(any.Boundaries["ttft"], "any kind") {
 				t.Fatalf("%s: any_token TTFT boundary %q", api, any.Boundaries["ttft"])

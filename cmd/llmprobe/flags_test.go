@@ -26,6 +26,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"probe", "--think-time", "constant:soon"}, []string{"--think-time"}},
 		{[]string{"probe", "--url", "ftp://x"}, []string{"--url", "ftp://x"}},
 		{[]string{"probe", "--url", "http://user:pw@127.0.0.1:1/v1"}, []string{"--url", "credentials"}},
+		{[]string{"probe", "--url", "http://127.0.0.1:1/v1?api-key=pw"}, []string{"--url", "api-key", "looks secret"}},
 		{[]string{"probe", "--api", "nope"}, []string{"--api", "nope"}},
 		{[]string{"probe", "--no-such-flag"}, []string{"unknown flag", "--no-such-flag"}},
 		{[]string{"probe", "stray"}, []string{"unexpected argument", "stray"}},
@@ -33,6 +34,10 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"probe", "--sim-slowdown", "1s+1s"}, []string{"--sim-slowdown"}},
 		{[]string{"probe", "--url", "http://127.0.0.1:1/v1", "--sim-slots", "2"}, []string{"--sim-"}},
 		{[]string{"probe", "--max-in-flight", "-3"}, []string{"--max-in-flight"}},
+		{[]string{"probe", "--max-buffered-bytes", "1000"}, []string{"--max-buffered-bytes"}},
+		{[]string{"probe", "--backoff-jitter", "2"}, []string{"--backoff-jitter"}},
+		{[]string{"probe", "--backoff", "0s"}, []string{"--backoff"}},
+		{[]string{"probe", "--backoff", "2s", "--max-backoff", "1s"}, []string{"--max-backoff"}},
 		{[]string{"probe", "--duration", "0s"}, []string{"--duration"}},
 		{[]string{"probe", "--cancel-fraction", "1.5"}, []string{"--cancel-fraction"}},
 		{[]string{"probe", "--header", "novalue"}, []string{"--header"}},
@@ -73,6 +78,21 @@ func TestBadFlags(t *testing.T) {
 				t.Errorf("stdout not empty on a usage error: %q", r.stdout)
 			}
 		})
+	}
+}
+
+// TestURLNeverEchoedWithSecrets (issue 8, defect 10): a --url that does not
+// parse is named in the error without its userinfo or secret query values.
+func TestURLNeverEchoedWithSecrets(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"http://user:PW0rd@[::1/v1", "http://[::1/v1?token=PW0rd", "ftp://user:PW0rd@host/v1"} {
+		r := invoke(t.Context(), "probe", "--url", u)
+		if r.code != 2 || !strings.Contains(r.stderr, "--url") {
+			t.Errorf("--url %s: exit %d, stderr %q", u, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "PW0rd") {
+			t.Errorf("--url %s: the password is echoed: %s", u, r.stderr)
+		}
 	}
 }
 

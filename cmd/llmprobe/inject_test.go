@@ -16,7 +16,7 @@ func TestCancellationInjection(t *testing.T) {
 	const after = 100 * time.Millisecond
 	path := tempPath(t, "inject.jsonl")
 	// 64 tokens at 10 ms each: every request is still streaming at 100 ms.
-	res := mustInvoke(t, "probe", "--rate", "20", "--duration", "2s", "--arrival", "constant", "--max-tokens", "64",
+	res := completes(t, "probe", "--rate", "20", "--duration", "2s", "--arrival", "constant", "--max-tokens", "64",
 		"--cancel-fraction", "0.5", "--cancel-after", after.String(), "--json", "--ledger", path)
 	p := decodeProbe(t, res)
 	_, recs := readLedger(t, path)

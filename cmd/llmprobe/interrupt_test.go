@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +51,15 @@ func TestInterrupt(t *testing.T) {
 			began := time.Now()
 			r := invokeHard(ctx, hard, args...)
 			took := time.Since(began)
-			if r.code != 0 || strings.Contains(r.stderr, "INVARIANT VIOLATED") {
-				t.Fatalf("exit code %d\nstderr:\n%s", r.code, r.stderr)
+			// Soft: requests finished (exit 0, or 4 when this machine made
+			// the generator late); hard: every request was cancelled, so
+			// none succeeded (exit 3).
+			want := []int{exitOK, exitGeneratorInvalid}
+			if tc.hard {
+				want = []int{exitNoSuccess}
+			}
+			if !slices.Contains(want, r.code) || strings.Contains(r.stderr, "INVARIANT VIOLATED") {
+				t.Fatalf("exit code %d, want one of %v\nstderr:\n%s", r.code, want, r.stderr)
 			}
 			// Not a speed assertion: the window alone would take 10 s, and
 			// the hard case's 30 s drain longer still.

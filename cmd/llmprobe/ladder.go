@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -41,6 +42,11 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
 	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
 	stopAt := fs.String("stop-at", "capacity", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
+	onInvalid := fs.String("on-invalid", "abort", "what a generator-invalid step does: abort (stop the ladder there) | continue (record it, never use it, run the next step)")
+	maxLagP99 := fs.Duration("max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 per step (0: default 10ms)")
+	rateTol := fs.Float64("rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
+	spin := fs.Duration("spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
+	name := fs.String("name", "", "target name in the reports and the history (default: the URL's host and path, or the built-in simulator)")
 	history := fs.String("history", "", "append the result to this JSONL history file")
 	svgPath := fs.String("svg", "", "write the curve (TTFT p95 and goodput against offered rate) as SVG")
 	htmlPath := fs.String("html", "", "write a self-contained HTML report")
@@ -62,6 +68,17 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	stop, err := ladder.ParseStopAt(*stopAt)
 	if err != nil {
 		return badFlag("--stop-at: %v", err)
+	}
+	abortInvalid := true
+	switch *onInvalid {
+	case "abort":
+	case "continue":
+		abortInvalid = false
+	default:
+		return badFlag("--on-invalid %q: want abort or continue", *onInvalid)
+	}
+	if *maxLagP99 < 0 || *spin < 0 || *rateTol < 0 {
+		return badFlag("--max-lag-p99, --spin and --rate-tolerance must be ≥ 0")
 	}
 	pf := probeFlags{target: t, maxTokens: *maxTokens, promptTokens: *promptTokens, seed: *seed, sloTTFT: *sloTTFT, sloE2E: *sloE2E}
 	mix, err := pf.mix()
@@ -96,16 +113,25 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return client.Do(ctx, tg, params(rec), rec, led.Now, dispatched)
 	}
 	gates := stats.Gates{TTFT: *sloTTFT, E2E: *sloE2E}
+	targetName := *name
+	if targetName == "" {
+		targetName = t.displayName(base)
+	}
 	runner, err = ladder.New(ladder.Config{
-		Target: "ladder", API: t.api, Classes: []ladder.Class{{Name: "default", Weight: 1, Gates: gates}},
+		Target: targetName, API: t.api, Classes: []ladder.Class{{Name: "default", Weight: 1, Gates: gates}},
 		Steps: rates, StepDuration: *stepDur, Gap: *gap, MaxRate: *maxRate, Arrival: kind, Seed: *seed,
-		MaxInFlight:        *maxInFlight,
-		Abort:              ladder.AbortRules{ErrorFraction: *abortErr, RejectionFraction: *abortRej, TTFTGateMultiple: *abortTTFT, OnUnsent: *maxInFlight > 0, OnGeneratorInvalid: true},
+		MaxInFlight: *maxInFlight, Spin: *spin,
+		Abort: ladder.AbortRules{ErrorFraction: *abortErr, RejectionFraction: *abortRej, TTFTGateMultiple: *abortTTFT,
+			OnUnsent: *maxInFlight > 0 && abortInvalid, OnGeneratorInvalid: abortInvalid},
+		Validity:           stats.ValidityConfig{MaxLagP99: *maxLagP99, RateTolerance: *rateTol},
 		GoodFractionTarget: *goodTarget, KneeFactor: *kneeFactor, Settle: t.total, HistoryFile: *history,
 		StopAt: stop, ExecMarksFirstToken: true,
 		Progress: func(p ladder.Progress) {
 			if p.Phase == "done" {
 				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+				if p.Row != nil && !p.Row.Valid {
+					fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
+				}
 				return
 			}
 			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
@@ -117,7 +143,10 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	}
 	res, runErr := runner.Run(ctx, "manual")
 	g.Drain(e.hard, 0)
-	if runErr != nil && ctx.Err() == nil {
+	var historyErr error
+	if errors.Is(runErr, ladder.ErrHistoryNotWritten) {
+		historyErr = runErr
+	} else if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
 	lr := res.Stats()
@@ -138,9 +167,13 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	if *jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(report.LadderOf(lr))
+		if err := enc.Encode(report.LadderOf(lr)); err != nil {
+			return err
+		}
+	} else if err := report.LadderText(e.stdout, lr); err != nil {
+		return err
 	}
-	return report.LadderText(e.stdout, lr)
+	return ladderExit(res, historyErr)
 }
 
 func writeFile(path string, render func(*os.File) error) error {

@@ -28,6 +28,10 @@ type env struct {
 	getenv         func(string) string
 	// hard is cancelled by a second interrupt: drains stop waiting.
 	hard context.Context
+	// hup delivers SIGHUP to `run`, which reloads its configuration on it;
+	// nil: never (tests, and every other command, for which SIGHUP is an
+	// interrupt).
+	hup <-chan os.Signal
 }
 
 type command struct {
@@ -49,22 +53,41 @@ func commands() []command {
 func main() {
 	// The first SIGINT/SIGTERM ends the run gracefully (arrivals stop, in-flight
 	// requests drain up to their deadline); a second one cancels the drain
-	// (what is still in flight is recorded cancelled/interrupted).
+	// (what is still in flight is recorded cancelled/interrupted). SIGHUP
+	// reloads `run`'s configuration and is an interrupt like SIGINT for every
+	// other command: a closed terminal never loses what was measured. Both
+	// are caught from the first instruction, so none of them kills the
+	// process half way.
 	soft, stopSoft := context.WithCancel(context.Background())
 	hard, stopHard := context.WithCancel(context.Background())
+	interrupts, reloads := signalsFor(os.Args[1:])
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, interrupts...)
+	var hup chan os.Signal
+	if reloads {
+		hup = make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+	}
 	go func() {
 		<-sigs
 		stopSoft()
 		<-sigs
 		stopHard()
 	}()
-	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, hard: hard}
+	e := env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, hard: hard, hup: hup}
 	code := run(soft, e, os.Args[1:])
 	stopSoft()
 	stopHard()
 	os.Exit(code)
+}
+
+// signalsFor returns the signals that interrupt the command args name and
+// whether SIGHUP reloads it instead (`run`).
+func signalsFor(args []string) (interrupts []os.Signal, reloads bool) {
+	if len(args) > 0 && args[0] == "run" {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}, true
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}, false
 }
 
 // run executes one subcommand and returns the process exit code.
@@ -78,9 +101,9 @@ func run(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(e.stderr)
 		if len(args) == 0 {
-			return 2
+			return exitUsage
 		}
-		return 0
+		return exitOK
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -89,20 +112,20 @@ func run(ctx context.Context, e env, args []string) int {
 		err := c.run(ctx, e, args[1:])
 		switch {
 		case err == nil:
-			return 0
+			return exitOK
 		case errors.Is(err, pflag.ErrHelp):
-			return 0
+			return exitOK
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
-			return 2
+			return exitUsage
 		default:
 			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
-			return 1
+			return exitCodeOf(err)
 		}
 	}
 	fmt.Fprintf(e.stderr, "llmprobe: unknown command %q\n\n", args[0])
 	usage(e.stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
@@ -110,7 +133,10 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.\n\nexit codes:")
+	for _, c := range exitCodes {
+		fmt.Fprintf(w, "  %d  %s\n", c.code, c.meaning)
+	}
 }
 
 // usageError is a bad flag or argument: exit code 2, message names the flag.

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
@@ -38,12 +39,16 @@ type probeFlags struct {
 	sloTTFT      time.Duration
 	sloTPOT      time.Duration
 	sloE2E       time.Duration
+	goodTarget   float64
 	maxLagP99    time.Duration
 	rateTol      float64
 	spin         time.Duration
 	cancelFrac   float64
 	cancelAfter  time.Duration
 	retries      int
+	backoff      time.Duration
+	maxBackoff   time.Duration
+	jitter       float64
 	ttftBoundary string
 }
 
@@ -58,13 +63,14 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&p.maxTokens, "max-tokens", 64, "max_tokens sent with each request")
 	fs.IntVar(&p.promptTokens, "prompt-tokens", 128, "length of the synthetic prompt, in tokens (≈4 characters each)")
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
-	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
+	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.Uint64Var(&p.seed, "seed", 1, "seed for arrivals, think times and prompts")
 	fs.DurationVar(&p.sloTTFT, "slo-ttft", 0, "gate: time to first token (from planned send); 0 = none")
 	fs.DurationVar(&p.sloTPOT, "slo-tpot", 0, "gate: time per output token; 0 = none")
 	fs.DurationVar(&p.sloE2E, "slo-e2e", 0, "gate: end-to-end latency (from planned send); 0 = none")
+	fs.Float64Var(&p.goodTarget, "good-fraction", 0.9, "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this")
 	fs.DurationVar(&p.maxLagP99, "max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 (0: default 10ms)")
 	fs.Float64Var(&p.rateTol, "rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
 	fs.DurationVar(&p.spin, "spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
@@ -72,6 +78,9 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.cancelAfter, "cancel-after", 0, "cancellation injection: delay after dispatch")
 	fs.StringVar(&p.ttftBoundary, "ttft-boundary", "content", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
 	fs.IntVar(&p.retries, "retries", 0, "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
+	fs.DurationVar(&p.backoff, "backoff", dispatch.DefaultBackoff, "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure")
+	fs.DurationVar(&p.maxBackoff, "max-backoff", dispatch.DefaultMaxBackoff, "failure backoff cap")
+	fs.Float64Var(&p.jitter, "backoff-jitter", 0.5, "fraction of each backoff drawn at random from --seed (reproducible), 0..1")
 }
 
 func (p *probeFlags) validate() error {
@@ -104,6 +113,15 @@ func (p *probeFlags) validate() error {
 		return badFlag("--cancel-fraction: must be in [0, 1], got %v", p.cancelFrac)
 	case p.retries < 0:
 		return badFlag("--retries: must be ≥ 0, got %d", p.retries)
+	case !(p.goodTarget > 0 && p.goodTarget <= 1):
+		return badFlag("--good-fraction: must be in (0, 1], got %v", p.goodTarget)
+	case p.maxLagP99 < 0 || p.spin < 0:
+		return badFlag("--max-lag-p99 and --spin: must be ≥ 0")
+	case p.rateTol < 0:
+		return badFlag("--rate-tolerance: must be ≥ 0, got %v", p.rateTol)
+	}
+	if err := p.failureBackoff().Validate(); err != nil || p.backoff == 0 || p.maxBackoff == 0 {
+		return badFlag("--backoff %v, --max-backoff %v, --backoff-jitter %v: want 0 < backoff ≤ max-backoff and jitter in [0, 1]", p.backoff, p.maxBackoff, p.jitter)
 	}
 	if _, err := ledger.ParseTTFTBoundary(p.ttftBoundary); err != nil {
 		return badFlag("--ttft-boundary: %v", err)
@@ -114,11 +132,19 @@ func (p *probeFlags) validate() error {
 	return nil
 }
 
-// parseThink parses "kind:mean[:sigma]".
+// parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
 func parseThink(s string) (schedule.ThinkSpec, error) {
+	if !strings.Contains(s, ":") {
+		mean, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
+		}
+		spec := schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: mean}
+		return spec, spec.Validate()
+	}
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
-		return schedule.ThinkSpec{}, fmt.Errorf("want constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
+		return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
 	}
 	k, err := schedule.ParseThinkKind(parts[0])
 	if err != nil {
@@ -135,6 +161,12 @@ func parseThink(s string) (schedule.ThinkSpec, error) {
 		}
 	}
 	return spec, spec.Validate()
+}
+
+// failureBackoff is the wait after failures: for closed-loop users and
+// between a failed attempt and its retry. Open-loop arrivals never wait.
+func (p *probeFlags) failureBackoff() dispatch.Backoff {
+	return dispatch.Backoff{Base: p.backoff, Max: p.maxBackoff, Jitter: p.jitter, Seed: p.seed}
 }
 
 func (p *probeFlags) gates() stats.Gates {
@@ -182,26 +214,39 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer client.CloseIdleConnections()
-	sum, ledgerErr, err := p.execute(ctx, e, client, target, mix)
+	run, err := p.execute(ctx, e, client, target, mix)
 	if err != nil {
 		return err
 	}
 	if p.jsonOut {
-		err = report.JSON(e.stdout, sum)
+		err = report.JSON(e.stdout, run.sum)
 	} else {
-		err = report.Text(e.stdout, sum)
+		err = report.Text(e.stdout, run.sum)
 	}
 	if err != nil {
 		return err
 	}
 	// The report is printed either way; a broken ledger invariant is a bug
-	// in llmprobe and fails the run.
-	return ledgerErr
+	// in llmprobe and fails the run. Otherwise the exit code says what
+	// happened (see exitCodes).
+	if run.ledgerErr != nil {
+		return run.ledgerErr
+	}
+	return probeExit(run.sum, !p.gates().IsZero(), p.goodTarget, run.lost, run.lostErr)
+}
+
+// probeRun is what a probe run left: its summary, and what went wrong with
+// its ledger.
+type probeRun struct {
+	sum       stats.Summary
+	ledgerErr error // a broken ledger invariant (a bug: exit 1)
+	lost      int   // records missing from the --ledger file
+	lostErr   error // why the --ledger file is incomplete
 }
 
 // execute runs the probe and returns its summary. The ledger file, when
 // asked for, is complete even when the run is interrupted.
-func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (sum stats.Summary, ledgerErr, err error) {
+func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (run probeRun, err error) {
 	mode := ledger.ModeOpen
 	requested := p.rate
 	if p.users > 0 {
@@ -224,7 +269,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: v, Schema: ledger.SchemaVersion,
 		})
 		if err != nil {
-			return stats.Summary{}, nil, fmt.Errorf("--ledger: %w", err)
+			return run, fmt.Errorf("--ledger: %w", err)
 		}
 		file = f
 		sinks = append(sinks, f)
@@ -246,23 +291,26 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	if p.cancelFrac > 0 {
 		var err error
 		if exec, err = dispatch.Inject(dispatch.Injection{Fraction: p.cancelFrac, Delay: p.cancelAfter, Seed: p.seed}, exec); err != nil {
-			return stats.Summary{}, nil, badFlag("--cancel-fraction/--cancel-after: %v", err)
+			return run, badFlag("--cancel-fraction/--cancel-after: %v", err)
 		}
 	}
 	retry := dispatch.Retry{}
 	if p.retries > 0 {
-		retry = dispatch.Retry{MaxAttempts: p.retries + 1}
+		b := p.failureBackoff()
+		retry = dispatch.Retry{MaxAttempts: p.retries + 1, Backoff: b.Base, MaxBackoff: b.Max, Jitter: b.Jitter, Seed: b.Seed}
 	}
 
 	// The run's context: the first interrupt stops arrivals (the window ends
 	// early) and drains; the drain itself is bounded by --drain.
 	start := led.Now()
 	var runErr error
+	hostReader := hostload.NewReader()
+	hostBefore := hostReader.Take()
 	if mode == ledger.ModeOpen {
 		seq, err := schedule.New(schedule.Spec{Kind: schedule.Kind(p.arrival), Burstiness: p.burstiness, Seed: p.seed},
 			schedule.Step{Rate: p.rate, Duration: 0})
 		if err != nil {
-			return stats.Summary{}, nil, badFlag("--rate/--arrival/--burstiness: %v", err)
+			return run, badFlag("--rate/--arrival/--burstiness: %v", err)
 		}
 		runErr = g.Open(ctx, dispatch.OpenConfig{
 			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: p.maxInFlight,
@@ -272,8 +320,12 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		think, _ := parseThink(p.think)
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
 			Users: p.users, Think: think, Seed: p.seed, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
+			Backoff: p.failureBackoff(),
 		})
 	}
+	// The prober host's health over the arrival window (when requests were
+	// dispatched) tells a starved prober from a slow target.
+	host := hostload.Between(hostBefore, hostReader.Take())
 	// An interrupt that ended the arrivals early shortens the window: the
 	// cohort is what was planned before it, and rates are judged over the
 	// time the schedule actually ran, not the time asked for.
@@ -286,31 +338,41 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
-	if file != nil {
-		if err := file.Close(); err != nil {
-			fmt.Fprintf(e.stderr, "ledger file: %v\n", err)
-		}
-		if n, err := file.Err(); n > 0 {
-			fmt.Fprintf(e.stderr, "ledger file: %d records not written: %v\n", n, err)
-		}
-	}
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
-		ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
+		run.ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
+	}
+	if file != nil {
+		// A ledger that could not be written is a failed run (exit 7): the
+		// report is still printed, and the error names the OS error.
+		closeErr := file.Close() // every write error seen, or nil
+		if n, err := file.Err(); n > 0 || err != nil || closeErr != nil {
+			if closeErr != nil {
+				err = closeErr
+			}
+			run.lost = n
+			run.lostErr = fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, n, err)
+			fmt.Fprintf(e.stderr, "ledger file: %v\n", run.lostErr)
+		}
 	}
 	if runErr != nil {
-		return stats.Summary{}, nil, runErr
+		return run, runErr
 	}
 	recMu.Lock()
 	defer recMu.Unlock()
-	sum = stats.Summarize(stats.Config{
+	acc := stats.NewAccumulator(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
 		Validity: stats.ValidityConfig{MaxLagP99: p.maxLagP99, RateTolerance: p.rateTol},
-	}, records)
+	})
+	for i := range records {
+		acc.Add(&records[i])
+	}
+	acc.SetHost(host)
+	run.sum = acc.Summary()
 	if window < p.duration {
-		sum.Validity.Notes = append(sum.Validity.Notes, fmt.Sprintf(
+		run.sum.Validity.Notes = append(run.sum.Validity.Notes, fmt.Sprintf(
 			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
 			window.Round(time.Millisecond), p.duration))
 	}
-	return sum, ledgerErr, nil
+	return run, nil
 }

@@ -60,7 +60,7 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 	}
 	wg.Wait()
 	for name, r := range runs {
-		if r.res.code != 0 {
+		if r.res.code != exitOK && r.res.code != exitGeneratorInvalid {
 			t.Fatalf("%s run: exit %d\n%s", name, r.res.code, r.res.stderr)
 		}
 		r.probe = decodeProbe(t, r.res)
@@ -139,9 +139,18 @@ func TestCappedOpenLoop(t *testing.T) {
 	path := tempPath(t, "capped.jsonl")
 	// The default simulator takes ≈0.6 s per 64-token request: a cap of two
 	// lets about 3 req/s through.
-	res := mustInvoke(t, "probe", "--rate", "20", "--duration", window.String(), "--arrival", "constant",
+	// Arrivals unsent at the cap make the generator invalid: exit 4, the
+	// cause named.
+	res := mustExit(t, []int{exitGeneratorInvalid}, "probe", "--rate", "20", "--duration", window.String(), "--arrival", "constant",
 		"--max-in-flight", "2", "--max-tokens", "64", "--json", "--ledger", path)
 	p := decodeProbe(t, res)
+	found := false
+	for _, c := range p.InvalidCauses {
+		found = found || (c.Cause == "in_flight_cap" && c.WhatToDo != "")
+	}
+	if !found || !strings.Contains(res.stderr, "in_flight_cap") {
+		t.Errorf("invalid causes %+v (stderr %q): want in_flight_cap with what to do", p.InvalidCauses, lastLine(res.stderr))
+	}
 	_, recs := readLedger(t, path)
 	checkLedgerInvariants(t, recs)
 
@@ -263,8 +272,12 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := tempPath(t, "bad.jsonl")
-			res := mustInvoke(t, "probe", "--url", tc.url, "--rate", "10", "--duration", "1s",
+			// Not one request succeeded: exit 3, whatever the generator did.
+			res := mustExit(t, []int{exitNoSuccess}, "probe", "--url", tc.url, "--rate", "10", "--duration", "1s",
 				"--arrival", "constant", "--drain", "10s", "--ledger", path)
+			if !strings.Contains(res.stderr, "no request succeeded: 0 of") {
+				t.Errorf("stderr does not say why it failed: %s", res.stderr)
+			}
 			_, recs := readLedger(t, path)
 			checkLedgerInvariants(t, recs)
 			if len(recs) < 9 {
@@ -321,6 +334,57 @@ func TestLedgerUnwritable(t *testing.T) {
 	}
 }
 
+// TestClosedLoopDoesNotHammer (issue 8, defect 6): closed-loop users with no
+// think time against a refused port wait the failure backoff (100 ms
+// doubling, half of it jittered) after each failure: a handful of requests
+// per user in two seconds, not thousands.
+func TestClosedLoopDoesNotHammer(t *testing.T) {
+	t.Parallel()
+	path := tempPath(t, "closed.jsonl")
+	mustExit(t, []int{exitNoSuccess}, "probe", "--url", "http://"+closedPort(t)+"/v1", "--closed-loop-users", "4", "--duration", "2s",
+		"--json", "--ledger", path)
+	_, recs := readLedger(t, path)
+	checkLedgerInvariants(t, recs)
+	// Shortest waits with jitter 0.5: 50, 100, 200, 400, 800 ms → at most 6
+	// requests per user in 2 s (8 leaves room for the drain's edge).
+	if len(recs) < 4 || len(recs) > 4*8 {
+		t.Errorf("%d requests by 4 closed-loop users in 2s against a refused port: want at most 32", len(recs))
+	}
+	for _, r := range recs {
+		if r.Outcome != ledger.TransportError || r.Reason != ledger.ReasonConnectionRefused {
+			t.Errorf("record %d: %s/%s", r.ID, r.Outcome, r.Reason)
+		}
+	}
+}
+
+// TestLedgerFull (issue 8, defect 9): a --ledger file that cannot be
+// written (/dev/full: every write fails with ENOSPC) is a failed run: the
+// report is still printed, the exit code is 7 (ledger not written) and the
+// error names the flag,
+// how many records were lost and the OS error.
+func TestLedgerFull(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	url := startSim(t, fastSim())
+	r := invoke(t.Context(), "probe", "--url", url, "--rate", "20", "--duration", "1s", "--arrival", "constant", "--json", "--ledger", "/dev/full")
+	if r.code != exitNotWritten {
+		t.Errorf("exit code %d, want %d\nstderr: %s", r.code, exitNotWritten, r.stderr)
+	}
+	for _, want := range []string{"--ledger /dev/full", "records not written", "no space left on device"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "<nil>") {
+		t.Errorf("stderr names no error: %s", r.stderr)
+	}
+	if p := decodeProbe(t, r); p.Planned < 15 {
+		t.Errorf("report planned %d: the measurements must still be reported", p.Planned)
+	}
+}
+
 // TestMixedFailuresKeepMeasurements: a target that answers some requests
 // properly and others with non-SSE pages, 404s and dropped connections;
 // the good measurements are all kept next to the failures.
@@ -351,7 +415,7 @@ func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	path := tempPath(t, "mixed.jsonl")
-	res := mustInvoke(t, "probe", "--url", srv.URL+"/v1", "--rate", "20", "--duration", "2s",
+	res := completes(t, "probe", "--url", srv.URL+"/v1", "--rate", "20", "--duration", "2s",
 		"--arrival", "constant", "--max-tokens", "8", "--drain", "10s", "--json", "--ledger", path)
 	p := decodeProbe(t, res)
 	_, recs := readLedger(t, path)
@@ -422,7 +486,7 @@ func TestLedgerFile(t *testing.T) {
 	}
 	path := tempPath(t, "ledger.jsonl")
 	before := time.Now()
-	res := mustInvoke(t, "probe", "--url", srv.URL+"/v1", "--rate", "15", "--duration", "1s",
+	res := completes(t, "probe", "--url", srv.URL+"/v1", "--rate", "15", "--duration", "1s",
 		"--max-tokens", "8", "--prompt-tokens", "64", "--api-key-file", keyFile,
 		"--header", "X-Probe-Tag: "+headerValue, "--json", "--ledger", path)
 	p := decodeProbe(t, res)

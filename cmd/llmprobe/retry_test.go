@@ -25,7 +25,7 @@ func TestRetriesAreAttempts(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	path := tempPath(t, "retries.jsonl")
-	res := mustInvoke(t, "probe", "--url", srv.URL+"/v1", "--rate", "10", "--duration", "2s", "--arrival", "constant",
+	res := completes(t, "probe", "--url", srv.URL+"/v1", "--rate", "10", "--duration", "2s", "--arrival", "constant",
 		"--max-tokens", "8", "--retries", "2", "--json", "--ledger", path)
 	p := decodeProbe(t, res)
 	_, recs := readLedger(t, path)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -99,6 +97,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		Tracing: cfg.OTel.Enabled && cfg.OTel.Tracing,
 		Getenv:  os.LookupEnv,
 		Region:  cfg.Region,
+		Options: telemetry.Options{Logger: log},
 	})
 	if err != nil {
 		return err // already says "telemetry: …"
@@ -119,12 +118,10 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
-	// SIGHUP reloads: a config that fails to load or validate is refused and
-	// the running one kept.
+	// SIGHUP (caught by main from the start) reloads: a config that fails
+	// to load or validate is refused and the running one kept.
 	reload := make(chan *config.Config)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	hup := e.hup
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {

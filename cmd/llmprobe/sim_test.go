@@ -100,7 +100,7 @@ func TestSimSubcommand(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(key), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := mustInvoke(t, "probe", "--url", "http://"+addr+"/v1", "--model", "served-model", "--api-key-file", keyFile,
+	r := completes(t, "probe", "--url", "http://"+addr+"/v1", "--model", "served-model", "--api-key-file", keyFile,
 		"--rate", "10", "--duration", "1s", "--json")
 	p := decodeProbe(t, r)
 	if p.Planned == 0 || p.Outcomes["ok"] != p.Planned {

@@ -10,7 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/sim"
 )
 
@@ -24,6 +27,7 @@ type targetFlags struct {
 	keyFileTLS             string
 	insecure, http1        bool
 	maxEventBytes          int
+	maxBuffered            int64
 	connect, headersT      time.Duration
 	firstContent, idle     time.Duration
 	total                  time.Duration
@@ -45,6 +49,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&t.insecure, "tls-insecure-skip-verify", false, "do not verify the target's certificate (loudly warned)")
 	fs.BoolVar(&t.http1, "http1", false, "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)")
 	fs.IntVar(&t.maxEventBytes, "max-event-bytes", 0, "largest server-sent event accepted (0: default 1 MiB)")
+	fs.Int64Var(&t.maxBuffered, "max-buffered-bytes", config.DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit")
 	fs.DurationVar(&t.connect, "timeout-connect", 5*time.Second, "connect timeout")
 	fs.DurationVar(&t.headersT, "timeout-headers", 30*time.Second, "timeout from dispatch to response headers")
 	fs.DurationVar(&t.firstContent, "timeout-first-content", 60*time.Second, "timeout from dispatch to first visible content")
@@ -59,12 +64,17 @@ func (t *targetFlags) register(fs *pflag.FlagSet) {
 
 func (t *targetFlags) validate() error {
 	if t.url != "" {
+		// The URL is echoed only through the one redaction rule: a URL that
+		// does not parse may still carry a password.
 		u, err := url.Parse(t.url)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", t.url)
+			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", sanitize.URL(t.url))
 		}
 		if u.User != nil {
 			return badFlag("--url: credentials in the URL are refused (they would end up in logs); use --api-key-env")
+		}
+		if q := sanitize.SecretParam(u.RawQuery); q != "" {
+			return badFlag("--url: query parameter %q looks secret: credentials in the URL are refused; use --api-key-env or --header", q)
 		}
 		if len(t.simStall)+len(t.simSlowdown) > 0 || t.simSlots != 0 || t.simAdmission != 0 {
 			return badFlag("--sim-* flags apply only to the built-in simulator (no --url)")
@@ -86,6 +96,13 @@ func (t *targetFlags) validate() error {
 		if d < 0 {
 			return badFlag("%s: must be ≥ 0, got %v", name, d)
 		}
+	}
+	ev := t.maxEventBytes
+	if ev == 0 {
+		ev = sse.DefaultMaxEventBytes
+	}
+	if t.maxEventBytes < 0 || t.maxBuffered < int64(ev) {
+		return badFlag("--max-buffered-bytes %d: must hold at least one maximum-size event (%d bytes, --max-event-bytes)", t.maxBuffered, ev)
 	}
 	if t.simSlots < 0 || t.simAdmission < 0 {
 		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
@@ -138,6 +155,23 @@ func (t *targetFlags) startTarget(e env) (base string, stop func(), err error) {
 	return strings.TrimRight(u, "/"), func() { s.Close(); _ = closeFn() }, nil
 }
 
+// displayName names the target in reports: the URL's scheme, host and path
+// (never its user info, query or fragment), or the built-in simulator.
+func (t *targetFlags) displayName(base string) string {
+	if t.url == "" {
+		u, err := url.Parse(base)
+		if err != nil {
+			return "built-in simulator"
+		}
+		return "built-in simulator (" + u.Host + ")"
+	}
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return "target"
+	}
+	return u.Scheme + "://" + u.Host + strings.TrimRight(u.Path, "/")
+}
+
 // client builds the protocol client and the target for base.
 func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
 	ad, err := protocol.Lookup(t.api)
@@ -153,6 +187,7 @@ func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, p
 		Timeouts: protocol.Timeouts{Connect: t.connect, Headers: t.headersT, FirstContent: t.firstContent,
 			Idle: t.idle, Total: t.total},
 		MaxEventBytes: t.maxEventBytes,
+		Buffers:       sse.NewBudget(t.maxBuffered),
 		TLS: protocol.TLSOptions{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFileTLS,
 			InsecureSkipVerify: t.insecure},
 		DisableHTTP2: t.http1,

@@ -12,13 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // TargetStatus is one row of the status page.
@@ -39,6 +39,11 @@ type TargetStatus struct {
 	// Budget is today's spend split by use, when a budget is set.
 	Budget string
 	Notes  string
+	// Generator is the live generator-validity verdict ("valid", or
+	// "INVALID: " and its causes); GeneratorAdvice is what to do about it.
+	// Valid judges the prober, not the target.
+	Generator       string
+	GeneratorAdvice string
 }
 
 // Status is what the status page shows.
@@ -62,7 +67,9 @@ type Options struct {
 	// Ring backs /debug/requests.
 	Ring *ledger.Ring
 	// Config returns the effective configuration for /config. Its JSON form
-	// is redacted again here: any key that names a secret is replaced.
+	// is redacted again here by the one redaction rule (sanitize.JSON): a
+	// member whose name looks secret, URL userinfo and secret-looking query
+	// parameters are replaced.
 	Config func() any
 	// Status feeds the status page.
 	Status func() Status
@@ -170,101 +177,7 @@ func configHandler(w http.ResponseWriter, cfg func() any, log *slog.Logger) {
 		http.Error(w, "cannot render the configuration", http.StatusInternalServerError)
 		return
 	}
-	writeJSON(w, Redact(v))
-}
-
-// Redacted replaces secret values.
-const Redacted = "<redacted>"
-
-var secretWords = map[string]bool{
-	"key": true, "apikey": true, "token": true, "secret": true, "password": true, "passwd": true,
-	"authorization": true, "auth": true, "bearer": true, "credential": true, "credentials": true,
-	"cookie": true, "header": true, "headers": true,
-}
-
-// secretKey reports whether a config key names something secret: one of its
-// words (split at _ - . and case changes) is key, token, secret, password,
-// auth, header, cookie, …. A key ending in env or file names where a secret
-// lives (api_key_env: a variable name) and is kept; max_tokens is kept.
-func secretKey(k string) bool {
-	words := splitWords(k)
-	if n := len(words); n > 1 && (words[n-1] == "env" || words[n-1] == "file") {
-		return false
-	}
-	for _, w := range words {
-		if secretWords[w] {
-			return true
-		}
-	}
-	return false
-}
-
-func splitWords(k string) []string {
-	var words []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			words = append(words, strings.ToLower(cur.String()))
-			cur.Reset()
-		}
-	}
-	rs := []rune(k)
-	for i, r := range rs {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			flush()
-			continue
-		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
-			flush()
-		}
-		cur.WriteRune(r)
-	}
-	flush()
-	return words
-}
-
-// Redact walks a decoded JSON value and replaces the value of every key that
-// names a secret (key, token, secret, password, auth, header, cookie, …) and
-// the userinfo and query of anything that looks like a URL.
-func Redact(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			if secretKey(k) && val != nil && val != "" {
-				out[k] = Redacted
-				continue
-			}
-			out[k] = Redact(val)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = Redact(val)
-		}
-		return out
-	case string:
-		return redactURL(x)
-	}
-	return v
-}
-
-// redactURL strips userinfo and query strings from URL-looking values,
-// which can carry keys.
-func redactURL(s string) string {
-	i := strings.Index(s, "://")
-	if i < 0 {
-		return s
-	}
-	rest := s[i+3:]
-	if at := strings.Index(rest, "@"); at >= 0 && at < strings.IndexAny(rest+"/", "/") {
-		rest = Redacted + "@" + rest[at+1:]
-	}
-	if q := strings.IndexAny(rest, "?#"); q >= 0 {
-		rest = rest[:q] + "?" + Redacted
-	}
-	return s[:i+3] + rest
+	writeJSON(w, sanitize.JSON(v))
 }
 
 var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
@@ -282,9 +195,10 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 <p>Version {{.Version}}{{if not .Started.IsZero}}, started {{since .Started}}{{end}}.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
 <h2>Targets</h2>
-{{if .Targets}}<table><tr><th>target</th><th>state</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>baseline during ladders (not in the SLO)</th><th>budget today</th><th>notes</th></tr>
-{{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.DuringLadder}}</td><td>{{.Budget}}</td><td>{{.Notes}}</td></tr>
-{{end}}</table>{{else}}<p>No targets.</p>{{end}}
+{{if .Targets}}<table><tr><th>target</th><th>state</th><th>generator (the prober, not the target)</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>baseline during ladders (not in the SLO)</th><th>budget today</th><th>notes</th></tr>
+{{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.Generator}}{{if .GeneratorAdvice}}<br><small>what to do: {{.GeneratorAdvice}}</small>{{end}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.DuringLadder}}</td><td>{{.Budget}}</td><td>{{.Notes}}</td></tr>
+{{end}}</table>
+<p><small>generator: whether the prober kept its schedule over the last minute, so that its figures measure the target; "valid" says nothing about the target's health. Capacity "≥ X" is a lower bound: no valid step above X failed its gates.</small></p>{{else}}<p>No targets.</p>{{end}}
 <h2>Last ladder</h2>
 {{if .SVG}}<div class="ladder">{{.SVG}}</div>{{else}}<p>No ladder has run yet.</p>{{end}}
 </body></html>

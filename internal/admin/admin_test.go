@@ -271,16 +271,3 @@ func TestValidateWebConfigRejectsJunk(t *testing.T) {
 		t.Errorf("ValidateWebConfig = %v, want an error naming the file", err)
 	}
 }
-
-func TestSecretKey(t *testing.T) {
-	for k, want := range map[string]bool{
-		"api_key": true, "APIKey": true, "apiKey": true, "X-Api-Key": true, "token": true, "bearer_token": true,
-		"password": true, "headers": true, "Authorization": true,
-		"api_key_env": false, "password_file": false, "max_tokens": false, "tokens_per_day": false,
-		"url": false, "name": false, "keep": false,
-	} {
-		if got := secretKey(k); got != want {
-			t.Errorf("secretKey(%q) = %v, want %v", k, got, want)
-		}
-	}
-}

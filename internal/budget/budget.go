@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -95,7 +96,7 @@ func (b *Budget) Admit(rec *ledger.Record) (ledger.Reason, bool) {
 	if b.limits.TokensPerDay > 0 && b.tokens >= b.limits.TokensPerDay {
 		return ledger.ReasonBudget, false
 	}
-	if b.limits.RequestsPerDay > 0 && b.requests+int64(len(b.admitted)) >= b.limits.RequestsPerDay {
+	if b.limits.RequestsPerDay > 0 && addSat(b.requests, int64(len(b.admitted))) >= b.limits.RequestsPerDay {
 		return ledger.ReasonBudget, false
 	}
 	b.admitted[rec.ID] = struct{}{}
@@ -105,7 +106,9 @@ func (b *Budget) Admit(rec *ledger.Record) (ledger.Reason, bool) {
 // Charge accounts a finished record: a sent record costs one request and
 // its server-reported prompt + completion tokens; an unsent one costs
 // nothing but releases its admission. The daemon calls it from the
-// target's ledger sink for every finished record.
+// target's ledger sink for every finished record. Sums saturate: counts
+// near the int64 maximum spend the budget, never wrap it around, and a
+// negative count (never believed: see ledger.CheckUsage) costs nothing.
 func (b *Budget) Charge(rec *ledger.Record) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -114,14 +117,14 @@ func (b *Budget) Charge(rec *ledger.Record) {
 	if !rec.Sent() {
 		return
 	}
-	b.requests++
+	b.requests = addSat(b.requests, 1)
 	u := Use{Traffic: rec.Traffic, During: rec.DuringLabel()}
 	sp := b.byUse[u]
-	sp.Requests++
+	sp.Requests = addSat(sp.Requests, 1)
 	if rec.Usage.Known {
-		tok := int64(rec.Usage.Prompt + rec.Usage.Completion)
-		b.tokens += tok
-		sp.Tokens += tok
+		tok := addSat(max(int64(rec.Usage.Prompt), 0), max(int64(rec.Usage.Completion), 0))
+		b.tokens = addSat(b.tokens, tok)
+		sp.Tokens = addSat(sp.Tokens, tok)
 	} else {
 		b.unknown++
 	}
@@ -150,9 +153,17 @@ func (b *Budget) Remaining() Remaining {
 		r.Tokens = max(0, b.limits.TokensPerDay-b.tokens)
 	}
 	if r.RequestsLimited {
-		r.Requests = max(0, b.limits.RequestsPerDay-b.requests-r.InFlight)
+		r.Requests = max(0, b.limits.RequestsPerDay-addSat(b.requests, r.InFlight))
 	}
 	return r
+}
+
+// addSat adds two non-negative counts, saturating at the int64 maximum.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // rollLocked resets the day's spend when the clock has passed midnight in

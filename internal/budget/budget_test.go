@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -91,6 +92,40 @@ func TestTokensBudgetAndReset(t *testing.T) {
 	// The next reset is 23 hours later (spring forward).
 	if r := b.Remaining(); r.ResetAt.Sub(wantReset) != 23*time.Hour || r.TokensUsed != 0 {
 		t.Fatalf("after reset: %+v (next in %v)", r, r.ResetAt.Sub(wantReset))
+	}
+}
+
+// TestTokenSumsSaturate (issue 8, defect 5): usage counts near the int64
+// maximum spend the budget instead of overflowing it: the first such
+// request ends admission, the remaining-tokens figure never exceeds the
+// limit, and a negative count refunds nothing.
+func TestTokenSumsSaturate(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	b := New(Limits{TokensPerDay: 1000}, c.now)
+	admitted := 0
+	for i := uint64(1); i <= 25; i++ {
+		rec := sent(i, math.MaxInt, math.MaxInt)
+		if _, ok := b.Admit(rec); !ok {
+			continue
+		}
+		admitted++
+		b.Charge(rec)
+		if rem := b.Remaining(); rem.Tokens < 0 || rem.Tokens > 1000 || rem.TokensUsed < 0 {
+			t.Fatalf("after request %d: remaining %d, used %d", i, rem.Tokens, rem.TokensUsed)
+		}
+	}
+	if admitted != 1 {
+		t.Errorf("admitted %d requests after a request reported int64-max tokens, want 1", admitted)
+	}
+	if rem := b.Remaining(); rem.Tokens != 0 || rem.TokensUsed != math.MaxInt64 {
+		t.Errorf("remaining %d, used %d: want 0 and the saturated maximum", rem.Tokens, rem.TokensUsed)
+	}
+
+	n := New(Limits{TokensPerDay: 1000}, c.now)
+	n.Charge(sent(1, 900, 0))
+	n.Charge(sent(2, -800, -5))
+	if rem := n.Remaining(); rem.Tokens != 100 {
+		t.Errorf("remaining %d after a negative report, want 100 (a negative count refunds nothing)", rem.Tokens)
 	}
 }
 

@@ -108,6 +108,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
 		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
+		{"retry jitter", minimal + "    retries: {jitter: 1.5}\n", []string{"targets[0].retries.jitter: want 0..1"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
 		{"bad stop_at", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, stop_at: peak}\n",
 			[]string{"targets[0].ladder.stop_at: want knee, capacity or top"}},
@@ -221,6 +222,35 @@ func TestFlagOverride(t *testing.T) {
 	}
 }
 
+// TestMaxBufferedBytes: limits.max_buffered_bytes defaults to 64 MiB, is
+// set by the file, the environment or --max-buffered-bytes, and is refused
+// below one maximum-size event.
+func TestMaxBufferedBytes(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.MaxBufferedBytes != DefaultMaxBufferedBytes {
+		t.Errorf("default %d, want %d", c.Limits.MaxBufferedBytes, DefaultMaxBufferedBytes)
+	}
+	env := func() []string { return []string{"LLMPROBE_LIMITS__MAX_BUFFERED_BYTES=8388608"} }
+	if c, err = LoadWith(Options{Path: write(t, minimal), Environ: env}); err != nil || c.Limits.MaxBufferedBytes != 8<<20 {
+		t.Errorf("environment: %v, %v", c.Limits.MaxBufferedBytes, err)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	RegisterFlags(fs)
+	if err := fs.Parse([]string{"--max-buffered-bytes=16777216"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = LoadWith(Options{Path: write(t, minimal), Flags: fs, Environ: noEnv}); err != nil || c.Limits.MaxBufferedBytes != 16<<20 {
+		t.Errorf("flag: %v, %v", c.Limits.MaxBufferedBytes, err)
+	}
+	_, err = LoadWith(Options{Path: write(t, minimal+"limits: {max_buffered_bytes: 1000}\n"), Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), "limits.max_buffered_bytes") {
+		t.Errorf("1000 bytes accepted: %v", err)
+	}
+}
+
 func TestRedacted(t *testing.T) {
 	p := write(t, `
 targets:
@@ -241,12 +271,12 @@ targets:
 	r := c.Redacted()
 	b, _ := json.Marshal(r)
 	s := string(b)
-	for _, leak := range []string{"abc123", "zzz", "/v1"} {
+	for _, leak := range []string{"abc123", "zzz"} {
 		if strings.Contains(s, leak) {
 			t.Errorf("redacted config leaks %q: %s", leak, s)
 		}
 	}
-	for _, keep := range []string{"https://api.example.com", "MY_KEY", "TOKEN_VAR", "blue"} {
+	for _, keep := range []string{"https://api.example.com/v1?api-key=[redacted]", "MY_KEY", "TOKEN_VAR", "blue", `"X-Session-Token":"[redacted]"`} {
 		if !strings.Contains(s, keep) {
 			t.Errorf("redacted config lost %q: %s", keep, s)
 		}

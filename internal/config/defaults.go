@@ -3,20 +3,21 @@ package config
 // defaults are the top-level built-in values (the first koanf layer).
 func defaults() map[string]any {
 	return map[string]any{
-		"admin.listen":          ":9464",
-		"admin.web_config_file": "",
-		"log.level":             "info",
-		"log.format":            "auto",
-		"ledger.dir":            "",
-		"ledger.max_size_mb":    100,
-		"ledger.max_age":        "168h",
-		"ledger.keep":           10,
-		"ledger.debug_keep":     200,
-		"otel.enabled":          false,
-		"otel.tracing":          false,
-		"drain.timeout":         "30s",
-		"limits.max_rate":       100.0,
-		"region":                "",
+		"admin.listen":              ":9464",
+		"admin.web_config_file":     "",
+		"log.level":                 "info",
+		"log.format":                "auto",
+		"ledger.dir":                "",
+		"ledger.max_size_mb":        100,
+		"ledger.max_age":            "168h",
+		"ledger.keep":               10,
+		"ledger.debug_keep":         200,
+		"otel.enabled":              false,
+		"otel.tracing":              false,
+		"drain.timeout":             "30s",
+		"limits.max_rate":           100.0,
+		"limits.max_buffered_bytes": DefaultMaxBufferedBytes,
+		"region":                    "",
 	}
 }
 
@@ -28,7 +29,7 @@ func targetDefaults() map[string]any {
 		"max_in_flight": 64,
 		"ttft_boundary": "content",
 		"usage_deltas":  false,
-		"retries":       map[string]any{"max_attempts": 0, "backoff": "100ms", "max_backoff": "10s"},
+		"retries":       map[string]any{"max_attempts": 0, "backoff": "100ms", "max_backoff": "10s", "jitter": 0.5},
 		"cancellation":  map[string]any{"fraction": 0.0, "delay": "0s", "max_delay": "0s"},
 		"timeouts": map[string]any{
 			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",

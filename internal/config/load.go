@@ -17,6 +17,8 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // EnvPrefix starts every configuration environment variable.
@@ -43,19 +45,21 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 // flagKeys maps the flags RegisterFlags defines to configuration keys.
 func flagKeys() map[string]string {
 	return map[string]string{
-		"listen":          "admin.listen",
-		"web-config-file": "admin.web_config_file",
-		"log-level":       "log.level",
-		"log-format":      "log.format",
-		"ledger-dir":      "ledger.dir",
-		"otel":            "otel.enabled",
-		"drain-timeout":   "drain.timeout",
+		"listen":             "admin.listen",
+		"web-config-file":    "admin.web_config_file",
+		"log-level":          "log.level",
+		"log-format":         "log.format",
+		"ledger-dir":         "ledger.dir",
+		"otel":               "otel.enabled",
+		"drain-timeout":      "drain.timeout",
+		"max-buffered-bytes": "limits.max_buffered_bytes",
 	}
 }
 
 // RegisterFlags defines the flags that override configuration keys:
 // --listen, --web-config-file, --log-level, --log-format, --ledger-dir,
-// --otel and --drain-timeout. Only flags given on the command line override.
+// --otel, --drain-timeout and --max-buffered-bytes. Only flags given on the
+// command line override.
 func RegisterFlags(fs *pflag.FlagSet) {
 	fs.String("listen", ":9464", "admin HTTP listen address (admin.listen)")
 	fs.String("web-config-file", "", "exporter-toolkit web config file for TLS/basic auth (admin.web_config_file)")
@@ -64,6 +68,7 @@ func RegisterFlags(fs *pflag.FlagSet) {
 	fs.String("ledger-dir", "", "directory of rotating JSONL ledger files (ledger.dir)")
 	fs.Bool("otel", false, "enable OpenTelemetry export (otel.enabled)")
 	fs.String("drain-timeout", "30s", "graceful drain timeout (drain.timeout)")
+	fs.Int64("max-buffered-bytes", DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit (limits.max_buffered_bytes)")
 }
 
 // LoadWith is Load with an injectable environment.
@@ -309,18 +314,6 @@ func (c *Config) sourceOf(key, fallback string) string {
 
 var durationType = reflect.TypeOf(Duration(0))
 
-// secretLooking reports key, header or query parameter names that look like
-// they hold a secret (a substring match: it refuses rather than misses).
-func secretLooking(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"key", "token", "secret", "passw", "auth", "bearer", "cookie", "credential"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 func join(path, k string) string {
 	if path == "" {
 		return k
@@ -381,7 +374,7 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 		for _, key := range keys {
 			f, ok := fields[key]
 			if !ok {
-				if secretLooking(key) {
+				if sanitize.SecretName(key) {
 					el.add(join(path, key), "unknown key: literal secrets are not accepted; use api_key_env, api_key_file or header_env")
 				} else {
 					el.add(join(path, key), "unknown key")

@@ -3,18 +3,17 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
-// Mask replaces secret-looking values in Redacted output.
-const Mask = "<redacted>"
-
-// Redacted returns a deep copy fit for /config: URL userinfo, query and
-// path are masked down to scheme and host, secret-looking header values are
-// masked, and only the names of secret sources (environment variables,
-// files) remain, never their content.
+// Redacted returns a deep copy fit for /config, by the one redaction rule
+// (sanitize): URL userinfo and the values of secret-looking query
+// parameters masked, secret-looking header values masked, and only the
+// names of secret sources (environment variables, files) kept, never their
+// content.
 func (c *Config) Redacted() *Config {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -26,26 +25,14 @@ func (c *Config) Redacted() *Config {
 	}
 	for i := range out.Targets {
 		t := &out.Targets[i]
-		t.URL = redactURL(t.URL)
+		t.URL = sanitize.URL(t.URL)
 		for h := range t.Headers {
-			if secretLooking(h) {
-				t.Headers[h] = Mask
+			if sanitize.SecretName(h) {
+				t.Headers[h] = sanitize.Marker
 			}
 		}
 	}
 	return &out
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return Mask
-	}
-	r := u.Scheme + "://" + u.Host
-	if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil {
-		r += "/" + Mask
-	}
-	return r
 }
 
 // APIKey reads the target's API key from api_key_env or api_key_file; ""

@@ -90,7 +90,16 @@ type Drain struct {
 // Limits are global hard limits.
 type Limits struct {
 	MaxRate float64 `koanf:"max_rate" json:"max_rate"` // hard maximum arrival rate (req/s) of any stream or ladder step
+	// MaxBufferedBytes bounds the bytes buffered for server-sent events
+	// across every stream of the process; a stream that would pass it ends
+	// stream_error/buffer_limit.
+	MaxBufferedBytes int64 `koanf:"max_buffered_bytes" json:"max_buffered_bytes"`
 }
+
+// DefaultMaxBufferedBytes is limits.max_buffered_bytes when not set: 64 MiB,
+// room for 64 streams each holding a maximum-size (1 MiB) event at once,
+// well within the deployment's memory limit.
+const DefaultMaxBufferedBytes = 64 << 20
 
 // Target is one inference endpoint.
 type Target struct {
@@ -127,6 +136,9 @@ type Retries struct {
 	MaxAttempts int      `koanf:"max_attempts" json:"max_attempts"` // attempts per arrival, the first included; 0 or 1 = off
 	Backoff     Duration `koanf:"backoff" json:"backoff"`           // wait before the second attempt (doubles), never sooner than Retry-After
 	MaxBackoff  Duration `koanf:"max_backoff" json:"max_backoff"`
+	// Jitter is the fraction of each wait drawn at random from the arrival
+	// seed (reproducible): the wait is in (d·(1−jitter), d].
+	Jitter float64 `koanf:"jitter" json:"jitter"`
 }
 
 // Cancellation injects client cancellations: a fraction of requests is
@@ -223,8 +235,10 @@ type Ladder struct {
 	Abort              Abort     `koanf:"abort" json:"abort"`
 	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
 	KneeFactor         float64   `koanf:"knee_factor" json:"knee_factor"`
-	// MaxLagP99 is the largest dispatch-lag p99 at which a step's generator
-	// is still valid (a step judged invalid never counts toward capacity).
+	// MaxLagP99 is the largest dispatch-lag p99 at which the target's
+	// generator is still valid: for each ladder step (a step judged invalid
+	// never counts toward capacity or knee) and for the daemon's live
+	// llmprobe_generator_valid window.
 	MaxLagP99           Duration `koanf:"max_lag_p99" json:"max_lag_p99"`
 	RunOnIdentityChange bool     `koanf:"run_on_identity_change" json:"run_on_identity_change"`
 	RunOnStart          bool     `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts

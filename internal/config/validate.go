@@ -10,10 +10,18 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // HardMaxRate is the largest limits.max_rate accepted (req/s).
 const HardMaxRate = 10000.0
+
+// Bounds of limits.max_buffered_bytes: at least one maximum-size event (the
+// SSE reader's default, 1 MiB), at most 64 GiB.
+const (
+	MinMaxBufferedBytes = 1 << 20
+	MaxMaxBufferedBytes = 64 << 30
+)
 
 var (
 	labelSafe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
@@ -69,6 +77,9 @@ func (c *Config) validate(fileSrc string) error {
 	if !(c.Limits.MaxRate > 0 && c.Limits.MaxRate <= HardMaxRate) {
 		el.add("limits.max_rate", "want above 0 and at most %g req/s, got %g", HardMaxRate, c.Limits.MaxRate)
 	}
+	if b := c.Limits.MaxBufferedBytes; b < MinMaxBufferedBytes || b > MaxMaxBufferedBytes {
+		el.add("limits.max_buffered_bytes", "want %d (1 MiB, one maximum-size event) to %d bytes, got %d", MinMaxBufferedBytes, MaxMaxBufferedBytes, b)
+	}
 	if len(c.Targets) == 0 {
 		el.add("targets", "at least one target is required")
 	}
@@ -93,7 +104,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".url", "want an absolute http(s) URL")
 	} else if u.User != nil {
 		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
-	} else if q := secretQueryParam(u); q != "" {
+	} else if q := sanitize.SecretParam(u.RawQuery); q != "" {
 		// HTTP client errors carry the whole URL, query included.
 		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted; use api_key_env, api_key_file or header_env", q)
 	}
@@ -105,6 +116,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	}
 	if t.Retries.MaxBackoff < t.Retries.Backoff {
 		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
+	}
+	if j := t.Retries.Jitter; math.IsNaN(j) || j < 0 || j > 1 {
+		el.add(p+".retries.jitter", "want 0..1, got %g", j)
 	}
 	if c := t.Cancellation; math.IsNaN(c.Fraction) || c.Fraction < 0 || c.Fraction > 1 {
 		el.add(p+".cancellation.fraction", "want 0..1, got %g", c.Fraction)
@@ -124,7 +138,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".api_key_env", "want the name of an environment variable, not its value")
 	}
 	for h := range t.Headers {
-		if secretLooking(h) {
+		if sanitize.SecretName(h) {
 			el.add(p+".headers."+h, "looks secret: put its value in an environment variable and name it in header_env")
 		}
 	}
@@ -191,16 +205,6 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if t.Ladder.Enabled {
 		c.validateLadder(el, p, t)
 	}
-}
-
-// secretQueryParam returns the first secret-looking query parameter name of u.
-func secretQueryParam(u *url.URL) string {
-	for name := range u.Query() {
-		if secretLooking(name) {
-			return name
-		}
-	}
-	return ""
 }
 
 func (c *Config) checkRate(el *errorList, key string, r, max float64) {

@@ -2,7 +2,9 @@
 // open-loop baseline stream that never stops, rate ladders on a timetable
 // (and at once when the target's identity changes), daily budgets, and the
 // gauges that only a running prober knows (in flight, oldest in flight,
-// generator validity, budget left), refreshed at every scrape. It owns no
+// generator validity with its causes and the largest dispatch lag, judged
+// by stats.LiveValidity with the target's configured limit and the host's
+// health from hostload, budget left), refreshed at every scrape. It owns no
 // measurement logic: schedule, dispatch, protocol, ledger, stats and ladder
 // do the measuring; telemetry and admin publish.
 //

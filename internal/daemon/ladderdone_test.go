@@ -1,10 +1,14 @@
 package daemon
 
 import (
+	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -52,6 +56,104 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 		}
 		if v, ok := sum(fams, kneeName, "target", "t1", "class", "chat"); ok != tc.kneeOK || v != tc.wantK {
 			t.Errorf("%s: knee = %v (present %v), want %v (present %v)", tc.name, v, ok, tc.wantK, tc.kneeOK)
+		}
+	}
+}
+
+// TestLadderDonePerClass: each class's gauges carry the class's own figures
+// (its capacity, knee and per-step values in its own offered rate), never
+// one target-wide value repeated under every class label; the capacity
+// says whether it is a lower bound.
+func TestLadderDonePerClass(t *testing.T) {
+	rec, err := telemetry.New(telemetry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{Config: loadConfig(t, configYAML("1s", targetYAML("t1", "http://127.0.0.1:1", 1, ""))), Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 3}, {Name: "long", Weight: 1}}}
+	step := func(i int, rate float64, chatP95, longP95 time.Duration, chatGoodput, longGoodput float64) stats.LadderStep {
+		return stats.LadderStep{Index: i, Rate: rate, Summary: stats.Summary{Validity: stats.Validity{Valid: true}}, Classes: []stats.ClassStep{
+			{Class: "chat", Rate: rate * 0.75, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: chatP95}, GoodputPerSecond: chatGoodput}},
+			{Class: "long", Rate: rate * 0.25, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: longP95}, GoodputPerSecond: longGoodput}},
+		}}
+	}
+	res := ladder.Result{Target: "t1", Finished: time.Unix(100, 0), Capacity: 4, CapacityStep: 1, CapacityBound: stats.BoundMeasured,
+		Classes: []ladder.ClassResult{
+			{Class: "chat", Capacity: 6, CapacityStep: 2, CapacityBound: stats.BoundLower},
+			{Class: "long", Capacity: 1, CapacityStep: 1, CapacityBound: stats.BoundMeasured, Knee: 2, KneeStep: 2},
+		},
+		Summaries: []stats.LadderStep{step(1, 4, 50*time.Millisecond, 300*time.Millisecond, 3, 1), step(2, 8, 60*time.Millisecond, 900*time.Millisecond, 6, 0.5)},
+	}
+	d.ladderDone(r, res)
+	fams, err := rec.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := viewOf(fams)
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   float64
+		absent bool
+	}{
+		{"llmprobe_capacity_requests_per_second", []string{"class", "chat", "bound", "lower"}, 6, false},
+		{"llmprobe_capacity_requests_per_second", []string{"class", "chat", "bound", "measured"}, 0, true},
+		{"llmprobe_capacity_requests_per_second", []string{"class", "long", "bound", "measured"}, 1, false},
+		{"llmprobe_ladder_knee_requests_per_second", []string{"class", "chat"}, 0, true},
+		{"llmprobe_ladder_knee_requests_per_second", []string{"class", "long"}, 2, false},
+		{"llmprobe_ladder_step_offered_rate", []string{"class", "chat", "step", "2"}, 6, false},
+		{"llmprobe_ladder_step_offered_rate", []string{"class", "long", "step", "2"}, 2, false},
+		{"llmprobe_ladder_step_ttft_p95_seconds", []string{"class", "long", "step", "2"}, 0.9, false},
+		{"llmprobe_ladder_step_goodput_requests_per_second", []string{"class", "chat", "step", "1"}, 3, false},
+	} {
+		v, ok := sum(m, tc.name, append([]string{"target", "t1"}, tc.labels...)...)
+		if ok == tc.absent || (!tc.absent && v != tc.want) {
+			t.Errorf("%s%v = %v (present %v), want %v (absent %v)", tc.name, tc.labels, v, ok, tc.want, tc.absent)
+		}
+	}
+}
+
+// TestStatusPageNamesBoundAndCauses: the status page says "≥" for a lower
+// bound, names the last ladder's invalid steps with their causes, and gives
+// the live generator verdict's causes with what to do.
+func TestStatusPageNamesBoundAndCauses(t *testing.T) {
+	r := startDaemon(t, loadConfig(t, configYAML("1s", targetYAML("t1", "http://127.0.0.1:1", 0.01, ""))), nil)
+	r.d.mu.Lock()
+	run := r.d.targets["t1"]
+	r.d.mu.Unlock()
+	r.d.ladderDone(run, ladder.Result{Target: "t1", Finished: time.Now(), Capacity: 4, CapacityStep: 2, CapacityBound: stats.BoundLower,
+		Steps: []ladder.StepRow{{Step: 1, Valid: true}, {Step: 2, Valid: true}, {Step: 3, Valid: false, InvalidCauses: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}}})
+	for i := range 100 {
+		planned := time.Duration(i+1) * time.Millisecond
+		r.d.route.Record(&ledger.Record{Target: "t1", Class: "chat", Traffic: ledger.TrafficBaseline,
+			Planned: planned, Dispatched: planned + 30*time.Millisecond, End: planned + 40*time.Millisecond, Outcome: ledger.HTTPError, Reason: ledger.ReasonServerError})
+	}
+	st := r.d.status()
+	if len(st.Targets) != 1 {
+		t.Fatalf("targets %+v", st.Targets)
+	}
+	ts := st.Targets[0]
+	if !strings.HasPrefix(ts.Capacity, "≥ 4.00 req/s (lower bound") {
+		t.Errorf("capacity %q", ts.Capacity)
+	}
+	if !strings.Contains(ts.Notes, "invalid step(s) 3 (host_starved)") {
+		t.Errorf("notes %q", ts.Notes)
+	}
+	if !strings.HasPrefix(ts.Generator, "INVALID: ") || !strings.Contains(ts.Generator, "exceeds 10ms") || !strings.Contains(ts.GeneratorAdvice, "max_lag_p99") {
+		t.Errorf("generator %q, advice %q", ts.Generator, ts.GeneratorAdvice)
+	}
+	resp, err := r.client.Get(r.admin + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{"≥ 4.00 req/s", "INVALID: ", "what to do: "} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("status page lacks %q", want)
 		}
 	}
 }

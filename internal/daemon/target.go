@@ -19,7 +19,9 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -68,17 +70,23 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		return nil, err
 	}
 	h := http.Header{}
+	var secrets []string
 	for k, v := range hdrs {
 		h.Set(k, v)
+		if _, fromEnv := t.HeaderEnv[k]; fromEnv {
+			secrets = append(secrets, v) // header_env values are secrets by definition
+		}
 	}
 	client, err := protocol.NewClient(protocol.ClientOptions{
 		Timeouts: protocol.Timeouts{Connect: t.Timeouts.Connect.D(), Headers: t.Timeouts.Headers.D(),
 			FirstContent: t.Timeouts.FirstContent.D(), Idle: t.Timeouts.Idle.D(), Total: t.Timeouts.Total.D()},
 		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
-		Headers: h,
-		Auth:    protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
-		Logger:  d.log.With("target", t.Name),
+		Headers:  h,
+		Buffers:  d.buffers,
+		Auth:     protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
+		Logger:   d.log.With("target", t.Name),
+		Redactor: sanitize.NewRedactor(secrets...), // the client adds its API key
 	})
 	if err != nil {
 		return nil, err
@@ -103,7 +111,8 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		r.mixes[c.Name] = m
 	}
-	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D()}
+	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D(),
+		Jitter: t.Retries.Jitter, Seed: config.SeedFor(t.Name, t.Baseline.Seed)}
 	if err := r.retry.Validate(); err != nil {
 		client.CloseIdleConnections()
 		return nil, fmt.Errorf("retries: %w", err)
@@ -220,6 +229,9 @@ func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 func (r *targetRun) start(d *Daemon) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
+	// The live verdict judges against this configuration's limit (a
+	// reload that changes it starts the window afresh).
+	r.state.validity.SetConfig(stats.ValidityConfig{MaxLagP99: r.cfg.Ladder.MaxLagP99.D()})
 	d.route.add(r.name, r.sink(d))
 	u, _ := url.Parse(r.target.Base)
 	port, _ := strconv.Atoi(u.Port())
@@ -380,6 +392,10 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 	return func(p ladder.Progress) {
 		if p.Phase == "done" {
 			r.setLaddering("")
+			if p.Row != nil && !p.Row.Valid {
+				d.log.Warn("ladder step invalid: not used for capacity or knee", "target", r.name, "step", p.Step, "rate", p.Rate,
+					"causes", strings.Join(p.Row.CauseNames(), ","), "reasons", strings.Join(p.Row.Invalid, "; "))
+			}
 			return
 		}
 		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %.3g req/s", p.Step, p.Steps, p.Rate))
@@ -462,11 +478,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
-		if lag, ok := rec.DispatchLag(); ok {
-			r.state.validity.observe(d.now(), lag, false)
-		} else if rec.Reason == ledger.ReasonClientCap {
-			r.state.validity.observe(d.now(), 0, true)
-		}
+		r.state.validity.Record(d.now(), rec)
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()
@@ -515,7 +527,7 @@ func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
 			if ctx.Err() != nil {
 				return
 			}
-			d.log.Warn("identity poll", "target", r.name, "err", err)
+			d.log.Warn("identity poll", "target", r.name, "err", r.client.Redactor().String(err.Error(), 200))
 			r.observeIdentity(d, "", nil, true)
 		} else {
 			r.observeIdentity(d, "", &version, true)
@@ -530,7 +542,9 @@ func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
 
 // pollIdentity reads the version from GET {base}/models: the configured
 // response header, else the configured field of the entry for the target's
-// model (or of the only entry).
+// model (or of the only entry). Both are server text: cleaned by the one
+// rule (sanitize) with the client's Redactor, so a header echoing the API
+// key shows only the marker.
 func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -542,8 +556,9 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 	if resp.StatusCode/100 != 2 {
 		return "", fmt.Errorf("GET models: status %d", resp.StatusCode)
 	}
+	red := r.client.Redactor()
 	if h := r.cfg.Identity.ResponseHeader; h != "" {
-		version = bounded(resp.Header.Get(h))
+		version = red.String(resp.Header.Get(h), maxIdentityBytes)
 	}
 	var body struct {
 		Data []map[string]any `json:"data"`
@@ -555,7 +570,7 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 		if id, _ := m["id"].(string); id == r.cfg.Model || len(body.Data) == 1 {
 			if f := r.cfg.Identity.ModelsField; f != "" {
 				if v, ok := m[f]; ok && version == "" {
-					version = bounded(fmt.Sprint(v))
+					version = red.String(fmt.Sprint(v), maxIdentityBytes)
 				}
 			}
 			break
@@ -564,9 +579,5 @@ func (r *targetRun) pollIdentity(ctx context.Context) (version string, err error
 	return version, nil
 }
 
-func bounded(s string) string {
-	if len(s) > 128 {
-		s = s[:128]
-	}
-	return s
-}
+// maxIdentityBytes bounds an identity value (model or version).
+const maxIdentityBytes = 128

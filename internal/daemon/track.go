@@ -76,67 +76,8 @@ func (f *flightSet) snapshot() (n int, oldestPlanned time.Duration) {
 	return len(f.m), oldestPlanned
 }
 
-// validityWindow judges whether the generator kept its schedule over a
-// recent window: invalid when more than 1% of dispatch lags exceeded the
-// threshold (a p99 above it) or any arrival was suppressed by the client
-// cap. Per-second buckets bound its memory whatever the rate.
-type validityWindow struct {
-	mu        sync.Mutex
-	window    time.Duration
-	threshold time.Duration
-	buckets   map[int64]*lagBucket
-}
-
-type lagBucket struct{ n, over, capped int }
-
-func newValidityWindow(window, threshold time.Duration) *validityWindow {
-	return &validityWindow{window: window, threshold: threshold, buckets: map[int64]*lagBucket{}}
-}
-
-func (v *validityWindow) observe(now time.Time, lag time.Duration, capped bool) {
-	sec := now.Unix()
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	b := v.buckets[sec]
-	if b == nil {
-		b = &lagBucket{}
-		v.buckets[sec] = b
-		v.prune(sec)
-	}
-	if capped {
-		b.capped++
-		return
-	}
-	b.n++
-	if lag > v.threshold {
-		b.over++
-	}
-}
-
-func (v *validityWindow) prune(sec int64) {
-	oldest := sec - int64(v.window/time.Second)
-	for s := range v.buckets {
-		if s < oldest {
-			delete(v.buckets, s)
-		}
-	}
-}
-
-func (v *validityWindow) valid(now time.Time) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.prune(now.Unix())
-	n, over := 0, 0
-	for _, b := range v.buckets {
-		if b.capped > 0 {
-			return false
-		}
-		n += b.n
-		over += b.over
-	}
-	// With fewer than 100 samples one late dispatch is already "p99".
-	return over*100 <= n || (n < 100 && over == 0)
-}
+// validityWindow is how far back the live generator verdict looks.
+const validityWindow = time.Minute
 
 // ladderSpan is when ladders ran against a target, in ledger offsets, so
 // that the target's baseline arrivals planned while one ran, or within its
@@ -216,8 +157,12 @@ func (s *ladderSpan) snapshot() (none, during int64, until time.Duration, runnin
 // window, the daily budget and the identity last seen. A reload must not
 // reset any of them.
 type targetState struct {
-	flight   *flightSet
-	validity *validityWindow
+	flight *flightSet
+	// validity is the live generator-validity window (the one rule,
+	// stats.ValidityConfig.Judge, with the target's ladder.max_lag_p99).
+	validity *stats.LiveValidity
+	// invalid is the last verdict published (for logging its changes).
+	invalid atomic.Bool
 	// budget is set the first time a configuration gives the target a
 	// budget and kept from then on; every finished record is charged to
 	// it, so that spend and admissions stay right across reloads that
@@ -236,7 +181,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: newValidityWindow(time.Minute, stats.DefaultValidity.MaxLagP99)}
+	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{})}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

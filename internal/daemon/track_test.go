@@ -4,49 +4,56 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-func TestValidityWindow(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	cases := []struct {
-		name    string
-		lags    []time.Duration // one per 10ms from t0
-		capped  int             // client_cap arrivals at t0
-		checkAt time.Duration
-		want    bool
-	}{
-		{name: "no samples", checkAt: time.Second, want: true},
-		{name: "all on time", lags: repeat(200, time.Millisecond), checkAt: 3 * time.Second, want: true},
-		{name: "1% late is p99 on the gate", lags: append(repeat(198, time.Millisecond), repeat(2, 50*time.Millisecond)...), checkAt: 3 * time.Second, want: true},
-		{name: "2% late", lags: append(repeat(196, time.Millisecond), repeat(4, 50*time.Millisecond)...), checkAt: 3 * time.Second, want: false},
-		{name: "one late of few", lags: append(repeat(20, time.Millisecond), 20*time.Millisecond), checkAt: time.Second, want: false},
-		{name: "exactly 10ms is within", lags: repeat(50, 10*time.Millisecond), checkAt: time.Second, want: true},
-		{name: "client cap", lags: repeat(200, time.Millisecond), capped: 1, checkAt: 3 * time.Second, want: false},
-		{name: "late lags age out", lags: repeat(100, time.Second), checkAt: 2 * time.Minute, want: true},
-		{name: "client cap ages out", capped: 3, checkAt: 2 * time.Minute, want: true},
+// TestLiveValidityReadsConfiguredLimit: llmprobe_generator_valid judges
+// each target's dispatch lags against its own ladder.max_lag_p99 (not a
+// built-in 10 ms), with the same rule as probe and ladder, and publishes
+// the cause; a reload with another limit applies it.
+func TestLiveValidityReadsConfiguredLimit(t *testing.T) {
+	strict := targetYAML("strict", "http://127.0.0.1:1", 0.01, "")
+	wide := targetYAML("wide", "http://127.0.0.1:1", 0.01, "    ladder: {max_lag_p99: 50ms}\n")
+	r := startDaemon(t, loadConfig(t, configYAML("1s", strict, wide)), nil)
+	feed := func(target string, n int, lag time.Duration) {
+		for i := range n {
+			planned := time.Duration(i+1) * time.Millisecond
+			r.d.route.Record(&ledger.Record{Target: target, Class: "chat", Traffic: ledger.TrafficBaseline,
+				Planned: planned, Dispatched: planned + lag, End: planned + lag + time.Millisecond, Outcome: ledger.HTTPError, Reason: ledger.ReasonServerError})
+		}
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			v := newValidityWindow(time.Minute, 10*time.Millisecond)
-			for i, l := range tc.lags {
-				v.observe(t0.Add(time.Duration(i)*10*time.Millisecond), l, false)
-			}
-			for range tc.capped {
-				v.observe(t0, 0, true)
-			}
-			if got := v.valid(t0.Add(tc.checkAt)); got != tc.want {
-				t.Errorf("valid = %v, want %v", got, tc.want)
-			}
-		})
+	feed("strict", 200, 20*time.Millisecond)
+	feed("wide", 200, 20*time.Millisecond)
+	m := r.metrics(t)
+	if v, ok := sum(m, "llmprobe_generator_valid", "target", "strict"); !ok || v != 0 {
+		t.Errorf("strict (10ms): generator_valid %v (present %v), want 0", v, ok)
 	}
-}
-
-func repeat(n int, d time.Duration) []time.Duration {
-	out := make([]time.Duration, n)
-	for i := range out {
-		out[i] = d
+	lag, _ := sum(m, "llmprobe_generator_invalid_cause", "target", "strict", "cause", "dispatch_lag")
+	host, _ := sum(m, "llmprobe_generator_invalid_cause", "target", "strict", "cause", "host_starved")
+	if lag+host != 1 {
+		t.Errorf("strict: causes dispatch_lag %v, host_starved %v: want one of them", lag, host)
 	}
-	return out
+	if v, ok := sum(m, "llmprobe_generator_valid", "target", "wide"); !ok || v != 1 {
+		t.Errorf("wide (ladder.max_lag_p99 50ms): generator_valid %v (present %v), want 1", v, ok)
+	}
+	if v, _ := sum(m, "llmprobe_dispatch_lag_max_seconds", "target", "wide"); v != 0.02 {
+		t.Errorf("dispatch lag max %v, want 0.02", v)
+	}
+	// A reload that narrows "wide" to 15ms applies at once (its window
+	// starts afresh); 20ms lags are then too late.
+	narrowed := targetYAML("wide", "http://127.0.0.1:1", 0.01, "    ladder: {max_lag_p99: 15ms}\n")
+	r.reload <- loadConfig(t, configYAML("1s", strict, narrowed))
+	waitFor(t, 5*time.Second, "the reload", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		w := r.d.targets["wide"]
+		return w != nil && w.cfg.Ladder.MaxLagP99.D() == 15*time.Millisecond
+	})
+	feed("wide", 200, 20*time.Millisecond)
+	if v, _ := sum(r.metrics(t), "llmprobe_generator_valid", "target", "wide"); v != 0 {
+		t.Errorf("wide after narrowing to 15ms: generator_valid %v, want 0", v)
+	}
 }
 
 func TestFlightSet(t *testing.T) {

@@ -191,7 +191,7 @@ func TestQueriesMatchJSON(t *testing.T) {
 	}
 }
 
-var metricName = regexp.MustCompile(`\b(llmprobe[_:][a-zA-Z0-9_:]+)|\b(up|scrape_duration_seconds)\{`)
+var metricName = regexp.MustCompile(`\b(llmprobe[_:][a-zA-Z0-9_:]+)|\b(up|scrape_duration_seconds|go_sched_latencies_seconds_bucket|process_cpu_seconds_total)\{`)
 
 // knownSeries is every series name the dashboards may read: the telemetry
 // contract (with classic histogram suffixes), recording rules, scrape series.
@@ -206,6 +206,10 @@ func knownSeries(t *testing.T) map[string]bool {
 	}
 	for _, m := range ScrapeMetrics {
 		known[m] = true
+	}
+	for _, m := range HostMetrics {
+		known[m] = true
+		known[m+"_bucket"] = true
 	}
 	f, err := Rules(DefaultRuleOptions())
 	if err != nil {

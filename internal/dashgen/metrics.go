@@ -20,6 +20,7 @@ var Metrics = []string{
 	"llmprobe_dispatch_lag_max_seconds",
 	"llmprobe_arrival_rate",
 	"llmprobe_generator_valid",
+	"llmprobe_generator_invalid_cause",
 	"llmprobe_capacity_requests_per_second",
 	"llmprobe_ladder_knee_requests_per_second",
 	"llmprobe_ladder_last_run_timestamp_seconds",
@@ -35,3 +36,8 @@ var Metrics = []string{
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.
 var ScrapeMetrics = []string{"up", "scrape_duration_seconds"}
+
+// HostMetrics are the prober process's own health series (client_golang's
+// Go and process collectors): Go scheduler latency (a classic histogram)
+// and CPU time, which tell a starved prober host from a slow target.
+var HostMetrics = []string{"go_sched_latencies_seconds", "process_cpu_seconds_total"}

@@ -18,15 +18,16 @@ import (
 
 // Units used by the panels; every panel sets one.
 const (
-	unitSeconds   = units.Seconds
-	unitReqPerSec = units.RequestsPerSecond
-	unitRatio     = units.PercentUnit
-	unitCount     = units.Short
-	unitTokPerSec = "suffix: tok/s"
-	unitTokens    = "suffix: tok"
-	unitBurn      = "suffix: ×"
-	unitFromNow   = "dateTimeFromNow"
-	unitNone      = units.NoUnit
+	unitSeconds     = units.Seconds
+	unitReqPerSec   = units.RequestsPerSecond
+	unitRatio       = units.PercentUnit
+	unitCount       = units.Short
+	unitTokPerSec   = "suffix: tok/s"
+	unitTokens      = "suffix: tok"
+	unitBurn        = "suffix: ×"
+	unitFromNow     = "dateTimeFromNow"
+	unitNone        = units.NoUnit
+	unitSuffixCores = "suffix: cores"
 )
 
 // Expect says when a dashboard query must return data on a Prometheus that

@@ -105,7 +105,17 @@ func runbookURL(alert string) string      { return RunbookBase + "#" + strings.T
 func num(v float64) string                { return strconv.FormatFloat(v, 'g', -1, 64) }
 func burnThreshold(f, obj float64) string { return num(roundTo(f*(1-obj), 9)) }
 
-const recCapacityByVersion = "llmprobe:capacity_by_version:requests_per_second"
+const (
+	recCapacityByVersion = "llmprobe:capacity_by_version:requests_per_second"
+	// recCapacity is the capacity figure whatever its bound: a reference
+	// (7-day median) may include lower bounds, since the true capacity is at
+	// least each of them (a median of lower bounds never exceeds the true
+	// median), but the figure compared with it must be measured.
+	recCapacity = "llmprobe:capacity:requests_per_second"
+	// capacityMeasured selects capacities that are measurements (a valid
+	// step above failed its gates), never lower bounds.
+	capacityMeasured = `llmprobe_capacity_requests_per_second{bound="measured"}`
+)
 
 // RunbookBase is where the alerts' runbook_url annotations point.
 const RunbookBase = "https://github.com/llmprobe/llmprobe/blob/main/alerts/README.md"
@@ -153,13 +163,19 @@ func Rules(o RuleOptions) (RuleFile, error) {
 		slo = append(slo, sliRules(o, w)...)
 	}
 	slo = append(slo, sloAlerts(o)...)
-	capacity := append([]Rule{{
-		Record: recCapacityByVersion,
-		// The most recently seen identity wins if two overlap briefly.
-		Expr: "llmprobe_capacity_requests_per_second\n" +
-			"  + on (job, instance, target) group_left (model, version)\n" +
-			"  0 * topk by (job, instance, target) (1, timestamp(llmprobe_target_info))",
-	}}, capacityAlerts(o)...)
+	capacity := append([]Rule{
+		{
+			Record: recCapacity,
+			Expr:   "max without (bound) (llmprobe_capacity_requests_per_second)",
+		},
+		{
+			Record: recCapacityByVersion,
+			// The most recently seen identity wins if two overlap briefly.
+			Expr: recCapacity + "\n" +
+				"  + on (job, instance, target) group_left (model, version)\n" +
+				"  0 * topk by (job, instance, target) (1, timestamp(llmprobe_target_info))",
+		},
+	}, capacityAlerts(o)...)
 	f := RuleFile{Groups: []RuleGroup{
 		{Name: "llmprobe-slo", Rules: slo},
 		{Name: "llmprobe-capacity", Rules: capacity},
@@ -279,19 +295,21 @@ func sloAlerts(o RuleOptions) []Rule {
 	return out
 }
 
+// capacityAlerts compare a measured capacity, never a lower bound, with
+// references that may include lower bounds (conservative: see recCapacity).
 func capacityAlerts(o RuleOptions) []Rule {
 	frac := num(o.CapacityFraction)
 	week, forDur := o.dur("7d"), o.dur("10m")
 	return []Rule{
 		{
 			Alert: "LLMProbeCapacityRegression",
-			Expr: fmt.Sprintf("llmprobe_capacity_requests_per_second\n"+
-				"  < %s * quantile_over_time(0.5, llmprobe_capacity_requests_per_second[%s])", frac, week),
+			Expr: fmt.Sprintf("max without (bound) (%s)\n"+
+				"  < %s * quantile_over_time(0.5, %s[%s])", capacityMeasured, frac, recCapacity, week),
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
-				"description": "The latest ladder's capacity for this target and class is below " + frac + " × its 7-day median.",
+				"description": "The latest ladder measured this target and class's capacity below " + frac + " × its 7-day median (a lower bound is never compared: only a capacity with a valid failing step above it).",
 				"runbook_url": runbookURL("LLMProbeCapacityRegression"),
 			},
 		},
@@ -300,16 +318,17 @@ func capacityAlerts(o RuleOptions) []Rule {
 			// 0 req/s), which would silently clear the alert above in the
 			// worst regression. A ladder has run in this process (its
 			// timestamp is set), yet capacity measured in the last 7 days is
-			// now absent: that is a regression too.
+			// now absent: that is a regression too. A lower bound is a
+			// capacity found: it clears this alert.
 			Alert: "LLMProbeCapacityLost",
-			Expr: "0 * quantile_over_time(0.5, llmprobe_capacity_requests_per_second[" + week + "])\n" +
+			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[" + week + "])\n" +
 				"  unless on (job, instance, target, class) llmprobe_capacity_requests_per_second\n" +
 				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds",
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} has no capacity: no step of the latest ladder met the gates",
-				"description": "The latest ladder found no step meeting the class's gates (or aborted), though capacity was measured in the last 7 days.",
+				"description": "The latest ladder found no valid step meeting the class's gates (or aborted), though capacity was measured in the last 7 days.",
 				"runbook_url": runbookURL("LLMProbeCapacityLost"),
 			},
 		},
@@ -318,14 +337,15 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Expr: fmt.Sprintf("%[1]s\n"+
 				"  < on (job, instance, target, class) group_left ()\n"+
 				"  %[2]s * max by (job, instance, target, class) (\n"+
-				"    quantile_over_time(0.5, %[1]s[%[3]s])\n"+
+				"    quantile_over_time(0.5, %[1]s[%[4]s])\n"+
 				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
-				"  )", recCapacityByVersion, frac, week),
+				"  )\n"+
+				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, capacityMeasured, week),
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
-				"description": "Capacity under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity measured under another model/version of this target in the last 7 days.",
+				"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity seen under another model/version of this target in the last 7 days (a lower bound is never compared).",
 				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
 			},
 		},
@@ -347,7 +367,7 @@ func proberAlerts(o RuleOptions) []Rule {
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "llmprobe's measurements of {{ $labels.target }} cannot be trusted",
-				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures are understated until this clears.",
+				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures may describe the prober rather than the target until this clears; llmprobe_generator_invalid_cause and the status page name the cause (host_starved, dispatch_lag, in_flight_cap, rate_not_reached).",
 				"runbook_url": runbookURL("LLMProbeGeneratorInvalid"),
 			},
 		},

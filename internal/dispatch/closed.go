@@ -30,6 +30,13 @@ type ClosedConfig struct {
 	Admit Admit
 	Exec  Exec  // required
 	Retry Retry // zero value: off
+	// Backoff is how long a user waits after a request (with its retries)
+	// failed — rejected, http_error, timeout, transport_error or
+	// stream_error — before its next one: instead of its think time when
+	// longer, growing with each consecutive failure, reset by a success.
+	// The zero value is 100 ms doubling up to 10 s without jitter. It keeps
+	// a closed loop from hammering a failing target.
+	Backoff Backoff
 }
 
 // MinPause is the least a closed-loop user waits after Admit refused it, so
@@ -51,6 +58,9 @@ func (c ClosedConfig) validate() error {
 		errs = append(errs, fmt.Errorf("closed loop: %w", err))
 	}
 	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("closed loop: %w", err))
+	}
+	if err := c.Backoff.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("closed loop: %w", err))
 	}
 	return errors.Join(errs...)
@@ -88,7 +98,7 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 		go func() {
 			defer g.loops.Done()
 			defer users.Done()
-			if err := st.user(wctx, u, think, c.Meta); err != nil {
+			if err := st.user(wctx, u, think, c.Meta, c.Backoff); err != nil {
 				errOnce.Do(func() { firstErr = err })
 			}
 		}()
@@ -108,13 +118,15 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 	}
 }
 
-// user is one closed-loop user's loop.
-func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta func(time.Duration) ledger.Meta) error {
+// user is one closed-loop user's loop. After a failed request it waits the
+// failure backoff (or its think time when longer) before the next one.
+func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta func(time.Duration) ledger.Meta, backoff Backoff) error {
 	g, led := st.g, st.g.led
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	pause := time.Duration(0)
+	failures, backoffs := 0, uint64(0)
 	for {
 		d := think.Next()
 		if d < pause {
@@ -148,6 +160,22 @@ func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta f
 			pause = MinPause
 			continue
 		}
-		st.chain(fctx, f)
+		if !targetFailure(st.chain(fctx, f)) {
+			failures = 0
+			continue
+		}
+		failures++
+		backoffs++
+		pause = backoff.Delay(failures, uint64(u)<<40^backoffs)
 	}
+}
+
+// targetFailure reports whether an outcome is a failure the target caused
+// (as opposed to ok, a cancellation, a censored or an unsent request).
+func targetFailure(o ledger.Outcome) bool {
+	switch o {
+	case ledger.Rejected, ledger.HTTPError, ledger.Timeout, ledger.TransportError, ledger.StreamError:
+		return true
+	}
+	return false
 }

@@ -204,7 +204,7 @@ func TestRetryPolicy(t *testing.T) {
 		{1, 30 * time.Millisecond, 30 * time.Millisecond, true},
 		{1, time.Second, 0, false},
 	} {
-		got, ok := r.delay(tc.n, tc.retryAfter)
+		got, ok := r.delay(tc.n, 7, tc.retryAfter)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("delay(%d, %v) = %v, %v; want %v, %v", tc.n, tc.retryAfter, got, ok, tc.want, tc.ok)
 		}

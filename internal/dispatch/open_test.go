@@ -225,8 +225,8 @@ func TestAdmit(t *testing.T) {
 			budget++
 		}
 	}
-	if budget != 9 || c.ByOutcome[ledger.OK] != 10 {
-		t.Errorf("budget-unsent %d, ok %d; want 9 and 10 (19 arrivals, every other refused)", budget, c.ByOutcome[ledger.OK])
+	if budget != 10 || c.ByOutcome[ledger.OK] != 10 {
+		t.Errorf("budget-unsent %d, ok %d; want 10 and 10 (20 arrivals, every other refused)", budget, c.ByOutcome[ledger.OK])
 	}
 }
 
@@ -255,7 +255,7 @@ func TestOpenConfigErrors(t *testing.T) {
 // unsent/shutdown, exactly once, and plans none that may have come after
 // it; a stream stopped before it ever ran plans nothing.
 func TestOpenStopBehindScheduleLeavesNoHole(t *testing.T) {
-	const step = 10 * time.Millisecond // constant 100/s: arrival k at k·10ms
+	const step = 10 * time.Millisecond // constant 100/s: arrival k (from 1) at (k − ½)·10ms
 	const stopAt = 10                  // the 10th arrival's Meta stops the stream
 	for _, tc := range []struct {
 		how    string
@@ -295,7 +295,8 @@ func TestOpenStopBehindScheduleLeavesNoHole(t *testing.T) {
 			if c.ByOutcome[ledger.OK] != tc.wantOK || c.Dispatched != tc.wantOK {
 				t.Fatalf("%d ok, %d dispatched; want the %d arrivals before the stop", c.ByOutcome[ledger.OK], c.Dispatched, tc.wantOK)
 			}
-			lo, hi := int((before-time.Nanosecond)/step), int((after-time.Nanosecond)/step)
+			due := func(at time.Duration) int { return int((at - time.Nanosecond + step/2) / step) } // arrivals planned at or before at
+			lo, hi := due(before), due(after)
 			if tc.how == "before start" {
 				lo, hi = 0, 0
 			}
@@ -303,7 +304,7 @@ func TestOpenStopBehindScheduleLeavesNoHole(t *testing.T) {
 				t.Fatalf("planned %d (unsent %d), want every arrival due before the stop, %d to %d, the rest of them unsent", c.Planned, c.Unsent, lo, hi)
 			}
 			for i, r := range col.all() {
-				if want := time.Nanosecond + time.Duration(i+1)*step; r.Planned != want || r.Attempt != 1 || r.Mode != ledger.ModeOpen || r.Target != "t" {
+				if want := time.Nanosecond + time.Duration(i)*step + step/2; r.Planned != want || r.Attempt != 1 || r.Mode != ledger.ModeOpen || r.Target != "t" {
 					t.Errorf("record %d: planned %v attempt %d mode %s target %q, want planned %v, attempt 1, open, t", r.ID, r.Planned, r.Attempt, r.Mode, r.Target, want)
 				}
 				if r.Outcome == ledger.Unsent && r.Reason != ledger.ReasonShutdown {

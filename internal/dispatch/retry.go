@@ -22,9 +22,18 @@ type Retry struct {
 	// transport_error. Censored, cancelled and unsent are never retried.
 	On []ledger.Outcome
 	// Backoff is the wait before the second attempt (default 100ms),
-	// doubled for each later attempt up to MaxBackoff (default 10s).
+	// doubled for each later attempt up to MaxBackoff (default 10s); Jitter
+	// of it is drawn from Seed and the arrival (see Backoff), and the wait
+	// is never shorter than the server's Retry-After.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	Jitter     float64
+	Seed       uint64
+}
+
+// backoff is the policy's Backoff.
+func (r Retry) backoff() Backoff {
+	return Backoff{Base: r.Backoff, Max: r.MaxBackoff, Jitter: r.Jitter, Seed: r.Seed}
 }
 
 // Enabled reports whether retries are on.
@@ -35,8 +44,8 @@ func (r Retry) Validate() error {
 	if r.MaxAttempts < 0 {
 		return fmt.Errorf("dispatch: retry max attempts must be ≥ 0, got %d", r.MaxAttempts)
 	}
-	if r.Backoff < 0 || r.MaxBackoff < 0 {
-		return fmt.Errorf("dispatch: retry backoff must be ≥ 0, got %v and max %v", r.Backoff, r.MaxBackoff)
+	if err := r.backoff().Validate(); err != nil {
+		return fmt.Errorf("retry: %w", err)
 	}
 	for _, o := range r.On {
 		switch o {
@@ -66,27 +75,26 @@ func (r Retry) retryable(o ledger.Outcome, n int) bool {
 	return false
 }
 
-// delay is the wait after attempt n (1-based) failed, honouring the
-// server's Retry-After: never sooner than it asked. ok is false when
-// Retry-After asks for longer than MaxBackoff: the arrival is then not
-// retried rather than retried early.
-func (r Retry) delay(n int, retryAfter time.Duration) (time.Duration, bool) {
-	base, hi := r.Backoff, r.MaxBackoff
-	if base == 0 {
-		base = 100 * time.Millisecond
-	}
+// delay is the wait after attempt n (1-based) of the arrival key failed,
+// honouring the server's Retry-After: never sooner than it asked. ok is
+// false when Retry-After asks for longer than MaxBackoff: the arrival is
+// then not retried rather than retried early.
+func (r Retry) delay(n int, key uint64, retryAfter time.Duration) (time.Duration, bool) {
+	hi := r.MaxBackoff
 	if hi == 0 {
-		hi = 10 * time.Second
+		hi = max(DefaultMaxBackoff, r.Backoff)
 	}
-	d := base
-	for i := 1; i < n && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
 	if retryAfter > hi {
 		return 0, false
 	}
-	return max(d, retryAfter), true
+	return max(r.backoff().Delay(n, key), retryAfter), true
+}
+
+// arrivalKey names a record's arrival for the backoff jitter: its first
+// planned offset (a pure function of the schedule in open loop) and its
+// closed-loop user.
+func arrivalKey(rec *ledger.Record) uint64 {
+	return uint64(rec.ArrivalPlanned()) ^ uint64(rec.User)<<56
 }
 
 // metaOf rebuilds the Meta a record was planned with.

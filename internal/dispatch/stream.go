@@ -74,19 +74,22 @@ func withAttempt(m ledger.Meta, r Retry) ledger.Meta {
 }
 
 // chain runs a registered first attempt and, when the retry policy says so,
-// its retries; it ends the chain counted in g.flights.
-func (st *stream) chain(ctx context.Context, f *flight) {
+// its retries; it ends the chain counted in g.flights. It returns the
+// outcome recorded for the chain's last attempt (unsent when a retry was
+// refused).
+func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 	g := st.g
 	defer g.flights.Done()
 	res, own := g.run(ctx, st.s, f, st.exec)
 	st.lim.release()
 	rec := f.rec
+	defer func() { last = res.Outcome }()
 	if !st.retry.Enabled() {
 		return
 	}
 	var timer *time.Timer
 	for own && st.retry.retryable(res.Outcome, rec.Attempt) {
-		d, ok := st.retry.delay(rec.Attempt, rec.RetryAfter)
+		d, ok := st.retry.delay(rec.Attempt, arrivalKey(rec), rec.RetryAfter)
 		if !ok {
 			return
 		}
@@ -113,9 +116,11 @@ func (st *stream) chain(ctx context.Context, f *flight) {
 		// unsent/shutdown; the first attempt's stream reports such errors.
 		var rctx context.Context
 		if f, rctx, _ = st.admitAndRegister(rec, false); f == nil {
+			res = Result{Outcome: ledger.Unsent}
 			return
 		}
 		res, own = g.run(rctx, st.s, f, st.exec)
 		st.lim.release()
 	}
+	return
 }

@@ -94,32 +94,74 @@ type StepRow struct {
 	E2EP50       float64        `json:"e2e_p50_s"`
 	E2EP95       float64        `json:"e2e_p95_s"`
 	DispatchLag  float64        `json:"dispatch_lag_p99_s"`
-	Valid        bool           `json:"valid"`
+	Valid        bool           `json:"valid"` // the generator kept its schedule (says nothing about the target)
 	Invalid      []string       `json:"invalid_reasons,omitempty"`
-	Met          bool           `json:"met"` // valid and good fraction at or above the target
-	AbortReason  string         `json:"abort_reason,omitempty"`
+	// InvalidCauses name why the generator was invalid (host_starved,
+	// dispatch_lag, in_flight_cap, rate_not_reached).
+	// The same shape as the JSON report's invalid_causes.
+	InvalidCauses []stats.InvalidCause `json:"invalid_causes,omitempty"`
+	Met           bool                 `json:"met"` // valid and good fraction at or above the target
+	AbortReason   string               `json:"abort_reason,omitempty"`
+	Classes       []ClassRow           `json:"classes,omitempty"` // per class (ladders with more than one class)
 }
 
-// Row condenses a step summary.
-func Row(step int, rate float64, s stats.Summary, goodTarget float64) StepRow {
+// ClassRow is one class's share of a step: its offered rate (step rate ×
+// its weight share) and its own figures, judged by its own gates.
+type ClassRow struct {
+	Class        string  `json:"class"`
+	Rate         float64 `json:"rate"`
+	Planned      int     `json:"planned"`
+	OK           int     `json:"ok"`
+	Good         int     `json:"good"`
+	GoodFraction float64 `json:"good_fraction"`
+	Goodput      float64 `json:"goodput"`
+	TTFTCount    int     `json:"ttft_count"`
+	TTFTP95      float64 `json:"ttft_p95_s"`
+	Met          bool    `json:"met"`
+}
+
+// CauseNames lists the names of the step's invalid causes (host_starved,
+// dispatch_lag, …), for a log line or a message.
+func (r StepRow) CauseNames() []string {
+	var out []string
+	for _, c := range r.InvalidCauses {
+		out = append(out, string(c.Cause))
+	}
+	return out
+}
+
+// Row condenses a step summary (and its classes, when it has several).
+func Row(st stats.LadderStep, goodTarget float64) StepRow {
+	s := st.Summary
 	r := StepRow{
-		Step: step, Rate: rate, AchievedRate: s.AchievedRate,
+		Step: st.Index, Rate: st.Rate, AchievedRate: s.AchievedRate,
 		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, OK: s.Completed, Good: s.Good,
 		Outcomes:     map[string]int{},
 		GoodFraction: s.GoodFraction, Goodput: s.GoodputPerSecond,
 		TTFTCount: s.TTFT.Count, TTFTP50: s.TTFT.P50.Seconds(), TTFTP95: s.TTFT.P95.Seconds(), TTFTP99: s.TTFT.P99.Seconds(),
 		E2EP50: s.E2E.P50.Seconds(), E2EP95: s.E2E.P95.Seconds(), DispatchLag: s.DispatchLag.P99.Seconds(),
 		Valid: s.Validity.Valid, Invalid: s.Validity.Reasons,
+		// Met is the capacity rule for one step, so the table and the
+		// capacity cannot disagree.
+		Met:         stats.Met(s, goodTarget),
+		AbortReason: st.AbortReason,
 	}
+	r.InvalidCauses = append(r.InvalidCauses, s.Validity.Causes...)
 	for o, n := range s.Outcomes.ByOutcome {
 		if n > 0 {
 			r.Outcomes[string(o)] = n
 		}
 	}
-	// Met is stats.Capacity's rule for one step, so the table and the
-	// capacity cannot disagree.
-	_, qualified := stats.Capacity([]stats.LadderStep{{Index: step, Rate: rate, Summary: s}}, goodTarget)
-	r.Met = qualified == 1
+	if len(st.Classes) > 1 {
+		for _, c := range st.Classes {
+			cs := c.Summary
+			r.Classes = append(r.Classes, ClassRow{
+				Class: c.Class, Rate: c.Rate, Planned: cs.Planned, OK: cs.Completed, Good: cs.Good,
+				GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFTCount: cs.TTFT.Count, TTFTP95: cs.TTFT.P95.Seconds(),
+				Met: stats.Met(cs, goodTarget),
+			})
+		}
+	}
 	return r
 }
 
@@ -136,10 +178,17 @@ type Result struct {
 	Steps              []StepRow `json:"steps"`
 	Capacity           float64   `json:"capacity"`      // req/s; 0 when no step qualified
 	CapacityStep       int       `json:"capacity_step"` // 1-based; 0 when none
-	Knee               float64   `json:"knee"`          // req/s; 0 when no knee
-	KneeStep           int       `json:"knee_step"`
-	Aborted            bool      `json:"aborted"`
-	AbortReason        string    `json:"abort_reason,omitempty"`
+	// CapacityBound is "measured" (a valid step above failed its gates) or
+	// "lower" (none did: the capacity is at least Capacity); absent when
+	// no step qualified.
+	CapacityBound stats.Bound `json:"capacity_bound,omitempty"`
+	Knee          float64     `json:"knee"` // req/s; 0 when no knee
+	KneeStep      int         `json:"knee_step"`
+	// Classes are the per-class verdicts (each class judged on its own
+	// records and gates; rates in the class's offered rate).
+	Classes     []ClassResult `json:"classes,omitempty"`
+	Aborted     bool          `json:"aborted"`
+	AbortReason string        `json:"abort_reason,omitempty"`
 	// StopAt is where the ladder was told to stop climbing (knee, capacity,
 	// top); Stopped says why it stopped below its top step when it did so
 	// by that rule (not an abort).
@@ -152,25 +201,53 @@ type Result struct {
 	ClassGates map[string]stats.Gates `json:"class_gates,omitempty"`
 }
 
-// Analyze fills capacity and knee from the step summaries (see
-// stats.Capacity and stats.Knee) and the step rows.
-func Analyze(steps []stats.LadderStep, goodTarget, kneeFactor float64) (rows []StepRow, capacity float64, capStep int, knee float64, kneeStep int) {
+// ClassResult is one class's capacity and knee, in the class's offered
+// rate (step rate × its weight share).
+type ClassResult struct {
+	Class         string      `json:"class"`
+	Capacity      float64     `json:"capacity"`
+	CapacityStep  int         `json:"capacity_step"`
+	CapacityBound stats.Bound `json:"capacity_bound,omitempty"`
+	Knee          float64     `json:"knee"`
+	KneeStep      int         `json:"knee_step"`
+}
+
+// Analyze judges the steps (capacity and knee over valid steps only, for
+// every class together and for each class in classes) and condenses them
+// into rows. The step positions of the verdicts are the steps' Index.
+func Analyze(steps []stats.LadderStep, classes []string, goodTarget, kneeFactor float64) (rows []StepRow, v stats.Verdict, perClass []ClassResult) {
 	rows = make([]StepRow, len(steps))
 	for i, s := range steps {
-		rows[i] = Row(s.Index, s.Rate, s.Summary, goodTarget)
-		rows[i].AbortReason = s.AbortReason
+		rows[i] = Row(s, goodTarget)
 	}
-	capacity, capStep = stats.Capacity(steps, goodTarget)
-	knee, kneeStep = stats.Knee(steps, kneeFactor)
-	return rows, capacity, capStep, knee, kneeStep
+	index := func(pos int) int {
+		if pos == 0 {
+			return 0
+		}
+		return steps[pos-1].Index
+	}
+	v = stats.Judge(steps, goodTarget, kneeFactor)
+	v.CapacityStep, v.KneeStep = index(v.CapacityStep), index(v.KneeStep)
+	for _, c := range classes {
+		cv := stats.JudgeClass(steps, c, goodTarget, kneeFactor)
+		perClass = append(perClass, ClassResult{Class: c, Capacity: cv.Capacity, CapacityStep: index(cv.CapacityStep),
+			CapacityBound: cv.CapacityBound, Knee: cv.Knee, KneeStep: index(cv.KneeStep)})
+	}
+	return rows, v, perClass
 }
 
 // Stats returns the result in stats' terms (for internal/report).
 func (r Result) Stats() stats.LadderResult {
-	return stats.LadderResult{
+	lr := stats.LadderResult{
 		Target: r.Target, Started: r.Started, Steps: r.Summaries, ClassGates: r.ClassGates,
 		GoodFractionTarget: r.GoodFractionTarget, KneeFactor: r.KneeFactor,
-		Capacity: r.Capacity, CapacityStep: r.CapacityStep, Knee: r.Knee, KneeStep: r.KneeStep,
+		Verdict: stats.Verdict{Capacity: r.Capacity, CapacityStep: r.CapacityStep, CapacityBound: r.CapacityBound,
+			Knee: r.Knee, KneeStep: r.KneeStep},
 		Aborted: r.Aborted, AbortReason: r.AbortReason, Stopped: r.Stopped,
 	}
+	for _, c := range r.Classes {
+		lr.Classes = append(lr.Classes, stats.ClassVerdict{Class: c.Class, Verdict: stats.Verdict{
+			Capacity: c.Capacity, CapacityStep: c.CapacityStep, CapacityBound: c.CapacityBound, Knee: c.Knee, KneeStep: c.KneeStep}})
+	}
+	return lr
 }

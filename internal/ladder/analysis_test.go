@@ -71,12 +71,16 @@ func TestAnalyze(t *testing.T) {
 		{Index: 3, Rate: 8, Summary: summary(100, 100, 100, 92, 0, 0, 0, 120*ms, false)}, // met gates but invalid
 		{Index: 4, Rate: 16, Summary: summary(100, 100, 100, 40, 0, 0, 0, 400*ms, true), Aborted: true, AbortReason: "x"},
 	}
-	rows, capRate, capStep, knee, kneeStep := Analyze(steps, 0.9, 2)
-	if capRate != 4 || capStep != 2 {
-		t.Errorf("capacity %g (step %d), want 4 (step 2): an invalid step never counts", capRate, capStep)
+	rows, v, classes := Analyze(steps, nil, 0.9, 2)
+	capRate, capStep, knee, kneeStep := v.Capacity, v.CapacityStep, v.Knee, v.KneeStep
+	if capRate != 4 || capStep != 2 || v.CapacityBound != stats.BoundMeasured {
+		t.Errorf("capacity %g (step %d, %s), want 4 (step 2, measured): an invalid step never counts", capRate, capStep, v.CapacityBound)
 	}
-	if knee != 8 || kneeStep != 3 {
-		t.Errorf("knee %g (step %d), want 8 (step 3): first p95 above 2 × 50ms", knee, kneeStep)
+	if knee != 16 || kneeStep != 4 {
+		t.Errorf("knee %g (step %d), want 16 (step 4): the invalid step 3 (p95 above 2 × 50ms) is never the knee", knee, kneeStep)
+	}
+	if classes != nil {
+		t.Errorf("per-class results without classes: %+v", classes)
 	}
 	if len(rows) != 4 || !rows[1].Met || rows[2].Met || rows[3].AbortReason != "x" || rows[0].TTFTP95 != 0.05 {
 		t.Errorf("rows: %+v", rows)
@@ -98,5 +102,40 @@ func TestAnalyze(t *testing.T) {
 	}
 	if best != capRate {
 		t.Errorf("fastest met step %g, capacity %g", best, capRate)
+	}
+}
+
+// TestAnalyzePerClass: each class gets its own capacity and knee from its own
+// figures, in its own offered rate; the rows carry the classes.
+func TestAnalyzePerClass(t *testing.T) {
+	ms := time.Millisecond
+	mk := func(index int, rate float64, valid bool, chatGood, longGood int, chatTTFT, longTTFT time.Duration) stats.LadderStep {
+		all := summary(100, 100, 100, chatGood+longGood, 0, 0, 0, chatTTFT, valid)
+		chat := summary(75, 75, 75, chatGood, 0, 0, 0, chatTTFT, valid)
+		long := summary(25, 25, 25, longGood, 0, 0, 0, longTTFT, valid)
+		return stats.LadderStep{Index: index, Rate: rate, Summary: all, Classes: []stats.ClassStep{
+			{Class: "chat", Rate: rate * 0.75, Summary: chat}, {Class: "long", Rate: rate * 0.25, Summary: long}}}
+	}
+	steps := []stats.LadderStep{
+		mk(1, 4, true, 75, 25, 50*ms, 300*ms),
+		mk(2, 8, true, 74, 10, 55*ms, 900*ms),
+		mk(3, 16, false, 20, 0, 800*ms, 5000*ms),
+	}
+	rows, v, classes := Analyze(steps, []string{"chat", "long"}, 0.9, 2)
+	if len(classes) != 2 {
+		t.Fatalf("classes %+v", classes)
+	}
+	chat, long := classes[0], classes[1]
+	if chat.Class != "chat" || chat.Capacity != 6 || chat.CapacityStep != 2 || chat.CapacityBound != stats.BoundLower {
+		t.Errorf("chat %+v: want 6 req/s of chat at step 2, a lower bound (step 3 was invalid)", chat)
+	}
+	if long.Class != "long" || long.Capacity != 1 || long.CapacityStep != 1 || long.CapacityBound != stats.BoundMeasured || long.Knee != 2 || long.KneeStep != 2 {
+		t.Errorf("long %+v: want 1 req/s of long at step 1 (measured), knee 2 req/s at step 2", long)
+	}
+	if v.Capacity != 4 || v.CapacityStep != 1 {
+		t.Errorf("every class together: %+v, want 4 req/s at step 1 (84 of 100 good at step 2)", v)
+	}
+	if len(rows[0].Classes) != 2 || rows[1].Classes[1].Met || !rows[1].Classes[0].Met || rows[1].Classes[0].Rate != 6 {
+		t.Errorf("class rows %+v", rows[1].Classes)
 	}
 }

@@ -4,9 +4,13 @@
 // inside and after every step, stops climbing where Config.StopAt says
 // (never more than one step past the first step that failed its gates),
 // and reports the capacity (the highest step rate that was
-// valid and met its gates with a good fraction at or above a target) and the
-// knee (the first step whose TTFT p95 exceeds k × the lowest step's). Results
-// are appended to a JSONL history.
+// valid and met its gates with a good fraction at or above a target; a lower
+// bound unless a valid step above it failed) and the knee (the first valid
+// step whose TTFT p95 exceeds k × the lowest valid step's), for all classes
+// together and for each class on its own records and gates. An invalid step
+// is recorded with its causes and never used; it aborts the ladder only
+// under AbortRules.OnGeneratorInvalid. Results are appended to a JSONL
+// history.
 //
 // The package never talks HTTP: the caller gives it an Exec. Next computes
 // when a scheduled ladder runs next, as a pure function of (now, spec).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -53,6 +54,9 @@ type Config struct {
 	Seed         uint64
 	MaxInFlight  int            // per step; 0 = no cap
 	Admit        dispatch.Admit // budgets; optional
+	// Spin spin-waits the last Spin of each arrival wait (see
+	// dispatch.OpenConfig.Spin); 0 sleeps.
+	Spin time.Duration
 
 	Abort    AbortRules
 	TTFTGate time.Duration // gate of Abort.TTFTGateMultiple; 0 = the smallest class TTFT gate
@@ -80,9 +84,12 @@ type Config struct {
 	MidStepMin    int
 	ProgressEvery time.Duration // 0 means 1s
 	Validity      stats.ValidityConfig
-	HistoryFile   string         // "" = no history
-	Progress      func(Progress) // optional; called from one goroutine at a time
-	Now           func() time.Time
+	// Host reads the prober host's health over each step, so that an
+	// invalid step names a starved host; nil = a reader of /proc.
+	Host        *hostload.Reader
+	HistoryFile string         // "" = no history
+	Progress    func(Progress) // optional; called from one goroutine at a time
+	Now         func() time.Time
 }
 
 // StopAt says where a ladder stops climbing.
@@ -95,10 +102,10 @@ const (
 	// that comes first. For busy services: the least load past the point
 	// where latency starts to climb.
 	StopAtKnee StopAt = "knee"
-	// StopAtCapacity (the default): after the first failing step, a step
-	// that does not count toward capacity (good fraction below the target,
-	// or its generator invalid). Capacity is then bracketed: the true limit
-	// lies between the capacity step and that one.
+	// StopAtCapacity (the default): after the first failing step (see
+	// firstFailing: a class that met its gates at a lower step no longer
+	// does, or none meets them). Capacity is then measured (bracketed): the
+	// true limit lies between the capacity step and that one.
 	StopAtCapacity StopAt = "capacity"
 	// StopAtTop: climb to the top step, but offer at most one step past
 	// the first failing step (to confirm the failure on the curve).
@@ -126,6 +133,10 @@ func (s StopAt) stepsPastFailure() int {
 
 // ErrRunning is returned when a ladder is started while one is running.
 var ErrRunning = errors.New("ladder: a ladder is already running for this target")
+
+// ErrHistoryNotWritten is wrapped by Run's error when the result could not
+// be appended to the history file.
+var ErrHistoryNotWritten = errors.New("ladder history not written")
 
 // Runner runs one target's ladders through a dispatch.Group. It is the
 // ledger.Sink the group's ledger must feed (it keeps only this target's
@@ -200,6 +211,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Host == nil {
+		cfg.Host = hostload.NewReader()
+	}
 	if cfg.TTFTGate == 0 {
 		for _, c := range cfg.Classes {
 			if g := c.Gates.TTFT; g > 0 && (cfg.TTFTGate == 0 || g < cfg.TTFTGate) {
@@ -216,7 +230,8 @@ type stepState struct {
 	rate  float64
 	start time.Duration // ledger offset of the step's schedule offset 0
 	acc   *stats.Accumulator
-	note  chan struct{} // a record finished (capacity 1)
+	class map[string]*stats.Accumulator // each class's own records and gates
+	note  chan struct{}                 // a record finished (capacity 1)
 
 	mu       sync.Mutex
 	planned  int
@@ -257,6 +272,9 @@ func (r *Runner) Record(rec *ledger.Record) {
 		return // a straggler of an earlier step or ladder
 	}
 	st.acc.Add(rec)
+	if a := st.class[rec.Class]; a != nil {
+		a.Add(rec)
+	}
 	st.mu.Lock()
 	st.finished++
 	if ttft, ok := rec.TTFT(); ok && rec.Outcome == ledger.OK && st.limit > 0 {
@@ -421,7 +439,15 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		}
 	}
 	res.Summaries = steps
-	res.Steps, res.Capacity, res.CapacityStep, res.Knee, res.KneeStep = Analyze(steps, cfg.GoodFractionTarget, cfg.KneeFactor)
+	var names []string
+	if len(cfg.Classes) > 1 {
+		for _, c := range cfg.Classes {
+			names = append(names, c.Name)
+		}
+	}
+	var v stats.Verdict
+	res.Steps, v, res.Classes = Analyze(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
+	res.Capacity, res.CapacityStep, res.CapacityBound, res.Knee, res.KneeStep = v.Capacity, v.CapacityStep, v.CapacityBound, v.Knee, v.KneeStep
 	for i := range res.Steps {
 		res.Steps[i].Pending = pending[i]
 	}
@@ -433,7 +459,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	res.Finished = cfg.Now()
 	if cfg.HistoryFile != "" {
 		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
-			runErr = errors.Join(runErr, err)
+			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
 		}
 	}
 	return res, runErr
@@ -441,30 +467,70 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 
 // stopHere says why the ladder must not offer another step after steps
 // (the steps run so far, none aborted), or "" to go on: the first failing
-// step (one that does not count toward capacity) ends the climb at once,
-// or one step later with StopAtTop; with StopAtKnee the knee step ends it
-// too.
+// step (see firstFailing) ends the climb at once, or one step later with
+// StopAtTop; with StopAtKnee the knee step ends it too.
 func stopHere(steps []stats.LadderStep, cfg Config) string {
 	n := len(steps)
-	failed := 0
-	for i, s := range steps {
-		if !Row(s.Index, s.Rate, s.Summary, cfg.GoodFractionTarget).Met {
-			failed = i + 1
-			break
-		}
-	}
+	failed := firstFailing(steps, cfg.GoodFractionTarget)
 	if failed > 0 && n >= failed+cfg.StopAt.stepsPastFailure() {
 		if n == failed {
-			return fmt.Sprintf("stop_at %s: step %d failed its gates (good fraction below %g or generator invalid)", cfg.StopAt, failed, cfg.GoodFractionTarget)
+			return fmt.Sprintf("stop_at %s: step %d failed its gates (good fraction below %g)", cfg.StopAt, steps[failed-1].Index, cfg.GoodFractionTarget)
 		}
-		return fmt.Sprintf("stop_at %s: step %d is one past step %d, the first that failed its gates", cfg.StopAt, n, failed)
+		return fmt.Sprintf("stop_at %s: step %d is one past step %d, the first that failed its gates", cfg.StopAt, steps[n-1].Index, steps[failed-1].Index)
 	}
 	if cfg.StopAt == StopAtKnee {
-		if _, k := stats.Knee(steps, cfg.KneeFactor); k > 0 {
-			return fmt.Sprintf("stop_at knee: the knee is step %d", k)
+		if v := stats.Judge(steps, cfg.GoodFractionTarget, cfg.KneeFactor); v.KneeStep > 0 {
+			return fmt.Sprintf("stop_at knee: the knee is step %d", steps[v.KneeStep-1].Index)
 		}
 	}
 	return ""
+}
+
+// firstFailing returns the 1-based position of the first failing step, 0
+// when none: a valid step at which a class that met its gates at a lower
+// valid step no longer does (the load, not the class, is to blame), or at
+// which no class meets them. A class that never met its gates (a gate it
+// cannot reach at any rate) does not stop the climb while another class
+// still meets its own. An invalid step says nothing about the target and is
+// never used (it stops the ladder only under Abort.OnGeneratorInvalid).
+// A ladder without classes is one class.
+func firstFailing(steps []stats.LadderStep, target float64) int {
+	metBefore := map[string]bool{}
+	for i, s := range steps {
+		if !s.Summary.Validity.Valid {
+			continue
+		}
+		type judged struct {
+			class string
+			met   bool
+		}
+		var js []judged
+		if len(s.Classes) == 0 {
+			js = append(js, judged{"", stats.Met(s.Summary, target)})
+		}
+		for _, c := range s.Classes {
+			if c.Summary.Planned > 0 { // a class with no arrivals in the step says nothing
+				js = append(js, judged{c.Class, stats.Met(c.Summary, target)})
+			}
+		}
+		anyMet := false
+		for _, j := range js {
+			if j.met {
+				anyMet = true
+			} else if metBefore[j.class] {
+				return i + 1
+			}
+		}
+		if len(js) > 0 && !anyMet {
+			return i + 1
+		}
+		for _, j := range js {
+			if j.met {
+				metBefore[j.class] = true
+			}
+		}
+	}
+	return 0
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -500,10 +566,22 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
 			ClassGates: classGates, Validity: cfg.Validity,
 		}),
+		class: map[string]*stats.Accumulator{},
 	}
 	if cfg.Abort.TTFTGateMultiple > 0 && cfg.TTFTGate > 0 {
 		st.limit = time.Duration(cfg.Abort.TTFTGateMultiple * float64(cfg.TTFTGate))
 	}
+	total := 0.0
+	for _, c := range cfg.Classes {
+		total += c.Weight
+	}
+	for _, c := range cfg.Classes {
+		st.class[c.Name] = stats.NewAccumulator(stats.Config{
+			Mode: ledger.ModeOpen, RequestedRate: rate * c.Weight / total, Start: start, Window: cfg.StepDuration,
+			Gates: c.Gates, Validity: cfg.Validity,
+		})
+	}
+	hostBefore := cfg.Host.Take()
 	r.mu.Lock()
 	r.cur = st
 	r.mu.Unlock()
@@ -558,8 +636,11 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 	}()
 	err = r.g.Open(stepCtx, dispatch.OpenConfig{
 		Arrivals: seq, Start: start, Window: cfg.StepDuration, MaxInFlight: cfg.MaxInFlight,
-		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.track(st),
+		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.track(st), Spin: cfg.Spin,
 	})
+	// The arrivals are over: the host's health over the step's window
+	// tells a starved prober from a slow target.
+	st.acc.SetHost(hostload.Between(hostBefore, cfg.Host.Take()))
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -593,9 +674,14 @@ settle:
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
 	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason}
+	for _, c := range cfg.Classes {
+		cs := st.class[c.Name].Summary()
+		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
+		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
+	}
 	p, f := st.counts()
-	row := Row(n, rate, sum, cfg.GoodFractionTarget)
-	row.Pending, row.AbortReason = p-f, reason
+	row := Row(ls, cfg.GoodFractionTarget)
+	row.Pending = p - f
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
 	return ls, p - f, nil
 }

@@ -321,3 +321,160 @@ func TestNewRefuses(t *testing.T) {
 	}
 	r.running.Unlock()
 }
+
+// fakeExec answers every request after the delay of its class (default
+// delay for the others): first content at half the delay, the end at the
+// delay. No network.
+func fakeExec(led *ledger.Ledger, delay time.Duration, byClass map[string]time.Duration) dispatch.Exec {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		dispatched()
+		d := delay
+		if c, ok := byClass[rec.Class]; ok {
+			d = c
+		}
+		t := time.NewTimer(d / 2)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+		}
+		rec.Headers = led.Now()
+		rec.FirstContent, rec.LastContent, rec.ContentEvents = rec.Headers, rec.Headers, 1
+		t.Reset(d / 2)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+		}
+		return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	}
+}
+
+func buildFake(t *testing.T, cfg Config, exec func(*ledger.Ledger) dispatch.Exec) (*Runner, *dispatch.Group) {
+	t.Helper()
+	var rr *Runner
+	led := ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) { rr.Record(rec) }))
+	g := dispatch.NewGroup(led)
+	r, err := New(cfg, g, exec(led))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr = r
+	return r, g
+}
+
+// TestLadderConstantStepsPlanExactly: a constant ladder step at rate r for W
+// plans exactly r·W arrivals (the steps that used to plan one too few).
+func TestLadderConstantStepsPlanExactly(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("exact")
+	cfg.Steps = []float64{2, 5, 100, 200}
+	cfg.StepDuration = time.Second
+	cfg.MaxRate = 1000
+	r, g := buildFake(t, cfg, func(led *ledger.Ledger) dispatch.Exec { return fakeExec(led, 2*time.Millisecond, nil) })
+	res, err := r.Run(context.Background(), "manual")
+	g.Drain(context.Background(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{2, 5, 100, 200} {
+		if i >= len(res.Steps) {
+			t.Fatalf("only %d steps ran: %s", len(res.Steps), res.AbortReason)
+		}
+		if got := res.Steps[i].Planned + res.Steps[i].Pending; got != want {
+			t.Errorf("step %d (%g req/s × 1s): planned %d, want %d", i+1, cfg.Steps[i], got, want)
+		}
+	}
+}
+
+// TestLadderPerClassJudgement: each class is judged on its own records and
+// gates. "long" answers in 300 ms against a 200 ms TTFT gate and never
+// meets it; "chat" answers in 20 ms and always does: their capacities
+// differ, in each class's own offered rate.
+func TestLadderPerClassJudgement(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("classes")
+	cfg.Classes = []Class{
+		{Name: "chat", Weight: 3, Gates: stats.Gates{TTFT: 100 * time.Millisecond}},
+		{Name: "long", Weight: 1, Gates: stats.Gates{TTFT: 200 * time.Millisecond}},
+	}
+	cfg.Steps = []float64{8, 16}
+	cfg.StepDuration = time.Second
+	r, g := buildFake(t, cfg, func(led *ledger.Ledger) dispatch.Exec {
+		return fakeExec(led, 20*time.Millisecond, map[string]time.Duration{"long": 600 * time.Millisecond})
+	})
+	res, err := r.Run(context.Background(), "manual")
+	g.Drain(context.Background(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 2 {
+		t.Fatalf("%d steps: %s", len(res.Steps), res.AbortReason)
+	}
+	for _, s := range res.Steps {
+		t.Logf("step %d valid %v %v classes %+v", s.Step, s.Valid, s.Invalid, s.Classes)
+		if !s.Valid {
+			t.Skipf("step %d invalid on this machine (%v): per-class capacity needs valid steps", s.Step, s.Invalid)
+		}
+	}
+	if len(res.Classes) != 2 {
+		t.Fatalf("per-class results %+v", res.Classes)
+	}
+	chat, long := res.Classes[0], res.Classes[1]
+	if chat.Class != "chat" || chat.Capacity != 12 || chat.CapacityStep != 2 || chat.CapacityBound != stats.BoundLower {
+		t.Errorf("chat %+v: want 12 req/s of chat (16 × 3/4) at the top step, a lower bound", chat)
+	}
+	if long.Class != "long" || long.CapacityStep != 0 || long.CapacityBound != "" {
+		t.Errorf("long %+v: never met its gate, want no capacity", long)
+	}
+	if res.CapacityStep != 0 {
+		t.Errorf("every class together: capacity %g at step %d, want none (a quarter of the requests are never good)", res.Capacity, res.CapacityStep)
+	}
+	for _, s := range res.Steps {
+		if len(s.Classes) != 2 || s.Classes[0].Good == 0 || s.Classes[1].Good != 0 || s.Classes[0].Rate == s.Classes[1].Rate {
+			t.Errorf("step %d class rows %+v", s.Step, s.Classes)
+		}
+	}
+}
+
+// TestLadderInvalidStep: an invalid step (here the in-flight cap suppressed
+// arrivals) is recorded with its cause and never used. With
+// OnGeneratorInvalid the ladder aborts there; without it the ladder goes on.
+func TestLadderInvalidStep(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, abort := range []bool{true, false} {
+		cfg := baseConfig("invalid")
+		cfg.Steps = []float64{2, 40, 3}
+		cfg.StepDuration = time.Second
+		cfg.MaxInFlight = 2
+		cfg.Abort = AbortRules{OnGeneratorInvalid: abort}
+		r, g := buildFake(t, cfg, func(led *ledger.Ledger) dispatch.Exec { return fakeExec(led, 150*time.Millisecond, nil) })
+		res, err := r.Run(context.Background(), "manual")
+		g.Drain(context.Background(), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Steps) < 2 || res.Steps[1].Valid || len(res.Steps[1].InvalidCauses) == 0 || res.Steps[1].InvalidCauses[0].Cause != stats.CauseInFlightCap {
+			t.Fatalf("abort %v: step 2 should be invalid (in_flight_cap): %+v", abort, res.Steps)
+		}
+		if !res.Steps[0].Valid {
+			t.Skipf("step 1 invalid on this machine: %v", res.Steps[0].Invalid)
+		}
+		if abort {
+			if !res.Aborted || len(res.Steps) != 2 || !strings.Contains(res.AbortReason, "in-flight cap full") {
+				t.Errorf("abort: aborted %v after %d steps (%q), want an abort at step 2 naming the cap", res.Aborted, len(res.Steps), res.AbortReason)
+			}
+			if res.Capacity != 2 || res.CapacityStep != 1 || res.CapacityBound != stats.BoundLower {
+				t.Errorf("abort: capacity %g step %d %q, want 2 at step 1, a lower bound", res.Capacity, res.CapacityStep, res.CapacityBound)
+			}
+			continue
+		}
+		if res.Aborted || len(res.Steps) != 3 {
+			t.Fatalf("continue: aborted %v after %d steps (%q), want all 3 steps", res.Aborted, len(res.Steps), res.AbortReason)
+		}
+		if res.Capacity != 3 || res.CapacityStep != 3 || res.CapacityBound != stats.BoundLower || res.Steps[1].Met {
+			t.Errorf("continue: capacity %g step %d %q (step 2 met %v): the invalid step 2 must never count", res.Capacity, res.CapacityStep, res.CapacityBound, res.Steps[1].Met)
+		}
+	}
+}

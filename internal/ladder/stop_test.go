@@ -230,3 +230,37 @@ func TestInStepAbortIgnoresLongStreams(t *testing.T) {
 		t.Fatalf("aborted %v %q, steps %+v: long streams with a quick first token must not trip the TTFT rule", res.Aborted, res.AbortReason, res.Steps)
 	}
 }
+
+// TestFirstFailing: the step that ends the climb, on its own figures.
+func TestFirstFailing(t *testing.T) {
+	sum := func(valid bool, planned int, good float64) stats.Summary {
+		s := stats.Summary{Planned: planned, GoodFraction: good}
+		s.Validity.Valid = valid
+		return s
+	}
+	one := func(valid bool, good float64) stats.LadderStep {
+		return stats.LadderStep{Summary: sum(valid, 10, good)}
+	}
+	two := func(chat, long float64, longPlanned int) stats.LadderStep {
+		return stats.LadderStep{Summary: sum(true, 10, (chat+long)/2), Classes: []stats.ClassStep{
+			{Class: "chat", Summary: sum(true, 10, chat)}, {Class: "long", Summary: sum(true, longPlanned, long)}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []stats.LadderStep
+		want  int
+	}{
+		{"passes throughout", []stats.LadderStep{one(true, 1), one(true, 0.95)}, 0},
+		{"fails at the lowest step (a broken target)", []stats.LadderStep{one(true, 0.5), one(true, 1)}, 1},
+		{"passes, then fails", []stats.LadderStep{one(true, 1), one(true, 0.95), one(true, 0.4)}, 3},
+		{"an invalid step is never used", []stats.LadderStep{one(true, 1), one(false, 0.2), one(true, 0.95)}, 0},
+		{"a class that never met does not stop the climb", []stats.LadderStep{two(1, 0, 10), two(1, 0, 10)}, 0},
+		{"a class that met, then failed, does", []stats.LadderStep{two(1, 1, 10), two(1, 0.5, 10)}, 2},
+		{"nobody meets", []stats.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
+		{"a class with no arrivals in a step is not judged there", []stats.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
+	} {
+		if got := firstFailing(tc.steps, 0.9); got != tc.want {
+			t.Errorf("%s: first failing step %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -103,8 +103,10 @@ func (s *FileSink) Err() (dropped int, err error) {
 	return s.dropped, s.err
 }
 
-// Close flushes buffered records and closes the file. It returns the first
-// write error seen, if any. Close is idempotent.
+// Close flushes buffered records and closes the file. It returns the
+// write errors seen, if any (each naming the OS error, e.g. "no space left
+// on device"); Err reports the first of them afterwards. Close is
+// idempotent.
 func (s *FileSink) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,12 +115,20 @@ func (s *FileSink) Close() error {
 	}
 	errs := []error{s.err}
 	if err := s.w.Flush(); err != nil {
-		errs = append(errs, fmt.Errorf("ledger: flush JSONL ledger: %w", err))
+		err = fmt.Errorf("ledger: flush JSONL ledger: %w", err)
+		errs = append(errs, err)
 		s.dropped += s.buffered
+		if s.err == nil {
+			s.err = err
+		}
 	}
 	s.buffered = 0
 	if err := s.f.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("ledger: close JSONL ledger: %w", err))
+		err = fmt.Errorf("ledger: close JSONL ledger: %w", err)
+		errs = append(errs, err)
+		if s.err == nil {
+			s.err = err
+		}
 	}
 	s.f = nil
 	return errors.Join(errs...)

@@ -3,10 +3,12 @@ package ledger
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,4 +294,30 @@ func BenchmarkRotatingSinkRecord(b *testing.B) {
 	}
 	st := s.Stats()
 	b.ReportMetric(float64(st.Dropped)/float64(st.Written+st.Dropped), "dropped/op")
+}
+
+// TestFileSinkFullDevice: when the final flush fails (ENOSPC on
+// /dev/full), Close and Err both name the OS error and every record is
+// counted lost; Err is never (n > 0, nil).
+func TestFileSinkFullDevice(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	s, err := CreateFileSink("/dev/full", RunHeader{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 19 {
+		s.Record(&Record{ID: uint64(i + 1), Outcome: OK, Reason: ReasonStop})
+	}
+	cerr := s.Close()
+	n, err := s.Err()
+	if n != 19 || err == nil || cerr == nil {
+		t.Fatalf("Close = %v; Err = %d, %v: want 19 records lost and an error", cerr, n, err)
+	}
+	for _, e := range []error{err, cerr} {
+		if !errors.Is(e, syscall.ENOSPC) {
+			t.Errorf("error %v does not carry ENOSPC", e)
+		}
+	}
 }

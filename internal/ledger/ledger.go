@@ -6,7 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // Sink receives every finished record, exactly once, in finishing order.
@@ -160,7 +161,11 @@ func (l *Ledger) Finish(r *Record, o Outcome, reason Reason, errText string) err
 	if o != Unsent && r.End == 0 {
 		r.End = l.Now()
 	}
-	r.Outcome, r.Reason, r.Error = o, reason, sanitize(errText)
+	r.Outcome, r.Reason, r.Error = o, reason, sanitize.String(errText, MaxErrorBytes)
+	// The protocol client cleans what the server sent with the keys it
+	// knows; cleaning again costs nothing for a clean string and holds the
+	// record's bounds whatever executor filled it.
+	r.Model, r.FinishReason = sanitize.String(r.Model, MaxModelBytes), sanitize.String(r.FinishReason, MaxFinishReasonBytes)
 	if o == Unsent {
 		l.unsent++
 	}
@@ -237,18 +242,4 @@ func (l *Ledger) violation(err error) error {
 	l.violations = append(l.violations, err)
 	l.mu.Unlock()
 	return err
-}
-
-// sanitize bounds error text; callers must already have removed URLs and
-// secrets (the protocol client builds these messages from its own words).
-func sanitize(s string) string {
-	const max = 160
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) { // never split a character
-		cut--
-	}
-	return s[:cut]
 }

@@ -259,6 +259,22 @@ func TestErrorTextBounded(t *testing.T) {
 	}
 }
 
+// TestFinishCleansText: whatever an executor put in the record's text
+// fields, the ledger keeps them valid, printable and bounded (the one rule,
+// sanitize), so that no sink writes a control character or invalid UTF-8.
+func TestFinishCleansText(t *testing.T) {
+	l := New(time.Now())
+	r := l.Plan(Meta{}, 1)
+	l.MarkDispatched(r)
+	r.Model = "m\x1b[2J\x00" + strings.Repeat("m", 300)
+	r.FinishReason = "stop\xff\a"
+	_ = l.Finish(r, StreamError, ReasonMalformed, "bad \x1b]0;title\x07 text")
+	if r.Error != "bad \uFFFD]0;title\uFFFD text" || r.FinishReason != "stop\uFFFD\uFFFD" ||
+		len(r.Model) != MaxModelBytes || !strings.HasPrefix(r.Model, "m\uFFFD[2J\uFFFD") {
+		t.Errorf("error %q, finish %q, model %q (%d bytes)", r.Error, r.FinishReason, r.Model, len(r.Model))
+	}
+}
+
 func TestRecordFigures(t *testing.T) {
 	ms := time.Millisecond
 	full := Record{Planned: 10 * ms, Dispatched: 12 * ms, FirstContent: 50 * ms, FirstReasoning: 30 * ms, LastContent: 150 * ms, End: 160 * ms,

@@ -55,6 +55,7 @@ const (
 	ReasonDial              Reason = "dial"               // DNS or other dial failure
 	ReasonConnectionRefused Reason = "connection_refused" // nothing listening
 	ReasonConnectionReset   Reason = "connection_reset"   // reset or closed mid-request/stream
+	ReasonStaleConnection   Reason = "stale_connection"   // failed on a reused idle (keep-alive) connection before any response byte: a pool race
 	ReasonTLS               Reason = "tls"
 	ReasonTransportOther    Reason = "transport_other"
 
@@ -64,6 +65,7 @@ const (
 	ReasonContentType   Reason = "content_type"    // a 2xx that is not text/event-stream
 	ReasonTruncated     Reason = "truncated"       // stream ended without [DONE] / finish reason / stop event
 	ReasonEventTooLarge Reason = "event_too_large" // an event over the configured maximum size
+	ReasonBufferLimit   Reason = "buffer_limit"    // buffering the event would pass the process-wide bound on buffered event bytes
 	ReasonDataAfterDone Reason = "data_after_done" // events after the terminal marker
 	ReasonProtocolError Reason = "protocol"        // events out of the API's order
 
@@ -86,8 +88,8 @@ var reasonsFor = map[Outcome][]Reason{
 	Rejected:       {ReasonStatus429, ReasonStatus503},
 	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
-	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonTLS, ReasonTransportOther},
-	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonDataAfterDone, ReasonProtocolError},
+	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
+	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},
 	Censored:       {ReasonDrainDeadline},

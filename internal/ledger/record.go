@@ -66,6 +66,28 @@ type Usage struct {
 	Prompt     int  `json:"prompt_tokens,omitempty"`     // input tokens
 	Completion int  `json:"completion_tokens,omitempty"` // output tokens (visible + reasoning where the API counts both)
 	Reasoning  int  `json:"reasoning_tokens,omitempty"`  // reasoning tokens, where reported
+	// Invalid says the server reported a count that cannot be true (negative,
+	// or above MaxUsageTokens): it was dropped, so the counts are unknown
+	// (Known false) unless a later report in the stream was believable.
+	Invalid bool `json:"invalid,omitempty"`
+}
+
+// MaxUsageTokens is the largest token count believed from a server for one
+// request (each of prompt, completion and reasoning): ten times the largest
+// context window of any model today. A count above it is absurd.
+const MaxUsageTokens = 100_000_000
+
+// CheckUsage is how a server's token counts become a Usage, checked once, as
+// they are decoded: when any count is negative or above MaxUsageTokens the
+// counts are unknown (Known false) and flagged Invalid, never a figure that
+// reaches a budget, a counter or a report.
+func CheckUsage(prompt, completion, reasoning int64) Usage {
+	for _, n := range []int64{prompt, completion, reasoning} {
+		if n < 0 || n > MaxUsageTokens {
+			return Usage{Invalid: true}
+		}
+	}
+	return Usage{Known: true, Prompt: int(prompt), Completion: int(completion), Reasoning: int(reasoning)}
 }
 
 // Record is one planned arrival and everything measured about it.
@@ -119,19 +141,30 @@ type Record struct {
 	// included). Both stamps are always kept.
 	TTFTBoundary TTFTBoundary `json:"ttft_boundary,omitempty"`
 
-	Status          int           `json:"status,omitempty"`         // HTTP status
-	RetryAfter      time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection
-	Usage           Usage         `json:"usage"`
-	ContentEvents   int           `json:"content_events"`             // events that carried visible content
-	ReasoningEvents int           `json:"reasoning_events,omitempty"` // events that carried reasoning
-	FinishReason    string        `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned to [A-Za-z0-9_.:/-] and bounded
-	Model           string        `json:"model,omitempty"`            // the model the server says answered (truncated to 128 bytes)
-	TraceID         string        `json:"trace_id,omitempty"`
+	Status     int           `json:"status,omitempty"`         // HTTP status
+	RetryAfter time.Duration `json:"retry_after_ns,omitempty"` // parsed Retry-After on a rejection (at most an hour)
+	// RetryAfterClamped says the server's Retry-After asked for longer than
+	// the bound (protocol.MaxRetryAfter) and RetryAfter holds the bound.
+	RetryAfterClamped bool   `json:"retry_after_clamped,omitempty"`
+	Usage             Usage  `json:"usage"`
+	ContentEvents     int    `json:"content_events"`             // events that carried visible content
+	ReasoningEvents   int    `json:"reasoning_events,omitempty"` // events that carried reasoning
+	FinishReason      string `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned (sanitize) to MaxFinishReasonBytes
+	Model             string `json:"model,omitempty"`            // the model the server says answered, cleaned (sanitize) to MaxModelBytes
+	TraceID           string `json:"trace_id,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`
-	Error   string  `json:"error,omitempty"` // a short, sanitised description: never a URL, key, prompt or body
+	Error   string  `json:"error,omitempty"` // a short, sanitised description: never a URL, key, prompt or body (MaxErrorBytes)
 }
+
+// Bounds on the record's text fields, cleaned by the one rule (sanitize):
+// valid UTF-8, printable, cut at a rune boundary.
+const (
+	MaxModelBytes        = 128
+	MaxFinishReasonBytes = 64
+	MaxErrorBytes        = 160
+)
 
 // Sent reports whether the request was dispatched.
 func (r *Record) Sent() bool { return r.Dispatched > 0 }

@@ -71,13 +71,20 @@ type anthUsage struct {
 
 // prompt is every input token the request consumed: uncached plus cache
 // writes plus cache reads (the API reports them apart). ok is false when the
-// object names no input count at all.
+// object names no input count at all. A part that cannot be true (negative
+// or absurd) makes the sum -1, which CheckUsage refuses: the parts are
+// checked before they are added, so a sum never overflows.
 func (u *anthUsage) prompt() (n int, ok bool) {
 	for _, p := range []*int{u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens} {
-		if p != nil {
-			n += *p
-			ok = true
+		if p == nil {
+			continue
 		}
+		ok = true
+		if n < 0 || *p < 0 || *p > ledger.MaxUsageTokens {
+			n = -1
+			continue
+		}
+		n += *p
 	}
 	return n, ok
 }
@@ -139,7 +146,7 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	case "error":
 		se := &ServerError{Type: "error"}
 		if e.Error != nil && e.Error.Type != "" {
-			se.Type = safeLabel(e.Error.Type, 48)
+			se.Type = e.Error.Type
 		}
 		return Event{Err: se}, nil
 	case "message_start":
@@ -158,7 +165,7 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event has no type")
 	}
 	if !d.started {
-		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before message_start", safeLabel(typ, 48))
+		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before message_start", knownName(typ))
 	}
 	switch typ {
 	case "content_block_start":
@@ -203,13 +210,13 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	case "message_delta":
 		ev := Event{}
 		if e.Delta != nil && e.Delta.StopReason != nil {
-			ev.FinishReason = safeLabel(*e.Delta.StopReason, 48)
+			ev.FinishReason = *e.Delta.StopReason
 		}
 		if u := e.Usage; u != nil && u.OutputTokens != nil {
 			if p, ok := u.prompt(); ok {
 				d.prompt = p // newer servers repeat input counts here
 			}
-			ev.Usage = &ledger.Usage{Known: true, Prompt: d.prompt, Completion: *u.OutputTokens}
+			ev.Usage = usageOf(d.prompt, *u.OutputTokens, 0)
 		}
 		return ev, nil
 	case "message_stop":

@@ -61,25 +61,50 @@ func FinishReason(s string) ledger.Reason {
 	}
 }
 
-// ParseRetryAfter reads a Retry-After header: delay-seconds or an HTTP-date
-// (relative to now). It returns 0 when absent, invalid or in the past.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
+// MaxRetryAfter is the longest Retry-After kept: a longer one, in either
+// form, is stored as MaxRetryAfter and marked clamped.
+const MaxRetryAfter = time.Hour
+
+// ParseRetryAfter reads a Retry-After header by one rule for both forms,
+// delay-seconds (any number of digits) or an HTTP-date (relative to now):
+// 0 when absent, invalid, zero or in the past; above MaxRetryAfter it is
+// MaxRetryAfter and clamped is true.
+func ParseRetryAfter(v string, now time.Time) (d time.Duration, clamped bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return 0
+		return 0, false
 	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 || secs > int64(365*24*time.Hour/time.Second) {
-			return 0
+	switch {
+	case strings.Trim(v, "0123456789") == "":
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err == nil && secs <= uint64(MaxRetryAfter/time.Second) {
+			return time.Duration(secs) * time.Second, false
 		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
+		// Too many seconds for a Duration, or simply more than the cap.
+		return MaxRetryAfter, true
+	default:
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return 0, false
 		}
+		d = t.Sub(now) // saturates rather than overflows
 	}
-	return 0
+	switch {
+	case d <= 0:
+		return 0, false
+	case d > MaxRetryAfter:
+		return MaxRetryAfter, true
+	}
+	return d, false
+}
+
+// staleConnection reports whether a round-trip error is the connection
+// closing under the request (EOF, reset, broken pipe, "server closed idle
+// connection") rather than a partial response or anything else; on a
+// reused connection that is a keep-alive race.
+func staleConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // classifyError turns an error from the round trip or the body into a

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,22 +21,30 @@ import (
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // Bounds on what the Client keeps from a response.
 const (
-	maxFinishReason = 32              // bytes of finish_reason kept in the record
-	maxModel        = 128             // bytes of model name kept in the record
-	maxErrorBody    = 64 << 10        // bytes of a non-stream body read to find an error object
-	postDoneGrace   = 2 * time.Second // longest wait for the body's end after the terminal marker
+	maxFinishReason = ledger.MaxFinishReasonBytes // bytes of finish_reason kept in the record
+	maxModel        = ledger.MaxModelBytes        // bytes of model name kept in the record
+	maxLabel        = 48                          // bytes of an error type or code, or a content type, in error text
+	maxDecodeErr    = 120                         // bytes of a decoder's error text
+	maxErrorBody    = 64 << 10                    // bytes of a non-stream body read to find an error object
+	postDoneGrace   = 2 * time.Second             // longest wait for the body's end after the terminal marker
 )
 
 // ClientOptions configure a Client. The zero value is usable: no timeouts,
 // 1 MiB events, system TLS roots, HTTP/2 over TLS, proxy from the
 // environment, no auth.
 type ClientOptions struct {
-	Timeouts        Timeouts
-	MaxEventBytes   int         // largest SSE event accepted; 0 = sse.DefaultMaxEventBytes
+	Timeouts      Timeouts
+	MaxEventBytes int // largest SSE event accepted; 0 = sse.DefaultMaxEventBytes
+	// Buffers is the process-wide bound on buffered event bytes, shared by
+	// every Client of the process (sse.Budget); a stream that would pass it
+	// ends stream_error/buffer_limit. nil: unbounded (each stream is still
+	// bounded by MaxEventBytes).
+	Buffers         *sse.Budget
 	TLS             TLSOptions  // CA file, client certificate, skip-verify
 	DisableHTTP2    bool        // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
 	NoProxy         bool        // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
@@ -43,6 +52,12 @@ type ClientOptions struct {
 	Headers         http.Header // extra headers on every request (values never logged)
 	Auth            AuthOptions // where the API key comes from and how it is sent
 	Logger          *slog.Logger
+	// Redactor knows secret values besides the client's own: e.g. header
+	// values read from the environment (header_env). The Client adds its
+	// API key and the values of Headers whose names look secret
+	// (sanitize.SecretName), and cleans every server-supplied string it
+	// keeps with the result (see Redactor). nil: none besides its own.
+	Redactor *sanitize.Redactor
 }
 
 // Target is one endpoint: a base URL (e.g. "http://127.0.0.1:8000/v1"),
@@ -68,6 +83,8 @@ type Client struct {
 	warnings  []string
 	readers   sync.Pool     // *sse.Reader, reused across streams
 	doneGrace time.Duration // postDoneGrace (tests shorten it)
+	red       *sanitize.Redactor
+	buffers   *sse.Budget
 }
 
 // NewClient builds a Client: it resolves the API key (from the environment
@@ -102,14 +119,29 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	c := &Client{
 		rt: rt, timeouts: opts.Timeouts, maxEvent: opts.MaxEventBytes,
 		headers: make(http.Header, len(opts.Headers)), auth: auth, warnings: warnings,
-		doneGrace: postDoneGrace,
+		doneGrace: postDoneGrace, red: opts.Redactor, buffers: opts.Buffers,
+	}
+	var secrets []string
+	if auth.key != nil {
+		secrets = append(secrets, auth.key.v)
 	}
 	for k, v := range opts.Headers {
 		c.headers[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+		if sanitize.SecretName(k) {
+			secrets = append(secrets, v...)
+		}
 	}
+	c.red = c.red.With(secrets...)
 	c.readers.New = func() any { return sse.NewReader(nil, sse.Options{}) }
 	return c, nil
 }
+
+// Redactor returns the Redactor the Client cleans server-supplied strings
+// with: it knows the Client's API key (and its Bearer form), the values of
+// its secret-looking extra headers and those of ClientOptions.Redactor.
+// Callers use it for what they read from the same target themselves (e.g.
+// a response header polled for identity).
+func (c *Client) Redactor() *sanitize.Redactor { return c.red }
 
 // Warnings returns the configuration warnings NewClient logged.
 func (c *Client) Warnings() []string { return append([]string(nil), c.warnings...) }
@@ -135,6 +167,11 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res dispatch.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Whether the request went out on a reused idle connection: a failure
+	// there before any response byte is a keep-alive race (the server
+	// closed the connection while it sat idle), not a failing target.
+	var reused atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) }})
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
@@ -179,6 +216,10 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	if err != nil {
 		rec.End = now()
+		if reused.Load() && ctx.Err() == nil && staleConnection(err) {
+			return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+				Err: "connection closed before response headers on a reused keep-alive connection"}
+		}
 		return classifyError(ctx, err, false)
 	}
 	rec.Headers = now()
@@ -293,7 +334,7 @@ func (s *stream) failWith(res dispatch.Result) dispatch.Result {
 // the body.
 func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch.Result {
 	rd := s.c.readers.Get().(*sse.Reader)
-	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity})
+	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity, Budget: s.c.buffers})
 	defer func() {
 		rd.Reset(nil, sse.Options{})
 		s.c.readers.Put(rd)
@@ -321,11 +362,11 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch
 			if !ok || !ledger.Valid(ledger.StreamError, reason) {
 				reason = ledger.ReasonMalformed
 			}
-			return s.fail(ledger.StreamError, reason, "stream "+string(reason)+": "+boundedErr(err))
+			return s.fail(ledger.StreamError, reason, "stream "+string(reason)+": "+s.c.red.String(err.Error(), maxDecodeErr))
 		}
 		s.apply(ev)
 		if ev.Err != nil {
-			return s.fail(ledger.StreamError, ledger.ReasonInBandError, "in-band error"+labels(ev.Err))
+			return s.fail(ledger.StreamError, ledger.ReasonInBandError, "in-band error"+s.c.labels(ev.Err))
 		}
 		if ev.Done {
 			doneAt = s.now()
@@ -353,7 +394,9 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch
 const MaxChunkGaps = 1 << 14
 
 // apply stamps what one event carried: one clock read per event that
-// carried reasoning or content, none for the others.
+// carried reasoning or content, none for the others. Server strings (finish
+// reason, model) are cleaned by the one rule (sanitize) with the Client's
+// Redactor.
 func (s *stream) apply(ev Event) {
 	rec := s.rec
 	var t time.Duration
@@ -389,14 +432,17 @@ func (s *stream) apply(ev Event) {
 		}
 	}
 	if ev.Usage != nil {
+		// The decoder checked the counts (CheckUsage); an impossible report
+		// anywhere in the stream stays flagged.
+		invalid := rec.Usage.Invalid || ev.Usage.Invalid
 		rec.Usage = *ev.Usage
-		rec.Usage.Known = true
+		rec.Usage.Invalid = invalid
 	}
 	if ev.FinishReason != "" {
-		rec.FinishReason = truncate(ev.FinishReason, maxFinishReason)
+		rec.FinishReason = s.c.red.String(ev.FinishReason, maxFinishReason)
 	}
 	if ev.Model != "" && rec.Model == "" {
-		rec.Model = truncate(ev.Model, maxModel)
+		rec.Model = s.c.red.String(ev.Model, maxModel)
 	}
 }
 
@@ -413,6 +459,9 @@ func (s *stream) readError(ctx context.Context, err error) dispatch.Result {
 		switch {
 		case errors.Is(err, sse.ErrEventTooLarge):
 			return s.fail(ledger.StreamError, ledger.ReasonEventTooLarge, "event over "+strconv.Itoa(s.maxEvent())+" bytes")
+		case errors.Is(err, sse.ErrBudget):
+			return s.fail(ledger.StreamError, ledger.ReasonBufferLimit,
+				"buffered event bytes of all streams would pass the process-wide bound of "+strconv.FormatInt(s.c.buffers.Limit(), 10))
 		case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
 			return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
 		}
@@ -432,14 +481,17 @@ func (s *stream) maxEvent() int {
 func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 	o, r := ClassifyStatus(resp.StatusCode)
 	if o == ledger.Rejected {
-		s.rec.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		s.rec.RetryAfter, s.rec.RetryAfterClamped = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	msg := "status " + strconv.Itoa(resp.StatusCode)
 	if se := s.errorBody(resp); se != nil {
-		msg += labels(se)
+		msg += s.c.labels(se)
 	}
 	if s.rec.RetryAfter > 0 {
 		msg += ", retry after " + s.rec.RetryAfter.String()
+		if s.rec.RetryAfterClamped {
+			msg += " (clamped: the server asked for longer)"
+		}
 	}
 	return s.fail(o, r, msg)
 }
@@ -448,12 +500,12 @@ func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 // error object is an error body, anything else a content-type error.
 func (s *stream) notEventStream(ctx context.Context, resp *http.Response) dispatch.Result {
 	if se := s.errorBody(resp); se != nil {
-		return s.fail(ledger.HTTPError, ledger.ReasonErrorBody, "status "+strconv.Itoa(resp.StatusCode)+" with an error body"+labels(se))
+		return s.fail(ledger.HTTPError, ledger.ReasonErrorBody, "status "+strconv.Itoa(resp.StatusCode)+" with an error body"+s.c.labels(se))
 	}
 	if ctx.Err() != nil {
 		return s.failWith(classifyError(ctx, ctx.Err(), true))
 	}
-	ct := safeLabel(resp.Header.Get("Content-Type"), 40)
+	ct := s.c.red.String(resp.Header.Get("Content-Type"), maxLabel)
 	if ct == "" {
 		ct = "none"
 	}
@@ -507,31 +559,17 @@ func isEventStream(ct string) bool {
 	return rest == "" || rest[0] == ';' || rest[0] == ' ' || rest[0] == '\t'
 }
 
-// labels formats a server error's type and code for error text.
-func labels(se *ServerError) string {
-	t, c := safeLabel(se.Type, 48), safeLabel(se.Code, 48)
+// labels formats a server error's type and code for error text, cleaned
+// by the one rule.
+func (c *Client) labels(se *ServerError) string {
+	t, code := c.red.String(se.Type, maxLabel), c.red.String(se.Code, maxLabel)
 	switch {
-	case t != "" && c != "":
-		return " (" + t + "/" + c + ")"
+	case t != "" && code != "":
+		return " (" + t + "/" + code + ")"
 	case t != "":
 		return " (" + t + ")"
-	case c != "":
-		return " (" + c + ")"
+	case code != "":
+		return " (" + code + ")"
 	}
 	return ""
-}
-
-// boundedErr is a decoder error's text, bounded (decoders word their own
-// errors and never include the payload).
-func boundedErr(err error) string { return truncate(err.Error(), 80) }
-
-// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

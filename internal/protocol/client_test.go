@@ -653,21 +653,47 @@ func TestIsEventStream(t *testing.T) {
 	}
 }
 
+// TestParseRetryAfter (issue 8, defect 11): one rule for both forms — a
+// value beyond MaxRetryAfter, as seconds (however many digits) or as a
+// date (however far off), is the bound, marked clamped.
 func TestParseRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
-		in   string
-		want time.Duration
+		in      string
+		want    time.Duration
+		clamped bool
 	}{
-		{"", 0}, {"3", 3 * time.Second}, {" 120 ", 2 * time.Minute}, {"0", 0}, {"-4", 0}, {"soon", 0},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0},
-		{"99999999999999", 0},
+		{"", 0, false}, {"3", 3 * time.Second, false}, {" 120 ", 2 * time.Minute, false}, {"0", 0, false},
+		{"-4", 0, false}, {"soon", 0, false}, {"1.5", 0, false},
+		{"3600", time.Hour, false}, {"3601", MaxRetryAfter, true},
+		{"99999999999999", MaxRetryAfter, true},
+		{"999999999999999999999999999999", MaxRetryAfter, true},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second, false},
+		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0, false},
+		{now.Add(2 * time.Hour).Format(http.TimeFormat), MaxRetryAfter, true},
+		{"Thu, 01 Jan 2099 00:00:00 GMT", MaxRetryAfter, true},
 	}
 	for _, tt := range tests {
-		if got := ParseRetryAfter(tt.in, now); got != tt.want {
-			t.Errorf("ParseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		if got, clamped := ParseRetryAfter(tt.in, now); got != tt.want || clamped != tt.clamped {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, clamped, tt.want, tt.clamped)
 		}
+	}
+}
+
+// TestRetryAfterClampedInTheRecord: a rejection whose Retry-After is far in
+// the future is recorded at the bound and marked clamped, and its error
+// text says so.
+func TestRetryAfterClampedInTheRecord(t *testing.T) {
+	srv := httptest.NewServer(statusHandler(429, "application/json", `{"error":{"type":"rate_limit"}}`, "Retry-After", "Thu, 01 Jan 2099 00:00:00 GMT"))
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	res, rec := probe(t, c, context.Background(), srv.URL, Params{})
+	if res.Outcome != ledger.Rejected || rec.RetryAfter != MaxRetryAfter || !rec.RetryAfterClamped || !strings.Contains(res.Err, "clamped") {
+		t.Errorf("result %+v, retry after %v clamped %v", res, rec.RetryAfter, rec.RetryAfterClamped)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -16,13 +18,101 @@ import (
 // still a server error on an SSE "error" event and a malformed stream
 // otherwise. The payload itself never reaches the error text.
 func unmarshalEvent(api, name, what string, data []byte, v any) (ev Event, stop bool, err error) {
-	if json.Unmarshal(data, v) == nil {
+	uerr := json.Unmarshal(data, v)
+	if uerr == nil {
 		return Event{}, false, nil
 	}
 	if name == "error" {
 		return Event{Err: &ServerError{Type: "error"}}, true, nil
 	}
-	return Event{}, true, decodeErr(api, ledger.ReasonMalformed, "%s is not valid JSON", what)
+	return Event{}, true, jsonDecodeErr(api, what, uerr)
+}
+
+// jsonDecodeErr is the malformed-stream error for a payload encoding/json
+// refused, saying what was unexpected: valid JSON of another shape names
+// the member and the types wanted and found ("chunk: usage.prompt_tokens:
+// want an integer, got a number with a fraction"); anything else is "not
+// valid JSON". Member paths are the decoder's own field names; no value
+// the server sent is quoted.
+func jsonDecodeErr(api, what string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "a member"
+		}
+		return decodeErr(api, ledger.ReasonMalformed, "%s: %s: want %s, got %s", what, field, wantKind(te.Type), gotKind(te.Value))
+	}
+	return decodeErr(api, ledger.ReasonMalformed, "%s is not valid JSON", what)
+}
+
+// wantKind names the JSON a Go type takes.
+func wantKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "another type"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another type"
+}
+
+// gotKind names the JSON value encoding/json describes as v ("number 1.5",
+// "object", …) without repeating it.
+func gotKind(v string) string {
+	kind, num, _ := strings.Cut(v, " ")
+	switch kind {
+	case "number":
+		if strings.ContainsAny(num, ".eE") {
+			return "a number with a fraction or exponent"
+		}
+		return "an integer out of range"
+	case "string":
+		return "a string"
+	case "object":
+		return "an object"
+	case "array":
+		return "a list"
+	case "bool":
+		return "true or false"
+	}
+	return "another type"
+}
+
+// typeErr is what the decoders' own member types return for a value of
+// the wrong type, as encoding/json does for the fields they replace;
+// encoding/json adds the member's path.
+func typeErr(b []byte, want reflect.Type) error {
+	v := "another type"
+	switch {
+	case len(b) == 0:
+	case b[0] == '"':
+		v = "string"
+	case b[0] == '{':
+		v = "object"
+	case b[0] == '[':
+		v = "array"
+	case b[0] == 't' || b[0] == 'f':
+		v = "bool"
+	default:
+		v = "number " + string(b)
+	}
+	return &json.UnmarshalTypeError{Value: v, Type: want}
 }
 
 // eventType is a typed event's type: its JSON type member, else the SSE
@@ -57,16 +147,20 @@ func (u *openAIUsage) ledger() *ledger.Usage {
 	if u == nil {
 		return nil
 	}
-	lu := &ledger.Usage{Known: true, Prompt: u.PromptTokens, Completion: u.CompletionTokens}
+	reasoning := 0
 	if u.CompletionTokensDetails != nil {
-		lu.Reasoning = u.CompletionTokensDetails.ReasoningTokens
+		reasoning = u.CompletionTokensDetails.ReasoningTokens
 	}
-	return lu
+	return usageOf(u.PromptTokens, u.CompletionTokens, reasoning)
 }
 
-// errJSONType is what jsonText and jsonInt return for a value of another
-// type, as encoding/json fails a string or int field given one.
-var errJSONType = errors.New("json: value of the wrong type")
+// usageOf is the one place a server's token counts are validated, as they
+// are decoded (ledger.CheckUsage): a negative or absurd count makes the
+// usage unknown and flagged, never a figure.
+func usageOf(prompt, completion, reasoning int) *ledger.Usage {
+	u := ledger.CheckUsage(int64(prompt), int64(completion), int64(reasoning))
+	return &u
+}
 
 // jsonText decodes to whether a JSON string is non-empty, without unquoting
 // or copying it (content is only ever tested for being non-empty). Like a
@@ -79,7 +173,7 @@ func (t *jsonText) UnmarshalJSON(b []byte) error {
 	case len(b) > 0 && b[0] == '"':
 		*t = len(b) > 2
 	case string(b) != "null":
-		return errJSONType
+		return typeErr(b, reflect.TypeFor[string]())
 	}
 	return nil
 }
@@ -98,7 +192,7 @@ func (n *jsonInt) UnmarshalJSON(b []byte) error {
 	}
 	v, err := strconv.ParseInt(string(b), 10, strconv.IntSize)
 	if err != nil {
-		return errJSONType
+		return typeErr(b, reflect.TypeFor[int]())
 	}
 	n.v, n.set = int(v), true
 	return nil
@@ -126,6 +220,16 @@ var knownNames = func() map[string]string {
 	}
 	return m
 }()
+
+// knownName is an event type for an error message: the type when it is one
+// the decoders know, else words of the decoder's own (a server's type name
+// never reaches error text).
+func knownName(typ string) string {
+	if k, ok := knownNames[typ]; ok {
+		return k
+	}
+	return "an event of another type"
+}
 
 func (n *jsonName) UnmarshalJSON(b []byte) error {
 	if len(b) > 1 && b[0] == '"' && bytes.IndexByte(b, '\\') < 0 {

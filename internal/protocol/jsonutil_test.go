@@ -59,33 +59,6 @@ func TestEventType(t *testing.T) {
 	}
 }
 
-// TestSafeLabel: only [A-Za-z0-9_.:/-] is kept, at most max bytes, and a
-// label that is already safe comes back as it is.
-func TestSafeLabel(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"", 8, ""},
-		{"stop", 8, "stop"},
-		{"tool_calls", 4, "tool"},
-		{"a b", 8, "ab"},
-		{"ab cd", 3, "abc"},
-		{"x\n<script>é", 48, "xscript"},
-		{"model/name:v1.0-x", 48, "model/name:v1.0-x"},
-		{" lead", 2, "le"},
-	}
-	for _, tt := range tests {
-		if got := safeLabel(tt.in, tt.max); got != tt.want {
-			t.Errorf("safeLabel(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-	if n := testing.AllocsPerRun(10, func() { _ = safeLabel("invalid_request_error", 48) }); n != 0 {
-		t.Errorf("safe label: %v allocations, want 0", n)
-	}
-}
-
 // TestTypedMembersStayStrict: content read without copying (jsonText) and
 // block indexes read without allocating (jsonInt) accept and refuse what the
 // string and int fields they replace did: null is nothing, another type is a

@@ -258,7 +258,7 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 		d.model = true
 	}
 	if f.usage {
-		ev.Usage = &ledger.Usage{Known: true, Prompt: f.prompt, Completion: f.completion, Reasoning: f.reasoningTokens}
+		ev.Usage = usageOf(f.prompt, f.completion, f.reasoningTokens)
 	}
 	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)
 	return ev, nil
@@ -281,7 +281,7 @@ func (d *chatDecoder) slow(data []byte, f *chatFields) error {
 	clear(c.Choices[:cap(c.Choices)]) // stale fields must not survive into this chunk
 	*c = chatChunk{Choices: c.Choices[:0], Model: jsonOnce{want: !d.model}}
 	if err := json.Unmarshal(data, c); err != nil {
-		return decodeErr(APIOpenAIChat, ledger.ReasonMalformed, "chunk is not valid JSON")
+		return jsonDecodeErr(APIOpenAIChat, "chunk", err)
 	}
 	f.errRaw = c.Error
 	f.model = c.Model.v
@@ -296,7 +296,7 @@ func (d *chatDecoder) slow(data []byte, f *chatFields) error {
 		f.content = f.content || bool(ch.Delta.Content)
 		f.reasoning = f.reasoning || bool(ch.Delta.ReasoningContent) || bool(ch.Delta.Reasoning)
 		if ch.FinishReason != nil && *ch.FinishReason != "" && f.finish == "" {
-			f.finish = safeLabel(*ch.FinishReason, 48) // server text: bounded, printable
+			f.finish = *ch.FinishReason // server text: the Client cleans it
 		}
 	}
 	return nil
@@ -694,8 +694,8 @@ func (s *chatScan) choice(i int, f *chatFields) bool {
 	return ok
 }
 
-// finishString returns a finish reason bounded and printable, as every
-// adapter reports it (safeLabel), without allocating for the common ones.
+// finishString returns a finish reason as a string without allocating for
+// the common ones (the Client cleans it, as every server string).
 func finishString(b []byte) string {
 	switch string(b) {
 	case "stop":
@@ -707,7 +707,7 @@ func finishString(b []byte) string {
 	case "content_filter":
 		return "content_filter"
 	}
-	return safeLabel(string(b), 48)
+	return string(b)
 }
 
 // jsonErrorMember reads an OpenAI-style error member ({"error": {"type",
@@ -732,7 +732,8 @@ func jsonErrorMember(raw json.RawMessage) *ServerError {
 	return se
 }
 
-// jsonLabel turns a JSON string or integer into a short printable label.
+// jsonLabel turns a JSON string or integer into a label (server text: the
+// Client cleans it).
 func jsonLabel(raw json.RawMessage) string {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -742,30 +743,5 @@ func jsonLabel(raw json.RawMessage) string {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	return safeLabel(s, 48)
-}
-
-// safeLabel keeps [A-Za-z0-9_.:/-] of s, at most max bytes: server-sent
-// identifiers end up in records and error text. A label that is already
-// safe is returned as it is, without allocating.
-func safeLabel(s string, max int) string {
-	i := 0
-	for i < len(s) && i < max && labelByte(s[i]) {
-		i++
-	}
-	if i == len(s) || i == max {
-		return s[:i]
-	}
-	b := make([]byte, i, min(len(s), max))
-	copy(b, s)
-	for ; i < len(s) && len(b) < max; i++ {
-		if labelByte(s[i]) {
-			b = append(b, s[i])
-		}
-	}
-	return string(b)
-}
-
-func labelByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-' || c == ':' || c == '/'
+	return s
 }

@@ -91,7 +91,7 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 			ev.Content = true
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" && ev.FinishReason == "" {
-			ev.FinishReason = safeLabel(*ch.FinishReason, 48) // server text: bounded, printable
+			ev.FinishReason = *ch.FinishReason // server text: the Client cleans it
 		}
 	}
 	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)

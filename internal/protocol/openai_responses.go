@@ -126,7 +126,7 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 		return ev, nil
 	}
 	if !d.started {
-		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before response.created", safeLabel(typ, 48))
+		return Event{}, decodeErr(api, ledger.ReasonProtocolError, "%s before response.created", knownName(typ))
 	}
 	switch typ {
 	case "response.output_text.delta":
@@ -139,10 +139,11 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 		if r := e.Response; r != nil {
 			ev.Model = r.Model
 			if u := r.Usage; u != nil {
-				ev.Usage = &ledger.Usage{Known: true, Prompt: u.InputTokens, Completion: u.OutputTokens}
+				reasoning := 0
 				if u.OutputTokensDetails != nil {
-					ev.Usage.Reasoning = u.OutputTokensDetails.ReasoningTokens
+					reasoning = u.OutputTokensDetails.ReasoningTokens
 				}
+				ev.Usage = usageOf(u.InputTokens, u.OutputTokens, reasoning)
 			}
 			switch typ {
 			case "response.completed":
@@ -150,7 +151,7 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 			case "response.incomplete":
 				ev.FinishReason = "incomplete"
 				if r.IncompleteDetails != nil && r.IncompleteDetails.Reason != "" {
-					ev.FinishReason = safeLabel(r.IncompleteDetails.Reason, 48)
+					ev.FinishReason = r.IncompleteDetails.Reason
 				}
 			case "response.failed":
 				ev.Err = jsonErrorMember(r.Error)

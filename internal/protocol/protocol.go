@@ -26,11 +26,15 @@ type Params struct {
 
 // Event is what an adapter makes of one server-sent event. One SSE event can
 // carry several facts at once (content, a finish reason and usage together).
+// Its strings (FinishReason, Model, Err's Type and Code) are the server's
+// text as sent: the Client cleans them (sanitize) before they reach a
+// record, an error text or a label. Usage is checked as it is decoded
+// (ledger.CheckUsage).
 type Event struct {
 	Content      bool          // carried non-empty visible content (role-only or empty deltas do not count)
 	Reasoning    bool          // carried non-empty reasoning content
 	Tokens       int           // output tokens this event carried, from per-chunk usage deltas; 0 = unknown
-	Usage        *ledger.Usage // the server's usage, when this event reports it
+	Usage        *ledger.Usage // the server's usage, when this event reports it (Known false and Invalid when its counts cannot be true)
 	FinishReason string        // finish/stop reason, when this event reports it
 	Model        string        // the model the server says is answering, when this event names it
 	Done         bool          // the API's terminal marker ([DONE], message_stop, response.completed)

@@ -29,13 +29,18 @@ p.note { color: #555; font-size: 13px; }
 <p>Open loop: arrivals from a fixed schedule; latencies from the planned send time.
 Gates: {{.Gates}}.</p>
 <p><strong>Capacity:</strong> {{.Capacity}}<br><strong>Knee:</strong> {{.Knee}}{{if .Abort}}<br><strong>Aborted:</strong> {{.Abort}}{{end}}</p>
-{{.SVG}}
+{{if .Classes}}<p>Per class (each class's own records and gates; rates are the class's share of the step rate):</p>
+<table>
+<tr><th>class</th><th>capacity</th><th>knee</th></tr>
+{{range .Classes}}<tr><td>{{.Class}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td></tr>
+{{end}}</table>
+{{end}}{{.SVG}}
 <table>
 <tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th><th>retries</th></tr>
-{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{if .Valid}}yes{{else}}NO{{end}}</td><td>{{.Retries}}</td></tr>
+{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{.ValidCell}}</td><td>{{.Retries}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>
-{{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first step whose TTFT p95 exceeds {{.Factor}} × the lowest step's.</p>
+{{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
 </body>
 </html>
 `))
@@ -45,9 +50,11 @@ type pageRow struct {
 	Rate                                                       string
 	Planned, Dispatched, Unsent, OK, Rejected, Other, Censored int
 	Retries                                                    int
-	TTFT50, TTFT95, E2E95, Goodput, GoodFrac                   string
+	TTFT50, TTFT95, E2E95, Goodput, GoodFrac, ValidCell        string
 	Valid                                                      bool
 }
+
+type classRow struct{ Class, Capacity, Knee string }
 
 // LadderHTML writes a self-contained HTML page for a ladder: the SVG chart
 // inline, the step table, capacity, knee and every invalid or abort reason.
@@ -63,11 +70,12 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		Title, Gates, Capacity, Knee, Abort, Target, Factor, TTFTTo string
 		SVG                                                         template.HTML
 		Rows                                                        []pageRow
+		Classes                                                     []classRow
 		Notes                                                       []string
 	}{
 		Title: title, Gates: ladderGates(res),
-		Capacity: "none: no valid step reached the good-fraction target",
-		Knee:     "none within the steps run",
+		Capacity: capacityText(res, res.Verdict, ""),
+		Knee:     kneeText(res, res.Verdict),
 		Abort:    res.AbortReason,
 		Target:   pct(res.GoodFractionTarget, 1), Factor: num(res.KneeFactor),
 		TTFTTo: "first visible content",
@@ -77,11 +85,8 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
 		data.TTFTTo = "the first token of any kind (reasoning or visible content)"
 	}
-	if res.CapacityStep > 0 {
-		data.Capacity = fmt.Sprintf("%s req/s (step %d)", num(res.Capacity), res.CapacityStep)
-	}
-	if res.KneeStep > 0 {
-		data.Knee = fmt.Sprintf("%s req/s (step %d)", num(res.Knee), res.KneeStep)
+	for _, c := range res.Classes {
+		data.Classes = append(data.Classes, classRow{Class: c.Class, Capacity: capacityShort(c.Verdict), Knee: kneeShort(c.Verdict)})
 	}
 	for _, st := range res.Steps {
 		s := st.Summary
@@ -90,7 +95,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 			OK: s.Completed, Rejected: s.Rejected, Other: otherFailures(s),
 			Censored: s.Censored, Retries: s.Retries,
 			TTFT50: pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
-			Goodput: num(s.GoodputPerSecond), GoodFrac: goodFraction(s), Valid: s.Validity.Valid,
+			Goodput: num(s.GoodputPerSecond), GoodFrac: goodFraction(s), Valid: s.Validity.Valid, ValidCell: validCell(s.Validity),
 		})
 		data.Notes = append(data.Notes, stepNotes(st)...)
 	}

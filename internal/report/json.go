@@ -46,12 +46,64 @@ type GateMisses struct {
 	TPOTUnverifiable int `json:"tpot_unverifiable"`
 }
 
+// CauseJSON is one cause of an invalid generator verdict: its name (a
+// closed set: host_starved, dispatch_lag, in_flight_cap, rate_not_reached),
+// the reason with its figures, and what to do.
+type CauseJSON struct {
+	Cause    string `json:"cause"`
+	Reason   string `json:"reason"`
+	WhatToDo string `json:"what_to_do"`
+}
+
+func causesJSON(v stats.Validity) []CauseJSON {
+	out := []CauseJSON{}
+	for _, c := range v.Causes {
+		out = append(out, CauseJSON{Cause: string(c.Cause), Reason: c.Reason, WhatToDo: c.Action})
+	}
+	return out
+}
+
+// HostJSON is the prober host's health over the run's window (fields a
+// platform cannot read are absent).
+type HostJSON struct {
+	SchedLatencyP99 *float64 `json:"sched_latency_p99_s,omitempty"` // Go scheduler latency p99, seconds
+	SchedSamples    uint64   `json:"sched_latency_samples"`
+	ProcessCPU      *float64 `json:"process_cpu_cores,omitempty"` // CPU seconds per second
+	CPUs            int      `json:"cpus"`                        // GOMAXPROCS
+	CPUSteal        *float64 `json:"cpu_steal_fraction,omitempty"`
+}
+
+func hostJSON(h stats.HostHealth) *HostJSON {
+	if !h.Known {
+		return nil
+	}
+	j := &HostJSON{SchedSamples: h.SchedCount, CPUs: h.CPUs}
+	if h.SchedCount > 0 {
+		v := h.SchedP99.Seconds()
+		j.SchedLatencyP99 = &v
+	}
+	if h.ProcessCPUKnown {
+		v := h.ProcessCPU
+		j.ProcessCPU = &v
+	}
+	if h.StealKnown {
+		v := h.Steal
+		j.CPUSteal = &v
+	}
+	return j
+}
+
 // Probe is the JSON object `llmprobe probe --json` prints.
 type Probe struct {
-	Mode           string   `json:"mode"` // open | closed
-	Valid          bool     `json:"valid"`
-	InvalidReasons []string `json:"invalid_reasons"`
-	Notes          []string `json:"notes"`
+	Mode string `json:"mode"` // open | closed
+	// Valid is the generator-validity verdict: the prober kept its
+	// schedule, so the figures measure the target. It says nothing about
+	// whether the target is healthy.
+	Valid          bool        `json:"valid"`
+	InvalidReasons []string    `json:"invalid_reasons"`
+	InvalidCauses  []CauseJSON `json:"invalid_causes"`
+	Host           *HostJSON   `json:"host,omitempty"` // the prober host's health over the window
+	Notes          []string    `json:"notes"`
 
 	// Planned counts arrivals (first attempts); Retries their further
 	// attempts; Attempts = Planned + Retries = Dispatched + Unsent.
@@ -120,8 +172,9 @@ func ProbeOf(s stats.Summary) Probe {
 	p := Probe{
 		Mode: mode, Valid: s.Validity.Valid,
 		InvalidReasons: append([]string{}, s.Validity.Reasons...),
-		Notes:          append([]string{}, s.Validity.Notes...),
-		Planned:        s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
+		InvalidCauses:  causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
+		Notes:   append([]string{}, s.Validity.Notes...),
+		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
 		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
 		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow,

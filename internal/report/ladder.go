@@ -19,20 +19,16 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 		title += ": " + res.Target
 	}
 	fmt.Fprintf(&b, "%s (OPEN LOOP; latencies from the planned send time%s)\n", title, ladderTTFTNote(res))
-	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest step's\n\n",
+	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest valid step's\n\n",
 		ladderGates(res), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
 	for _, st := range res.Steps {
 		s := st.Summary
-		valid := "yes"
-		if !s.Validity.Valid {
-			valid = "NO"
-		}
 		fmt.Fprintf(tw, "%d\t%.3g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.3g\t%s\t%s\t%d\t\n",
 			st.Index, st.Rate, s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, otherFailures(s), s.Censored,
 			pdur(s.TTFT, s.TTFT.P50), pdur(s.TTFT, s.TTFT.P95), pdur(s.E2E, s.E2E.P95),
-			s.GoodputPerSecond, goodFraction(s), valid, s.Retries)
+			s.GoodputPerSecond, goodFraction(s), validCell(s.Validity), s.Retries)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: ladder table: %w", err)
@@ -49,22 +45,98 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if res.Stopped != "" {
 		fmt.Fprintf(&b, "ladder stopped: %s\n", res.Stopped)
 	}
-	if res.CapacityStep > 0 {
-		fmt.Fprintf(&b, "capacity: %.3g req/s (step %d): the highest valid step rate with good fraction ≥ %s\n",
-			res.Capacity, res.CapacityStep, pct(res.GoodFractionTarget, 1))
-	} else {
-		fmt.Fprintf(&b, "capacity: none: no valid step reached good fraction ≥ %s\n", pct(res.GoodFractionTarget, 1))
-	}
-	if res.KneeStep > 0 {
-		fmt.Fprintf(&b, "knee: %.3g req/s (step %d): the first step whose TTFT p95 exceeds %.3g × the lowest step's\n",
-			res.Knee, res.KneeStep, res.KneeFactor)
-	} else {
-		fmt.Fprintf(&b, "knee: none within the steps run\n")
+	fmt.Fprintf(&b, "capacity: %s\n", capacityText(res, res.Verdict, ""))
+	fmt.Fprintf(&b, "knee: %s\n", kneeText(res, res.Verdict))
+	if len(res.Classes) > 0 {
+		b.WriteString("\nper class (each class's own records and gates; rates are the class's share of the step rate):\n")
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "  class\tcapacity\tknee\n")
+		for _, c := range res.Classes {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Class, capacityShort(c.Verdict), kneeShort(c.Verdict))
+		}
+		if err := tw.Flush(); err != nil {
+			return fmt.Errorf("report: ladder classes: %w", err)
+		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("report: writing ladder table: %w", err)
 	}
 	return nil
+}
+
+// validCell is a step's validity column: "yes", or "NO" with its causes.
+func validCell(v stats.Validity) string {
+	if v.Valid {
+		return "yes"
+	}
+	var cs []string
+	for _, c := range v.Causes {
+		cs = append(cs, string(c.Cause))
+	}
+	if len(cs) == 0 {
+		return "NO"
+	}
+	return "NO (" + strings.Join(cs, ",") + ")"
+}
+
+// capacityText explains a capacity: the figure, which step, and whether it
+// is a measurement or a lower bound (and why). unit follows the rates
+// ("" for req/s of the whole ladder).
+func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
+	if v.CapacityStep == 0 {
+		return fmt.Sprintf("none: no valid step reached good fraction ≥ %s%s", pct(res.GoodFractionTarget, 1), invalidNote(res))
+	}
+	if v.CapacityBound == stats.BoundLower {
+		return fmt.Sprintf("≥ %.3g req/s%s (step %d), a LOWER BOUND: the highest valid step with good fraction ≥ %s, and no valid step above it failed its gates%s, so the capacity is at least this",
+			v.Capacity, unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), invalidNote(res))
+	}
+	next := 0.0
+	for _, st := range res.Steps {
+		if st.Rate > v.Capacity && st.Summary.Validity.Valid && st.Summary.Planned > 0 && !stats.Met(st.Summary, res.GoodFractionTarget) && (next == 0 || st.Rate < next) {
+			next = st.Rate
+		}
+	}
+	return fmt.Sprintf("%.3g req/s%s (step %d): the highest valid step with good fraction ≥ %s; the valid %.3g req/s step failed, so the limit lies between the two",
+		v.Capacity, unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), next)
+}
+
+// invalidNote names the invalid steps, which capacity and knee never use.
+func invalidNote(res stats.LadderResult) string {
+	bad := res.InvalidSteps()
+	if len(bad) == 0 {
+		return ""
+	}
+	parts := make([]string, len(bad))
+	for i, n := range bad {
+		parts[i] = fmt.Sprint(res.Steps[n-1].Index)
+	}
+	return " (invalid step " + strings.Join(parts, ", ") + " not used)"
+}
+
+func kneeText(res stats.LadderResult, v stats.Verdict) string {
+	if v.KneeStep == 0 {
+		return "none within the valid steps run" + invalidNote(res)
+	}
+	return fmt.Sprintf("%.3g req/s (step %d): the first valid step whose TTFT p95 exceeds %.3g × the lowest valid step's",
+		v.Knee, v.KneeStep, res.KneeFactor)
+}
+
+// capacityShort and kneeShort are a class's figures in a table cell.
+func capacityShort(v stats.Verdict) string {
+	switch {
+	case v.CapacityStep == 0:
+		return "none"
+	case v.CapacityBound == stats.BoundLower:
+		return fmt.Sprintf("≥ %.3g req/s (step %d, lower bound)", v.Capacity, v.CapacityStep)
+	}
+	return fmt.Sprintf("%.3g req/s (step %d)", v.Capacity, v.CapacityStep)
+}
+
+func kneeShort(v stats.Verdict) string {
+	if v.KneeStep == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%.3g req/s (step %d)", v.Knee, v.KneeStep)
 }
 
 // otherFailures counts a step's attempts sent that ended neither ok,
@@ -75,11 +147,17 @@ func otherFailures(s stats.Summary) int { return s.Dispatched - s.Completed - s.
 // when that denominator is 0.
 func goodFraction(s stats.Summary) string { return pct(s.GoodFraction, s.Planned-s.InjectedCancels) }
 
-// stepNotes are a step's invalid reasons and abort, one line each.
+// stepNotes are a step's invalid causes (with what to do) and abort, one
+// line each.
 func stepNotes(st stats.LadderStep) []string {
 	var out []string
-	for _, r := range st.Summary.Validity.Reasons {
-		out = append(out, fmt.Sprintf("step %d invalid: %s", st.Index, r))
+	for _, c := range st.Summary.Validity.Causes {
+		out = append(out, fmt.Sprintf("step %d invalid (%s), not used for capacity or knee: %s; what to do: %s", st.Index, c.Cause, c.Reason, c.Action))
+	}
+	if len(st.Summary.Validity.Causes) == 0 {
+		for _, r := range st.Summary.Validity.Reasons {
+			out = append(out, fmt.Sprintf("step %d invalid, not used for capacity or knee: %s", st.Index, r))
+		}
 	}
 	if st.Aborted {
 		out = append(out, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
@@ -125,22 +203,55 @@ func pdur(p stats.Percentiles, d time.Duration) string {
 
 // LadderStepJSON is one ladder step in JSON (seconds).
 type LadderStepJSON struct {
-	Index        int            `json:"index"`
-	Rate         float64        `json:"rate"`
-	Planned      int            `json:"planned"`
-	Retries      int            `json:"retries"`    // further attempts of those arrivals (not demand)
-	Dispatched   int            `json:"dispatched"` // attempts sent, retries included
-	Unsent       int            `json:"unsent"`
-	Outcomes     map[string]int `json:"outcomes"`
-	TTFT         Dist           `json:"ttft"`
-	E2E          Dist           `json:"e2e"`
-	DispatchLag  Dist           `json:"dispatch_lag"`
-	Goodput      float64        `json:"goodput"`
-	GoodFraction float64        `json:"good_fraction"`
-	Valid        bool           `json:"valid"`
-	Invalid      []string       `json:"invalid_reasons"`
-	Aborted      bool           `json:"aborted"`
-	AbortReason  string         `json:"abort_reason,omitempty"`
+	Index        int             `json:"index"`
+	Rate         float64         `json:"rate"`
+	Planned      int             `json:"planned"`
+	PlannedRate  float64         `json:"planned_rate"` // planned / step duration: goodput's ceiling (Poisson arrivals vary around rate)
+	Retries      int             `json:"retries"`      // further attempts of those arrivals (not demand)
+	Dispatched   int             `json:"dispatched"`   // attempts sent, retries included
+	Unsent       int             `json:"unsent"`
+	Outcomes     map[string]int  `json:"outcomes"`
+	TTFT         Dist            `json:"ttft"`
+	E2E          Dist            `json:"e2e"`
+	DispatchLag  Dist            `json:"dispatch_lag"`
+	Goodput      float64         `json:"goodput"`
+	GoodFraction float64         `json:"good_fraction"`
+	Valid        bool            `json:"valid"` // the generator kept its schedule (says nothing about the target)
+	Invalid      []string        `json:"invalid_reasons"`
+	Causes       []CauseJSON     `json:"invalid_causes"`
+	Host         *HostJSON       `json:"host,omitempty"`
+	Met          bool            `json:"met"` // valid and good fraction at or above the target
+	Classes      []ClassStepJSON `json:"classes,omitempty"`
+	Aborted      bool            `json:"aborted"`
+	AbortReason  string          `json:"abort_reason,omitempty"`
+}
+
+// ClassStepJSON is one class's share of a step.
+type ClassStepJSON struct {
+	Class        string  `json:"class"`
+	Rate         float64 `json:"rate"` // the class's offered rate: step rate × its weight share
+	Planned      int     `json:"planned"`
+	Good         int     `json:"good"`
+	GoodFraction float64 `json:"good_fraction"`
+	Goodput      float64 `json:"goodput"`
+	TTFT         Dist    `json:"ttft"`
+	Met          bool    `json:"met"`
+}
+
+// VerdictJSON is a capacity and knee; capacity_bound is "measured",
+// "lower" (the capacity is at least this) or absent (no capacity).
+type VerdictJSON struct {
+	Capacity      float64 `json:"capacity"`      // req/s, 0 = none
+	CapacityStep  int     `json:"capacity_step"` // 1-based, 0 = none
+	CapacityBound string  `json:"capacity_bound,omitempty"`
+	Knee          float64 `json:"knee"`
+	KneeStep      int     `json:"knee_step"`
+}
+
+// ClassVerdictJSON is one class's verdict, in the class's offered rate.
+type ClassVerdictJSON struct {
+	Class string `json:"class"`
+	VerdictJSON
 }
 
 // Ladder is a ladder result in JSON (one line of a ladder history).
@@ -153,13 +264,16 @@ type Ladder struct {
 	TTFTBoundary       string               `json:"ttft_boundary,omitempty"` // "any_token" when TTFT includes reasoning; absent: first visible content
 	GoodFractionTarget float64              `json:"good_fraction_target"`
 	KneeFactor         float64              `json:"knee_factor"`
-	Capacity           float64              `json:"capacity"`      // req/s, 0 = none
-	CapacityStep       int                  `json:"capacity_step"` // 1-based, 0 = none
-	Knee               float64              `json:"knee"`
-	KneeStep           int                  `json:"knee_step"`
-	Aborted            bool                 `json:"aborted"`
-	AbortReason        string               `json:"abort_reason,omitempty"`
-	Stopped            string               `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
+	VerdictJSON
+	InvalidSteps []int              `json:"invalid_steps"` // never used for capacity or knee
+	Classes      []ClassVerdictJSON `json:"classes,omitempty"`
+	Aborted      bool               `json:"aborted"`
+	AbortReason  string             `json:"abort_reason,omitempty"`
+	Stopped      string             `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
+}
+
+func verdictJSON(v stats.Verdict) VerdictJSON {
+	return VerdictJSON{Capacity: v.Capacity, CapacityStep: v.CapacityStep, CapacityBound: string(v.CapacityBound), Knee: v.Knee, KneeStep: v.KneeStep}
 }
 
 // LadderOf converts a ladder result to its JSON shape.
@@ -168,8 +282,14 @@ func LadderOf(res stats.LadderResult) Ladder {
 		Target: res.Target, Steps: make([]LadderStepJSON, 0, len(res.Steps)),
 		Gates: gatesJSON(res.Gates), TTFTBoundary: string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
-		Capacity: res.Capacity, CapacityStep: res.CapacityStep, Knee: res.Knee, KneeStep: res.KneeStep,
+		VerdictJSON: verdictJSON(res.Verdict), InvalidSteps: []int{},
 		Aborted: res.Aborted, AbortReason: res.AbortReason, Stopped: res.Stopped,
+	}
+	for _, n := range res.InvalidSteps() {
+		l.InvalidSteps = append(l.InvalidSteps, res.Steps[n-1].Index)
+	}
+	for _, c := range res.Classes {
+		l.Classes = append(l.Classes, ClassVerdictJSON{Class: c.Class, VerdictJSON: verdictJSON(c.Verdict)})
 	}
 	if len(res.ClassGates) > 0 {
 		l.ClassGates = make(map[string]GatesJSON, len(res.ClassGates))
@@ -186,12 +306,30 @@ func LadderOf(res stats.LadderResult) Ladder {
 		for _, oc := range ledger.Outcomes {
 			o[string(oc)] = s.Outcomes.ByOutcome[oc]
 		}
-		l.Steps = append(l.Steps, LadderStepJSON{
-			Index: st.Index, Rate: st.Rate, Planned: s.Planned, Retries: s.Retries, Dispatched: s.Dispatched, Unsent: s.Unsent,
+		js := LadderStepJSON{
+			Index: st.Index, Rate: st.Rate, Planned: s.Planned, PlannedRate: plannedRate(s), Retries: s.Retries, Dispatched: s.Dispatched, Unsent: s.Unsent,
 			Outcomes: o, TTFT: DistOf(s.TTFT), E2E: DistOf(s.E2E), DispatchLag: DistOf(s.DispatchLag),
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
-			Invalid: append([]string{}, s.Validity.Reasons...), Aborted: st.Aborted, AbortReason: st.AbortReason,
-		})
+			Invalid: append([]string{}, s.Validity.Reasons...), Causes: causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
+			Met: stats.Met(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
+		}
+		if len(st.Classes) > 1 {
+			for _, c := range st.Classes {
+				cs := c.Summary
+				js.Classes = append(js.Classes, ClassStepJSON{Class: c.Class, Rate: c.Rate, Planned: cs.Planned, Good: cs.Good,
+					GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFT: DistOf(cs.TTFT), Met: stats.Met(cs, res.GoodFractionTarget)})
+			}
+		}
+		l.Steps = append(l.Steps, js)
 	}
 	return l
+}
+
+// plannedRate is planned arrivals / window: the most goodput a step could
+// have (goodput counts good arrivals planned in the same window).
+func plannedRate(s stats.Summary) float64 {
+	if secs := s.Window.Seconds(); secs > 0 {
+		return float64(s.Planned) / secs
+	}
+	return 0
 }

@@ -197,7 +197,7 @@ func TestTextNamesEverything(t *testing.T) {
 		if closed != (s.Mode == ledger.ModeClosed) {
 			t.Errorf("%s: closed-loop warning present=%v for mode %s", name, closed, s.Mode)
 		}
-		if valid := strings.Contains(out, "verdict: VALID"); valid != s.Validity.Valid {
+		if valid := strings.Contains(out, "generator verdict: VALID — the prober kept its schedule"); valid != s.Validity.Valid {
 			t.Errorf("%s: verdict line does not match validity %v", name, s.Validity.Valid)
 		}
 		for _, r := range s.Validity.Reasons {
@@ -277,8 +277,7 @@ func ladderResult(target string) stats.LadderResult {
 		}
 		res.Steps = append(res.Steps, st)
 	}
-	res.Capacity, res.CapacityStep = stats.Capacity(res.Steps, res.GoodFractionTarget)
-	res.Knee, res.KneeStep = stats.Knee(res.Steps, res.KneeFactor)
+	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 	res.Aborted, res.AbortReason = true, "rejection fraction 0.44 above 0.2"
 	return res
 }
@@ -385,5 +384,81 @@ func TestMarkerLabelStaysInsidePlot(t *testing.T) {
 	}
 	if strings.Contains(b.String(), `text-anchor="end">knee`) {
 		t.Error("a marker on the left should not be end-anchored")
+	}
+}
+
+// TestLadderInvalidStepNamedNeverUsed: the fixture's top step is invalid
+// (its dispatch lag) and has the slowest TTFT: every report names it,
+// draws it hollow and red, and uses it for neither knee nor capacity.
+func TestLadderInvalidStepNamedNeverUsed(t *testing.T) {
+	res := ladderResult("sim-local")
+	if res.Steps[4].Summary.Validity.Valid || res.KneeStep == 5 || res.CapacityStep == 5 {
+		t.Fatalf("fixture: step 5 must be invalid and unused: %+v", res.Verdict)
+	}
+	var txt, svg, page bytes.Buffer
+	if err := LadderText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderSVG(&svg, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"step 5 invalid (dispatch_lag), not used for capacity or knee", "what to do:", "NO (dispatch_lag)"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if !strings.Contains(svg.String(), `fill="#ffffff" stroke="`+colInvalid+`"`) || !strings.Contains(svg.String(), ">step 5 invalid</text>") {
+		t.Error("SVG: the invalid step is not hollow, red and labelled")
+	}
+	if strings.Count(svg.String(), `stroke="`+colInvalid+`"><title>`) != 2 {
+		t.Errorf("SVG: want exactly the invalid step's two markers red")
+	}
+	l := LadderOf(res)
+	if len(l.InvalidSteps) != 1 || l.InvalidSteps[0] != 5 || len(l.Steps[4].Causes) != 1 || l.Steps[4].Causes[0].Cause != "dispatch_lag" || l.Steps[4].Met {
+		t.Errorf("JSON: invalid_steps %v, step 5 causes %+v", l.InvalidSteps, l.Steps[4].Causes)
+	}
+}
+
+// TestCapacityLowerBound: when no valid step above the capacity failed
+// (the top step passed, or those above were invalid), the capacity is a
+// lower bound: "≥ X" in text, HTML and SVG, capacity_bound "lower" in JSON;
+// with a valid failing step above it, it is measured.
+func TestCapacityLowerBound(t *testing.T) {
+	res := ladderResult("t")
+	res.Steps = res.Steps[:2] // 2 and 4 req/s: both pass
+	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	if res.CapacityBound != stats.BoundLower || res.Capacity != 4 {
+		t.Fatalf("fixture: %+v", res.Verdict)
+	}
+	var txt, svg, page bytes.Buffer
+	_ = LadderText(&txt, res)
+	_ = LadderSVG(&svg, res)
+	_ = LadderHTML(&page, res)
+	if !strings.Contains(txt.String(), "capacity: ≥ 4 req/s (step 2), a LOWER BOUND") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+	if !strings.Contains(page.String(), "≥ 4 req/s (step 2), a LOWER BOUND") {
+		t.Error("HTML lacks the lower bound")
+	}
+	if !strings.Contains(svg.String(), "capacity ≥ 4 req/s (lower bound)") {
+		t.Error("SVG lacks the lower bound")
+	}
+	js, _ := json.Marshal(LadderOf(res))
+	if !strings.Contains(string(js), `"capacity_bound":"lower"`) {
+		t.Errorf("JSON lacks capacity_bound lower: %s", js)
+	}
+	full := ladderResult("t") // steps 3 and 4 are valid and fail: measured
+	var t2 bytes.Buffer
+	_ = LadderText(&t2, full)
+	js, _ = json.Marshal(LadderOf(full))
+	if full.CapacityBound != stats.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step") ||
+		!strings.Contains(t2.String(), "the valid 8 req/s step failed") || !strings.Contains(string(js), `"capacity_bound":"measured"`) {
+		t.Errorf("measured capacity: %+v\n%s\n%s", full.Verdict, t2.String(), js)
 	}
 }

@@ -18,12 +18,17 @@ const (
 	plotW, plotH                       = svgW - padL - padR, svgH - padT - padB
 	colTTFT, colGood, colIdeal, colCap = "#1f77b4", "#2ca02c", "#999999", "#2ca02c"
 	colKnee                            = "#d62728"
+	colInvalid                         = "#c00000"
+	colPlanned                         = "#777777"
 )
 
 // LadderSVG writes a self-contained SVG chart of a ladder: TTFT p95 (left
 // axis, ms) and goodput (right axis, req/s, on the same scale as offered
 // rate, with the ideal goodput = offered diagonal) against offered rate, with
-// the capacity and the knee marked. Invalid steps are drawn hollow.
+// the capacity (≥ for a lower bound) and the knee marked. Each step's
+// planned rate (planned arrivals / step duration, goodput's ceiling) is a
+// grey ×. Invalid steps are drawn hollow and red and labelled: they are
+// never used for capacity or knee.
 func LadderSVG(w io.Writer, res stats.LadderResult) error {
 	if _, err := io.WriteString(w, ladderSVG(res)); err != nil {
 		return fmt.Errorf("report: writing ladder SVG: %w", err)
@@ -50,6 +55,7 @@ func ladderSVG(res stats.LadderResult) string {
 	for _, st := range res.Steps {
 		xMax = math.Max(xMax, st.Rate)
 		xMax = math.Max(xMax, st.Summary.GoodputPerSecond)
+		xMax = math.Max(xMax, plannedRate(st.Summary))
 		if st.Summary.TTFT.Count > 0 {
 			tMax = math.Max(tMax, millis(st.Summary.TTFT.P95))
 		}
@@ -88,7 +94,11 @@ func ladderSVG(res stats.LadderResult) string {
 
 	// capacity and knee markers
 	if res.CapacityStep > 0 {
-		marker(&b, x(res.Capacity), colCap, fmt.Sprintf("capacity %s req/s", num(res.Capacity)), padT+14)
+		label := fmt.Sprintf("capacity %s req/s", num(res.Capacity))
+		if res.CapacityBound == stats.BoundLower {
+			label = fmt.Sprintf("capacity ≥ %s req/s (lower bound)", num(res.Capacity))
+		}
+		marker(&b, x(res.Capacity), colCap, label, padT+14)
 	}
 	if res.KneeStep > 0 {
 		marker(&b, x(res.Knee), colKnee, fmt.Sprintf("knee %s req/s", num(res.Knee)), padT+30)
@@ -107,18 +117,42 @@ func ladderSVG(res stats.LadderResult) string {
 	}
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colGood, strings.Join(gPts, " "))
 	for _, st := range res.Steps {
+		valid := st.Summary.Validity.Valid
 		fill := func(c string) string {
-			if st.Summary.Validity.Valid {
+			if valid {
 				return c
 			}
 			return "#ffffff"
 		}
-		if st.Summary.TTFT.Count > 0 {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s"><title>step %d: %s req/s, TTFT p95 %s</title></circle>`+"\n",
-				x(st.Rate), yT(millis(st.Summary.TTFT.P95)), fill(colTTFT), colTTFT, st.Index, num(st.Rate), dur(st.Summary.TTFT.P95))
+		stroke := func(c string) string {
+			if valid {
+				return c
+			}
+			return colInvalid
 		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s" stroke="%s"><title>step %d: %s req/s, goodput %s req/s</title></rect>`+"\n",
-			x(st.Rate)-4, yG(st.Summary.GoodputPerSecond)-4, fill(colGood), colGood, st.Index, num(st.Rate), num(st.Summary.GoodputPerSecond))
+		note := ""
+		if !valid {
+			note = ", generator invalid (" + validCell(st.Summary.Validity) + "): not used for capacity or knee"
+		}
+		if pr := plannedRate(st.Summary); pr > 0 {
+			px, py := x(st.Rate), yG(pr)
+			fmt.Fprintf(&b, `<path d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="%s" stroke-width="1.5"><title>step %d: planned %s req/s (goodput's ceiling)</title></path>`+"\n",
+				px-3, py-3, colPlanned, st.Index, num(pr))
+		}
+		if st.Summary.TTFT.Count > 0 {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s" stroke="%s"><title>step %d: %s req/s, TTFT p95 %s%s</title></circle>`+"\n",
+				x(st.Rate), yT(millis(st.Summary.TTFT.P95)), fill(colTTFT), stroke(colTTFT), st.Index, num(st.Rate), dur(st.Summary.TTFT.P95), html.EscapeString(note))
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s" stroke="%s"><title>step %d: %s req/s, goodput %s req/s%s</title></rect>`+"\n",
+			x(st.Rate)-4, yG(st.Summary.GoodputPerSecond)-4, fill(colGood), stroke(colGood), st.Index, num(st.Rate), num(st.Summary.GoodputPerSecond), html.EscapeString(note))
+		if !valid {
+			ly := yG(st.Summary.GoodputPerSecond) - 10
+			if st.Summary.TTFT.Count > 0 {
+				ly = math.Min(ly, yT(millis(st.Summary.TTFT.P95))-10)
+			}
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">step %d invalid</text>`+"\n",
+				x(st.Rate), math.Max(ly, padT+10), colInvalid, st.Index)
+		}
 	}
 
 	// legend
@@ -126,7 +160,8 @@ func ladderSVG(res stats.LadderResult) string {
 	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d">TTFT p95</text>`+"\n", padL, ly-4, colTTFT, padL+8, ly)
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="8" height="8" fill="%s"/><text x="%d" y="%d">goodput (ok within gates)</text>`+"\n", padL+90, ly-8, colGood, padL+102, ly)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-dasharray="2 4"/><text x="%d" y="%d">goodput = offered</text>`+"\n", padL+280, ly-4, padL+300, ly-4, colIdeal, padL+306, ly)
-	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="#ffffff" stroke="#333333"/><text x="%d" y="%d">hollow: generator invalid</text>`+"\n", padL+430, ly-4, padL+438, ly)
+	fmt.Fprintf(&b, `<path d="M%d %dl6 6m0 -6l-6 6" stroke="%s" stroke-width="1.5"/><text x="%d" y="%d">planned</text>`+"\n", padL+400, ly-7, colPlanned, padL+410, ly)
+	fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="#ffffff" stroke="%s"/><text x="%d" y="%d" fill="%s">hollow red: invalid, unused</text>`+"\n", padL+472, ly-4, colInvalid, padL+480, ly, colInvalid)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -105,13 +105,17 @@ func Text(w io.Writer, s stats.Summary) error {
 	}
 	tw.Flush()
 
-	if s.Validity.Valid {
-		b.WriteString("\nverdict: VALID — the generator kept its schedule\n")
-	} else {
-		b.WriteString("\nverdict: INVALID — these measurements cannot be trusted\n")
+	b.WriteString("\n" + GeneratorVerdictLine(s.Validity) + "\n")
+	for _, c := range s.Validity.Causes {
+		fmt.Fprintf(&b, "  - %s [%s]\n    what to do: %s\n", c.Reason, c.Cause, c.Action)
 	}
-	for _, r := range s.Validity.Reasons {
-		fmt.Fprintf(&b, "  - %s\n", r)
+	if len(s.Validity.Causes) == 0 {
+		for _, r := range s.Validity.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", r)
+		}
+	}
+	if h := s.Validity.Host; h.Known {
+		fmt.Fprintf(&b, "  prober host over the window: %s\n", h)
 	}
 	for _, n := range s.Validity.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
@@ -121,6 +125,15 @@ func Text(w io.Writer, s stats.Summary) error {
 		return fmt.Errorf("report: writing text report: %w", err)
 	}
 	return nil
+}
+
+// GeneratorVerdictLine is the verdict's headline. It judges the prober,
+// never the target: VALID cannot be read as "the target is fine".
+func GeneratorVerdictLine(v stats.Validity) string {
+	if v.Valid {
+		return "generator verdict: VALID — the prober kept its schedule, so the figures above measure the target (this judges the prober, not the target's health: see outcomes and goodput)"
+	}
+	return "generator verdict: INVALID — the prober did not keep its schedule: the figures above may describe the prober rather than the target"
 }
 
 // lessInjected notes when injected cancellations were left out of a

@@ -9,4 +9,11 @@
 // are drawn in "operational time" and mapped through the inverse of the
 // piecewise-linear cumulative rate Λ(t), so a rate change takes effect
 // exactly at its step boundary and a zero-rate step produces no arrivals.
+//
+// Phase: constant arrivals sit half an interval into their slots, each step
+// starting its own grid (t0 + (j + ½)/r), so a step plans exactly r·W
+// arrivals when r·W is whole and none falls on a step boundary. Poisson and
+// gamma streams are stationary from offset 0 (the first gap is drawn from
+// the equilibrium distribution), so their mean count over a window is
+// exactly r·W.
 package schedule

@@ -65,6 +65,7 @@ type Sequence struct {
 
 	op  float64 // cumulative operational time (unit-rate axis) of the last arrival
 	seg int     // segment of the last arrival (Λ is monotone, so it never goes back)
+	k   int     // constant arrivals yielded in segment seg
 	n   int     // arrivals yielded
 }
 
@@ -124,11 +125,31 @@ func New(spec Spec, steps ...Step) (*Sequence, error) {
 // Next returns the next planned offset from the stream start and true, or
 // false when the plan is exhausted (a finite plan has ended, or a forever
 // last step has rate 0). Offsets never decrease.
+//
+// Constant arrivals sit half an interval into their slot: the j-th arrival
+// (j = 0, 1, …) of a step at rate r starting at t0 is planned at
+// t0 + (j + ½)/r, and each step starts its own grid. A step of rate r and
+// duration W therefore plans exactly r·W arrivals when r·W is whole (the
+// nearest whole number, halves rounded down, otherwise), no arrival ever
+// falls on a step boundary, and every step of a ladder plans its exact
+// count whatever the steps before it planned.
+//
+// Poisson and gamma arrivals are stationary renewal processes on the
+// operational-time axis: the first gap is drawn from the process's
+// equilibrium (forward-recurrence) distribution, so the expected number of
+// arrivals in any interval is exactly Λ(end) − Λ(start), r·W for one step.
 func (s *Sequence) Next() (time.Duration, bool) {
+	if s.kind == Constant {
+		return s.nextConstant()
+	}
 	if s.seg >= len(s.segs) {
 		return 0, false
 	}
-	s.op += s.gap()
+	if s.n == 0 {
+		s.op += s.firstGap()
+	} else {
+		s.op += s.gap()
+	}
 	for s.seg < len(s.segs) {
 		g := s.segs[s.seg]
 		if g.rate > 0 && s.op < g.lamEnd {
@@ -145,22 +166,48 @@ func (s *Sequence) Next() (time.Duration, bool) {
 	return 0, false
 }
 
+// nextConstant yields the next arrival of a constant plan: t0 + (k + ½)/r
+// in the current step, computed from the index (no accumulated rounding).
+func (s *Sequence) nextConstant() (time.Duration, bool) {
+	for s.seg < len(s.segs) {
+		g := s.segs[s.seg]
+		if g.rate > 0 {
+			sec := g.start + (float64(s.k)+0.5)/g.rate
+			if sec < g.end {
+				s.k++
+				s.n++
+				return time.Duration(sec * 1e9), true
+			}
+		}
+		s.seg++
+		s.k = 0
+	}
+	return 0, false
+}
+
 // Count is the number of offsets Next has returned so far.
 func (s *Sequence) Count() int { return s.n }
 
-// gap draws one unit-mean inter-arrival gap in operational time.
+// gap draws one unit-mean inter-arrival gap in operational time (Poisson
+// or gamma).
 func (s *Sequence) gap() float64 {
-	switch s.kind {
-	case Constant:
-		return 1
-	case Gamma:
-		if s.shape == 1 {
-			return s.rng.ExpFloat64()
-		}
+	if s.kind == Gamma && s.shape != 1 {
 		return gammaVariate(s.rng, s.shape) / s.shape
-	default:
-		return s.rng.ExpFloat64()
 	}
+	return s.rng.ExpFloat64()
+}
+
+// firstGap draws the wait for the first arrival from the equilibrium
+// distribution of the gaps, so the process is stationary from offset 0:
+// U times a length-biased gap. A unit-mean gamma gap G/k (G ~ Gamma(k, 1))
+// length-biased is Gamma(k+1, 1)/k. For Poisson (k = 1) that is an
+// exponential gap again (memorylessness).
+func (s *Sequence) firstGap() float64 {
+	if s.kind == Gamma && s.shape != 1 {
+		u := s.rng.Float64()
+		return u * gammaVariate(s.rng, s.shape+1) / s.shape
+	}
+	return s.rng.ExpFloat64()
 }
 
 // StepAt returns the 0-based index of the step that contains offset (from
@@ -178,7 +225,8 @@ func (s *Sequence) Rate(offset time.Duration) float64 {
 }
 
 // Expected returns Λ(offset): the expected number of arrivals planned before
-// offset (exact for constant arrivals up to one, a mean otherwise).
+// offset (the mean for Poisson and gamma; for constant arrivals the count
+// differs from it by less than one).
 func (s *Sequence) Expected(offset time.Duration) float64 {
 	sec := offset.Seconds()
 	if sec <= 0 {

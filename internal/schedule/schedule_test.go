@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -70,10 +71,12 @@ func TestInterArrivalStatistics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			offs := draw(t, s, n)
+			// The gaps between consecutive arrivals (the wait for the
+			// first is the equilibrium one, half a gap for constant).
+			offs := draw(t, s, n+1)
 			var sum, sum2 float64
-			prev := time.Duration(0)
-			for _, o := range offs {
+			prev := offs[0]
+			for _, o := range offs[1:] {
 				g := (o - prev).Seconds()
 				prev = o
 				sum += g
@@ -153,17 +156,169 @@ func TestStepPlanCounts(t *testing.T) {
 }
 
 func TestRateChangesAtBoundary(t *testing.T) {
-	// Constant arrivals: 10/s for 1s then 100/s. Time rescaling makes the
-	// 10th arrival land at exactly 1s and the next 10ms later.
+	// Constant arrivals: 10/s for 1s then 100/s. Each step starts its own
+	// grid half an interval in: 50ms, 150ms, … 950ms, then 1005ms, 1015ms.
 	s, err := New(Spec{Kind: Constant}, Step{Rate: 10, Duration: time.Second}, Step{Rate: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	offs := draw(t, s, 12)
-	want := []time.Duration{100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1010, 1020}
+	want := []time.Duration{50000, 150000, 250000, 350000, 450000, 550000, 650000, 750000, 850000, 950000, 1005000, 1015000}
 	for i, w := range want {
-		if d := offs[i] - w*time.Millisecond; d < -time.Microsecond || d > time.Microsecond {
-			t.Errorf("arrival %d at %v, want %v", i+1, offs[i], w*time.Millisecond)
+		if d := offs[i] - w*time.Microsecond; d < -time.Microsecond || d > time.Microsecond {
+			t.Errorf("arrival %d at %v, want %v", i+1, offs[i], w*time.Microsecond)
+		}
+	}
+}
+
+// TestConstantExactCounts: a constant process at rate r over a window W
+// plans exactly r·W arrivals when r·W is whole, both as one finite step (a
+// ladder step) and as a forever step cut by the window (probe, daemon), the
+// first half an interval in. These are the seed experiments (1/s × 10s,
+// 40/s × 4s) and the ladder steps that used to plan one too few.
+func TestConstantExactCounts(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		dur  time.Duration
+		want int
+	}{
+		{1, 10 * time.Second, 10},
+		{40, 4 * time.Second, 160},
+		{2, 4 * time.Second, 8},
+		{5, 4 * time.Second, 20},
+		{100, 3 * time.Second, 300},
+		{200, 3 * time.Second, 600},
+		{8000, 3 * time.Second, 24000},
+		{0.2, 10 * time.Second, 2},
+		{3, 1500 * time.Millisecond, 4}, // 4.5: halves round down
+		{0.7, time.Second, 1},           // 0.7 rounds to 1
+		{0.3, time.Second, 0},           // 0.3 rounds to 0
+		{7, 1234 * time.Millisecond, 9}, // 8.638 → 9
+		{1000, 999 * time.Millisecond, 999},
+	} {
+		finite, err := New(Spec{Kind: Constant}, Step{Rate: tc.rate, Duration: tc.dur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		forever, err := New(Spec{Kind: Constant}, Step{Rate: tc.rate})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			off, ok := finite.Next()
+			if !ok {
+				break
+			}
+			if n == 0 {
+				if want := time.Duration(0.5 / tc.rate * 1e9); off != want {
+					t.Errorf("%g/s: first arrival at %v, want half an interval, %v", tc.rate, off, want)
+				}
+			}
+			n++
+		}
+		if n != tc.want {
+			t.Errorf("%g/s for %v as a finite step: %d arrivals, want %d", tc.rate, tc.dur, n, tc.want)
+		}
+		m := 0
+		for {
+			off, ok := forever.Next()
+			if !ok || off >= tc.dur {
+				break
+			}
+			m++
+		}
+		if m != tc.want {
+			t.Errorf("%g/s for %v as a forever step cut by the window: %d arrivals, want %d", tc.rate, tc.dur, m, tc.want)
+		}
+	}
+}
+
+// TestConstantStepPlanExact: in a multi-step constant plan every step plans
+// its own exact count, whatever the steps before it planned (a step of
+// 2.5 arrivals does not shift the next step's grid).
+func TestConstantStepPlanExact(t *testing.T) {
+	steps := []Step{
+		{Rate: 2.5, Duration: time.Second}, // 2.5 → 2
+		{Rate: 0, Duration: 500 * time.Millisecond},
+		{Rate: 40, Duration: 4 * time.Second}, // 160
+		{Rate: 8000, Duration: 3 * time.Second},
+		{Rate: 1, Duration: 10 * time.Second},
+	}
+	want := []int{2, 0, 160, 24000, 10}
+	s, err := New(Spec{Kind: Constant}, steps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int, len(steps))
+	for {
+		off, ok := s.Next()
+		if !ok {
+			break
+		}
+		got[s.StepAt(off)]++
+	}
+	for i := range steps {
+		if got[i] != want[i] {
+			t.Errorf("step %d (%g/s for %v): %d arrivals, want %d", i+1, steps[i].Rate, steps[i].Duration, got[i], want[i])
+		}
+	}
+}
+
+// TestMeanCountOverSeeds: for Poisson and gamma arrivals the count over a
+// window is random, but its mean over many seeds is r·W, within its
+// statistical tolerance (4.5 standard errors of the mean, from the sample
+// variance). A gamma process started with an ordinary gap (not the
+// equilibrium one) is biased by (CV² − 1)/2 arrivals: +1.5 at k = 0.25,
+// −0.375 at k = 4, which this test detects.
+func TestMeanCountOverSeeds(t *testing.T) {
+	const seeds = 4000
+	plans := []struct {
+		name  string
+		steps []Step
+		from  time.Duration // count arrivals planned in [from, to)
+		to    time.Duration
+		want  float64
+	}{
+		{"one step 10/s × 2s", []Step{{Rate: 10, Duration: 2 * time.Second}}, 0, 2 * time.Second, 20},
+		{"forever 40/s cut at 0.5s", []Step{{Rate: 40}}, 0, 500 * time.Millisecond, 20},
+		{"second step of a plan", []Step{{Rate: 3, Duration: time.Second}, {Rate: 25, Duration: 800 * time.Millisecond}}, time.Second, 1800 * time.Millisecond, 20},
+	}
+	for _, spec := range []Spec{
+		{Kind: Poisson},
+		{Kind: Gamma, Burstiness: 0.25},
+		{Kind: Gamma, Burstiness: 0.5},
+		{Kind: Gamma, Burstiness: 4},
+	} {
+		for _, p := range plans {
+			t.Run(fmt.Sprintf("%s k=%g %s", spec.Kind, spec.Burstiness, p.name), func(t *testing.T) {
+				var sum, sum2 float64
+				for seed := range uint64(seeds) {
+					spec.Seed = seed + 1
+					s, err := New(spec, p.steps...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := 0
+					for {
+						off, ok := s.Next()
+						if !ok || off >= p.to {
+							break
+						}
+						if off >= p.from {
+							n++
+						}
+					}
+					sum += float64(n)
+					sum2 += float64(n) * float64(n)
+				}
+				mean := sum / seeds
+				variance := (sum2 - sum*sum/seeds) / (seeds - 1)
+				se := math.Sqrt(variance / seeds)
+				if math.Abs(mean-p.want) > 4.5*se {
+					t.Errorf("mean count %.3f over %d seeds, want %.0f ± %.3f (4.5 standard errors)", mean, seeds, p.want, 4.5*se)
+				}
+			})
 		}
 	}
 }

@@ -20,4 +20,12 @@
 // figure); past the cap it switches to a log-bucketed histogram whose
 // quantiles are within HistogramRelativeError of the exact value (count and
 // max stay exact). Percentiles.Exact tells which applies.
+//
+// The generator-validity rule is one function, ValidityConfig.Judge: a
+// cohort's Accumulator and the daemon's LiveValidity window both feed it
+// Evidence (exact counts of dispatch lags above the configured limit, the
+// in-flight cap's unsent arrivals, the rate, the prober host's health), and
+// it names each cause of an invalid verdict with what to do. It judges the
+// prober, never the target. Ladder capacity and knee (Judge, JudgeClass)
+// use valid steps only, and say when a capacity is only a lower bound.
 package stats

@@ -7,15 +7,61 @@ import "time"
 type LadderStep struct {
 	Index   int     // 1-based
 	Rate    float64 // offered (requested) rate, req/s
-	Summary Summary // cohort: arrivals planned during the step
+	Summary Summary // cohort: arrivals planned during the step, every class
+	// Classes are the step's figures per request class, each over the
+	// class's own records judged by its own gates (empty for a ladder
+	// without classes). A class's Summary.Validity is the step's: the
+	// classes share one generator.
+	Classes []ClassStep
 	// Aborted is true when the ladder stopped during or after this step;
 	// AbortReason says which rule tripped.
 	Aborted     bool
 	AbortReason string
 }
 
-// LadderResult is one finished ladder. CapacityStep and KneeStep are
-// 1-based step indexes, 0 when none.
+// ClassStep is one class's share of a ladder step.
+type ClassStep struct {
+	Class   string
+	Rate    float64 // the class's offered rate: step rate × its weight share
+	Summary Summary // the class's records only, judged by its gates
+}
+
+// Class returns the step's figures for class and whether it has them.
+func (s LadderStep) Class(class string) (ClassStep, bool) {
+	for _, c := range s.Classes {
+		if c.Class == class {
+			return c, true
+		}
+	}
+	return ClassStep{}, false
+}
+
+// Bound says what a capacity figure is.
+type Bound string
+
+// Capacity bounds.
+const (
+	// BoundMeasured: a valid step above the capacity step failed its gates,
+	// so the limit lies between the capacity step's rate and that step's.
+	BoundMeasured Bound = "measured"
+	// BoundLower: no valid step above the capacity step failed its gates
+	// (it was the top step, or the steps above were invalid or never run):
+	// the capacity is at least this, and may be much more.
+	BoundLower Bound = "lower"
+)
+
+// Verdict is a ladder's capacity and knee, judged over valid steps only.
+// CapacityStep and KneeStep are 1-based positions in the steps judged, 0
+// when none.
+type Verdict struct {
+	Capacity      float64 // req/s; 0 when no step qualified
+	CapacityStep  int
+	CapacityBound Bound // "" when no step qualified
+	Knee          float64
+	KneeStep      int
+}
+
+// LadderResult is one finished ladder.
 type LadderResult struct {
 	Target             string
 	Started            time.Time // wall clock, for humans (zero when unknown)
@@ -25,57 +71,124 @@ type LadderResult struct {
 	GoodFractionTarget float64          // a step counts toward capacity only at or above this good fraction
 	KneeFactor         float64          // the knee is the first step with TTFT p95 > KneeFactor × the lowest step's
 
-	Capacity     float64 // req/s; 0 when no step qualified
-	CapacityStep int
-	Knee         float64 // req/s; 0 when no knee was found
-	KneeStep     int
-	Aborted      bool
-	AbortReason  string
+	Verdict // over every class together (each record judged by its class's gates)
+	// Classes are the verdicts per class (each over the class's own
+	// records and gates, in the class's offered rate), in config order.
+	Classes     []ClassVerdict
+	Aborted     bool
+	AbortReason string
 	// Stopped says why the ladder stopped below its top step by its
 	// stop_at rule (not an abort); "" when it did not.
 	Stopped string
 }
 
-// Capacity returns the highest step rate whose generator was valid and whose
-// good fraction (ok and within every gate, over planned) reached target,
-// with its 1-based step index; (0, 0) when no step qualified. Steps are not
-// assumed sorted.
-func Capacity(steps []LadderStep, target float64) (rate float64, step int) {
-	for i, s := range steps {
-		if !s.Summary.Validity.Valid || s.Summary.Planned == 0 || s.Summary.GoodFraction < target {
-			continue
-		}
-		if step == 0 || s.Rate > rate {
-			rate, step = s.Rate, i+1
-		}
-	}
-	return rate, step
+// ClassVerdict is one class's capacity and knee; rates are the class's own
+// offered rate (step rate × its weight share).
+type ClassVerdict struct {
+	Class string
+	Verdict
 }
 
-// Knee returns the first step, in rate order, whose TTFT p95 exceeds factor
-// times the TTFT p95 of the lowest-rate step that has one; (0, 0) when there
-// is none. Steps without TTFT samples are skipped.
-func Knee(steps []LadderStep, factor float64) (rate float64, step int) {
-	base := -1
+// InvalidSteps returns the 1-based positions of the steps whose generator
+// was invalid (never used for capacity or knee).
+func (r LadderResult) InvalidSteps() []int {
+	var out []int
+	for i, s := range r.Steps {
+		if !s.Summary.Validity.Valid {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+// point is one step as the capacity and knee rules see it.
+type point struct {
+	rate  float64
+	valid bool
+	s     Summary
+}
+
+// Met reports whether one step counts toward capacity: its generator was
+// valid, it planned arrivals, and its good fraction reached target.
+func Met(s Summary, target float64) bool {
+	return s.Validity.Valid && s.Planned > 0 && s.GoodFraction >= target
+}
+
+// Judge returns the capacity and knee over every class together.
+func Judge(steps []LadderStep, target, factor float64) Verdict {
+	pts := make([]point, len(steps))
 	for i, s := range steps {
-		if s.Summary.TTFT.Count == 0 {
+		pts[i] = point{rate: s.Rate, valid: s.Summary.Validity.Valid, s: s.Summary}
+	}
+	return judge(pts, target, factor)
+}
+
+// JudgeClass returns one class's capacity and knee: over the class's own
+// figures at each step (its records, its gates, its offered rate), on the
+// steps whose generator was valid. A step without the class is skipped.
+func JudgeClass(steps []LadderStep, class string, target, factor float64) Verdict {
+	pts := make([]point, len(steps))
+	for i, s := range steps {
+		c, ok := s.Class(class)
+		pts[i] = point{rate: c.Rate, valid: ok && s.Summary.Validity.Valid, s: c.Summary}
+	}
+	return judge(pts, target, factor)
+}
+
+// Capacity returns the highest step rate whose generator was valid and whose
+// good fraction (ok and within every gate, over planned) reached target,
+// with its 1-based step index and what the figure is; (0, 0, "") when no
+// step qualified. Steps are not assumed sorted.
+func Capacity(steps []LadderStep, target float64) (rate float64, step int, bound Bound) {
+	v := Judge(steps, target, 2)
+	return v.Capacity, v.CapacityStep, v.CapacityBound
+}
+
+// Knee returns the first valid step, in rate order, whose TTFT p95 exceeds
+// factor times the TTFT p95 of the lowest-rate valid step that has one;
+// (0, 0) when there is none. Invalid steps and steps without TTFT samples
+// are skipped.
+func Knee(steps []LadderStep, factor float64) (rate float64, step int) {
+	v := Judge(steps, 1, factor)
+	return v.Knee, v.KneeStep
+}
+
+func judge(pts []point, target, factor float64) Verdict {
+	var v Verdict
+	for i, p := range pts {
+		if p.valid && Met(p.s, target) && (v.CapacityStep == 0 || p.rate > v.Capacity) {
+			v.Capacity, v.CapacityStep = p.rate, i+1
+		}
+	}
+	if v.CapacityStep > 0 {
+		v.CapacityBound = BoundLower
+		for _, p := range pts {
+			if p.valid && p.s.Planned > 0 && p.rate > v.Capacity && !Met(p.s, target) {
+				v.CapacityBound = BoundMeasured
+				break
+			}
+		}
+	}
+	base := -1
+	for i, p := range pts {
+		if !p.valid || p.s.TTFT.Count == 0 {
 			continue
 		}
-		if base < 0 || s.Rate < steps[base].Rate {
+		if base < 0 || p.rate < pts[base].rate {
 			base = i
 		}
 	}
 	if base < 0 {
-		return 0, 0
+		return v
 	}
-	limit := time.Duration(factor * float64(steps[base].Summary.TTFT.P95))
-	for i, s := range steps {
-		if s.Summary.TTFT.Count == 0 || s.Summary.TTFT.P95 <= limit {
+	limit := time.Duration(factor * float64(pts[base].s.TTFT.P95))
+	for i, p := range pts {
+		if !p.valid || p.s.TTFT.Count == 0 || p.s.TTFT.P95 <= limit {
 			continue
 		}
-		if step == 0 || s.Rate < rate {
-			rate, step = s.Rate, i+1
+		if v.KneeStep == 0 || p.rate < v.Knee {
+			v.Knee, v.KneeStep = p.rate, i+1
 		}
 	}
-	return rate, step
+	return v
 }

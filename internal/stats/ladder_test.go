@@ -20,32 +20,95 @@ func TestCapacityAndKnee(t *testing.T) {
 		target, factor float64
 		capRate        float64
 		capStep        int
+		bound          Bound
 		kneeRate       float64
 		kneeStep       int
 	}{
 		{"rising", []LadderStep{
 			step(1, 100*ms, 1, true), step(2, 110*ms, 0.99, true), step(4, 150*ms, 0.96, true),
 			step(8, 400*ms, 0.7, true), step(16, 2000*ms, 0.2, true)},
-			0.95, 2, 4, 3, 8, 4},
+			0.95, 2, 4, 3, BoundMeasured, 8, 4},
 		{"invalid step skipped", []LadderStep{
 			step(1, 100*ms, 1, true), step(2, 100*ms, 1, false)},
-			0.95, 2, 1, 1, 0, 0},
-		{"none qualifies", []LadderStep{step(1, 100*ms, 0.5, true)}, 0.95, 2, 0, 0, 0, 0},
+			0.95, 2, 1, 1, BoundLower, 0, 0},
+		// The seed experiment: the top step's generator was invalid (its
+		// dispatch lag, not the target, made its TTFT p95 30× the base). It
+		// must give neither the knee nor the capacity, and the capacity
+		// below it is only a lower bound.
+		{"invalid top step gives no knee", []LadderStep{
+			step(100, 50*ms, 1, true), step(1000, 55*ms, 1, true), step(8000, 1500*ms, 0.3, false)},
+			0.9, 2, 1000, 2, BoundLower, 0, 0},
+		{"an invalid step between two valid ones", []LadderStep{
+			step(1, 50*ms, 1, true), step(2, 900*ms, 0.1, false), step(4, 60*ms, 0.95, true), step(8, 500*ms, 0.5, true)},
+			0.9, 2, 4, 3, BoundMeasured, 8, 4},
+		{"top step passed: a lower bound", []LadderStep{
+			step(1, 50*ms, 1, true), step(2, 50*ms, 1, true), step(4, 60*ms, 0.99, true)},
+			0.9, 2, 4, 3, BoundLower, 0, 0},
+		{"none qualifies", []LadderStep{step(1, 100*ms, 0.5, true)}, 0.95, 2, 0, 0, "", 0, 0},
 		{"unsorted, base is lowest rate", []LadderStep{
 			step(4, 350*ms, 0.97, true), step(1, 100*ms, 1, true), step(2, 250*ms, 1, true)},
-			0.95, 2, 4, 1, 2, 3},
-		{"no ttft at all", []LadderStep{step(1, 0, 0, true)}, 0.95, 2, 0, 0, 0, 0},
+			0.95, 2, 4, 1, BoundLower, 2, 3},
+		{"lowest step invalid: the base is the lowest valid step", []LadderStep{
+			step(1, 10*ms, 1, false), step(2, 100*ms, 1, true), step(4, 150*ms, 1, true)},
+			0.95, 2, 4, 3, BoundLower, 0, 0},
+		{"no ttft at all", []LadderStep{step(1, 0, 0, true)}, 0.95, 2, 0, 0, "", 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, s := Capacity(tt.steps, tt.target)
-			if r != tt.capRate || s != tt.capStep {
-				t.Errorf("capacity = %v@%d, want %v@%d", r, s, tt.capRate, tt.capStep)
+			r, s, b := Capacity(tt.steps, tt.target)
+			if r != tt.capRate || s != tt.capStep || b != tt.bound {
+				t.Errorf("capacity = %v@%d (%q), want %v@%d (%q)", r, s, b, tt.capRate, tt.capStep, tt.bound)
 			}
 			r, s = Knee(tt.steps, tt.factor)
 			if r != tt.kneeRate || s != tt.kneeStep {
 				t.Errorf("knee = %v@%d, want %v@%d", r, s, tt.kneeRate, tt.kneeStep)
 			}
+			v := Judge(tt.steps, tt.target, tt.factor)
+			if v.Capacity != tt.capRate || v.KneeStep != tt.kneeStep {
+				t.Errorf("Judge = %+v", v)
+			}
 		})
+	}
+}
+
+// TestJudgeClass: each class is judged on its own figures, at its own
+// offered rate; the step's validity applies to every class.
+func TestJudgeClass(t *testing.T) {
+	mk := func(rate float64, valid bool, chatGood, longGood float64, chatTTFT, longTTFT time.Duration) LadderStep {
+		s := step(rate, chatTTFT, (chatGood*3+longGood)/4, valid)
+		c := func(good float64, ttft time.Duration) Summary {
+			return Summary{Planned: 100, GoodFraction: good, Validity: s.Summary.Validity, TTFT: Percentiles{Count: 100, P95: ttft}}
+		}
+		s.Classes = []ClassStep{
+			{Class: "chat", Rate: rate * 0.75, Summary: c(chatGood, chatTTFT)},
+			{Class: "long", Rate: rate * 0.25, Summary: c(longGood, longTTFT)},
+		}
+		return s
+	}
+	steps := []LadderStep{
+		mk(4, true, 1, 1, 50*ms, 400*ms),
+		mk(8, true, 1, 0.5, 60*ms, 1200*ms), // long fails its gates at 8
+		mk(16, true, 0.95, 0.1, 90*ms, 3000*ms),
+		mk(32, false, 0.2, 0, 900*ms, 9000*ms), // invalid: used by no class
+	}
+	chat := JudgeClass(steps, "chat", 0.9, 2)
+	long := JudgeClass(steps, "long", 0.9, 2)
+	if chat.Capacity != 12 || chat.CapacityStep != 3 || chat.CapacityBound != BoundLower {
+		t.Errorf("chat capacity %+v, want 12 req/s of chat at step 3, a lower bound (step 4 was invalid)", chat)
+	}
+	if chat.KneeStep != 0 {
+		t.Errorf("chat knee %+v: its only slow step was invalid", chat)
+	}
+	if long.Capacity != 1 || long.CapacityStep != 1 || long.CapacityBound != BoundMeasured {
+		t.Errorf("long capacity %+v, want 1 req/s of long at step 1, measured", long)
+	}
+	if long.Knee != 2 || long.KneeStep != 2 {
+		t.Errorf("long knee %+v, want 2 req/s of long (step 2: its TTFT p95 tripled)", long)
+	}
+	if chat.Capacity == long.Capacity {
+		t.Error("the classes got the same capacity")
+	}
+	if v := JudgeClass(steps, "nope", 0.9, 2); v.CapacityStep != 0 || v.KneeStep != 0 {
+		t.Errorf("an unknown class got %+v", v)
 	}
 }

@@ -143,6 +143,9 @@ type Accumulator struct {
 	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *Dist
 	arrTTFT, arrE2E                                            *Dist
 	clientCap, firstClientCap                                  int
+	lagLimit                                                   time.Duration // the validity rule's dispatch-lag limit
+	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
+	host                                                       HostHealth
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -153,6 +156,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 		arrTTFT: NewDist(c), arrE2E: NewDist(c),
+		lagLimit: cfg.Validity.Limit(),
 	}
 	a.s.Mode = cfg.Mode
 	a.s.RequestedRate = cfg.RequestedRate
@@ -216,7 +220,12 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if r.Admitted() {
 		s.Admitted++
 	}
-	a.lag.addIf(r.DispatchLag())
+	if lag, ok := r.DispatchLag(); ok {
+		a.lag.Add(lag)
+		if lag > a.lagLimit {
+			a.lagOver++
+		}
+	}
 	switch r.Outcome {
 	case ledger.Rejected:
 		s.Rejected++
@@ -304,8 +313,22 @@ func (a *Accumulator) Summary() Summary {
 	s.DispatchLag = a.lag.Percentiles()
 	s.RejectedTime = a.rej.Percentiles()
 	s.CensoredAge = a.cens.Percentiles()
-	s.Validity = judge(a.cfg.Validity, &s, a.clientCap, a.firstClientCap)
+	s.Validity = a.cfg.Validity.Judge(Evidence{
+		Mode: s.Mode, LagCount: s.DispatchLag.Count, LagOver: a.lagOver, LagP99: s.DispatchLag.P99, LagP99Approx: !s.DispatchLag.Exact,
+		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap,
+		RequestedRate: s.RequestedRate, Window: s.Window,
+		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Host: a.host,
+	})
 	return s
+}
+
+// SetHost gives the verdict the prober host's health over the cohort's
+// window, so that a late generator is blamed on a starved host when it was
+// one (see ValidityConfig.Judge).
+func (a *Accumulator) SetHost(h HostHealth) {
+	a.mu.Lock()
+	a.host = h
+	a.mu.Unlock()
 }
 
 // Summarize is a one-shot Accumulator over recs.

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -177,21 +178,25 @@ func TestValidity(t *testing.T) {
 		valid  bool
 		reason string
 		note   string
+		cause  Cause
 	}{
-		{"on rate", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, ms, ledger.ModeOpen), true, "", ""},
-		{"within poisson noise", Config{RequestedRate: 100, Window: 10 * time.Second}, n(880, ms, ledger.ModeOpen), true, "", ""},
-		{"rate too low", Config{RequestedRate: 100, Window: 10 * time.Second}, n(700, ms, ledger.ModeOpen), false, "achieved rate", ""},
-		{"rate too high", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1300, ms, ledger.ModeOpen), false, "achieved rate", ""},
-		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "dispatch-lag p99", ""},
-		{"lag custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 50 * ms}}, n(1000, 20*ms, ledger.ModeOpen), true, "", ""},
-		{"few arrivals", Config{RequestedRate: 0.5, Window: 10 * time.Second}, n(1, ms, ledger.ModeOpen), true, "", "not judged"},
-		{"closed loop", Config{RequestedRate: 100, Window: 10 * time.Second}, n(10, ms, ledger.ModeClosed), true, "", "coordinated omission"},
+		{"on rate", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, ms, ledger.ModeOpen), true, "", "", ""},
+		{"within poisson noise", Config{RequestedRate: 100, Window: 10 * time.Second}, n(880, ms, ledger.ModeOpen), true, "", "", ""},
+		{"rate too low", Config{RequestedRate: 100, Window: 10 * time.Second}, n(700, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
+		{"rate too high", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1300, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
+		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "dispatch-lag p99", "", CauseDispatchLag},
+		{"lag custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 50 * ms}}, n(1000, 20*ms, ledger.ModeOpen), true, "", "", ""},
+		{"lag above a custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 15 * ms}}, n(1000, 20*ms, ledger.ModeOpen), false, "exceeds 15ms", "", CauseDispatchLag},
+		{"few arrivals", Config{RequestedRate: 0.5, Window: 10 * time.Second}, n(1, ms, ledger.ModeOpen), true, "", "not judged", ""},
+		{"closed loop", Config{RequestedRate: 100, Window: 10 * time.Second}, n(10, ms, ledger.ModeClosed), true, "", "coordinated omission", ""},
 		{"client cap", Config{RequestedRate: 100, Window: 10 * time.Second},
-			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", ""},
+			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", "", CauseInFlightCap},
+		{"heavily capped: the cap is the one cause, not also the rate", Config{RequestedRate: 100, Window: 10 * time.Second},
+			append(n(500, ms, ledger.ModeOpen), capped(500)...), false, "500 arrival(s) unsent (client_cap)", "", CauseInFlightCap},
 		{"budget unsent is not a generator fault", Config{RequestedRate: 1, Window: 100 * time.Second},
-			append(n(99, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonBudget)), true, "", ""},
+			append(n(99, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonBudget)), true, "", "", ""},
 		{"budget spent: the rate fell, and the reason says why", Config{RequestedRate: 10, Window: 100 * time.Second},
-			append(n(500, ms, ledger.ModeOpen), budgetSpent(500)...), false, "500 arrival(s) were withheld", ""},
+			append(n(500, ms, ledger.ModeOpen), budgetSpent(500)...), false, "500 arrival(s) were withheld", "", CauseRateNotReached},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,13 +207,93 @@ func TestValidity(t *testing.T) {
 			if tt.reason != "" && !strings.Contains(strings.Join(v.Reasons, "\n"), tt.reason) {
 				t.Errorf("reasons %q lack %q", v.Reasons, tt.reason)
 			}
-			if tt.valid && len(v.Reasons) > 0 {
+			if tt.valid && (len(v.Reasons) > 0 || len(v.Causes) > 0) {
 				t.Errorf("valid with reasons %q", v.Reasons)
 			}
 			if tt.note != "" && !strings.Contains(strings.Join(v.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", v.Notes, tt.note)
 			}
+			if tt.cause != "" {
+				if len(v.Causes) != 1 || v.Causes[0].Cause != tt.cause || v.Causes[0].Reason != v.Reasons[0] || v.Causes[0].Action == "" {
+					t.Errorf("causes %+v, want one %s with its reason and an action", v.Causes, tt.cause)
+				}
+			}
 		})
+	}
+}
+
+func capped(n int) []ledger.Record {
+	out := make([]ledger.Record, n)
+	for i := range out {
+		out[i] = failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)
+		out[i].Planned = time.Duration(i) * ms
+	}
+	return out
+}
+
+// TestLagRuleIsTheP99: the count rule (LagP99Exceeds) says "p99 above the
+// limit" exactly when the nearest-rank p99 of the same lags is above it,
+// for every count and every number of late lags.
+func TestLagRuleIsTheP99(t *testing.T) {
+	const limit = 10 * ms
+	for n := 1; n <= 400; n++ {
+		for over := 0; over <= min(n, 8); over++ {
+			d := NewDist(0)
+			for i := range n {
+				lag := ms
+				if i < over {
+					lag = limit + ms
+				}
+				d.Add(lag)
+			}
+			if got, want := LagP99Exceeds(n, over), d.Quantile(0.99) > limit; got != want {
+				t.Fatalf("n=%d over=%d: rule %v, p99 %v > %v is %v", n, over, got, d.Quantile(0.99), limit, want)
+			}
+		}
+	}
+}
+
+// TestHostCauses: a late generator is blamed on the host only when the host
+// measurably lacked CPU over the same window.
+func TestHostCauses(t *testing.T) {
+	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 5, LagP99: 30 * ms}
+	for _, tc := range []struct {
+		name string
+		host HostHealth
+		want Cause
+		text string
+	}{
+		{"not measured", HostHealth{}, CauseDispatchLag, "health was not measured"},
+		{"idle host", HostHealth{Known: true, SchedCount: 1000, SchedP99: 40 * time.Microsecond, ProcessCPU: 0.2, CPUs: 2, ProcessCPUKnown: true}, CauseDispatchLag, "Go scheduler latency p99 40µs"},
+		{"scheduler latency", HostHealth{Known: true, SchedCount: 1000, SchedP99: 14 * ms}, CauseHostStarved, "Go scheduler latency p99 14ms"},
+		{"just below a quarter of the limit", HostHealth{Known: true, SchedCount: 1000, SchedP99: 2400 * time.Microsecond}, CauseDispatchLag, "not measurably starved"},
+		{"steal", HostHealth{Known: true, Steal: 0.25, StealKnown: true}, CauseHostStarved, "CPU steal 25%"},
+		{"prober saturated", HostHealth{Known: true, ProcessCPU: 1.95, CPUs: 2, ProcessCPUKnown: true}, CauseHostStarved, "used 1.95 of its 2 cores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := late
+			e.Host = tc.host
+			v := ValidityConfig{}.Judge(e)
+			if v.Valid || !v.Has(tc.want) || len(v.Causes) != 1 {
+				t.Fatalf("causes %+v, want %s", v.Causes, tc.want)
+			}
+			if !strings.Contains(v.Reasons[0], tc.text) || !strings.Contains(v.Reasons[0], "dispatch-lag p99 30ms exceeds 10ms") {
+				t.Errorf("reason %q lacks %q or the lag", v.Reasons[0], tc.text)
+			}
+			if v.Causes[0].Action != tc.want.Action() || tc.want.Action() == "" {
+				t.Errorf("action %q", v.Causes[0].Action)
+			}
+		})
+	}
+	// A starved host with a punctual generator is not an invalid verdict.
+	e := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 1, Host: HostHealth{Known: true, SchedCount: 10, SchedP99: 50 * ms}}
+	if v := (ValidityConfig{}).Judge(e); !v.Valid {
+		t.Errorf("a punctual generator on a busy host judged invalid: %v", v.Reasons)
+	}
+	for _, c := range Causes {
+		if c.Action() == "" {
+			t.Errorf("cause %s has no action", c)
+		}
 	}
 }
 
@@ -312,4 +397,43 @@ func budgetSpent(n int) []ledger.Record {
 		out[i] = failRec(time.Duration(i)*ms, 0, 0, ledger.Unsent, ledger.ReasonBudget)
 	}
 	return out
+}
+
+// TestGoodputNeverAbovePlannedRate: goodput counts good arrivals planned in
+// the window (the cohort by planned time: completions during the drain
+// count, arrivals planned outside do not, retries are not demand), so it
+// never exceeds planned / window, whatever finishes when.
+func TestGoodputNeverAbovePlannedRate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const window = 2 * time.Second
+	for trial := range 300 {
+		var recs []ledger.Record
+		id := uint64(0)
+		for range 1 + rng.IntN(60) {
+			p := ms + time.Duration(rng.Int64N(int64(3*window)))     // some outside the window [window/2, 3·window/2)
+			end := time.Duration(rng.Int64N(int64(5 * time.Second))) // finishing late: during the drain
+			id++
+			if rng.IntN(3) > 0 {
+				r := okRec(p, ms, end/2+ms, end+2*ms, 2)
+				r.ID = id
+				recs = append(recs, r)
+				continue
+			}
+			// Rejected, then retried (ok or not) however late.
+			first := failRec(p, ms, 5*ms, ledger.Rejected, ledger.ReasonStatus429)
+			first.ID = id
+			recs = append(recs, first)
+			id++
+			retry := okRec(p+end, ms, end/2+ms, end+2*ms, 2)
+			if rng.IntN(2) == 0 {
+				retry = failRec(p+end, ms, 5*ms, ledger.Rejected, ledger.ReasonStatus429)
+			}
+			retry.ID, retry.Attempt, retry.RetryOf, retry.FirstPlanned = id, 2, first.ID, p
+			recs = append(recs, retry)
+		}
+		s := Summarize(Config{RequestedRate: 10, Start: window / 2, Window: window}, recs)
+		if s.Good > s.Planned || s.GoodputPerSecond > float64(s.Planned)/window.Seconds()+1e-9 {
+			t.Fatalf("trial %d: good %d of %d planned, goodput %.3f above the planned rate %.3f", trial, s.Good, s.Planned, s.GoodputPerSecond, float64(s.Planned)/window.Seconds())
+		}
+	}
 }

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -22,17 +23,149 @@ type ValidityConfig struct {
 	// MinExpected is the smallest expected arrival count at which the rate
 	// is judged at all; below it the verdict only notes it.
 	MinExpected float64
+	// StarvedSchedP99 is the Go scheduler latency p99 from which a late
+	// generator is blamed on a starved host (0: a quarter of MaxLagP99).
+	StarvedSchedP99 time.Duration
+	// StarvedSteal is the CPU steal fraction from which a late generator is
+	// blamed on a starved host (0: 0.10).
+	StarvedSteal float64
 }
 
 // DefaultValidity is used for every zero field of a ValidityConfig.
-var DefaultValidity = ValidityConfig{MaxLagP99: 10 * time.Millisecond, RateTolerance: 0.10, Z: 3.29, MinExpected: 10}
+var DefaultValidity = ValidityConfig{MaxLagP99: 10 * time.Millisecond, RateTolerance: 0.10, Z: 3.29, MinExpected: 10, StarvedSteal: 0.10}
+
+// Cause names why a generator was invalid. The set is closed (Causes); it
+// is a metric label value.
+type Cause string
+
+// Causes of an invalid verdict.
+const (
+	// CauseHostStarved: the generator was late and the prober host lacked
+	// CPU (Go scheduler latency, CPU steal, or the prober using every CPU
+	// it has): the prober's trouble, not the target's.
+	CauseHostStarved Cause = "host_starved"
+	// CauseDispatchLag: the generator was late though the host was not
+	// visibly starved (timer precision, a rate beyond one pacer).
+	CauseDispatchLag Cause = "dispatch_lag"
+	// CauseInFlightCap: arrivals were unsent because the in-flight cap was
+	// full: offered load was suppressed.
+	CauseInFlightCap Cause = "in_flight_cap"
+	// CauseRateNotReached: the first attempts dispatched fell outside the
+	// tolerance band around the requested rate.
+	CauseRateNotReached Cause = "rate_not_reached"
+)
+
+// Causes lists every cause in a stable order.
+var Causes = []Cause{CauseHostStarved, CauseDispatchLag, CauseInFlightCap, CauseRateNotReached}
+
+// Action is what to do about a cause.
+func (c Cause) Action() string {
+	switch c {
+	case CauseHostStarved:
+		return "give the prober more CPU (a dedicated or less busy host, a higher CPU limit), spin-wait the last part of each wait (--spin), or, if this lateness is acceptable, widen max_lag_p99 (--max-lag-p99)"
+	case CauseDispatchLag:
+		return "spin-wait the last part of each wait for tighter dispatch (--spin), lower the rate or split it over more probers, or widen max_lag_p99 (--max-lag-p99)"
+	case CauseInFlightCap:
+		return "raise the in-flight cap (max_in_flight, --max-in-flight); a cap that fills because the target is slow is the target's trouble, visible in its latency"
+	case CauseRateNotReached:
+		return "look at the unsent reasons: a budget, rate cap or interrupt withheld arrivals; otherwise the generator could not keep up (see dispatch lag)"
+	}
+	return ""
+}
+
+// InvalidCause is one reason a verdict is invalid: its cause, the reason
+// in words (with the figures that decided it) and what to do.
+type InvalidCause struct {
+	Cause  Cause  `json:"cause"`
+	Reason string `json:"reason"`
+	Action string `json:"what_to_do"`
+}
 
 // Validity is the generator-validity verdict: whether the load generator did
-// what was asked, so that its measurements can be trusted.
+// what was asked, so that its measurements can be trusted. It judges the
+// prober, never the target: a valid verdict says nothing about whether the
+// target is healthy.
 type Validity struct {
 	Valid   bool
-	Reasons []string // why it is invalid (empty when valid)
-	Notes   []string // caveats that do not invalidate (closed loop, too few arrivals)
+	Reasons []string       // why it is invalid (empty when valid); Reasons[i] is Causes[i].Reason
+	Causes  []InvalidCause // the same, with their cause and what to do
+	Notes   []string       // caveats that do not invalidate (closed loop, too few arrivals)
+	Host    HostHealth     // the prober host's health over the same window
+}
+
+// Has reports whether c is among the verdict's causes.
+func (v Validity) Has(c Cause) bool {
+	for _, x := range v.Causes {
+		if x.Cause == c {
+			return true
+		}
+	}
+	return false
+}
+
+// HostHealth is the prober host's own health over a window: what tells a
+// starved prober from a slow target. Zero fields are unknown.
+type HostHealth struct {
+	// Known is false when nothing was measured: no host cause is named.
+	Known bool
+	// SchedCount and SchedP99: Go scheduler latency (time runnable
+	// goroutines waited for a CPU, runtime/metrics /sched/latencies:seconds)
+	// over the window, nearest rank over the runtime's buckets (upper bound).
+	SchedCount uint64
+	SchedP99   time.Duration
+	// ProcessCPU is the prober process's CPU time per second of the window
+	// (cores used); CPUs is GOMAXPROCS. ProcessCPUKnown says it was read.
+	ProcessCPU      float64
+	CPUs            int
+	ProcessCPUKnown bool
+	// Steal is the fraction of the host's CPU time stolen by the hypervisor
+	// (/proc/stat); StealKnown says /proc/stat had it.
+	Steal      float64
+	StealKnown bool
+}
+
+// String describes the health in words, for reasons and logs.
+func (h HostHealth) String() string {
+	if !h.Known {
+		return "host health not measured"
+	}
+	parts := []string{}
+	if h.SchedCount > 0 {
+		parts = append(parts, "Go scheduler latency p99 "+fmtDur(h.SchedP99))
+	}
+	if h.ProcessCPUKnown {
+		parts = append(parts, fmt.Sprintf("prober CPU %.2f of %d cores", h.ProcessCPU, h.CPUs))
+	}
+	if h.StealKnown {
+		parts = append(parts, fmt.Sprintf("CPU steal %.0f%%", 100*h.Steal))
+	}
+	if len(parts) == 0 {
+		return "host health not measured"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Evidence is what the validity rule judges: the one rule behind the
+// probe's and each ladder step's verdict (Accumulator) and the daemon's
+// live verdict (LiveValidity).
+type Evidence struct {
+	Mode ledger.Mode
+	// LagCount counts dispatched attempts with a dispatch lag; LagOver those
+	// whose lag exceeded the configured MaxLagP99 (counted against that
+	// same limit); LagP99 is the p99 for the reason's text.
+	LagCount, LagOver int
+	LagP99            time.Duration
+	LagP99Approx      bool // LagP99 was read from a histogram
+	// ClientCap counts attempts unsent by the in-flight cap, FirstClientCap
+	// the first attempts among them.
+	ClientCap, FirstClientCap int
+	// RequestedRate and Window: the schedule's rate and the arrival window;
+	// 0 when unknown (the rate is then not judged).
+	RequestedRate float64
+	Window        time.Duration
+	// FirstDispatched and FirstUnsent split the first attempts planned.
+	FirstDispatched, FirstUnsent int
+	Host                         HostHealth
 }
 
 func (c ValidityConfig) withDefaults() ValidityConfig {
@@ -49,8 +182,19 @@ func (c ValidityConfig) withDefaults() ValidityConfig {
 	if c.MinExpected > 0 {
 		d.MinExpected = c.MinExpected
 	}
+	d.StarvedSchedP99 = d.MaxLagP99 / 4
+	if c.StarvedSchedP99 > 0 {
+		d.StarvedSchedP99 = c.StarvedSchedP99
+	}
+	if c.StarvedSteal > 0 {
+		d.StarvedSteal = c.StarvedSteal
+	}
 	return d
 }
+
+// Limit returns the dispatch-lag p99 limit in force (MaxLagP99 or its
+// default).
+func (c ValidityConfig) Limit() time.Duration { return c.withDefaults().MaxLagP99 }
 
 // RateBounds returns the range of dispatched counts accepted for an expected
 // count lambda: lambda·(1−tol) − z·√(lambda·(1−tol)) to
@@ -63,43 +207,118 @@ func RateBounds(lambda, tol, z float64) (lo, hi float64) {
 	return l - z*math.Sqrt(l), h + z*math.Sqrt(h)
 }
 
-// judge gives the verdict; clientCap counts attempts unsent by the cap,
-// firstClientCap the first attempts among them. The rate is judged on first
-// attempts dispatched (offered load): retries are not arrivals.
-func judge(cfg ValidityConfig, s *Summary, clientCap, firstClientCap int) Validity {
-	c := cfg.withDefaults()
-	v := Validity{Valid: true}
-	fail := func(format string, a ...any) {
+// LagP99Exceeds reports whether the nearest-rank p99 of n lags exceeds a
+// limit, given the number over it: the p99 is the ⌈0.99·n⌉-th smallest lag,
+// so it exceeds the limit exactly when fewer than ⌈0.99·n⌉ lags are within
+// it. The same rank as Dist.Quantile(0.99).
+func LagP99Exceeds(n, over int) bool {
+	if n <= 0 {
+		return false
+	}
+	rank := min(max(int(math.Ceil(0.99*float64(n))), 1), n)
+	return n-over < rank
+}
+
+// Judge is the validity rule. The generator is invalid when the dispatch-lag
+// p99 exceeds MaxLagP99 (cause host_starved when the host measurably lacked
+// CPU over the same window, else dispatch_lag), when any arrival was unsent
+// at the in-flight cap (in_flight_cap), or, open loop with a known rate and
+// enough expected arrivals, when the first attempts dispatched leave the
+// RateBounds band (rate_not_reached; arrivals unsent at the cap count as
+// offered there, being the in_flight_cap cause already).
+func (c ValidityConfig) Judge(e Evidence) Validity {
+	c = c.withDefaults()
+	v := Validity{Valid: true, Host: e.Host}
+	fail := func(cause Cause, format string, a ...any) {
 		v.Valid = false
-		v.Reasons = append(v.Reasons, fmt.Sprintf(format, a...))
+		why := fmt.Sprintf(format, a...)
+		v.Reasons = append(v.Reasons, why)
+		v.Causes = append(v.Causes, InvalidCause{Cause: cause, Reason: why, Action: cause.Action()})
 	}
-	if s.DispatchLag.Count > 0 && s.DispatchLag.P99 > c.MaxLagP99 {
-		fail("dispatch-lag p99 %s exceeds %s: the generator did not keep its schedule", s.DispatchLag.P99, c.MaxLagP99)
+	if LagP99Exceeds(e.LagCount, e.LagOver) {
+		approx := ""
+		if e.LagP99Approx {
+			approx = "≈"
+		}
+		lag := fmt.Sprintf("dispatch-lag p99 %s%s exceeds %s (%d of %d dispatches later than that)", approx, fmtDur(e.LagP99), fmtDur(c.MaxLagP99), e.LagOver, e.LagCount)
+		if why := starved(c, e.Host); why != "" {
+			fail(CauseHostStarved, "prober host starved: %s; %s: the generator did not keep its schedule because the prober lacked CPU, not because of the target", why, lag)
+		} else if e.Host.Known {
+			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (%s: the host was not measurably starved)", lag, e.Host)
+		} else {
+			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (the prober host's health was not measured)", lag)
+		}
 	}
-	if clientCap > 0 {
-		fail("%d arrival(s) unsent because the in-flight cap was full (client_cap): offered load was suppressed", clientCap)
+	if e.ClientCap > 0 {
+		fail(CauseInFlightCap, "in-flight cap full: %d arrival(s) unsent (client_cap): offered load was suppressed", e.ClientCap)
 	}
-	if s.Mode == ledger.ModeClosed {
+	if e.Mode == ledger.ModeClosed {
 		v.Notes = append(v.Notes, "closed loop: each user waits for its response before the next request (coordinated omission); latencies understate what open-loop arrivals would see, and the rate is not judged")
 		return v
 	}
-	if s.RequestedRate <= 0 || s.Window <= 0 {
+	if e.RequestedRate <= 0 || e.Window <= 0 {
 		v.Notes = append(v.Notes, "requested rate or window unknown: achieved rate not judged")
 		return v
 	}
-	lambda := s.RequestedRate * s.Window.Seconds()
+	lambda := e.RequestedRate * e.Window.Seconds()
 	if lambda < c.MinExpected {
 		v.Notes = append(v.Notes, fmt.Sprintf("only %.1f arrivals expected (fewer than %.0f): achieved rate not judged", lambda, c.MinExpected))
 		return v
 	}
+	// Arrivals the in-flight cap suppressed are already the in_flight_cap
+	// cause: the rate is judged on what the generator offered or the cap
+	// held back, so that this cause names only what the cap does not
+	// explain (a budget, a rate cap, a shutdown, a generator that fell
+	// behind).
 	lo, hi := RateBounds(lambda, c.RateTolerance, c.Z)
-	if n := float64(s.FirstDispatched); n < lo || n > hi {
-		why := ""
-		if withheld := s.FirstUnsent - firstClientCap; withheld > 0 {
+	if n := float64(e.FirstDispatched + e.FirstClientCap); n < lo || n > hi {
+		capped, why := "", ""
+		if e.FirstClientCap > 0 {
+			capped = fmt.Sprintf(" + %d unsent at the in-flight cap", e.FirstClientCap)
+		}
+		if withheld := e.FirstUnsent - e.FirstClientCap; withheld > 0 {
 			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
 		}
-		fail("achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
-			s.AchievedRate, s.RequestedRate, c.RateTolerance*100, s.FirstDispatched, math.Max(lo, 0), hi, lambda, why)
+		fail(CauseRateNotReached, "achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched%s, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
+			float64(e.FirstDispatched)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, e.FirstDispatched, capped, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
+}
+
+// starved says how the host was starved ("" when it was not measurably):
+// the Go scheduler made runnable goroutines wait StarvedSchedP99 or more at
+// p99, the hypervisor stole StarvedSteal or more of the CPU, or the prober
+// used 90% or more of every CPU it may use.
+func starved(c ValidityConfig, h HostHealth) string {
+	if !h.Known {
+		return ""
+	}
+	var why []string
+	if h.SchedCount > 0 && h.SchedP99 >= c.StarvedSchedP99 {
+		why = append(why, fmt.Sprintf("Go scheduler latency p99 %s (runnable goroutines waited that long for a CPU; %s or more is starvation)", fmtDur(h.SchedP99), fmtDur(c.StarvedSchedP99)))
+	}
+	if h.StealKnown && h.Steal >= c.StarvedSteal {
+		why = append(why, fmt.Sprintf("CPU steal %.0f%% of the host's CPU time", 100*h.Steal))
+	}
+	if h.ProcessCPUKnown && h.CPUs > 0 && h.ProcessCPU >= 0.9*float64(h.CPUs) {
+		why = append(why, fmt.Sprintf("the prober used %.2f of its %d cores", h.ProcessCPU, h.CPUs))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, "; ") + " [" + h.String() + "]"
+}
+
+// fmtDur formats a duration to three significant figures.
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.3gµs", float64(d)/float64(time.Microsecond))
+	default:
+		return d.String()
+	}
 }

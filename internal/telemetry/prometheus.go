@@ -1,10 +1,10 @@
 package telemetry
 
 import (
-	"math"
+	"fmt"
+	"regexp"
 	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,7 +22,6 @@ const (
 	nativeMaxBuckets      = 160
 	nativeMinResetPeriod  = time.Hour
 	nativeMaxExemplars    = 10
-	defaultLagWindow      = time.Minute
 	labelTarget           = "target"
 	labelClass            = "class"
 	labelTraffic          = "traffic"
@@ -30,6 +29,8 @@ const (
 	labelOutcome          = "outcome"
 	labelReason           = "reason"
 	labelStep             = "step"
+	labelBound            = "bound"
+	labelCause            = "cause"
 	exemplarRequestID     = "request_id"
 	exemplarTraceID       = "trace_id"
 	tokenTypeInput        = "input"
@@ -69,14 +70,13 @@ type promMetrics struct {
 	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
 
 	planned, dispatched, requests, good, tokens *prometheus.CounterVec
-	identityChanges                             *prometheus.CounterVec
+	identityChanges, dropped                    *prometheus.CounterVec
 
-	inFlight, oldest, arrivalRate, generatorValid                *prometheus.GaugeVec
+	inFlight, oldest, arrivalRate, generatorValid, invalidCause  *prometheus.GaugeVec
+	lagMax                                                       *prometheus.GaugeVec
 	capacity, knee, ladderLast                                   *prometheus.GaugeVec
 	stepRate, stepTTFT, stepGoodput                              *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
-
-	lagMax *lagWindow
 }
 
 func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
@@ -99,7 +99,7 @@ func counter(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
-func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
+func newPromMetrics() *promMetrics {
 	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
 	return &promMetrics{
 		ttft: histogram("llmprobe_time_to_first_token_seconds",
@@ -121,34 +121,39 @@ func newPromMetrics(now func() time.Time, window time.Duration) *promMetrics {
 		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, labelDuring, "type"),
 		identityChanges: counter("llmprobe_target_identity_changes_total",
 			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
+		dropped: counter("llmprobe_telemetry_dropped_total",
+			"Values the recorder could not record (label: a label value refused; negative: a negative counter amount; panic: recording failed), never fatal.", labelReason),
 
 		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
 		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
 		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", labelTarget, labelClass, labelTraffic),
-		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule (dispatch lag and unsent within limits), else 0.", labelTarget),
-		capacity:       gauge("llmprobe_capacity_requests_per_second", "Capacity from the last ladder: highest step rate meeting every gate.", labelTarget, labelClass),
-		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "Offered rate of the last ladder's knee step.", labelTarget, labelClass),
+		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule over the last minute (dispatch-lag p99 within the target's max_lag_p99, no arrival unsent at the in-flight cap), else 0. It judges the prober, not the target.", labelTarget),
+		invalidCause: gauge("llmprobe_generator_invalid_cause",
+			"1 for each cause of the current invalid generator verdict (host_starved, dispatch_lag, in_flight_cap, rate_not_reached), else 0.", labelTarget, labelCause),
+		lagMax: gauge("llmprobe_dispatch_lag_max_seconds", "Largest dispatch lag over the last minute (0 when nothing was dispatched).", labelTarget),
+		capacity: gauge("llmprobe_capacity_requests_per_second",
+			"Capacity of the class from the last ladder: the class's offered rate at the highest valid step where its good fraction reached the target. bound=\"measured\": a valid step above failed; bound=\"lower\": none did, the capacity is at least this.",
+			labelTarget, labelClass, labelBound),
+		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's.", labelTarget, labelClass),
 		ladderLast:     gauge("llmprobe_ladder_last_run_timestamp_seconds", "Unix time the last ladder finished.", labelTarget),
-		stepRate:       gauge("llmprobe_ladder_step_offered_rate", "Offered rate of each step of the last ladder, requests per second.", labelTarget, labelClass, labelStep),
-		stepTTFT:       gauge("llmprobe_ladder_step_ttft_p95_seconds", "TTFT p95 of each step of the last ladder.", labelTarget, labelClass, labelStep),
-		stepGoodput:    gauge("llmprobe_ladder_step_goodput_requests_per_second", "Goodput of each step of the last ladder.", labelTarget, labelClass, labelStep),
+		stepRate:       gauge("llmprobe_ladder_step_offered_rate", "The class's offered rate at each step of the last ladder (step rate × the class's weight share), requests per second.", labelTarget, labelClass, labelStep),
+		stepTTFT:       gauge("llmprobe_ladder_step_ttft_p95_seconds", "TTFT p95 of the class's ok requests at each step of the last ladder.", labelTarget, labelClass, labelStep),
+		stepGoodput:    gauge("llmprobe_ladder_step_goodput_requests_per_second", "The class's good requests per second at each step of the last ladder.", labelTarget, labelClass, labelStep),
 		budgetTokens:   gauge("llmprobe_budget_remaining_tokens", "Tokens left in today's budget (absent when unlimited).", labelTarget),
 		budgetRequests: gauge("llmprobe_budget_remaining_requests", "Requests left in today's budget (absent when unlimited).", labelTarget),
 		sloTTFT:        gauge("llmprobe_slo_ttft_seconds", "The class's TTFT gate, for alerting rules.", labelTarget, labelClass),
 		buildInfo:      gauge("llmprobe_build_info", "Build information; always 1.", "version", "revision", "goversion"),
 		targetInfo:     gauge("llmprobe_target_info", "Target identity as last seen; always 1.", labelTarget, "model", "version"),
-
-		lagMax: newLagWindow(now, window),
 	}
 }
 
 func (m *promMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
-		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
-		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.capacity, m.knee, m.ladderLast,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges, m.dropped,
+		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo, m.lagMax,
+		m.buildInfo, m.targetInfo,
 	}
 }
 
@@ -161,7 +166,7 @@ func (m *promMetrics) perTarget() []interface {
 	}{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
-		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.capacity, m.knee, m.ladderLast,
+		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
 	}
 }
@@ -172,7 +177,7 @@ type reqKey struct {
 	reason  ledger.Reason
 }
 
-// promSeries holds the children of one (target, class, traffic, during), resolved
+// promSeries holds the children of one (target, class, traffic), resolved
 // once so that recording a request does no label hashing.
 type promSeries struct {
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
@@ -180,10 +185,9 @@ type promSeries struct {
 	requests                                       map[reqKey]prometheus.Counter
 }
 
-// initSeries creates every series of (target, class, traffic, during) at
-// zero, so that rates exist before the first event: every valid
-// outcome/reason pair, both token types, and the histograms. It returns
-// their children.
+// initSeries creates every series of (target, class, traffic, during) at zero, so
+// that rates exist before the first event: every valid outcome/reason pair,
+// both token types, and the histograms. It returns their children.
 func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
@@ -216,8 +220,8 @@ func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
 }
 
 // record feeds one finished record into the Prometheus collectors through
-// the children of its series.
-func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
+// the children of its series; what cannot be recorded goes to drop.
+func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop func(reason, what string, err error)) {
 	ex := prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
 	if r.TraceID != "" {
 		ex[exemplarTraceID] = r.TraceID
@@ -227,17 +231,31 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
 	}
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
-		req = m.requests.WithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason))
+		var err error
+		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
+			drop(DropLabel, "llmprobe_requests_total", err)
+		}
 	}
-	req.Inc()
+	if req != nil {
+		req.Inc()
+	}
 	if lag, ok := r.DispatchLag(); ok {
 		s.dispatched.Inc()
 		observe(s.lag, lag, ex)
-		m.lagMax.observe(r.Target, lag)
 	}
 	if r.Usage.Known {
-		s.tokensIn.Add(float64(r.Usage.Prompt))
-		s.tokensOut.Add(float64(r.Usage.Completion))
+		// Counts are checked where they are decoded (ledger.CheckUsage);
+		// a record built elsewhere gets the same guard here.
+		for _, x := range []struct {
+			c prometheus.Counter
+			n int
+		}{{s.tokensIn, r.Usage.Prompt}, {s.tokensOut, r.Usage.Completion}} {
+			if x.n < 0 {
+				drop(DropNegative, "llmprobe_tokens_total", fmt.Errorf("token count %d", x.n))
+				continue
+			}
+			x.c.Add(float64(x.n))
+		}
 	}
 	if r.Outcome != ledger.OK {
 		return
@@ -263,90 +281,17 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool) {
 	}
 }
 
-// lagWindow keeps, per target, the largest dispatch lag in one-second slots
-// over a sliding window, and exports llmprobe_dispatch_lag_max_seconds at
-// scrape time. Memory is bounded by targets × slots.
-type lagWindow struct {
-	now    func() time.Time
-	slots  int
-	desc   *prometheus.Desc
-	mu     sync.Mutex
-	target map[string][]lagSlot
-}
-
-type lagSlot struct {
-	sec int64
-	max time.Duration
-}
-
-func newLagWindow(now func() time.Time, window time.Duration) *lagWindow {
-	n := int(math.Ceil(window.Seconds()))
-	if n < 1 {
-		n = 1
-	}
-	return &lagWindow{
-		now: now, slots: n, target: make(map[string][]lagSlot),
-		desc: prometheus.NewDesc("llmprobe_dispatch_lag_max_seconds",
-			"Largest dispatch lag seen over the last "+window.String()+" (0 when nothing was dispatched).", []string{labelTarget}, nil),
-	}
-}
-
-func (w *lagWindow) observe(target string, lag time.Duration) {
-	sec := w.now().Unix()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s, ok := w.target[target]
-	if !ok {
-		s = make([]lagSlot, w.slots)
-		w.target[target] = s
-	}
-	i := int(sec % int64(w.slots))
-	if s[i].sec != sec {
-		s[i] = lagSlot{sec: sec}
-	}
-	if lag > s[i].max {
-		s[i].max = lag
-	}
-}
-
-func (w *lagWindow) ensure(target string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, ok := w.target[target]; !ok {
-		w.target[target] = make([]lagSlot, w.slots)
-	}
-}
-
-func (w *lagWindow) forget(target string) {
-	w.mu.Lock()
-	delete(w.target, target)
-	w.mu.Unlock()
-}
-
-// Describe implements prometheus.Collector.
-func (w *lagWindow) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
-
-// Collect implements prometheus.Collector.
-func (w *lagWindow) Collect(ch chan<- prometheus.Metric) {
-	sec := w.now().Unix()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for target, slots := range w.target {
-		var m time.Duration
-		for _, s := range slots {
-			if sec-s.sec < int64(w.slots) && s.max > m {
-				m = s.max
-			}
-		}
-		ch <- prometheus.MustNewConstMetric(w.desc, prometheus.GaugeValue, m.Seconds(), target)
-	}
-}
-
 // NewRegistry returns a fresh registry holding the Go and process
-// collectors (never the global default registry).
+// collectors (never the global default registry). The Go collector adds
+// the scheduler latency histogram, go_sched_latencies_seconds (how long
+// runnable goroutines waited for a CPU): with process_cpu_seconds_total it
+// tells a starved prober host from a slow target.
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 

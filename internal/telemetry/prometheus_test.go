@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -58,9 +60,6 @@ func newTestRecorder(t *testing.T, o Options) (*Recorder, *prometheus.Registry) 
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg
-	if o.Now == nil {
-		o.Now = func() time.Time { return fixedNow }
-	}
 	o.Build = BuildInfo{Version: "1.2.3", Revision: "abc", GoVersion: "go1.26"}
 	r, err := New(o)
 	if err != nil {
@@ -73,8 +72,8 @@ func feedFixture(r *Recorder) {
 	r.SetGates("sim", "short", Gates{TTFT: time.Second})
 	r.SetInFlight("sim", 2, 1500*ms)
 	r.SetArrivalRate("sim", "short", ledger.TrafficBaseline, 0.2)
-	r.SetGeneratorValid("sim", true)
-	r.SetCapacity("sim", "short", 4, 6)
+	r.SetGeneratorValid("sim", stats.Validity{Valid: true}, 3*ms)
+	r.SetCapacity("sim", "short", 4, stats.BoundMeasured, 6)
 	r.SetLadderSteps("sim", "short", fixedNow, []LadderStep{
 		{Step: 1, OfferedRate: 2, TTFTP95: 250 * ms, Goodput: 2},
 		{Step: 2, OfferedRate: 4, TTFTP95: 400 * ms, Goodput: 3.9},
@@ -311,32 +310,55 @@ func TestExemplarsCarryRequestAndTraceID(t *testing.T) {
 	}
 }
 
-func TestDispatchLagMaxWindow(t *testing.T) {
-	now := fixedNow
-	r, _ := newTestRecorder(t, Options{LagWindow: 10 * time.Second, Now: func() time.Time { return now }})
-	rec := func(lag time.Duration) {
-		r.Record(&ledger.Record{Target: "a", Class: "c", Traffic: ledger.TrafficBaseline, Planned: time.Second,
-			Dispatched: time.Second + lag, End: 2 * time.Second, Outcome: ledger.Timeout, Reason: ledger.ReasonTotal})
+// TestGeneratorVerdictSeries: the verdict's causes are a closed set of
+// 0/1 series beside llmprobe_generator_valid.
+func TestGeneratorVerdictSeries(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	v := stats.ValidityConfig{}.Judge(stats.Evidence{LagCount: 10, LagOver: 5, LagP99: 30 * ms, ClientCap: 2,
+		Host: stats.HostHealth{Known: true, SchedCount: 10, SchedP99: 14 * ms}})
+	r.SetGeneratorValid("a", v, 40*ms)
+	if got := testutil.ToFloat64(r.prom.generatorValid.WithLabelValues("a")); got != 0 {
+		t.Errorf("generator_valid %v, want 0", got)
 	}
-	steps := []struct {
-		advance time.Duration
-		lag     time.Duration // 0: no record
-		want    float64
-	}{
-		{0, 30 * ms, 0.03},
-		{time.Second, 5 * ms, 0.03},
-		{5 * time.Second, 0, 0.03},
-		{4 * time.Second, 0, 0.005}, // the 30ms lag is now 10s old: out of the window
-		{10 * time.Second, 0, 0},
+	want := map[stats.Cause]float64{stats.CauseHostStarved: 1, stats.CauseInFlightCap: 1}
+	for _, c := range stats.Causes {
+		if got := testutil.ToFloat64(r.prom.invalidCause.WithLabelValues("a", string(c))); got != want[c] {
+			t.Errorf("cause %s = %v, want %v", c, got, want[c])
+		}
 	}
-	for i, s := range steps {
-		now = now.Add(s.advance)
-		if s.lag > 0 {
-			rec(s.lag)
+	if got := testutil.ToFloat64(r.prom.lagMax.WithLabelValues("a")); got != 0.04 {
+		t.Errorf("lag max %v, want 0.04", got)
+	}
+	r.SetGeneratorValid("a", stats.Validity{Valid: true}, 0)
+	for _, c := range stats.Causes {
+		if got := testutil.ToFloat64(r.prom.invalidCause.WithLabelValues("a", string(c))); got != 0 {
+			t.Errorf("valid again, yet cause %s = %v", c, got)
 		}
-		if got := testutil.ToFloat64(r.prom.lagMax); got < s.want-1e-9 || got > s.want+1e-9 {
-			t.Errorf("step %d: lag max = %v, want %v", i, got, s.want)
-		}
+	}
+	if n := testutil.CollectAndCount(r.prom.invalidCause); n != len(stats.Causes) {
+		t.Errorf("%d cause series, want %d", n, len(stats.Causes))
+	}
+}
+
+// TestCapacityBoundLabel: one capacity series per class, labelled with what
+// it is; a new ladder's bound replaces the old series.
+func TestCapacityBoundLabel(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	r.SetCapacity("a", "chat", 8, stats.BoundLower, -1)
+	r.SetCapacity("a", "long", 2, stats.BoundMeasured, 4)
+	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "lower")); got != 8 {
+		t.Errorf("lower bound %v, want 8", got)
+	}
+	r.SetCapacity("a", "chat", 6, stats.BoundMeasured, 3)
+	if n := testutil.CollectAndCount(r.prom.capacity); n != 2 {
+		t.Errorf("%d capacity series, want 2 (one per class)", n)
+	}
+	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "measured")); got != 6 {
+		t.Errorf("measured %v, want 6", got)
+	}
+	r.SetCapacity("a", "chat", -1, stats.BoundMeasured, -1)
+	if n := testutil.CollectAndCount(r.prom.capacity); n != 1 {
+		t.Errorf("%d capacity series after no capacity for chat, want 1", n)
 	}
 }
 
@@ -376,7 +398,7 @@ func TestLadderStepsReplaceAndForgetTarget(t *testing.T) {
 	if n := testutil.CollectAndCount(r.prom.stepTTFT); n != 0 {
 		t.Errorf("a step without TTFT p95 kept a series")
 	}
-	r.SetCapacity("sim", "short", -1, -1)
+	r.SetCapacity("sim", "short", -1, stats.BoundMeasured, -1)
 	if n := testutil.CollectAndCount(r.prom.capacity); n != 0 {
 		t.Errorf("capacity not removed")
 	}
@@ -391,6 +413,30 @@ func TestLadderStepsReplaceAndForgetTarget(t *testing.T) {
 				t.Errorf("%s still has a series for a forgotten target", mf.GetName())
 			}
 		}
+	}
+}
+
+// TestRegistryHasSchedulerLatency: the registry exports the Go scheduler
+// latency histogram (and process CPU), the prober host's own health.
+func TestRegistryHasSchedulerLatency(t *testing.T) {
+	mfs, err := NewRegistry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, mf := range mfs {
+		if mf.GetName() == "go_sched_latencies_seconds" && mf.GetType() == dto.MetricType_HISTOGRAM {
+			found[mf.GetName()] = true
+		}
+		if mf.GetName() == "process_cpu_seconds_total" {
+			found[mf.GetName()] = true
+		}
+	}
+	if !found["go_sched_latencies_seconds"] {
+		t.Error("no go_sched_latencies_seconds histogram")
+	}
+	if !found["process_cpu_seconds_total"] && runtime.GOOS == "linux" {
+		t.Error("no process_cpu_seconds_total")
 	}
 }
 

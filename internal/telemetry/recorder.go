@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -26,11 +28,24 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 	// Build fills llmprobe_build_info (GoVersion defaults to runtime.Version()).
 	Build BuildInfo
-	// LagWindow is the window of llmprobe_dispatch_lag_max_seconds (default 1m).
-	LagWindow time.Duration
-	// Now is the wall clock used for the lag window; time.Now by default.
-	Now func() time.Time
+	// Logger receives the first failure of each kind to record a value
+	// (see llmprobe_telemetry_dropped_total); nil discards.
+	Logger *slog.Logger
 }
+
+// Reasons a value was not recorded (llmprobe_telemetry_dropped_total).
+const (
+	DropLabel    = "label"    // a label value the registry refused
+	DropNegative = "negative" // a negative or NaN amount for a counter
+	DropPanic    = "panic"    // recording panicked; the value was lost, the process was not
+)
+
+// dropReasons is every reason, initialised at zero.
+var dropReasons = []string{DropLabel, DropNegative, DropPanic}
+
+// maxLabelBytes bounds a label value taken from a server (the model, the
+// version), after the one cleaning rule.
+const maxLabelBytes = 128
 
 type seriesKey struct {
 	target, class string
@@ -66,6 +81,8 @@ type Recorder struct {
 	prom     *promMetrics
 	otel     *otelInstruments
 	registry *prometheus.Registry // nil when the caller gave a Registerer
+	log      *slog.Logger
+	logged   sync.Map // drop reason → struct{}: each kind of failure is logged once
 
 	mu        sync.Mutex
 	gates     map[classKey]Gates
@@ -77,14 +94,12 @@ type Recorder struct {
 
 // New builds a Recorder and registers its collectors.
 func New(o Options) (*Recorder, error) {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.LagWindow <= 0 {
-		o.LagWindow = defaultLagWindow
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Recorder{
-		prom:      newPromMetrics(o.Now, o.LagWindow),
+		log:       o.Logger,
+		prom:      newPromMetrics(),
 		gates:     make(map[classKey]Gates),
 		series:    make(map[seriesKey]*promSeries),
 		identity:  make(map[string]identity),
@@ -104,7 +119,10 @@ func New(o Options) (*Recorder, error) {
 		}
 	}
 	b := defaultBuildInfo(o.Build)
-	r.prom.buildInfo.WithLabelValues(b.Version, b.Revision, b.GoVersion).Set(1)
+	r.prom.buildInfo.WithLabelValues(sanitize.String(b.Version, maxLabelBytes), sanitize.String(b.Revision, maxLabelBytes), b.GoVersion).Set(1)
+	for _, reason := range dropReasons {
+		r.prom.dropped.WithLabelValues(reason)
+	}
 	if o.MeterProvider != nil {
 		in, err := newOtelInstruments(o.MeterProvider)
 		if err != nil {
@@ -119,10 +137,27 @@ func New(o Options) (*Recorder, error) {
 // was given.
 func (r *Recorder) Registry() *prometheus.Registry { return r.registry }
 
-// Record implements ledger.Sink.
+// Record implements ledger.Sink. It never panics on a value: what cannot
+// be recorded is counted in llmprobe_telemetry_dropped_total and its first
+// occurrence logged.
 func (r *Recorder) Record(rec *ledger.Record) {
-	k := seriesKey{rec.Target, rec.Class, rec.Traffic, rec.DuringLabel()}
+	defer r.recoverDrop("record")
+	s, g, os := r.seriesOf(rec)
+	good := stats.IsGood(rec, g)
+	r.prom.record(s, rec, good, r.drop)
+	if os != nil {
+		r.otel.record(os, rec, good)
+	}
+}
+
+// seriesOf returns the Prometheus children, gates and OTel attribute sets
+// of a record's series, creating them the first time. Target and class are
+// configuration values; they go through the one cleaning rule all the same,
+// so that no record can make a label value the registry refuses.
+func (r *Recorder) seriesOf(rec *ledger.Record) (*promSeries, Gates, *otelSeries) {
+	k := seriesKey{sanitize.String(rec.Target, maxLabelBytes), sanitize.String(rec.Class, maxLabelBytes), rec.Traffic, rec.DuringLabel()}
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	s := r.seriesLocked(k)
 	g := r.gates[classKey{rec.Target, rec.Class}]
 	var os *otelSeries
@@ -132,11 +167,24 @@ func (r *Recorder) Record(rec *ledger.Record) {
 			r.otelSets[k] = os
 		}
 	}
-	r.mu.Unlock()
-	good := stats.IsGood(rec, g)
-	r.prom.record(s, rec, good)
-	if os != nil {
-		r.otel.record(os, rec, good)
+	return s, g, os
+}
+
+// drop counts a value that was not recorded and logs the first failure of
+// each kind.
+func (r *Recorder) drop(reason, what string, err error) {
+	r.prom.dropped.WithLabelValues(reason).Inc()
+	if _, seen := r.logged.LoadOrStore(reason, struct{}{}); !seen {
+		r.log.Warn("telemetry: a value was not recorded (counted in llmprobe_telemetry_dropped_total; further ones are not logged)",
+			"reason", reason, "what", what, "err", sanitize.String(fmt.Sprint(err), 200))
+	}
+}
+
+// recoverDrop turns a panic while recording into a counted, logged drop:
+// telemetry never takes the prober down.
+func (r *Recorder) recoverDrop(what string) {
+	if p := recover(); p != nil {
+		r.drop(DropPanic, what, fmt.Errorf("%v", p))
 	}
 }
 
@@ -147,7 +195,6 @@ func (r *Recorder) seriesLocked(k seriesKey) *promSeries {
 	if s == nil {
 		s = r.prom.initSeries(k.target, k.class, k.traffic, k.during)
 		r.series[k] = s
-		r.prom.lagMax.ensure(k.target)
 	}
 	return s
 }
@@ -165,7 +212,6 @@ func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
 			r.seriesLocked(seriesKey{target, class, t, d})
 		}
 	}
-	r.prom.lagMax.ensure(target)
 }
 
 // SetGates sets the gates of a target's class, used for
@@ -230,7 +276,6 @@ func (r *Recorder) ForgetTarget(target string) {
 	for _, v := range r.prom.perTarget() {
 		v.DeletePartialMatch(prometheus.Labels{labelTarget: target})
 	}
-	r.prom.lagMax.forget(target)
 }
 
 // SetInFlight sets llmprobe_in_flight_requests and
@@ -249,19 +294,39 @@ func (r *Recorder) SetArrivalRate(target, class string, traffic ledger.Traffic, 
 	r.prom.arrivalRate.WithLabelValues(target, class, string(traffic)).Set(perSecond)
 }
 
-// SetGeneratorValid sets llmprobe_generator_valid.
-func (r *Recorder) SetGeneratorValid(target string, valid bool) {
-	v := 0.0
-	if valid {
-		v = 1
+// SetGeneratorValid publishes a generator-validity verdict (the daemon's
+// live window): llmprobe_generator_valid, and
+// llmprobe_generator_invalid_cause 1 for each of its causes (0 for the
+// others), and llmprobe_dispatch_lag_max_seconds, the window's largest lag.
+func (r *Recorder) SetGeneratorValid(target string, v stats.Validity, lagMax time.Duration) {
+	valid := 0.0
+	if v.Valid {
+		valid = 1
 	}
-	r.prom.generatorValid.WithLabelValues(target).Set(v)
+	r.prom.generatorValid.WithLabelValues(target).Set(valid)
+	for _, c := range stats.Causes {
+		x := 0.0
+		if v.Has(c) {
+			x = 1
+		}
+		r.prom.invalidCause.WithLabelValues(target, string(c)).Set(x)
+	}
+	r.prom.lagMax.WithLabelValues(target).Set(lagMax.Seconds())
 }
 
-// SetCapacity sets the capacity and knee of the last ladder for a class.
-// A negative value removes the series (no capacity / no knee found).
-func (r *Recorder) SetCapacity(target, class string, capacity, knee float64) {
-	setOrDelete(r.prom.capacity, capacity, target, class)
+// SetCapacity sets the capacity (with what it is: stats.BoundMeasured or
+// stats.BoundLower, the bound label) and the knee of the last ladder for a
+// class. A negative value removes the series (no capacity / no knee
+// found); the series of the other bound is always removed, so one series
+// per class holds the value.
+func (r *Recorder) SetCapacity(target, class string, capacity float64, bound stats.Bound, knee float64) {
+	r.prom.capacity.DeletePartialMatch(prometheus.Labels{labelTarget: target, labelClass: class})
+	if capacity >= 0 && !math.IsNaN(capacity) {
+		if bound != stats.BoundLower {
+			bound = stats.BoundMeasured
+		}
+		r.prom.capacity.WithLabelValues(target, class, string(bound)).Set(capacity)
+	}
 	setOrDelete(r.prom.knee, knee, target, class)
 }
 
@@ -303,7 +368,12 @@ func (r *Recorder) SetBudget(target string, tokens, requests int64) {
 // previously known identity, in which case
 // llmprobe_target_identity_changes_total is incremented. An empty model
 // keeps the previous one (a response that named no model says nothing).
+// Both are server text: they are cleaned by the one rule (sanitize) to at
+// most 128 bytes before they become label values, and a value the
+// registry still refuses is counted as dropped, never fatal.
 func (r *Recorder) SetTargetInfo(target, model, version string) (changed bool) {
+	defer r.recoverDrop("target info")
+	model, version = sanitize.String(model, maxLabelBytes), sanitize.String(version, maxLabelBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, known := r.identity[target]
@@ -314,6 +384,11 @@ func (r *Recorder) SetTargetInfo(target, model, version string) (changed bool) {
 	if known && old == next {
 		return false
 	}
+	g, err := r.prom.targetInfo.GetMetricWithLabelValues(target, next.model, next.version)
+	if err != nil {
+		r.drop(DropLabel, "llmprobe_target_info", err)
+		return false
+	}
 	r.identity[target] = next
 	if known {
 		r.prom.targetInfo.DeleteLabelValues(target, old.model, old.version)
@@ -321,6 +396,6 @@ func (r *Recorder) SetTargetInfo(target, model, version string) (changed bool) {
 	} else {
 		r.prom.identityChanges.WithLabelValues(target)
 	}
-	r.prom.targetInfo.WithLabelValues(target, next.model, next.version).Set(1)
+	g.Set(1)
 	return known
 }

@@ -21,7 +21,7 @@ type StackOptions struct {
 	// Region labels every llmprobe_* series (region) and the OTel resource
 	// (cloud.region); "" = none.
 	Region string
-	// Options are passed to New (Registerer, LagWindow, Now); MeterProvider
+	// Options are passed to New (Registerer, Region, Build); MeterProvider
 	// is set by Start.
 	Options Options
 }

@@ -37,6 +37,10 @@ type Options struct {
 	// the underlying reader that returned data, comments and keep-alives
 	// included. It runs on the goroutine calling Next.
 	Activity func(n int)
+	// Budget, when set, is the process-wide bound on buffered event bytes
+	// this Reader charges past FreeBytes (see Budget); buffering past it
+	// fails with ErrBudget. nil: only MaxEventBytes bounds the Reader.
+	Budget *Budget
 }
 
 // Event is one dispatched server-sent event. Data (and the Reader's
@@ -74,6 +78,9 @@ type Reader struct {
 	pending bool   // any field was seen since the last dispatch
 	lastID  []byte // last event ID buffer
 	curName string // interned Name of the last dispatched event
+
+	budget *Budget
+	held   int64 // bytes charged to budget (this stream's high-water mark, rounded up)
 }
 
 // NewReader returns a Reader over src.
@@ -84,8 +91,10 @@ func NewReader(src io.Reader, opts Options) *Reader {
 }
 
 // Reset makes r read a new stream from src, keeping its buffers (for
-// pooling). The last event ID is cleared.
+// pooling). The last event ID is cleared, and what the previous stream
+// charged to its Budget is released.
 func (r *Reader) Reset(src io.Reader, opts Options) {
+	r.budget.release(r.held)
 	max := opts.MaxEventBytes
 	if max <= 0 {
 		max = DefaultMaxEventBytes
@@ -104,7 +113,23 @@ func (r *Reader) Reset(src io.Reader, opts Options) {
 	*r = Reader{
 		src: src, max: max, maxLine: max + lineSlack, activity: opts.Activity,
 		buf: buf, line: line, data: data, name: name, lastID: lastID, curName: cur,
+		budget: opts.Budget,
 	}
+}
+
+// charge makes sure the Budget covers n buffered bytes (line and event data
+// together): within FreeBytes nothing is charged; past it the stream's
+// high-water mark is, rounded up to FreeBytes, and kept until Reset.
+func (r *Reader) charge(n int) error {
+	if r.budget == nil || n <= FreeBytes || int64(n) <= r.held {
+		return nil
+	}
+	want := (int64(n) + FreeBytes - 1) / FreeBytes * FreeBytes
+	if !r.budget.reserve(want - r.held) {
+		return fmt.Errorf("%w (%d bytes)", ErrBudget, r.budget.Limit())
+	}
+	r.held = want
+	return nil
 }
 
 // LastEventID returns the last event ID the stream set (the `id:` field).
@@ -186,6 +211,9 @@ func (r *Reader) field(line []byte) error {
 	case "data":
 		if len(r.data)+len(value) > r.max {
 			return fmt.Errorf("%w: data over %d bytes", ErrEventTooLarge, r.max)
+		}
+		if err := r.charge(len(r.line) + len(r.data) + len(value) + 1); err != nil {
+			return err
 		}
 		r.data = append(r.data, value...)
 		r.data = append(r.data, '\n')
@@ -273,6 +301,9 @@ func (r *Reader) spanLine(part []byte) error {
 	}
 	if len(r.line)+len(part) > r.maxLine {
 		return fmt.Errorf("%w: line over %d bytes", ErrEventTooLarge, r.maxLine)
+	}
+	if err := r.charge(len(r.line) + len(part) + len(r.data)); err != nil {
+		return err
 	}
 	r.line = append(r.line, part...)
 	return nil

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// lenient keeps a loaded test machine from making the generator invalid
+// where the test is about another exit code.
+var lenient = []string{"--max-lag-p99", "1s"}
+
+// TestExitCodes runs the CLI into each exit code.
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want int
+		says string // on stderr
+	}{
+		{"fine", append([]string{"probe", "--rate", "10", "--duration", "1s", "--arrival", "constant", "--max-tokens", "8"}, lenient...), exitOK, ""},
+		{"usage", []string{"ladder", "--on-invalid", "shrug"}, exitUsage, "--on-invalid"},
+		{"error: ledger cannot be created", []string{"probe", "--duration", "1s", "--ledger", filepath.Join(t.TempDir(), "no-such-dir", "l.jsonl")}, exitError, "--ledger"},
+		{"no request succeeded: refused port", []string{"probe", "--url", "http://" + closedPort(t) + "/v1", "--rate", "9", "--duration", "1s", "--arrival", "constant"},
+			exitNoSuccess, "no request succeeded: 0 of 9 planned arrivals ended ok (transport_error 9)"},
+		{"generator invalid: in-flight cap", append([]string{"probe", "--rate", "20", "--duration", "1s", "--arrival", "constant", "--max-in-flight", "1", "--max-tokens", "64"}, lenient...),
+			exitGeneratorInvalid, "generator invalid (in_flight_cap)"},
+		{"gates failed", append([]string{"probe", "--rate", "10", "--duration", "1s", "--arrival", "constant", "--max-tokens", "8", "--slo-ttft", "1ns"}, lenient...),
+			exitGatesFailed, "gates failed: good fraction 0.0% below --good-fraction 90.0%"},
+		{"gates met below --good-fraction", append([]string{"probe", "--rate", "10", "--duration", "1s", "--arrival", "constant", "--max-tokens", "8", "--slo-ttft", "1h", "--good-fraction", "1"}, lenient...),
+			exitOK, ""},
+		{"ledger not written", append([]string{"probe", "--rate", "10", "--duration", "1s", "--max-tokens", "8", "--ledger", "/dev/full"}, lenient...),
+			exitNotWritten, "ledger not written"},
+		{"ladder: no capacity", append([]string{"ladder", "--steps", "5,10", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "8", "--slo-ttft", "1ns",
+			"--abort-ttft-gate-multiple", "0", "--on-invalid", "continue", "--arrival", "constant"}, lenient...), exitLadderNoCapacity, "no capacity: no valid step met the gates"},
+		{"ladder: aborted", append([]string{"ladder", "--steps", "5,10", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "8", "--slo-ttft", "1ns",
+			"--abort-ttft-gate-multiple", "1", "--arrival", "constant"}, lenient...), exitLadderNoCapacity, "ladder aborted: step 1"},
+		{"ladder: no valid step", append([]string{"ladder", "--steps", "20,40", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "64", "--max-in-flight", "1",
+			"--on-invalid", "continue", "--arrival", "constant"}, lenient...), exitGeneratorInvalid, "generator invalid: no step was valid"},
+		{"ladder: an invalid step aborts it", append([]string{"ladder", "--steps", "20,40", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "64", "--max-in-flight", "1",
+			"--arrival", "constant"}, lenient...), exitGeneratorInvalid, "generator invalid: step 1 (in_flight_cap) stopped the ladder"},
+		{"ladder: history not written", append([]string{"ladder", "--steps", "5", "--step-duration", "1s", "--max-tokens", "8", "--history", "/dev/full", "--arrival", "constant"}, lenient...),
+			exitNotWritten, "ladder history not written"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if strings.Contains(strings.Join(tc.args, " "), "/dev/full") && runtime.GOOS != "linux" {
+				t.Skip("/dev/full is Linux's")
+			}
+			r := mustExit(t, []int{tc.want}, tc.args...)
+			if tc.says != "" && !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("stderr lacks %q:\n%s", tc.says, r.stderr)
+			}
+			if tc.want > exitUsage && !strings.Contains(r.stderr, "exit "+strconv.Itoa(tc.want)+": ") {
+				t.Errorf("stderr does not give the exit code and why:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+// TestExitPrecedence: when several codes apply, the table's order decides.
+func TestExitPrecedence(t *testing.T) {
+	invalid := stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}
+	for _, tc := range []struct {
+		name string
+		s    stats.Summary
+		lost int
+		want int
+	}{
+		{"fine", stats.Summary{Planned: 10, Completed: 10, Good: 10, GoodFraction: 1, Validity: stats.Validity{Valid: true}}, 0, exitOK},
+		{"nothing ok beats invalid", stats.Summary{Planned: 10, Validity: invalid}, 0, exitNoSuccess},
+		{"nothing planned", stats.Summary{Validity: stats.Validity{Valid: true}}, 0, exitNoSuccess},
+		{"lost records beat everything", stats.Summary{Planned: 10, Validity: invalid}, 3, exitNotWritten},
+		{"invalid beats gates", stats.Summary{Planned: 10, Completed: 10, GoodFraction: 0, Validity: invalid}, 0, exitGeneratorInvalid},
+		{"gates", stats.Summary{Planned: 10, Completed: 10, GoodFraction: 0.5, Validity: stats.Validity{Valid: true}}, 0, exitGatesFailed},
+	} {
+		if got := codeOf(probeExit(tc.s, true, 0.9, tc.lost, nil)); got != tc.want {
+			t.Errorf("probe %s: exit %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	step := func(n int, valid bool, ok int) ladder.StepRow {
+		return ladder.StepRow{Step: n, Planned: 10, OK: ok, Valid: valid}
+	}
+	for _, tc := range []struct {
+		name string
+		res  ladder.Result
+		hist error
+		want int
+	}{
+		{"capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}, CapacityStep: 1}, nil, exitOK},
+		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, false, 10)}, CapacityStep: 1}, nil, exitOK},
+		{"no capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}}, nil, exitLadderNoCapacity},
+		{"aborted", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, true, 3)}, CapacityStep: 1, Aborted: true}, nil, exitLadderNoCapacity},
+		{"aborted by an invalid step", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, false, 10)}, CapacityStep: 1, Aborted: true}, nil, exitGeneratorInvalid},
+		{"nothing valid", ladder.Result{Steps: []ladder.StepRow{step(1, false, 10)}}, nil, exitGeneratorInvalid},
+		{"nothing ok", ladder.Result{Steps: []ladder.StepRow{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
+		{"history", ladder.Result{Steps: []ladder.StepRow{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
+	} {
+		if got := codeOf(ladderExit(tc.res, tc.hist)); got != tc.want {
+			t.Errorf("ladder %s: exit %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func codeOf(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	return exitCodeOf(err)
+}
+
+// TestExitCodesDocumented: README's exit-code table lists exactly the codes
+// of exitCodes, and --help prints them.
+func TestExitCodesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "### Exit codes")
+	if i < 0 {
+		t.Fatal("README has no \"### Exit codes\" section")
+	}
+	section := string(b)[i:]
+	if j := strings.Index(section[4:], "\n#"); j >= 0 {
+		section = section[:j+4]
+	}
+	rows := regexp.MustCompile("(?m)^\\| `?(\\d+)`? \\|").FindAllStringSubmatch(section, -1)
+	var documented []int
+	for _, r := range rows {
+		n, _ := strconv.Atoi(r[1])
+		documented = append(documented, n)
+	}
+	var defined []int
+	for _, c := range exitCodes {
+		defined = append(defined, c.code)
+	}
+	if len(documented) != len(defined) {
+		t.Fatalf("README documents exit codes %v, the code defines %v", documented, defined)
+	}
+	for i := range defined {
+		if documented[i] != defined[i] {
+			t.Fatalf("README documents exit codes %v, the code defines %v", documented, defined)
+		}
+	}
+	r := invoke(t.Context(), "--help")
+	for _, c := range exitCodes {
+		if !strings.Contains(r.stderr, strconv.Itoa(c.code)+"  "+c.meaning) {
+			t.Errorf("--help lacks exit code %d", c.code)
+		}
+	}
+}
+
+// TestSeedExperimentsExact reproduces the seed experiments through the
+// probe command: one request a second for 10 s plans 10 (not 9), 40/s for
+// 4 s plans 160 (not 159).
+func TestSeedExperimentsExact(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rate, duration string
+		want           int
+	}{{"1", "10s", 10}, {"40", "4s", 160}} {
+		t.Run(tc.rate+"x"+tc.duration, func(t *testing.T) {
+			t.Parallel()
+			path := tempPath(t, "seed.jsonl")
+			r := completes(t, "probe", "--rate", tc.rate, "--duration", tc.duration, "--arrival", "constant",
+				"--max-tokens", "8", "--json", "--ledger", path)
+			p := decodeProbe(t, r)
+			_, recs := readLedger(t, path)
+			if p.Planned != tc.want || len(recs) != tc.want {
+				t.Fatalf("planned %d (ledger %d records), want exactly %d", p.Planned, len(recs), tc.want)
+			}
+			// A constant grid: consecutive arrivals exactly 1/rate apart.
+			rate, _ := strconv.ParseFloat(tc.rate, 64)
+			planned := make([]time.Duration, len(recs))
+			for i, rec := range recs {
+				planned[i] = rec.Planned
+			}
+			slices.Sort(planned)
+			for i := 1; i < len(planned); i++ {
+				if d := planned[i] - planned[i-1] - time.Duration(1e9/rate); d > time.Microsecond || d < -time.Microsecond {
+					t.Fatalf("arrivals %d and %d are %v apart, want %v", i, i+1, planned[i]-planned[i-1], time.Duration(1e9/rate))
+				}
+			}
+		})
+	}
+}
+
+// TestStarvedGeneratorNamesHost starves the prober on purpose (one
+// processor, three goroutines spinning) while a probe runs: its generator
+// falls behind, the verdict is invalid, and the cause named is the starved
+// host, with the Go scheduler latency that shows it. Not parallel: it
+// changes GOMAXPROCS for the process.
+func TestStarvedGeneratorNamesHost(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			x := 0
+			for !stop.Load() {
+				x++
+			}
+			_ = x
+		})
+	}
+	r := mustExit(t, []int{exitGeneratorInvalid}, "probe", "--rate", "50", "--duration", "2s", "--arrival", "constant",
+		"--max-tokens", "4", "--drain", "20s", "--json")
+	stop.Store(true)
+	wg.Wait()
+	p := decodeProbe(t, r)
+	var host *report.CauseJSON
+	for i, c := range p.InvalidCauses {
+		if c.Cause == string(stats.CauseHostStarved) {
+			host = &p.InvalidCauses[i]
+		}
+	}
+	if host == nil {
+		t.Fatalf("causes %+v: want host_starved (host %+v)", p.InvalidCauses, p.Host)
+	}
+	if !strings.Contains(host.Reason, "prober host starved: Go scheduler latency p99") || !strings.Contains(host.WhatToDo, "more CPU") {
+		t.Errorf("cause %+v", host)
+	}
+	if p.Host == nil || p.Host.SchedLatencyP99 == nil || *p.Host.SchedLatencyP99 < 0.0025 {
+		t.Errorf("host health %+v: want a scheduler latency p99 of at least a quarter of 10ms", p.Host)
+	}
+	if !strings.Contains(r.stderr, "exit 4: generator invalid (host_starved") {
+		t.Errorf("stderr: %s", lastLine(r.stderr))
+	}
+}
+
+// TestThinkTimeBareDuration: --think-time 900ms is a constant 900 ms.
+func TestThinkTimeBareDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want schedule.ThinkSpec
+		bad  bool
+	}{
+		{"900ms", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 900 * time.Millisecond}, false},
+		{" 2s ", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 2 * time.Second}, false},
+		{"constant:900ms", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 900 * time.Millisecond}, false},
+		{"exponential:1s", schedule.ThinkSpec{Kind: schedule.ThinkExponential, Mean: time.Second}, false},
+		{"900", schedule.ThinkSpec{}, true},
+		{"-1s", schedule.ThinkSpec{}, true},
+	} {
+		got, err := parseThink(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
+			t.Errorf("parseThink(%q) = %+v, %v; want %+v (bad %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+	r := completes(t, "probe", "--closed-loop-users", "2", "--think-time", "900ms", "--duration", "1s", "--max-tokens", "4", "--json")
+	if p := decodeProbe(t, r); p.Mode != string(ledger.ModeClosed) || p.Planned == 0 || p.Planned > 6 {
+		t.Errorf("closed loop with 900ms think time: mode %s, planned %d (want a few per user)", p.Mode, p.Planned)
+	}
+}
+
+// TestLadderTitleNamesTarget: the ladder's reports name the target (the
+// simulator's address, the URL, or --name), never "ladder: ladder".
+func TestLadderTitleNamesTarget(t *testing.T) {
+	t.Parallel()
+	htmlPath := tempPath(t, "l.html")
+	r := mustExit(t, ladderCodes, append([]string{"ladder", "--steps", "5", "--step-duration", "1s", "--max-tokens", "8", "--arrival", "constant", "--html", htmlPath}, lenient...)...)
+	page, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.stdout, "llmprobe ladder: built-in simulator (127.0.0.1:") || strings.Contains(string(page), "ladder: ladder") ||
+		!strings.Contains(string(page), "<title>llmprobe ladder: built-in simulator (127.0.0.1:") {
+		t.Errorf("title does not name the simulator:\n%s", r.stdout)
+	}
+	r = mustExit(t, ladderCodes, append([]string{"ladder", "--steps", "5", "--step-duration", "1s", "--max-tokens", "8", "--arrival", "constant", "--name", "staging-gpu", "--json"}, lenient...)...)
+	if !strings.Contains(r.stdout, `"target": "staging-gpu"`) {
+		t.Errorf("--name not used:\n%s", r.stdout)
+	}
+	if got := (&targetFlags{url: "https://api.example.com/v1/?x=1"}).displayName(""); got != "https://api.example.com/v1" {
+		t.Errorf("display name %q: want scheme, host and path only", got)
+	}
+}

@@ -1,0 +1,101 @@
+package telemetry
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// TestRecorderNeverPanicsOnNegativeUsage (issue 8, defect 1): a record whose
+// usage carries a negative token count (decoders refuse them, but the
+// recorder does not rely on it) is recorded without the count: no panic
+// ("counter cannot decrease in value"), the rest of the record counted,
+// the drop counted in llmprobe_telemetry_dropped_total{reason="negative"}
+// and logged once.
+func TestRecorderNeverPanicsOnNegativeUsage(t *testing.T) {
+	var logs bytes.Buffer
+	r, reg := newTestRecorder(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for i := range 3 {
+		r.Record(&ledger.Record{ID: uint64(i + 1), Target: "t", Class: "c", Traffic: ledger.TrafficBaseline,
+			Planned: ms, Dispatched: 2 * ms, FirstContent: 5 * ms, LastContent: 6 * ms, End: 7 * ms,
+			Usage:   ledger.Usage{Known: true, Prompt: -5, Completion: 3},
+			Outcome: ledger.OK, Reason: ledger.ReasonStop})
+	}
+	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropNegative)); got != 3 {
+		t.Errorf("dropped{negative} = %v, want 3", got)
+	}
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "none", "ok", "stop")); got != 3 {
+		t.Errorf("requests ok/stop = %v, want 3: the record itself must still count", got)
+	}
+	if got := testutil.ToFloat64(r.prom.tokens.WithLabelValues("t", "c", "baseline", "none", "output")); got != 9 {
+		t.Errorf("output tokens = %v, want 9 (the valid count kept)", got)
+	}
+	if n := strings.Count(logs.String(), "not recorded"); n != 1 {
+		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Errorf("gather: %v", err)
+	}
+}
+
+// TestTargetInfoNeverPanics (issue 8, defects 2 and 3): an identity value
+// that is not valid UTF-8, or longer than 128 bytes with a multi-byte
+// character across the bound, becomes a clean label value: no panic
+// ("label value ... is not valid UTF-8"), a valid exposition.
+func TestTargetInfoNeverPanics(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	long := strings.Repeat("a", 127) + "é" + strings.Repeat("b", 50)
+	for _, v := range []struct{ model, version string }{
+		{"m", "caf\xe9"},
+		{"m\x1b[31m", long},
+		{"m", "Bearer\x00\x07"},
+	} {
+		r.SetTargetInfo("t", v.model, v.version)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != "llmprobe_target_info" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n++
+			for _, lp := range m.GetLabel() {
+				if !utf8.ValidString(lp.GetValue()) || len(lp.GetValue()) > maxLabelBytes || strings.ContainsAny(lp.GetValue(), "\x00\x07\x1b") {
+					t.Errorf("label %s=%q", lp.GetName(), lp.GetValue())
+				}
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d target_info series, want 1", n)
+	}
+	if got := testutil.ToFloat64(r.prom.identityChanges.WithLabelValues("t")); got != 2 {
+		t.Errorf("identity changes %v, want 2", got)
+	}
+}
+
+// TestRecordOutsideTheClosedSetIsCounted: a label value the registry would refuse (here a
+// record whose outcome/reason pair is outside the closed set and whose
+// target is not valid UTF-8) is recorded as well as it can be or dropped
+// and counted, never a crash.
+func TestRecordOutsideTheClosedSetIsCounted(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	r.Record(&ledger.Record{ID: 1, Target: "t\xff", Class: "c", Traffic: ledger.TrafficBaseline, Planned: ms,
+		Outcome: ledger.Outcome("weird\xff"), Reason: ledger.Reason("odd\xfe")})
+	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropLabel)); got != 1 {
+		t.Errorf("dropped{label} = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline", "none")); got != 1 {
+		t.Errorf("planned = %v, want 1 (the target label cleaned)", got)
+	}
+}
