@@ -121,7 +121,7 @@ func TestRecorderRecoversAPanic(t *testing.T) {
 	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropPanic)); got != 2 {
 		t.Errorf("dropped{panic} = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "ok", "stop")); got != 3 {
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "none", "ok", "stop")); got != 3 {
 		t.Errorf("requests ok/stop = %v, want 3: every record counted before and after the panic", got)
 	}
 	if n := strings.Count(logs.String(), "reason=panic"); n != 1 {
