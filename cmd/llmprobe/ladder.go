@@ -40,7 +40,8 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	kneeFactor := fs.Float64("knee-factor", 2, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
 	abortErr := fs.Float64("abort-error-fraction", 0.5, "abort when failed/sent exceeds this (0: off)")
 	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
-	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off)")
+	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
+	stopAt := fs.String("stop-at", "capacity", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
 	onInvalid := fs.String("on-invalid", "abort", "what a generator-invalid step does: abort (stop the ladder there) | continue (record it, never use it, run the next step)")
 	maxLagP99 := fs.Duration("max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 per step (0: default 10ms)")
 	rateTol := fs.Float64("rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
@@ -63,6 +64,10 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	kind, err := schedule.ParseKind(*arrival)
 	if err != nil {
 		return badFlag("--arrival: %v", err)
+	}
+	stop, err := ladder.ParseStopAt(*stopAt)
+	if err != nil {
+		return badFlag("--stop-at: %v", err)
 	}
 	abortInvalid := true
 	switch *onInvalid {
@@ -96,11 +101,18 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	var runner *ladder.Runner
 	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
 	g := dispatch.NewGroup(led)
-	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
+	params := func(*ledger.Record) protocol.Params {
 		p := mix.Next().Params
 		p.Model = t.model
 		return p
-	}, led.Now)
+	}
+	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		tg := target
+		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
+			tg.Adapter = protocol.ObserveFirstToken(tg.Adapter, false, mark)
+		}
+		return client.Do(ctx, tg, params(rec), rec, led.Now, dispatched)
+	}
 	gates := stats.Gates{TTFT: *sloTTFT, E2E: *sloE2E}
 	targetName := *name
 	if targetName == "" {
@@ -114,6 +126,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 			OnUnsent: *maxInFlight > 0 && abortInvalid, OnGeneratorInvalid: abortInvalid},
 		Validity:           stats.ValidityConfig{MaxLagP99: *maxLagP99, RateTolerance: *rateTol},
 		GoodFractionTarget: *goodTarget, KneeFactor: *kneeFactor, Settle: t.total, HistoryFile: *history,
+		StopAt: stop, ExecMarksFirstToken: true,
 		Progress: func(p ladder.Progress) {
 			if p.Phase == "done" {
 				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")

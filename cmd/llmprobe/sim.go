@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sim"
@@ -27,12 +28,15 @@ func runSim(ctx context.Context, e env, args []string) error {
 	models := fs.StringArray("model", nil, "model names served (repeatable; none: any name is accepted)")
 	keyEnv := fs.String("api-key-env", "", "environment variable holding the API key the simulator requires (none: no auth)")
 	seed := fs.Uint64("seed", def.Seed, "seed for every draw")
+	version := fs.String("version", "", "deploy identity: the "+sim.VersionHeader+" response header and the root field of /v1/models entries (change it live with POST /admin/state)")
+	errFrac := fs.Float64("error-fraction", 0, "fraction of admitted requests answered 500 at once (a broken deploy)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg := def
 	cfg.Slots, cfg.AdmissionLimit, cfg.RejectStatus, cfg.RetryAfter = *slots, *admission, *reject, *retryAfter
 	cfg.TokensPerChunk, cfg.Seed, cfg.Models = *perChunk, *seed, *models
+	cfg.Version, cfg.ErrorFraction = *version, *errFrac
 	var err error
 	for _, d := range []struct {
 		flag, val string
@@ -75,6 +79,8 @@ func runSim(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stderr, "llmprobe sim: serving OpenAI chat/completions/responses and Anthropic messages at %s\n", url)
 	fmt.Fprintf(e.stderr, "  %d slots, admission %d, mean service %v, capacity ≈ %.1f req/s\n",
 		cfg.Slots, cfg.AdmissionLimit, cfg.ServiceTime().Round(time.Millisecond), cfg.Capacity())
+	fmt.Fprintf(e.stderr, "  live settings (version, slots, admission_limit, error_fraction): GET/POST %s/admin/state\n",
+		strings.TrimSuffix(url, "/v1"))
 	<-ctx.Done()
 	return closeFn()
 }

@@ -25,7 +25,7 @@ func TestSimSubcommand(t *testing.T) {
 		defer close(exited)
 		done <- invokeEnv(ctx, context.Background(), map[string]string{"SIM_KEY": key},
 			"sim", "--listen", addr, "--model", "served-model", "--api-key-env", "SIM_KEY",
-			"--ttft", "10ms", "--token-time", "2ms", "--output-tokens", "8")
+			"--ttft", "10ms", "--token-time", "2ms", "--output-tokens", "8", "--version", "build-7")
 	}()
 
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -69,6 +69,31 @@ func TestSimSubcommand(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("sim did not serve /v1/models within 10s")
 		}
+	}
+
+	// The deploy identity, then a live deploy through /admin/state.
+	ver := func() string {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/v1/models", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.Header.Get("X-Model-Version")
+	}
+	if v := ver(); v != "build-7" {
+		t.Errorf("X-Model-Version %q, want build-7", v)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/admin/state", strings.NewReader(`{"version":"build-8","slots":2}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /admin/state: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	if v := ver(); v != "build-8" {
+		t.Errorf("after the deploy: X-Model-Version %q, want build-8", v)
 	}
 
 	keyFile := tempPath(t, "key")

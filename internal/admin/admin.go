@@ -32,7 +32,13 @@ type TargetStatus struct {
 	Knee        string
 	LastLadder  time.Time
 	LastOutcome string
-	Notes       string
+	// DuringLadder says how many baseline requests were planned during a
+	// ladder (labelled during="ladder", kept out of the SLO figures), e.g.
+	// "12 of 340; labelled during a ladder now".
+	DuringLadder string
+	// Budget is today's spend split by use, when a budget is set.
+	Budget string
+	Notes  string
 	// Generator is the live generator-validity verdict ("valid", or
 	// "INVALID: " and its causes); GeneratorAdvice is what to do about it.
 	// Valid judges the prober, not the target.
@@ -189,8 +195,8 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 <p>Version {{.Version}}{{if not .Started.IsZero}}, started {{since .Started}}{{end}}.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
 <h2>Targets</h2>
-{{if .Targets}}<table><tr><th>target</th><th>state</th><th>generator (the prober, not the target)</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>notes</th></tr>
-{{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.Generator}}{{if .GeneratorAdvice}}<br><small>what to do: {{.GeneratorAdvice}}</small>{{end}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.Notes}}</td></tr>
+{{if .Targets}}<table><tr><th>target</th><th>state</th><th>generator (the prober, not the target)</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>baseline during ladders (not in the SLO)</th><th>budget today</th><th>notes</th></tr>
+{{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.Generator}}{{if .GeneratorAdvice}}<br><small>what to do: {{.GeneratorAdvice}}</small>{{end}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.DuringLadder}}</td><td>{{.Budget}}</td><td>{{.Notes}}</td></tr>
 {{end}}</table>
 <p><small>generator: whether the prober kept its schedule over the last minute, so that its figures measure the target; "valid" says nothing about the target's health. Capacity "≥ X" is a lower bound: no valid step above X failed its gates.</small></p>{{else}}<p>No targets.</p>{{end}}
 <h2>Last ladder</h2>

@@ -26,6 +26,24 @@ type Remaining struct {
 	InFlight        int64     // admitted, not yet charged
 	UnknownUsage    int64     // finished sent requests today whose server reported no usage (not charged tokens)
 	ResetAt         time.Time // next midnight in the zone
+	// ByUse splits today's spend by what the requests were for (see Use):
+	// every request is charged, and this says which ones a ladder caused.
+	ByUse map[Use]Spend
+}
+
+// Use is what a charged request was for: its traffic kind and whether it was
+// planned during a ladder (the ledger's during label). Baseline requests
+// during a ladder cost the budget like any other, but are not the service's
+// SLI: the split keeps them apart, as the metrics and the ledger do.
+type Use struct {
+	Traffic ledger.Traffic
+	During  string // ledger.Record.DuringLabel(): "none" or "ladder"
+}
+
+// Spend is what one Use cost today.
+type Spend struct {
+	Requests int64 // sent and finished
+	Tokens   int64 // server-reported prompt + completion tokens
 }
 
 // Budget is one target's daily budget. It is safe for concurrent use.
@@ -38,6 +56,7 @@ type Budget struct {
 	tokens   int64
 	requests int64
 	unknown  int64
+	byUse    map[Use]Spend
 	admitted map[uint64]struct{}
 }
 
@@ -49,7 +68,7 @@ func New(l Limits, now func() time.Time) *Budget {
 	if l.Zone == nil {
 		l.Zone = time.UTC
 	}
-	b := &Budget{now: now, limits: l, admitted: map[uint64]struct{}{}}
+	b := &Budget{now: now, limits: l, admitted: map[uint64]struct{}{}, byUse: map[Use]Spend{}}
 	b.dayStart = startOfDay(now(), l.Zone)
 	return b
 }
@@ -99,11 +118,17 @@ func (b *Budget) Charge(rec *ledger.Record) {
 		return
 	}
 	b.requests = addSat(b.requests, 1)
+	u := Use{Traffic: rec.Traffic, During: rec.DuringLabel()}
+	sp := b.byUse[u]
+	sp.Requests = addSat(sp.Requests, 1)
 	if rec.Usage.Known {
-		b.tokens = addSat(b.tokens, addSat(max(int64(rec.Usage.Prompt), 0), max(int64(rec.Usage.Completion), 0)))
+		tok := addSat(max(int64(rec.Usage.Prompt), 0), max(int64(rec.Usage.Completion), 0))
+		b.tokens = addSat(b.tokens, tok)
+		sp.Tokens = addSat(sp.Tokens, tok)
 	} else {
 		b.unknown++
 	}
+	b.byUse[u] = sp
 }
 
 // Remaining returns what is left today (for the budget gauge).
@@ -119,6 +144,10 @@ func (b *Budget) Remaining() Remaining {
 		InFlight:        int64(len(b.admitted)),
 		UnknownUsage:    b.unknown,
 		ResetAt:         nextMidnight(b.dayStart, b.limits.Zone),
+		ByUse:           make(map[Use]Spend, len(b.byUse)),
+	}
+	for u, sp := range b.byUse {
+		r.ByUse[u] = sp
 	}
 	if r.TokensLimited {
 		r.Tokens = max(0, b.limits.TokensPerDay-b.tokens)
@@ -146,6 +175,7 @@ func (b *Budget) rollLocked() {
 	}
 	b.dayStart = d
 	b.tokens, b.requests, b.unknown = 0, 0, 0
+	clear(b.byUse)
 }
 
 // startOfDay is midnight (or the first instant after it, across a DST gap)

@@ -175,3 +175,52 @@ func BenchmarkAdmitCharge(b *testing.B) {
 		bud.Charge(rec)
 	}
 }
+
+// TestSpendByUse: every sent request is charged, and the split says which
+// were ladder requests, baseline requests during a ladder and plain
+// baseline requests; the split resets with the day.
+func TestSpendByUse(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	b := New(Limits{RequestsPerDay: 100}, c.now)
+	recs := []*ledger.Record{
+		{Traffic: ledger.TrafficBaseline, Usage: ledger.Usage{Known: true, Prompt: 10, Completion: 5}},
+		{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder, Usage: ledger.Usage{Known: true, Prompt: 10, Completion: 20}},
+		{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder, Usage: ledger.Usage{Known: true, Prompt: 1, Completion: 2}},
+		{Traffic: ledger.TrafficLadder, Usage: ledger.Usage{Known: true, Prompt: 1, Completion: 2}}, // ladder traffic is always during a ladder
+		{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder},                              // unsent: costs nothing
+	}
+	for i, r := range recs {
+		r.ID = uint64(i + 1)
+		if i < 4 {
+			r.Dispatched = time.Second
+		}
+		if _, ok := b.Admit(r); !ok {
+			t.Fatal("refused")
+		}
+		b.Charge(r)
+	}
+	rem := b.Remaining()
+	want := map[Use]Spend{
+		{ledger.TrafficBaseline, "none"}:   {Requests: 1, Tokens: 15},
+		{ledger.TrafficBaseline, "ladder"}: {Requests: 1, Tokens: 30},
+		{ledger.TrafficLadder, "ladder"}:   {Requests: 2, Tokens: 6},
+	}
+	if len(rem.ByUse) != len(want) {
+		t.Fatalf("by use %v, want %v", rem.ByUse, want)
+	}
+	total := Spend{}
+	for u, w := range want {
+		if rem.ByUse[u] != w {
+			t.Errorf("%v: %+v, want %+v", u, rem.ByUse[u], w)
+		}
+		total.Requests += rem.ByUse[u].Requests
+		total.Tokens += rem.ByUse[u].Tokens
+	}
+	if total.Requests != rem.RequestsUsed || total.Tokens != rem.TokensUsed {
+		t.Errorf("split %+v does not add up to the totals (%d requests, %d tokens)", total, rem.RequestsUsed, rem.TokensUsed)
+	}
+	c.set(c.now().Add(24 * time.Hour))
+	if rem := b.Remaining(); len(rem.ByUse) != 0 {
+		t.Errorf("split after midnight: %v, want empty", rem.ByUse)
+	}
+}

@@ -66,6 +66,10 @@ func TestDefaultsApplied(t *testing.T) {
 	if c.Admin.Listen != ":9464" || c.Drain.Timeout.D() != 30*time.Second {
 		t.Fatalf("top-level defaults not applied: %+v %+v", c.Admin, c.Drain)
 	}
+	if tg.Ladder.StopAt != "capacity" || tg.Ladder.BaselineSettle != 0 || tg.Identity.PollEvery.D() != time.Minute {
+		t.Fatalf("ladder/identity defaults not applied: stop_at %q baseline_settle %v poll_every %v",
+			tg.Ladder.StopAt, tg.Ladder.BaselineSettle, tg.Identity.PollEvery)
+	}
 }
 
 func TestErrorsNameFileAndKey(t *testing.T) {
@@ -109,6 +113,12 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"buffered bytes below one event", minimal + "limits: {max_buffered_bytes: 1000}\n", []string{"limits.max_buffered_bytes: want 1048576"}},
 		{"buffered bytes not whole", minimal + "limits: {max_buffered_bytes: lots}\n", []string{"limits.max_buffered_bytes: want a whole number"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
+		{"bad stop_at", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, stop_at: peak}\n",
+			[]string{"targets[0].ladder.stop_at: want knee, capacity or top"}},
+		{"negative baseline settle", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, baseline_settle: -1s}\n",
+			[]string{"targets[0].ladder.baseline_settle:", "negative duration"}},
+		{"identity poll too often", minimal + "    identity: {response_header: x-build, poll_every: 10ms}\n",
+			[]string{"targets[0].identity.poll_every: want at least 1s"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
 	for _, tc := range cases {

@@ -36,6 +36,7 @@ func targetDefaults() map[string]any {
 		},
 		"budget":         map[string]any{"tokens_per_day": 0, "requests_per_day": 0, "zone": "UTC"},
 		"server_metrics": map[string]any{"url": "", "interval": "2s", "timeout": "2s", "flavour": "auto"},
+		"identity":       map[string]any{"poll_every": "1m"},
 		"baseline":       map[string]any{"enabled": true, "rate": 0.2, "arrival": "poisson", "seed": 0},
 		"ladder": map[string]any{
 			"enabled":       false,
@@ -52,6 +53,8 @@ func targetDefaults() map[string]any {
 			"max_lag_p99":            "10ms",
 			"run_on_identity_change": false,
 			"run_on_start":           false,
+			"stop_at":                "capacity",
+			"baseline_settle":        "0s",
 		},
 	}
 }

@@ -187,6 +187,9 @@ type Timeouts struct {
 type Identity struct {
 	ResponseHeader string `koanf:"response_header" json:"response_header,omitempty"` // e.g. x-build-id
 	ModelsField    string `koanf:"models_field" json:"models_field,omitempty"`       // a field of GET /v1/models' entry, e.g. "root"
+	// PollEvery is how often GET {url}/models is polled for the version
+	// (with response_header or models_field set).
+	PollEvery Duration `koanf:"poll_every" json:"poll_every"`
 }
 
 // Budget caps a target's traffic per day; 0 = unlimited.
@@ -256,6 +259,15 @@ type Ladder struct {
 	RunOnIdentityChange bool     `koanf:"run_on_identity_change" json:"run_on_identity_change"`
 	RunOnStart          bool     `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
 	HistoryFile         string   `koanf:"history_file" json:"history_file,omitempty"`
+	// StopAt is where a ladder stops climbing: "knee" (after the knee
+	// step), "capacity" (after the first step that fails its gates) or
+	// "top" (the top step, but never more than one step past the first
+	// failing one).
+	StopAt string `koanf:"stop_at" json:"stop_at"`
+	// BaselineSettle is how long after a ladder ended the target's baseline
+	// requests are still labelled during="ladder" (kept out of the SLO):
+	// the queue the ladder built takes a while to drain. 0 = drain.timeout.
+	BaselineSettle Duration `koanf:"baseline_settle" json:"baseline_settle"`
 }
 
 // Schedule says when a ladder runs: every Every (shifted by Offset from the

@@ -152,6 +152,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 			el.add(p+".header_env."+h, "header also set literally in headers")
 		}
 	}
+	if (t.Identity.ResponseHeader != "" || t.Identity.ModelsField != "") && t.Identity.PollEvery < Duration(time.Second) {
+		el.add(p+".identity.poll_every", "want at least 1s, got %s", t.Identity.PollEvery)
+	}
 	if (t.TLS.CertFile == "") != (t.TLS.KeyFile == "") {
 		el.add(p+".tls", "cert_file and key_file go together")
 	}
@@ -335,6 +338,9 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 	}
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
+	}
+	if !oneOf(l.StopAt, "knee", "capacity", "top") {
+		el.add(lp+".stop_at", "want knee, capacity or top, got %q", l.StopAt)
 	}
 	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
 		el.add(lp+".max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)

@@ -47,8 +47,9 @@ type Options struct {
 	// Sinks receive every finished record too, after the daemon's own
 	// (tests, embedding). Optional.
 	Sinks []ledger.Sink
-	// IdentityEvery is how often GET {base}/models is polled for a target
-	// with identity.response_header or identity.models_field; 0 = 1m.
+	// IdentityEvery, when set, overrides every target's identity.poll_every:
+	// how often GET {base}/models is polled for a target with
+	// identity.response_header or identity.models_field (tests).
 	IdentityEvery time.Duration
 }
 
@@ -106,9 +107,6 @@ func New(o Options) (*Daemon, error) {
 	}
 	if o.Tick <= 0 {
 		o.Tick = time.Second
-	}
-	if o.IdentityEvery <= 0 {
-		o.IdentityEvery = time.Minute
 	}
 	if o.Recorder.Registry() == nil {
 		return nil, errors.New("daemon: the recorder must own its registry (telemetry.Options.Registerer unset)")
@@ -556,6 +554,8 @@ func (d *Daemon) status() admin.Status {
 		}
 		ts.Notes = strings.Join(notes, "; ")
 		ts.LastOutcome = r.lastOutcome()
+		ts.DuringLadder = r.duringText(d.start, d.led.Now())
+		ts.Budget = r.budgetText()
 		st.Targets = append(st.Targets, ts)
 	}
 	return st

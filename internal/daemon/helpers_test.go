@@ -340,6 +340,8 @@ type seen struct {
 	attempt       int
 	traceID       string
 	at            time.Time // wall time the record finished
+	during        ledger.During
+	step          int
 }
 
 // recSink keeps every finished record.
@@ -350,7 +352,7 @@ type recSink struct {
 
 func (s *recSink) Record(r *ledger.Record) {
 	s.mu.Lock()
-	s.recs = append(s.recs, seen{r.Target, r.Class, r.Traffic, r.Outcome, r.Reason, r.Planned, r.End, r.Dispatched, r.Attempt, r.TraceID, time.Now()})
+	s.recs = append(s.recs, seen{r.Target, r.Class, r.Traffic, r.Outcome, r.Reason, r.Planned, r.End, r.Dispatched, r.Attempt, r.TraceID, time.Now(), r.During, r.Step})
 	s.mu.Unlock()
 }
 

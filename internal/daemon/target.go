@@ -153,6 +153,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		}
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
+		lc.ExecMarksFirstToken = true // ladderExec observes first tokens
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			client.CloseIdleConnections()
@@ -165,7 +166,11 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 
 // exec performs one request of class c, tracking it in flight.
 func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
-	inner := r.client.Exec(r.target, params, d.led.Now)
+	return r.inFlight(r.client.Exec(r.target, params, d.led.Now))
+}
+
+// inFlight tracks the requests inner performs in the target's flight set.
+func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
@@ -193,8 +198,19 @@ func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params
 func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 	execs := make(map[string]dispatch.Exec, len(r.mixes))
 	first := ""
+	anyToken := r.cfg.TTFTBoundary == string(ledger.TTFTAnyToken)
 	for _, c := range r.classes {
-		execs[c.Name] = r.exec(d, r.paramsFor(c.Name))
+		params := r.paramsFor(c.Name)
+		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+			t := r.target
+			if mark := ladder.FirstTokenFunc(ctx); mark != nil {
+				// The runner's in-step TTFT rule learns when the first
+				// token arrived, so a request still waiting for one past
+				// the limit counts against the step before it finishes.
+				t.Adapter = protocol.ObserveFirstToken(t.Adapter, anyToken, mark)
+			}
+			return r.client.Do(ctx, t, params(rec), rec, d.led.Now, dispatched)
+		})
 		if first == "" {
 			first = c.Name
 		}
@@ -251,8 +267,9 @@ func (r *targetRun) start(d *Daemon) {
 		}
 		oc := dispatch.OpenConfig{
 			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
-			Meta: func(time.Duration) ledger.Meta {
-				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary}
+			Meta: func(planned time.Duration) ledger.Meta {
+				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary,
+					During: r.state.ladderSpan.during(planned)}
 			},
 			Exec:  r.baselineExecs[class],
 			Retry: r.retry,
@@ -343,7 +360,10 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		case trigger = <-r.trigger:
 			timer.Stop()
 		}
+		r.state.ladderSpan.begin(d.led.Now())
 		res, err := r.ladder.Run(ctx, trigger)
+		// Also when interrupted: its requests may still be in flight.
+		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 		r.setLaddering("")
 		if err != nil && ctx.Err() == nil {
 			d.log.Error("ladder", "target", r.name, "err", err)
@@ -356,6 +376,16 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
 		}
 	}
+}
+
+// baselineSettle is how long after a ladder the target's baseline requests
+// are still labelled during="ladder": ladder.baseline_settle, or the drain
+// deadline when that is 0.
+func (r *targetRun) baselineSettle() time.Duration {
+	if s := r.cfg.Ladder.BaselineSettle.D(); s > 0 {
+		return s
+	}
+	return r.global.Drain.Timeout.D()
 }
 
 func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
@@ -399,6 +429,35 @@ func (r *targetRun) stateText() string {
 	return "probing"
 }
 
+// duringText is the status page's account of the target's baseline requests
+// planned during ladders (labelled during="ladder", not in the SLO). start
+// is the ledger's epoch, now its current offset.
+func (r *targetRun) duringText(start time.Time, now time.Duration) string {
+	none, during, until, running := r.state.ladderSpan.snapshot()
+	txt := fmt.Sprintf("%d of %d baseline requests", during, none+during)
+	switch {
+	case running:
+		txt += "; labelled during=\"ladder\" now (a ladder is running)"
+	case until > now:
+		txt += "; labelled during=\"ladder\" until " + start.Add(until).UTC().Format(time.RFC3339) + " (settle)"
+	}
+	return txt
+}
+
+// budgetText is today's spend split by use ("" without a budget).
+func (r *targetRun) budgetText() string {
+	if r.budget == nil {
+		return ""
+	}
+	rem := r.budget.Remaining()
+	sp := func(u budget.Use) budget.Spend { return rem.ByUse[u] }
+	base := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringNone.Label()})
+	dur := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder.Label()})
+	lad := sp(budget.Use{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder.Label()})
+	return fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d (requests/tokens)",
+		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens)
+}
+
 func (r *targetRun) lastOutcome() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -415,6 +474,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		if b := r.state.budget.Load(); b != nil {
 			b.Charge(rec)
 		}
+		r.state.ladderSpan.count(rec)
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
@@ -450,10 +510,17 @@ func (r *targetRun) observeIdentity(d *Daemon, model string, version *string, po
 }
 
 // identityLoop polls GET {base}/models for the configured response header
-// and models field, every Options.IdentityEvery. A failed poll keeps the
-// version last seen.
+// and models field, every identity.poll_every (Options.IdentityEvery when
+// set). A failed poll keeps the version last seen.
 func (r *targetRun) identityLoop(ctx context.Context, d *Daemon) {
-	t := time.NewTicker(d.opts.IdentityEvery)
+	every := d.opts.IdentityEvery
+	if every <= 0 {
+		every = r.cfg.Identity.PollEvery.D()
+	}
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if version, err := r.pollIdentity(ctx); err != nil {

@@ -16,9 +16,15 @@ const (
 
 // Label selectors built from the dashboard variables.
 const (
-	selTCT = `target=~"$target", class=~"$class", traffic=~"$traffic"`
-	selTC  = `target=~"$target", class=~"$class"`
-	selT   = `target=~"$target"`
+	selTCT = `target=~"$target", class=~"$class", traffic=~"$traffic", during=~"$during"`
+	// selTCTs selects series that have a traffic label but no during label
+	// (the configured arrival rate: a schedule, not requests).
+	selTCTs = `target=~"$target", class=~"$class", traffic=~"$traffic"`
+	// selBase is the baseline of the selected targets and classes, both
+	// during values (the row comparing them).
+	selBase = `target=~"$target", class=~"$class", traffic="baseline"`
+	selTC   = `target=~"$target", class=~"$class"`
+	selT    = `target=~"$target"`
 )
 
 func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
@@ -48,12 +54,20 @@ func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 	if withTraffic {
 		vs = append(vs, dashboard.NewCustomVariableBuilder("traffic").
 			Label("Traffic").
-			Description("baseline = steady probing (the SLO traffic); ladder = capacity ladders; probe = one-shot probes").
+			Description("baseline = steady probing (the SLO traffic, outside ladders: see During); ladder = capacity ladders; probe = one-shot probes").
 			Values(dashboard.StringOrMap{String: cog.ToPtr("baseline,ladder,probe")}).
 			Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: cog.ToPtr("baseline")}, Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("baseline")}}).
 			Multi(true).
 			IncludeAll(true).
-			AllValue(".*"))
+			AllValue(".*"),
+			dashboard.NewCustomVariableBuilder("during").
+				Label("During").
+				Description("none = planned while no ladder loaded the target (what the SLO counts); ladder = planned during a ladder or its settle time (ladder traffic, and baseline requests the ladder's own load may have hurt)").
+				Values(dashboard.StringOrMap{String: cog.ToPtr("none,ladder")}).
+				Current(dashboard.VariableOption{Text: dashboard.StringOrArrayOfString{String: cog.ToPtr("none")}, Value: dashboard.StringOrArrayOfString{String: cog.ToPtr("none")}}).
+				Multi(true).
+				IncludeAll(true).
+				AllValue(".*"))
 	}
 	return vs
 }
@@ -149,6 +163,22 @@ func overview(o RuleOptions) board {
 					description: "Token throughput by type (input/output as counted by the protocol adapter).",
 					queries:     []q{query(fmt.Sprintf(`sum by (target, class, type) (rate(llmprobe_tokens_total{%s}[$__rate_interval]))`, selTCT), "{{type}} {{target}} {{class}}")}},
 			}},
+			{title: "Baseline during ladders (kept out of the SLO)", panels: []panel{
+				{kind: "timeseries", title: "Baseline good fraction: during ladders vs not", unit: unitRatio, min: f64(0), max: f64(1), width: 8,
+					description: "Good / planned baseline requests, by during: none (the service, what the SLO counts) and ladder (planned while a ladder loaded the target, or within its settle time: how much the ladder's own load hurt the baseline).",
+					queries: []q{query(fmt.Sprintf(`sum by (target, class, during) (rate(llmprobe_requests_good_total{%[1]s}[$__rate_interval])) / sum by (target, class, during) (rate(llmprobe_requests_planned_total{%[1]s}[$__rate_interval]))`, selBase),
+						"{{during}} {{target}} {{class}}")}},
+				{kind: "timeseries", title: "Baseline TTFT p95: during ladders vs not", unit: unitSeconds, width: 8,
+					description: "TTFT p95 of successful baseline requests (from the planned time), by during: a ladder queues the target, and baseline requests sent then wait in the same queue.",
+					queries: []q{query(fmt.Sprintf(`histogram_quantile(0.95, sum by (target, class, during) (rate(llmprobe_time_to_first_token_seconds{%s}[$__rate_interval])))`, selBase),
+						"p95 {{during}} {{target}} {{class}}")}},
+				{kind: "timeseries", title: "Baseline requests planned during ladders", unit: unitReqPerSec, width: 8,
+					description: "Baseline arrivals labelled during=\"ladder\" (not in the SLO) against all baseline arrivals.",
+					queries: []q{
+						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_planned_total{%s, during="ladder"}[$__rate_interval]))`, selBase), "during ladders {{target}} {{class}}"),
+						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selBase), "all {{target}} {{class}}"),
+					}},
+			}},
 		},
 	}
 }
@@ -243,7 +273,7 @@ func health() board {
 				{kind: "timeseries", title: "Arrival rate", unit: unitReqPerSec, width: 16,
 					description: "Configured arrival rate and the planned and dispatched rates actually produced.",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCT), "configured {{target}} {{class}} {{traffic}}"),
+						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCTs), "configured {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
 					}},

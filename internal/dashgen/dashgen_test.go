@@ -3,6 +3,7 @@ package dashgen
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -304,6 +305,10 @@ func TestRuleOptionsValidate(t *testing.T) {
 		{"unsorted gates", func(o *RuleOptions) { o.Gates = []float64{1, 0.5} }, false},
 		{"one gate", func(o *RuleOptions) { o.Gates = []float64{1} }, true},
 		{"lag 0", func(o *RuleOptions) { o.DispatchLagP99 = 0 }, false},
+		{"time scale above 1", func(o *RuleOptions) { o.TimeScale = 2 }, false},
+		{"negative time scale", func(o *RuleOptions) { o.TimeScale = -0.5 }, false},
+		{"time scale 1/120", func(o *RuleOptions) { o.TimeScale = 1.0 / 120 }, true},
+		{"time scale 0 means 1", func(o *RuleOptions) { o.TimeScale = 0 }, true},
 	}
 	for _, tt := range tests {
 		o := base
@@ -394,5 +399,110 @@ func TestPrometheusRuleHasSameRules(t *testing.T) {
 	b, _ := json.Marshal(res.Spec)
 	if !bytes.Equal(a, b) {
 		t.Error("PrometheusRule spec differs from alerts/llmprobe.rules.yml")
+	}
+}
+
+// TestRulesTimeScale: a scaled rule file differs from the shipped one only
+// in its range windows and for-durations (recording rules keep their
+// names, so dashboards read either), and its SLIs still exclude traffic
+// planned during ladders.
+func TestRulesTimeScale(t *testing.T) {
+	o := DefaultRuleOptions()
+	shipped, err := Rules(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.TimeScale = 1.0 / 120
+	scaled, err := Rules(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window := regexp.MustCompile(`\[[0-9a-z]+\]`)
+	for gi, g := range shipped.Groups {
+		for ri, r := range g.Rules {
+			sr := scaled.Groups[gi].Rules[ri]
+			if sr.Record != r.Record || sr.Alert != r.Alert || !maps.Equal(sr.Labels, r.Labels) {
+				t.Errorf("rule %d/%d: names or labels differ: %q/%q vs %q/%q", gi, ri, sr.Record, sr.Alert, r.Record, r.Alert)
+			}
+			if window.ReplaceAllString(sr.Expr, "[W]") != window.ReplaceAllString(r.Expr, "[W]") {
+				t.Errorf("%s%s: expressions differ beyond their windows:\n%s\n%s", r.Record, r.Alert, r.Expr, sr.Expr)
+			}
+			if (r.For == "") != (sr.For == "") {
+				t.Errorf("%s: for %q vs %q", r.Alert, r.For, sr.For)
+			}
+		}
+	}
+	find := func(f RuleFile, name string) Rule {
+		for _, g := range f.Groups {
+			for _, r := range g.Rules {
+				if r.Record == name || r.Alert == name {
+					return r
+				}
+			}
+		}
+		t.Fatalf("no rule %s", name)
+		return Rule{}
+	}
+	for _, tc := range []struct{ rule, want string }{
+		{recAvailEvents("1h"), "[30s]"},
+		{recAvailEvents("5m"), "[3s]"},
+		{recAvailEvents("3d"), "[36m]"},
+		{"LLMProbeCapacityRegression", "[1h24m]"},
+	} {
+		if e := find(scaled, tc.rule).Expr; !strings.Contains(e, tc.want) {
+			t.Errorf("%s: %s, want a %s window", tc.rule, e, tc.want)
+		}
+	}
+	if f := find(scaled, "LLMProbeAvailabilityBurnRatePage").For; f != "1s" {
+		t.Errorf("page for %q, want 1s (2m / 120)", f)
+	}
+	if f := find(scaled, "LLMProbeCapacityRegression").For; f != "5s" {
+		t.Errorf("capacity for %q, want 5s (10m / 120)", f)
+	}
+	for _, w := range SLIWindows {
+		for _, name := range []string{recAvailEvents(w), recTTFTRate(w), recLatencyEvents(w)} {
+			if e := find(scaled, name).Expr; !strings.Contains(e, `traffic="baseline", during!="ladder"`) {
+				t.Errorf("%s reads more than the baseline outside ladders: %s", name, e)
+			}
+		}
+	}
+}
+
+// TestDuringOnlyWhereExported: a selector on `during` matches nothing on a
+// metric without that label (an absent label is not "none"), so only the
+// per-request series may be selected by it.
+func TestDuringOnlyWhereExported(t *testing.T) {
+	withDuring := map[string]bool{}
+	for _, m := range []string{
+		"llmprobe_time_to_first_token_seconds", "llmprobe_inter_chunk_latency_seconds", "llmprobe_time_per_output_token_seconds",
+		"llmprobe_request_duration_seconds", "llmprobe_dispatch_lag_seconds",
+	} {
+		for _, suffix := range []string{"", "_bucket", "_count", "_sum"} {
+			withDuring[m+suffix] = true
+		}
+	}
+	for _, m := range []string{"llmprobe_requests_planned_total", "llmprobe_requests_dispatched_total", "llmprobe_requests_total",
+		"llmprobe_requests_good_total", "llmprobe_tokens_total"} {
+		withDuring[m] = true
+	}
+	sel := regexp.MustCompile(`(llmprobe_[a-z_]+)\{([^}]*)\}`)
+	check := func(where, expr string) {
+		for _, m := range sel.FindAllStringSubmatch(expr, -1) {
+			if strings.Contains(m[2], "during") && !withDuring[m[1]] {
+				t.Errorf("%s: %s has no during label, yet is selected on it: %s", where, m[1], m[0])
+			}
+		}
+	}
+	for _, q := range Queries() {
+		check(q.Dashboard+"/"+q.Panel, q.Expr)
+	}
+	f, err := Rules(DefaultRuleOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			check(r.Record+r.Alert, r.Expr)
+		}
 	}
 }

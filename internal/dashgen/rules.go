@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // RuleOptions are the tunables of the generated rules. They are constants of
@@ -30,6 +33,26 @@ type RuleOptions struct {
 	// DispatchLagP99 is the dispatch-lag p99 (seconds) above which the
 	// generator is considered invalid.
 	DispatchLagP99 float64
+	// TimeScale multiplies every range window and every `for` duration of
+	// the rules (0 or 1: as shipped). Recording rules keep their names (the
+	// nominal window), so dashboards read a scaled file unchanged. Tests use
+	// it to run the shipped rules end to end in minutes: 1/120 turns the
+	// 1h/5m page windows into 30s/3s and the 7-day capacity median into
+	// 84 minutes. Results are rounded to whole seconds, at least 1s.
+	TimeScale float64
+}
+
+// dur scales a nominal Prometheus duration by TimeScale.
+func (o RuleOptions) dur(nominal string) string {
+	if o.TimeScale == 0 || o.TimeScale == 1 {
+		return nominal
+	}
+	d, err := model.ParseDuration(nominal)
+	if err != nil {
+		panic("dashgen: bad nominal duration " + nominal) // a constant of this file
+	}
+	scaled := time.Duration(float64(d) * o.TimeScale).Round(time.Second)
+	return model.Duration(max(scaled, time.Second)).String()
 }
 
 // DefaultRuleOptions are the options of the committed rule files.
@@ -41,6 +64,7 @@ func DefaultRuleOptions() RuleOptions {
 		CapacityFraction:      0.8,
 		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
 		DispatchLagP99:        0.05,
+		TimeScale:             1,
 	}
 }
 
@@ -61,6 +85,12 @@ var (
 // sliBy is the aggregation of every SLI: a region label added by relabelling
 // keeps probers in different regions apart.
 const sliBy = "region, target, class"
+
+// sliSel selects the SLI's traffic: the baseline, minus the requests planned
+// while a ladder loaded the target (during="ladder"): the ladder's own load,
+// not the service, decided their fate. != keeps series from probers older
+// than the label.
+const sliSel = `traffic="baseline", during!="ladder"`
 
 // Recording rule names.
 func recAvailEvents(w string) string      { return "llmprobe:sli_availability_events:increase" + w }
@@ -168,6 +198,8 @@ func (o RuleOptions) validate() error {
 		return fmt.Errorf("dashgen: no TTFT gates")
 	case o.DispatchLagP99 <= 0:
 		return fmt.Errorf("dashgen: dispatch lag p99 %g: want > 0", o.DispatchLagP99)
+	case o.TimeScale < 0 || o.TimeScale > 1:
+		return fmt.Errorf("dashgen: time scale %g: want 0 < scale <= 1 (0 = 1)", o.TimeScale)
 	}
 	for i := 1; i < len(o.Gates); i++ {
 		if o.Gates[i] <= o.Gates[i-1] {
@@ -178,17 +210,18 @@ func (o RuleOptions) validate() error {
 }
 
 func sliRules(o RuleOptions, w string) []Rule {
+	rw := o.dur(w)
 	return []Rule{
 		{Record: recAvailEvents(w), Expr: fmt.Sprintf(
-			`sum by (%s) (increase(llmprobe_requests_planned_total{traffic="baseline"}[%s]))`, sliBy, w)},
+			`sum by (%s) (increase(llmprobe_requests_planned_total{%s}[%s]))`, sliBy, sliSel, rw)},
 		{Record: recAvailBad(w), Expr: fmt.Sprintf(
-			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_good_total{traffic=\"baseline\"}[%s])) or 0 * %s),\n  0\n)",
-			recAvailEvents(w), sliBy, w, recAvailEvents(w))},
+			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_good_total{%s}[%s])) or 0 * %s),\n  0\n)",
+			recAvailEvents(w), sliBy, sliSel, rw, recAvailEvents(w))},
 		{Record: recAvailErrors(w), Expr: fmt.Sprintf("%s / (%s > 0)", recAvailBad(w), recAvailEvents(w))},
 		{Record: recTTFTRate(w), Expr: fmt.Sprintf(
-			`sum by (%s) (rate(llmprobe_time_to_first_token_seconds{traffic="baseline"}[%s]))`, sliBy, w)},
+			`sum by (%s) (rate(llmprobe_time_to_first_token_seconds{%s}[%s]))`, sliBy, sliSel, rw)},
 		{Record: recLatencyEvents(w), Expr: fmt.Sprintf(
-			`histogram_count(sum by (%s) (increase(llmprobe_time_to_first_token_seconds{traffic="baseline"}[%s])))`, sliBy, w)},
+			`histogram_count(sum by (%s) (increase(llmprobe_time_to_first_token_seconds{%s}[%s])))`, sliBy, sliSel, rw)},
 		{Record: recLatencyErrors(w), Expr: latencyErrorsExpr(o, w)},
 		{Record: recLatencyBad(w), Expr: fmt.Sprintf("%s * %s", recLatencyEvents(w), recLatencyErrors(w))},
 	}
@@ -222,9 +255,9 @@ func sloAlerts(o RuleOptions) []Rule {
 	}
 	slis := []sli{
 		{"Availability", "availability", recAvailErrors, recAvailBad, o.AvailabilityObjective,
-			"planned baseline requests are not good (unsent, rejected, failed or outside the class's gates)"},
+			"planned baseline requests (outside ladders) are not good (unsent, rejected, failed or outside the class's gates)"},
 		{"Latency", "latency", recLatencyErrors, recLatencyBad, o.LatencyObjective,
-			"successful baseline first tokens are slower than the class's TTFT gate"},
+			"successful baseline first tokens (outside ladders) are slower than the class's TTFT gate"},
 	}
 	var out []Rule
 	for _, s := range slis {
@@ -232,8 +265,8 @@ func sloAlerts(o RuleOptions) []Rule {
 			name, severity, forDur string
 			tiers                  []burnTier
 		}{
-			{"Page", "page", "2m", pageTiers},
-			{"Ticket", "ticket", "15m", ticketTiers},
+			{"Page", "page", o.dur("2m"), pageTiers},
+			{"Ticket", "ticket", o.dur("15m"), ticketTiers},
 		} {
 			var arms []string
 			var desc []string
@@ -266,12 +299,13 @@ func sloAlerts(o RuleOptions) []Rule {
 // references that may include lower bounds (conservative: see recCapacity).
 func capacityAlerts(o RuleOptions) []Rule {
 	frac := num(o.CapacityFraction)
+	week, forDur := o.dur("7d"), o.dur("10m")
 	return []Rule{
 		{
 			Alert: "LLMProbeCapacityRegression",
 			Expr: fmt.Sprintf("max without (bound) (%s)\n"+
-				"  < %s * quantile_over_time(0.5, %s[7d])", capacityMeasured, frac, recCapacity),
-			For:    "10m",
+				"  < %s * quantile_over_time(0.5, %s[%s])", capacityMeasured, frac, recCapacity, week),
+			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
@@ -287,10 +321,10 @@ func capacityAlerts(o RuleOptions) []Rule {
 			// now absent: that is a regression too. A lower bound is a
 			// capacity found: it clears this alert.
 			Alert: "LLMProbeCapacityLost",
-			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[7d])\n" +
+			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[" + week + "])\n" +
 				"  unless on (job, instance, target, class) llmprobe_capacity_requests_per_second\n" +
 				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds",
-			For:    "10m",
+			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} has no capacity: no step of the latest ladder met the gates",
@@ -303,11 +337,11 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Expr: fmt.Sprintf("%[1]s\n"+
 				"  < on (job, instance, target, class) group_left ()\n"+
 				"  %[2]s * max by (job, instance, target, class) (\n"+
-				"    quantile_over_time(0.5, %[1]s[7d])\n"+
+				"    quantile_over_time(0.5, %[1]s[%[4]s])\n"+
 				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
 				"  )\n"+
-				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, capacityMeasured),
-			For:    "10m",
+				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, capacityMeasured, week),
+			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
@@ -319,16 +353,17 @@ func capacityAlerts(o RuleOptions) []Rule {
 }
 
 func proberAlerts(o RuleOptions) []Rule {
+	ten := o.dur("10m")
 	return []Rule{
 		{
 			Alert: "LLMProbeGeneratorInvalid",
 			Expr: fmt.Sprintf("min by (job, instance, target) (llmprobe_generator_valid) == 0\n"+
 				"or\n"+
-				"sum by (job, instance, target) (increase(llmprobe_requests_total{outcome=\"unsent\", reason=\"client_cap\"}[10m])) > 0\n"+
+				"sum by (job, instance, target) (increase(llmprobe_requests_total{outcome=\"unsent\", reason=\"client_cap\"}[%[2]s])) > 0\n"+
 				"or\n"+
-				"histogram_quantile(0.99, sum by (job, instance, target) (rate(llmprobe_dispatch_lag_seconds[10m]))) > %s",
-				num(o.DispatchLagP99)),
-			For:    "5m",
+				"histogram_quantile(0.99, sum by (job, instance, target) (rate(llmprobe_dispatch_lag_seconds[%[2]s]))) > %[1]s",
+				num(o.DispatchLagP99), ten),
+			For:    o.dur("5m"),
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "llmprobe's measurements of {{ $labels.target }} cannot be trusted",
@@ -339,7 +374,7 @@ func proberAlerts(o RuleOptions) []Rule {
 		{
 			Alert:  "LLMProbeAbsent",
 			Expr:   "up{job=\"llmprobe\"} == 0\nor on ()\nabsent(up{job=\"llmprobe\"})",
-			For:    "10m",
+			For:    ten,
 			Labels: map[string]string{"severity": "page"},
 			Annotations: map[string]string{
 				"summary":     "llmprobe {{ $labels.instance }} is not being scraped",
@@ -352,7 +387,7 @@ func proberAlerts(o RuleOptions) []Rule {
 			Expr: "min by (job, instance, target) (llmprobe_budget_remaining_tokens) <= 0\n" +
 				"or\n" +
 				"min by (job, instance, target) (llmprobe_budget_remaining_requests) <= 0",
-			For:    "5m",
+			For:    o.dur("5m"),
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "llmprobe's daily budget for {{ $labels.target }} is exhausted",

@@ -6,14 +6,16 @@ import (
 )
 
 // DefaultVariables are the values Substitute uses for the dashboards'
-// variables when testing queries: every target and class, baseline traffic,
-// and a rate interval of one minute (at least four 15 s scrapes).
+// variables when testing queries: every target and class, baseline traffic
+// planned outside ladders (the dashboards' defaults), and a rate interval of
+// one minute (at least four 15 s scrapes).
 func DefaultVariables() map[string]string {
 	return map[string]string{
 		"datasource":      "prometheus",
 		"target":          ".*",
 		"class":           ".*",
 		"traffic":         "baseline",
+		"during":          "none",
 		"__rate_interval": "1m",
 		"__interval":      "30s",
 		"__range":         "1h",

@@ -126,7 +126,7 @@ func TestRetriesAreAttemptsNotDemand(t *testing.T) {
 			retry := Retry{MaxAttempts: 3, Backoff: time.Millisecond}
 			exec := rejectThenOK(3, 3*time.Millisecond)
 			meta := func(time.Duration) ledger.Meta {
-				return ledger.Meta{Target: "t", Class: "c", TTFTBoundary: ledger.TTFTAnyToken}
+				return ledger.Meta{Target: "t", Class: "c", TTFTBoundary: ledger.TTFTAnyToken, During: ledger.DuringLadder}
 			}
 			var err error
 			if mode == "open" {
@@ -155,6 +155,9 @@ func TestRetriesAreAttemptsNotDemand(t *testing.T) {
 				}
 				if r.TTFTBoundary != ledger.TTFTAnyToken {
 					t.Errorf("record %d (attempt %d) lost its TTFT boundary: %q", r.ID, r.Attempt, r.TTFTBoundary)
+				}
+				if r.During != ledger.DuringLadder {
+					t.Errorf("record %d (attempt %d) lost its during label: %q", r.ID, r.Attempt, r.During)
 				}
 				if r.Attempt <= 1 {
 					if r.RetryOf != 0 || r.FirstPlanned != 0 {

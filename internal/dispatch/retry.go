@@ -101,6 +101,6 @@ func arrivalKey(rec *ledger.Record) uint64 {
 func metaOf(r *ledger.Record) ledger.Meta {
 	return ledger.Meta{
 		Traffic: r.Traffic, Mode: r.Mode, Target: r.Target, Class: r.Class,
-		API: r.API, Step: r.Step, Attempt: r.Attempt, User: r.User, TTFTBoundary: r.TTFTBoundary,
+		API: r.API, Step: r.Step, During: r.During, Attempt: r.Attempt, User: r.User, TTFTBoundary: r.TTFTBoundary,
 	}
 }

@@ -8,8 +8,12 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// AbortRules stop a ladder early. Each is checked after every step; a zero
-// field turns its rule off.
+// AbortRules stop a ladder early. Each is checked after every step and,
+// all but OnGeneratorInvalid, about every ProgressEvery inside it (see
+// Config.MidStepMin); a zero field turns its rule off. Inside a step the
+// TTFT rule also counts requests still waiting for their first token past
+// the limit, so an overloaded step stops within about the limit plus a
+// check interval rather than after its window.
 type AbortRules struct {
 	// ErrorFraction: abort when failed requests (http_error, timeout,
 	// transport_error, stream_error) exceed this fraction of those sent.
@@ -185,6 +189,11 @@ type Result struct {
 	Classes     []ClassResult `json:"classes,omitempty"`
 	Aborted     bool          `json:"aborted"`
 	AbortReason string        `json:"abort_reason,omitempty"`
+	// StopAt is where the ladder was told to stop climbing (knee, capacity,
+	// top); Stopped says why it stopped below its top step when it did so
+	// by that rule (not an abort).
+	StopAt  string `json:"stop_at,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
 
 	// Summaries are the full per-step summaries (for reports); not in the history.
 	Summaries []stats.LadderStep `json:"-"`
@@ -234,7 +243,7 @@ func (r Result) Stats() stats.LadderResult {
 		GoodFractionTarget: r.GoodFractionTarget, KneeFactor: r.KneeFactor,
 		Verdict: stats.Verdict{Capacity: r.Capacity, CapacityStep: r.CapacityStep, CapacityBound: r.CapacityBound,
 			Knee: r.Knee, KneeStep: r.KneeStep},
-		Aborted: r.Aborted, AbortReason: r.AbortReason,
+		Aborted: r.Aborted, AbortReason: r.AbortReason, Stopped: r.Stopped,
 	}
 	for _, c := range r.Classes {
 		lr.Classes = append(lr.Classes, stats.ClassVerdict{Class: c.Class, Verdict: stats.Verdict{

@@ -1,7 +1,9 @@
 // Package ladder runs rate ladders and judges them. A ladder offers a target
 // a series of increasing open-loop rates (steps) through internal/dispatch,
 // summarises each step's cohort with internal/stats, evaluates abort rules
-// after every step, and reports the capacity (the highest step rate that was
+// inside and after every step, stops climbing where Config.StopAt says
+// (never more than one step past the first step that failed its gates),
+// and reports the capacity (the highest step rate that was
 // valid and met its gates with a good fraction at or above a target; a lower
 // bound unless a valid step above it failed) and the knee (the first valid
 // step whose TTFT p95 exceeds k × the lowest valid step's), for all classes

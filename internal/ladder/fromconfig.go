@@ -25,6 +25,10 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 	if err != nil {
 		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
+	stopAt, err := ParseStopAt(l.StopAt)
+	if err != nil {
+		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
+	}
 	classes := make([]Class, len(t.Classes))
 	for i, c := range t.Classes {
 		classes[i] = Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates.StatsGates()}
@@ -38,7 +42,7 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
-		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor,
+		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
 		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D()},
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
@@ -57,10 +58,20 @@ type Config struct {
 	// dispatch.OpenConfig.Spin); 0 sleeps.
 	Spin time.Duration
 
-	Abort              AbortRules
-	TTFTGate           time.Duration // gate of Abort.TTFTGateMultiple; 0 = the smallest class TTFT gate
-	GoodFractionTarget float64
-	KneeFactor         float64
+	Abort    AbortRules
+	TTFTGate time.Duration // gate of Abort.TTFTGateMultiple; 0 = the smallest class TTFT gate
+	// StopAt is where the ladder stops climbing ("" = StopAtCapacity).
+	// Whatever it says, no step more than one past the first failing step
+	// is ever offered.
+	StopAt StopAt
+	// ExecMarksFirstToken says the Exec calls the function FirstTokenFunc
+	// returns for its context when a request's first token arrives (see
+	// protocol.ObserveFirstToken). The in-step TTFT rule then also counts
+	// requests still waiting for a first token past the limit; without it,
+	// only finished requests are judged.
+	ExecMarksFirstToken bool
+	GoodFractionTarget  float64
+	KneeFactor          float64
 
 	// Settle is how long a step's requests may still run after its window
 	// before the step is summarised (use the target's total timeout); those
@@ -79,6 +90,45 @@ type Config struct {
 	HistoryFile string         // "" = no history
 	Progress    func(Progress) // optional; called from one goroutine at a time
 	Now         func() time.Time
+}
+
+// StopAt says where a ladder stops climbing.
+type StopAt string
+
+// Where a ladder stops.
+const (
+	// StopAtKnee: after the knee step (the first whose TTFT p95 exceeds
+	// KneeFactor × the lowest step's), or after the first failing step if
+	// that comes first. For busy services: the least load past the point
+	// where latency starts to climb.
+	StopAtKnee StopAt = "knee"
+	// StopAtCapacity (the default): after the first failing step (see
+	// firstFailing: a class that met its gates at a lower step no longer
+	// does, or none meets them). Capacity is then measured (bracketed): the
+	// true limit lies between the capacity step and that one.
+	StopAtCapacity StopAt = "capacity"
+	// StopAtTop: climb to the top step, but offer at most one step past
+	// the first failing step (to confirm the failure on the curve).
+	StopAtTop StopAt = "top"
+)
+
+// ParseStopAt parses "knee", "capacity" (or "") and "top".
+func ParseStopAt(s string) (StopAt, error) {
+	switch StopAt(s) {
+	case "", StopAtCapacity:
+		return StopAtCapacity, nil
+	case StopAtKnee, StopAtTop:
+		return StopAt(s), nil
+	}
+	return "", fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", s)
+}
+
+// stepsPastFailure is how many steps may follow the first failing step.
+func (s StopAt) stepsPastFailure() int {
+	if s == StopAtTop {
+		return 1
+	}
+	return 0
 }
 
 // ErrRunning is returned when a ladder is started while one is running.
@@ -134,6 +184,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if _, err := schedule.ParseKind(string(cfg.Arrival)); err != nil {
 		errs = append(errs, fmt.Errorf("ladder: %w", err))
 	}
+	if _, err := ParseStopAt(string(cfg.StopAt)); err != nil {
+		errs = append(errs, err)
+	}
 	for _, c := range cfg.Classes {
 		if c.Name == "" || !(c.Weight > 0) {
 			errs = append(errs, fmt.Errorf("ladder: class %q needs a name and a weight above 0", c.Name))
@@ -145,6 +198,7 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if len(cfg.Classes) == 0 {
 		cfg.Classes = []Class{{Name: "default", Weight: 1}}
 	}
+	cfg.StopAt, _ = ParseStopAt(string(cfg.StopAt))
 	if cfg.Settle <= 0 {
 		cfg.Settle = 30 * time.Second
 	}
@@ -183,6 +237,20 @@ type stepState struct {
 	planned  int
 	finished int
 	rng      *rand.Rand
+	// The in-step TTFT rule: limit is TTFTGateMultiple × TTFTGate (0:
+	// off); ttftN/ttftOver count the step's finished ok requests with a
+	// TTFT and those above limit; flight holds its requests in flight.
+	limit    time.Duration
+	ttftN    int
+	ttftOver int
+	flight   map[uint64]*inFlight
+}
+
+// inFlight is one request of the step in flight: its planned offset and,
+// once its Exec marked it, when its first token arrived.
+type inFlight struct {
+	planned time.Duration
+	first   atomic.Int64 // ledger offset of the first token; 0 = none yet
 }
 
 func (st *stepState) counts() (planned, finished int) {
@@ -209,11 +277,85 @@ func (r *Runner) Record(rec *ledger.Record) {
 	}
 	st.mu.Lock()
 	st.finished++
+	if ttft, ok := rec.TTFT(); ok && rec.Outcome == ledger.OK && st.limit > 0 {
+		st.ttftN++
+		if ttft > st.limit {
+			st.ttftOver++
+		}
+	}
 	st.mu.Unlock()
 	select {
 	case st.note <- struct{}{}:
 	default:
 	}
+}
+
+// firstTokenKey carries a ladder request's first-token mark in its context.
+type firstTokenKey struct{}
+
+// FirstTokenFunc returns the function an Exec calls, once, when the request
+// whose context is ctx receives its first token (under its TTFT boundary),
+// or nil when ctx is not a ladder request's. It lets the in-step TTFT rule
+// tell a request still waiting for its first token from one streaming a
+// long answer.
+func FirstTokenFunc(ctx context.Context) func() {
+	f, _ := ctx.Value(firstTokenKey{}).(func())
+	return f
+}
+
+// track wraps the Exec: while a request of step st runs it is in st's
+// flight set, and its context carries its first-token mark.
+func (r *Runner) track(st *stepState) dispatch.Exec {
+	led := r.g.Ledger()
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		f := &inFlight{planned: rec.Planned}
+		st.mu.Lock()
+		st.flight[rec.ID] = f
+		st.mu.Unlock()
+		defer func() {
+			st.mu.Lock()
+			delete(st.flight, rec.ID)
+			st.mu.Unlock()
+		}()
+		if r.cfg.ExecMarksFirstToken {
+			ctx = context.WithValue(ctx, firstTokenKey{}, func() { f.first.CompareAndSwap(0, int64(led.Now())) })
+		}
+		return r.exec(ctx, rec, dispatched)
+	}
+}
+
+// ttftLowerBound applies the TTFT rule to what is known at ledger offset
+// now: the step's finished ok requests, the requests in flight whose first
+// token arrived (their TTFT is known) and those in flight still waiting for
+// it past the limit (their TTFT, should they succeed, exceeds it). Requests
+// waiting less than the limit are not judged yet. It reports why the step
+// must stop, or "". min is the smallest number of judged requests.
+func (st *stepState) ttftLowerBound(now time.Duration, marks bool, min int, multiple float64, gate time.Duration) string {
+	if st.limit <= 0 {
+		return ""
+	}
+	st.mu.Lock()
+	n, over, waiting := st.ttftN, st.ttftOver, 0
+	for _, f := range st.flight {
+		switch first := time.Duration(f.first.Load()); {
+		case first > 0:
+			n++
+			if first-f.planned > st.limit {
+				over++
+			}
+		case marks && now-f.planned > st.limit:
+			n++
+			over++
+			waiting++
+		}
+	}
+	st.mu.Unlock()
+	// Nearest rank: p95 > limit when fewer than 95% of the TTFTs are within it.
+	if n < min || n == 0 || float64(n-over) >= 0.95*float64(n) {
+		return ""
+	}
+	return fmt.Sprintf("TTFT p95 above %g × gate %s: %d of %d requests over %s (%d still waiting for their first token)",
+		multiple, gate, over, n, st.limit, waiting)
 }
 
 func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
@@ -235,7 +377,7 @@ func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
 			x -= c.Weight
 		}
 		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n,
-			TTFTBoundary: r.cfg.TTFTBoundary}
+			During: ledger.DuringLadder, TTFTBoundary: r.cfg.TTFTBoundary}
 	}
 }
 
@@ -258,7 +400,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	defer r.running.Unlock()
 	cfg := r.cfg
 	res := Result{
-		Kind: "ladder", Target: cfg.Target, Trigger: trigger, Started: cfg.Now(),
+		Kind: "ladder", Target: cfg.Target, Trigger: trigger, Started: cfg.Now(), StopAt: string(cfg.StopAt),
 		StepDuration: cfg.StepDuration.Seconds(), GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 	}
 	classGates := map[string]stats.Gates{}
@@ -284,6 +426,10 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			break
 		}
 		if ls.Aborted || i == len(cfg.Steps)-1 {
+			break
+		}
+		if why := stopHere(steps, cfg); why != "" {
+			res.Stopped = why
 			break
 		}
 		if err := sleep(ctx, cfg.Gap); err != nil {
@@ -319,6 +465,74 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	return res, runErr
 }
 
+// stopHere says why the ladder must not offer another step after steps
+// (the steps run so far, none aborted), or "" to go on: the first failing
+// step (see firstFailing) ends the climb at once, or one step later with
+// StopAtTop; with StopAtKnee the knee step ends it too.
+func stopHere(steps []stats.LadderStep, cfg Config) string {
+	n := len(steps)
+	failed := firstFailing(steps, cfg.GoodFractionTarget)
+	if failed > 0 && n >= failed+cfg.StopAt.stepsPastFailure() {
+		if n == failed {
+			return fmt.Sprintf("stop_at %s: step %d failed its gates (good fraction below %g)", cfg.StopAt, steps[failed-1].Index, cfg.GoodFractionTarget)
+		}
+		return fmt.Sprintf("stop_at %s: step %d is one past step %d, the first that failed its gates", cfg.StopAt, steps[n-1].Index, steps[failed-1].Index)
+	}
+	if cfg.StopAt == StopAtKnee {
+		if v := stats.Judge(steps, cfg.GoodFractionTarget, cfg.KneeFactor); v.KneeStep > 0 {
+			return fmt.Sprintf("stop_at knee: the knee is step %d", steps[v.KneeStep-1].Index)
+		}
+	}
+	return ""
+}
+
+// firstFailing returns the 1-based position of the first failing step, 0
+// when none: a valid step at which a class that met its gates at a lower
+// valid step no longer does (the load, not the class, is to blame), or at
+// which no class meets them. A class that never met its gates (a gate it
+// cannot reach at any rate) does not stop the climb while another class
+// still meets its own. An invalid step says nothing about the target and is
+// never used (it stops the ladder only under Abort.OnGeneratorInvalid).
+// A ladder without classes is one class.
+func firstFailing(steps []stats.LadderStep, target float64) int {
+	metBefore := map[string]bool{}
+	for i, s := range steps {
+		if !s.Summary.Validity.Valid {
+			continue
+		}
+		type judged struct {
+			class string
+			met   bool
+		}
+		var js []judged
+		if len(s.Classes) == 0 {
+			js = append(js, judged{"", stats.Met(s.Summary, target)})
+		}
+		for _, c := range s.Classes {
+			if c.Summary.Planned > 0 { // a class with no arrivals in the step says nothing
+				js = append(js, judged{c.Class, stats.Met(c.Summary, target)})
+			}
+		}
+		anyMet := false
+		for _, j := range js {
+			if j.met {
+				anyMet = true
+			} else if metBefore[j.class] {
+				return i + 1
+			}
+		}
+		if len(js) > 0 && !anyMet {
+			return i + 1
+		}
+		for _, j := range js {
+			if j.met {
+				metBefore[j.class] = true
+			}
+		}
+	}
+	return 0
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
@@ -346,12 +560,16 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 	start := led.Now()
 	st := &stepState{
 		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
-		rng: rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
+		rng:    rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
+		flight: map[uint64]*inFlight{},
 		acc: stats.NewAccumulator(stats.Config{
 			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
 			ClassGates: classGates, Validity: cfg.Validity,
 		}),
 		class: map[string]*stats.Accumulator{},
+	}
+	if cfg.Abort.TTFTGateMultiple > 0 && cfg.TTFTGate > 0 {
+		st.limit = time.Duration(cfg.Abort.TTFTGateMultiple * float64(cfg.TTFTGate))
 	}
 	total := 0.0
 	for _, c := range cfg.Classes {
@@ -393,21 +611,32 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 			case <-t.C:
 			}
 			p, f := st.counts()
-			r.progress(Progress{Step: n, Rate: rate, Phase: "running", Elapsed: led.Now() - start, Planned: p, Finished: f})
-			if cfg.MidStepMin > 0 && f >= cfg.MidStepMin {
+			now := led.Now()
+			r.progress(Progress{Step: n, Rate: rate, Phase: "running", Elapsed: now - start, Planned: p, Finished: f})
+			if cfg.MidStepMin <= 0 {
+				continue
+			}
+			why := ""
+			if f >= cfg.MidStepMin {
 				rules := cfg.Abort
 				rules.OnGeneratorInvalid = false // the verdict needs the whole window
-				if why := rules.Check(st.acc.Summary(), cfg.TTFTGate); why != "" {
-					midReason = "mid-step: " + why
-					cancel()
-					return
-				}
+				why = rules.Check(st.acc.Summary(), cfg.TTFTGate)
+			}
+			if why == "" {
+				// Finished requests alone lag an overload by its own
+				// latency: count those still waiting past the limit.
+				why = st.ttftLowerBound(now, cfg.ExecMarksFirstToken, cfg.MidStepMin, cfg.Abort.TTFTGateMultiple, cfg.TTFTGate)
+			}
+			if why != "" {
+				midReason = "mid-step: " + why
+				cancel()
+				return
 			}
 		}
 	}()
 	err = r.g.Open(stepCtx, dispatch.OpenConfig{
 		Arrivals: seq, Start: start, Window: cfg.StepDuration, MaxInFlight: cfg.MaxInFlight,
-		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.exec, Spin: cfg.Spin,
+		Meta: r.meta(st), Admit: cfg.Admit, Exec: r.track(st), Spin: cfg.Spin,
 	})
 	// The arrivals are over: the host's health over the step's window
 	// tells a starved prober from a slow target.

@@ -32,6 +32,8 @@ type Meta struct {
 	Class   string
 	API     string
 	Step    int
+	// During: see Record.During ("" = none).
+	During  During
 	Attempt int
 	User    int
 	// RetryOf is the ID of the attempt a retry repeats (0 on a first attempt).
@@ -112,7 +114,7 @@ func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 	l.nextID++
 	r := &Record{
 		ID: l.nextID, Traffic: m.Traffic, Mode: m.Mode, Target: m.Target, Class: m.Class,
-		API: m.API, Step: m.Step, Attempt: m.Attempt, User: m.User, RetryOf: m.RetryOf, FirstPlanned: m.FirstPlanned,
+		API: m.API, Step: m.Step, During: m.During, Attempt: m.Attempt, User: m.User, RetryOf: m.RetryOf, FirstPlanned: m.FirstPlanned,
 		Planned: planned, TTFTBoundary: m.TTFTBoundary,
 	}
 	l.pending[r.ID] = r

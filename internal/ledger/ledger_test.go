@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -312,5 +313,34 @@ func TestRecordFigures(t *testing.T) {
 	}
 	if full.Age() != 150*ms || unsent.Age() != 0 || !full.Sent() || unsent.Sent() {
 		t.Errorf("Age/Sent: %v %v %v %v", full.Age(), unsent.Age(), full.Sent(), unsent.Sent())
+	}
+}
+
+func TestDuringIsPlannedAndBounded(t *testing.T) {
+	l := New(time.Now())
+	a := l.Plan(Meta{Traffic: TrafficBaseline, Mode: ModeOpen, Target: "t", Class: "c", During: DuringLadder}, time.Millisecond)
+	b := l.Plan(Meta{Traffic: TrafficBaseline, Mode: ModeOpen, Target: "t", Class: "c"}, 2*time.Millisecond)
+	if a.During != DuringLadder || b.During != "" {
+		t.Fatalf("Plan: during %q and %q, want ladder and unset", a.During, b.During)
+	}
+	if a.During.Label() != "ladder" || b.During.Label() != "none" {
+		t.Fatalf("labels %q, %q: want ladder, none (never empty)", a.During.Label(), b.During.Label())
+	}
+	for _, r := range []*Record{a, b} {
+		if err := l.Unsent(r, ReasonShutdown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if !strings.Contains(string(ja), `"during":"ladder"`) || strings.Contains(string(jb), `"during"`) {
+		t.Fatalf("JSON: %s / %s: want during only on the ladder-time record", ja, jb)
+	}
+	seen := map[string]bool{}
+	for _, d := range DuringValues {
+		if d == "" || seen[d.Label()] {
+			t.Fatalf("DuringValues %v: empty or duplicate value", DuringValues)
+		}
+		seen[d.Label()] = true
 	}
 }

@@ -15,6 +15,42 @@ const (
 	TrafficLadder   Traffic = "ladder"   // a rate-ladder step
 )
 
+// During says what else was running against the target when a request was
+// planned. Bounded set; it is a metric label (never empty there: a record
+// with no value is exported as DuringNone).
+type During string
+
+// During values.
+const (
+	// DuringNone: nothing of llmprobe's own was loading the target.
+	DuringNone During = "none"
+	// DuringLadder: a rate ladder was running against the target (or had
+	// ended less than its settle time before). Ladder requests always carry
+	// it; baseline requests carry it only then, and are kept out of the SLO
+	// figures: the ladder's own load, not the service, decided their fate.
+	DuringLadder During = "ladder"
+)
+
+// DuringValues is the closed set of During values, in a stable order.
+var DuringValues = []During{DuringNone, DuringLadder}
+
+// Label is the metric label value: DuringNone for an unset value.
+func (d During) Label() string {
+	if d == "" {
+		return string(DuringNone)
+	}
+	return string(d)
+}
+
+// DuringLabel is the record's `during` metric label: "ladder" for ladder
+// traffic whatever its field says, else During.Label().
+func (r *Record) DuringLabel() string {
+	if r.Traffic == TrafficLadder {
+		return string(DuringLadder)
+	}
+	return r.During.Label()
+}
+
 // Mode is the load model a request was generated under.
 type Mode string
 
@@ -67,9 +103,13 @@ type Record struct {
 	Target  string  `json:"target"`
 	Class   string  `json:"class"`
 	API     string  `json:"api,omitempty"`
-	Step    int     `json:"step,omitempty"`    // ladder step (1-based), 0 outside ladders
-	Attempt int     `json:"attempt,omitempty"` // retry attempt (1-based) when retries are on, 0 otherwise
-	User    int     `json:"user,omitempty"`    // closed-loop user (1-based), 0 in open loop
+	Step    int     `json:"step,omitempty"` // ladder step (1-based), 0 outside ladders
+	// During is "ladder" when the request was planned while a ladder ran
+	// against its target (or within the ladder's settle time after it);
+	// absent otherwise. A retry inherits its first attempt's value.
+	During  During `json:"during,omitempty"`
+	Attempt int    `json:"attempt,omitempty"` // retry attempt (1-based) when retries are on, 0 otherwise
+	User    int    `json:"user,omitempty"`    // closed-loop user (1-based), 0 in open loop
 	// RetryOf is the ID of the attempt this record repeats (the one just
 	// before it in its arrival's chain); 0 for a first attempt.
 	RetryOf uint64 `json:"retry_of,omitempty"`

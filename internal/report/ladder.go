@@ -42,6 +42,9 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if res.Aborted && !anyStepAborted(res) {
 		fmt.Fprintf(&b, "ladder aborted: %s\n", res.AbortReason)
 	}
+	if res.Stopped != "" {
+		fmt.Fprintf(&b, "ladder stopped: %s\n", res.Stopped)
+	}
 	fmt.Fprintf(&b, "capacity: %s\n", capacityText(res, res.Verdict, ""))
 	fmt.Fprintf(&b, "knee: %s\n", kneeText(res, res.Verdict))
 	if len(res.Classes) > 0 {
@@ -266,6 +269,7 @@ type Ladder struct {
 	Classes      []ClassVerdictJSON `json:"classes,omitempty"`
 	Aborted      bool               `json:"aborted"`
 	AbortReason  string             `json:"abort_reason,omitempty"`
+	Stopped      string             `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
 }
 
 func verdictJSON(v stats.Verdict) VerdictJSON {
@@ -279,7 +283,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 		Gates: gatesJSON(res.Gates), TTFTBoundary: string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
 		VerdictJSON: verdictJSON(res.Verdict), InvalidSteps: []int{},
-		Aborted: res.Aborted, AbortReason: res.AbortReason,
+		Aborted: res.Aborted, AbortReason: res.AbortReason, Stopped: res.Stopped,
 	}
 	for _, n := range res.InvalidSteps() {
 		l.InvalidSteps = append(l.InvalidSteps, res.Steps[n-1].Index)

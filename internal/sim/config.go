@@ -49,6 +49,14 @@ type Config struct {
 	// "x-api-key: KEY"; requests without it get 401. Never logged.
 	APIKey string `koanf:"api_key" json:"-" yaml:"-"`
 
+	// Version identifies the simulated deploy: sent as the X-Model-Version
+	// response header and as the "root" field of each /v1/models entry
+	// (as vLLM does) when set. Printable ASCII, at most 128 bytes.
+	Version string `koanf:"version" json:"version,omitempty" yaml:"version,omitempty"`
+	// ErrorFraction is the fraction of admitted generation requests answered
+	// with HTTP 500 at once (a broken deploy); 0 = none.
+	ErrorFraction float64 `koanf:"error_fraction" json:"error_fraction,omitempty" yaml:"error_fraction,omitempty"`
+
 	// MaxBodyBytes bounds a request body (default 4 MiB).
 	MaxBodyBytes int64 `koanf:"max_body_bytes" json:"max_body_bytes" yaml:"max_body_bytes"`
 
@@ -111,6 +119,12 @@ func (c Config) Validate() error {
 		if m == "" {
 			add(fmt.Sprintf("models[%d]", i), errors.New("empty model name"))
 		}
+	}
+	if err := validVersion(c.Version); err != nil {
+		add("version", err)
+	}
+	if !(c.ErrorFraction >= 0 && c.ErrorFraction <= 1) {
+		add("error_fraction", fmt.Errorf("%g must be in [0, 1]", c.ErrorFraction))
 	}
 	if c.MaxBodyBytes < 1 {
 		add("max_body_bytes", fmt.Errorf("%d must be >= 1", c.MaxBodyBytes))

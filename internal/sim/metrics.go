@@ -75,8 +75,9 @@ func newSimMetrics(s *Server) *simMetrics {
 }
 
 // slotCapacity is the number of service slots KV-cache usage is a
-// fraction of.
-func (s *Server) slotCapacity() int { return max(1, s.cfg.Slots) }
+// fraction of: the live count, so a simulated deploy that halves the slots
+// shows in the usage at once.
+func (s *Server) slotCapacity() int { return max(1, s.live.get().Slots) }
 
 // handleMetrics serves the simulator's metrics (no API key needed, as on
 // vLLM).

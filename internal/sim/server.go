@@ -25,7 +25,7 @@ type Server struct {
 	start  time.Time
 	tl     timeline
 	models map[string]bool
-	slots  chan struct{}
+	live   live // version, slots, admission limit, error fraction: changed by Update
 	mux    *http.ServeMux
 	bufs   sync.Pool
 	met    *simMetrics // GET /metrics (metrics.go)
@@ -40,6 +40,7 @@ type Server struct {
 	rejected  atomic.Int64
 	completed atomic.Int64
 	aborted   atomic.Int64
+	failed    atomic.Int64
 }
 
 // Stats is a snapshot of the server's counters.
@@ -48,6 +49,7 @@ type Stats struct {
 	Rejected  int64 // requests rejected by the admission limit since start
 	Completed int64 // generations that ran to their end
 	Aborted   int64 // admitted requests that ended early (client gone or server closed)
+	Failed    int64 // admitted requests answered 500 on purpose (ErrorFraction)
 	Queued    int64 // admitted requests waiting for a slot now
 	InService int64 // requests holding a slot now
 }
@@ -66,9 +68,9 @@ func New(cfg Config) (*Server, error) {
 		cfg:   cfg,
 		now:   now,
 		start: now(),
-		slots: make(chan struct{}, cfg.Slots),
 		done:  make(chan struct{}),
 	}
+	s.live.cfg, s.live.slots = cfg, newSlotPool(cfg.Slots)
 	s.tl = newTimeline(cfg.Windows, s.start)
 	if len(cfg.Models) > 0 {
 		s.models = make(map[string]bool, len(cfg.Models))
@@ -86,12 +88,22 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("GET /healthz", s.handleHealth)
 	mux.HandleFunc("GET /metrics", s.handleMetrics)
+	mux.HandleFunc("GET /admin/state", s.handleState)
+	mux.HandleFunc("POST /admin/state", s.handleState)
 	s.mux = mux
 	return s, nil
 }
 
 // Handler serves the simulator's API.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// serveHTTP stamps the version header on every response.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := s.live.get().Version; v != "" {
+		w.Header().Set(VersionHeader, v)
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
@@ -101,6 +113,7 @@ func (s *Server) Stats() Stats {
 		Rejected:  s.rejected.Load(),
 		Completed: s.completed.Load(),
 		Aborted:   s.aborted.Load(),
+		Failed:    s.failed.Load(),
 		Queued:    max(0, inflight-in),
 		InService: in,
 	}
@@ -128,7 +141,7 @@ func (s *Server) Start(addr string) (string, func() error, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("sim: listen on %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -199,13 +212,15 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object  string `json:"object"`
 		Created int64  `json:"created"`
 		OwnedBy string `json:"owned_by"`
+		Root    string `json:"root,omitempty"` // the version, as vLLM names what it serves
 	}
+	version := s.live.get().Version
 	list := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list"}
 	for _, n := range names {
-		list.Data = append(list.Data, model{ID: n, Object: "model", Created: s.start.Unix(), OwnedBy: "llmprobe-sim"})
+		list.Data = append(list.Data, model{ID: n, Object: "model", Created: s.start.Unix(), OwnedBy: "llmprobe-sim", Root: version})
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(list)
@@ -226,6 +241,8 @@ func writeError(w http.ResponseWriter, a api, status int, retryAfter time.Durati
 		typ, code, msg = "overloaded_error", "server_overloaded", "simulator overloaded or closing"
 	case http.StatusRequestEntityTooLarge:
 		typ, code, msg = "request_too_large", "request_too_large", "request body too large"
+	case http.StatusInternalServerError:
+		typ, code, msg = "api_error", "internal_error", "simulated server error"
 	default:
 		typ, code, msg = "invalid_request_error", "invalid_request", "malformed request body"
 	}
@@ -275,7 +292,8 @@ func (s *Server) generateHandler(a api, em emitter) http.HandlerFunc {
 			writeError(w, a, http.StatusServiceUnavailable, 0)
 			return
 		}
-		if s.inflight.Add(1) > int64(s.cfg.AdmissionLimit) {
+		lc := s.live.get()
+		if s.inflight.Add(1) > int64(lc.AdmissionLimit) {
 			s.inflight.Add(-1)
 			s.rejected.Add(1)
 			writeError(w, a, s.cfg.RejectStatus, s.cfg.RetryAfter)
@@ -283,7 +301,13 @@ func (s *Server) generateHandler(a api, em emitter) http.HandlerFunc {
 		}
 		defer s.inflight.Add(-1)
 		s.admitted.Add(1)
-		if s.serve(w, r.Context(), a, em, req) {
+		n := s.seq.Add(1)
+		if failDraw(s.cfg.Seed, n, lc.ErrorFraction) {
+			s.failed.Add(1)
+			writeError(w, a, http.StatusInternalServerError, 0)
+			return
+		}
+		if s.serve(w, r.Context(), a, em, req, n) {
 			s.completed.Add(1)
 		} else {
 			s.aborted.Add(1)
@@ -292,8 +316,7 @@ func (s *Server) generateHandler(a api, em emitter) http.HandlerFunc {
 }
 
 // serve runs one admitted generation; it reports whether it ran to its end.
-func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emitter, req request) bool {
-	n := s.seq.Add(1)
+func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emitter, req request, n uint64) bool {
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, n))
 	reasoning := 0
 	if a != apiCompletions { // the completions API has no reasoning channel
@@ -345,19 +368,21 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 
 	// Wait FIFO for a slot. Buffered events are flushed before any wait,
 	// and only then: chunks already due go out in one write.
-	select {
-	case s.slots <- struct{}{}:
-	default:
+	slots := s.live.slots
+	if !slots.tryAcquire() {
 		emit()
+		wt := slots.enqueue()
 		select {
-		case s.slots <- struct{}{}:
+		case <-wt.ch:
 		case <-ctx.Done():
+			slots.leave(wt)
 			return false
 		case <-s.done:
+			slots.leave(wt)
 			return false
 		}
 	}
-	defer func() { <-s.slots }()
+	defer slots.release()
 	s.inService.Add(1)
 	defer s.inService.Add(-1)
 	tr.inService(s.now())

@@ -77,6 +77,9 @@ type LadderResult struct {
 	Classes     []ClassVerdict
 	Aborted     bool
 	AbortReason string
+	// Stopped says why the ladder stopped below its top step by its
+	// stop_at rule (not an abort); "" when it did not.
+	Stopped string
 }
 
 // ClassVerdict is one class's capacity and knee; rates are the class's own

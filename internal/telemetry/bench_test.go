@@ -28,7 +28,7 @@ func TestRecordConcurrently(t *testing.T) {
 	wg.Wait()
 	var total float64
 	for _, rec := range recs {
-		total += testutil.ToFloat64(r.prom.requests.WithLabelValues(rec.Target, rec.Class, string(rec.Traffic), string(rec.Outcome), string(rec.Reason)))
+		total += testutil.ToFloat64(r.prom.requests.WithLabelValues(rec.Target, rec.Class, string(rec.Traffic), rec.DuringLabel(), string(rec.Outcome), string(rec.Reason)))
 	}
 	if want := float64(workers * rounds * len(recs)); total != want {
 		t.Errorf("requests counted = %v, want %v", total, want)

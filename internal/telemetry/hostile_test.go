@@ -30,10 +30,10 @@ func TestRecorderNeverPanicsOnNegativeUsage(t *testing.T) {
 	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropNegative)); got != 3 {
 		t.Errorf("dropped{negative} = %v, want 3", got)
 	}
-	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "ok", "stop")); got != 3 {
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "none", "ok", "stop")); got != 3 {
 		t.Errorf("requests ok/stop = %v, want 3: the record itself must still count", got)
 	}
-	if got := testutil.ToFloat64(r.prom.tokens.WithLabelValues("t", "c", "baseline", "output")); got != 9 {
+	if got := testutil.ToFloat64(r.prom.tokens.WithLabelValues("t", "c", "baseline", "none", "output")); got != 9 {
 		t.Errorf("output tokens = %v, want 9 (the valid count kept)", got)
 	}
 	if n := strings.Count(logs.String(), "not recorded"); n != 1 {
@@ -99,7 +99,7 @@ func TestRecordOutsideTheClosedSetIsCounted(t *testing.T) {
 	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropLabel)); got != 1 {
 		t.Errorf("dropped{label} = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline")); got != 1 {
+	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline", "none")); got != 1 {
 		t.Errorf("planned = %v, want 1 (the target label cleaned)", got)
 	}
 }
@@ -121,7 +121,7 @@ func TestRecorderRecoversAPanic(t *testing.T) {
 	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropPanic)); got != 2 {
 		t.Errorf("dropped{panic} = %v, want 2", got)
 	}
-	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "ok", "stop")); got != 3 {
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t", "c", "baseline", "none", "ok", "stop")); got != 3 {
 		t.Errorf("requests ok/stop = %v, want 3: every record counted before and after the panic", got)
 	}
 	if n := strings.Count(logs.String(), "reason=panic"); n != 1 {

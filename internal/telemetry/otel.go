@@ -85,7 +85,7 @@ func ProviderName(api string) string {
 	return api
 }
 
-// otelSeries holds the attribute sets of one (target, class, traffic),
+// otelSeries holds the attribute sets of one (target, class, traffic, during),
 // built once: recording a request then sorts and allocates no attributes.
 // The GenAI attributes come from the target's Endpoint and configuration
 // only (never from what the server sends, such as the response model).
@@ -108,6 +108,7 @@ func newOtelSeries(k seriesKey, api string, ep Endpoint) *otelSeries {
 		attribute.String("llmprobe.target", k.target),
 		attribute.String("llmprobe.class", k.class),
 		attribute.String("llmprobe.traffic", string(k.traffic)),
+		attribute.String("llmprobe.during", k.during),
 	}
 	gen := []attribute.KeyValue{
 		attribute.String("gen_ai.operation.name", op),
@@ -149,7 +150,7 @@ func (in *otelInstruments) record(s *otelSeries, r *ledger.Record, good bool) {
 	if !ok { // a pair outside the closed set still counts
 		req = metric.WithAttributeSet(attribute.NewSet(
 			attribute.String("llmprobe.target", r.Target), attribute.String("llmprobe.class", r.Class),
-			attribute.String("llmprobe.traffic", string(r.Traffic)),
+			attribute.String("llmprobe.traffic", string(r.Traffic)), attribute.String("llmprobe.during", r.DuringLabel()),
 			attribute.String("llmprobe.outcome", string(r.Outcome)), attribute.String("llmprobe.reason", string(r.Reason))))
 	}
 	in.requests.Add(ctx, 1, req)

@@ -47,6 +47,9 @@ func TestOTelAttributesBounded(t *testing.T) {
 				if v, has := attrValue(dp.Attributes, "gen_ai.response.model"); has {
 					t.Errorf("gen_ai.response.model = %q is an attribute", v)
 				}
+				if v, _ := attrValue(dp.Attributes, "llmprobe.during"); v != "none" {
+					t.Errorf("llmprobe.during = %q, want none on a baseline request planned outside any ladder", v)
+				}
 				addr, _ := attrValue(dp.Attributes, "server.address")
 				counts[addr] += dp.Count
 			}

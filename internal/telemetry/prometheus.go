@@ -25,6 +25,7 @@ const (
 	labelTarget           = "target"
 	labelClass            = "class"
 	labelTraffic          = "traffic"
+	labelDuring           = "during"
 	labelOutcome          = "outcome"
 	labelReason           = "reason"
 	labelStep             = "step"
@@ -87,7 +88,7 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
 		NativeHistogramMinResetDuration: nativeMinResetPeriod,
 		NativeHistogramMaxExemplars:     nativeMaxExemplars,
-	}, []string{labelTarget, labelClass, labelTraffic})
+	}, []string{labelTarget, labelClass, labelTraffic, labelDuring})
 }
 
 func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
@@ -99,7 +100,7 @@ func counter(name, help string, labels ...string) *prometheus.CounterVec {
 }
 
 func newPromMetrics() *promMetrics {
-	series := []string{labelTarget, labelClass, labelTraffic}
+	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
 	return &promMetrics{
 		ttft: histogram("llmprobe_time_to_first_token_seconds",
 			"Time from the planned send time to the first non-empty visible content, ok requests only.", bucketsTTFT),
@@ -115,9 +116,9 @@ func newPromMetrics() *promMetrics {
 		planned:    counter("llmprobe_requests_planned_total", "Planned first-attempt arrivals, counted when they reach a terminal outcome.", series...),
 		dispatched: counter("llmprobe_requests_dispatched_total", "Requests handed to the transport, counted when they reach a terminal outcome.", series...),
 		requests: counter("llmprobe_requests_total", "Terminal outcomes of planned arrivals, by outcome and reason.",
-			labelTarget, labelClass, labelTraffic, labelOutcome, labelReason),
+			labelTarget, labelClass, labelTraffic, labelDuring, labelOutcome, labelReason),
 		good:   counter("llmprobe_requests_good_total", "Requests that were ok and within every gate of their class.", series...),
-		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, "type"),
+		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, labelDuring, "type"),
 		identityChanges: counter("llmprobe_target_identity_changes_total",
 			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
 		dropped: counter("llmprobe_telemetry_dropped_total",
@@ -125,7 +126,7 @@ func newPromMetrics() *promMetrics {
 
 		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
 		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
-		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", series...),
+		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", labelTarget, labelClass, labelTraffic),
 		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule over the last minute (dispatch-lag p99 within the target's max_lag_p99, no arrival unsent at the in-flight cap), else 0. It judges the prober, not the target.", labelTarget),
 		invalidCause: gauge("llmprobe_generator_invalid_cause",
 			"1 for each cause of the current invalid generator verdict (host_starved, dispatch_lag, in_flight_cap, rate_not_reached), else 0.", labelTarget, labelCause),
@@ -184,27 +185,27 @@ type promSeries struct {
 	requests                                       map[reqKey]prometheus.Counter
 }
 
-// initSeries creates every series of (target, class, traffic) at zero, so
+// initSeries creates every series of (target, class, traffic, during) at zero, so
 // that rates exist before the first event: every valid outcome/reason pair,
 // both token types, and the histograms. It returns their children.
-func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic) *promSeries {
+func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
-		planned:    m.planned.WithLabelValues(target, class, t),
-		dispatched: m.dispatched.WithLabelValues(target, class, t),
-		good:       m.good.WithLabelValues(target, class, t),
-		tokensIn:   m.tokens.WithLabelValues(target, class, t, tokenTypeInput),
-		tokensOut:  m.tokens.WithLabelValues(target, class, t, tokenTypeOutput),
-		ttft:       m.ttft.WithLabelValues(target, class, t),
-		chunk:      m.chunk.WithLabelValues(target, class, t),
-		tpot:       m.tpot.WithLabelValues(target, class, t),
-		duration:   m.duration.WithLabelValues(target, class, t),
-		lag:        m.lag.WithLabelValues(target, class, t),
+		planned:    m.planned.WithLabelValues(target, class, t, during),
+		dispatched: m.dispatched.WithLabelValues(target, class, t, during),
+		good:       m.good.WithLabelValues(target, class, t, during),
+		tokensIn:   m.tokens.WithLabelValues(target, class, t, during, tokenTypeInput),
+		tokensOut:  m.tokens.WithLabelValues(target, class, t, during, tokenTypeOutput),
+		ttft:       m.ttft.WithLabelValues(target, class, t, during),
+		chunk:      m.chunk.WithLabelValues(target, class, t, during),
+		tpot:       m.tpot.WithLabelValues(target, class, t, during),
+		duration:   m.duration.WithLabelValues(target, class, t, during),
+		lag:        m.lag.WithLabelValues(target, class, t, during),
 		requests:   map[reqKey]prometheus.Counter{},
 	}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
-			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, string(o), string(r))
+			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, during, string(o), string(r))
 		}
 	}
 	return s
@@ -231,7 +232,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
 		var err error
-		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), string(r.Outcome), string(r.Reason)); err != nil {
+		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
 			drop(DropLabel, "llmprobe_requests_total", err)
 		}
 	}

@@ -236,7 +236,7 @@ func TestHistogramsAreNativeAndClassic(t *testing.T) {
 func TestCountsFollowTheRecords(t *testing.T) {
 	r, reg := newTestRecorder(t, Options{})
 	feedFixture(r)
-	base := []string{"sim", "short", "baseline"}
+	base := []string{"sim", "short", "baseline", "none"}
 	tests := []struct {
 		name string
 		c    prometheus.Collector
@@ -245,12 +245,12 @@ func TestCountsFollowTheRecords(t *testing.T) {
 		{"planned excludes retry attempts", r.prom.planned.WithLabelValues(base...), 5},
 		{"dispatched", r.prom.dispatched.WithLabelValues(base...), 5},
 		{"good needs TTFT <= 1s", r.prom.good.WithLabelValues(base...), 1},
-		{"ladder good", r.prom.good.WithLabelValues("sim", "short", "ladder"), 1},
-		{"rejected counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "rejected", "status_429"), 1},
-		{"censored counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "censored", "drain_deadline"), 1},
-		{"failure pairs pre-initialised", r.prom.requests.WithLabelValues("sim", "short", "baseline", "stream_error", "truncated"), 0},
-		{"input tokens from usage only", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "input"), 12},
-		{"output tokens", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "output"), 5},
+		{"ladder good", r.prom.good.WithLabelValues("sim", "short", "ladder", "ladder"), 1},
+		{"rejected counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "rejected", "status_429"), 1},
+		{"censored counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "censored", "drain_deadline"), 1},
+		{"failure pairs pre-initialised", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "stream_error", "truncated"), 0},
+		{"input tokens from usage only", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "none", "input"), 12},
+		{"output tokens", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "none", "output"), 5},
 	}
 	for _, tc := range tests {
 		if got := testutil.ToFloat64(tc.c); got != tc.want {
@@ -437,5 +437,65 @@ func TestRegistryHasSchedulerLatency(t *testing.T) {
 	}
 	if !found["process_cpu_seconds_total"] && runtime.GOOS == "linux" {
 		t.Error("no process_cpu_seconds_total")
+	}
+}
+
+// TestDuringLabel: baseline requests planned while a ladder ran are counted
+// apart (during="ladder"), the label's value set is fixed and always
+// present, and InitSeries creates exactly the (traffic, during) pairs that
+// can occur.
+func TestDuringLabel(t *testing.T) {
+	r, reg := newTestRecorder(t, Options{})
+	r.SetGates("sim", "short", Gates{TTFT: 500 * ms})
+	r.InitSeries("sim", "short", ledger.TrafficBaseline, ledger.TrafficLadder)
+	pairs := map[string]bool{}
+	for _, m := range family(t, reg, "llmprobe_requests_planned_total").GetMetric() {
+		l := labelsOf(m)
+		pairs[l["traffic"]+"/"+l["during"]] = true
+	}
+	if want := map[string]bool{"baseline/none": true, "baseline/ladder": true, "ladder/ladder": true}; len(pairs) != len(want) ||
+		!pairs["baseline/none"] || !pairs["baseline/ladder"] || !pairs["ladder/ladder"] {
+		t.Fatalf("initialised (traffic/during) pairs %v, want %v", pairs, want)
+	}
+	ok := func(id uint64, during ledger.During, ttft time.Duration) *ledger.Record {
+		return &ledger.Record{ID: id, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, During: during, API: "openai-chat",
+			Planned: ms, Dispatched: 2 * ms, FirstContent: ms + ttft, LastContent: 2*ms + ttft, End: 3*ms + ttft,
+			ContentEvents: 2, Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	}
+	r.Record(ok(1, "", 100*ms))                   // the service, unhurt
+	r.Record(ok(2, ledger.DuringLadder, 3000*ms)) // queued behind the ladder's own load
+	r.Record(ok(3, ledger.DuringLadder, 200*ms))
+	for _, tc := range []struct {
+		during        string
+		planned, good float64
+		ttft          uint64
+	}{{"none", 1, 1, 1}, {"ladder", 2, 1, 2}} {
+		if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("sim", "short", "baseline", tc.during)); got != tc.planned {
+			t.Errorf("planned{during=%q} = %v, want %v", tc.during, got, tc.planned)
+		}
+		if got := testutil.ToFloat64(r.prom.good.WithLabelValues("sim", "short", "baseline", tc.during)); got != tc.good {
+			t.Errorf("good{during=%q} = %v, want %v", tc.during, got, tc.good)
+		}
+	}
+	for _, m := range family(t, reg, "llmprobe_time_to_first_token_seconds").GetMetric() {
+		l := labelsOf(m)
+		if l["during"] == "" {
+			t.Errorf("TTFT series without a during label: %v", l)
+		}
+		if l["traffic"] != "baseline" {
+			continue
+		}
+		want := map[string]uint64{"none": 1, "ladder": 2}[l["during"]]
+		if got := m.GetHistogram().GetSampleCount(); got != want {
+			t.Errorf("TTFT{during=%q} count %d, want %d", l["during"], got, want)
+		}
+	}
+	// No value outside the closed set, whatever was recorded.
+	for _, name := range []string{"llmprobe_requests_total", "llmprobe_requests_good_total", "llmprobe_tokens_total", "llmprobe_dispatch_lag_seconds"} {
+		for _, m := range family(t, reg, name).GetMetric() {
+			if d := labelsOf(m)["during"]; d != "none" && d != "ladder" {
+				t.Errorf("%s: during=%q outside {none, ladder}", name, d)
+			}
+		}
 	}
 }

@@ -50,6 +50,24 @@ const maxLabelBytes = 128
 type seriesKey struct {
 	target, class string
 	traffic       ledger.Traffic
+	during        string // Record.DuringLabel(): never empty
+}
+
+// duringsFor is the closed set of `during` values a traffic kind can carry:
+// ladder requests always run during a ladder, one-shot probes never, and
+// the daemon's baseline either.
+func duringsFor(t ledger.Traffic) []string {
+	switch t {
+	case ledger.TrafficLadder:
+		return []string{ledger.DuringLadder.Label()}
+	case ledger.TrafficBaseline:
+		out := make([]string, 0, len(ledger.DuringValues))
+		for _, d := range ledger.DuringValues {
+			out = append(out, d.Label())
+		}
+		return out
+	}
+	return []string{ledger.DuringNone.Label()}
 }
 
 type classKey struct{ target, class string }
@@ -137,7 +155,7 @@ func (r *Recorder) Record(rec *ledger.Record) {
 // configuration values; they go through the one cleaning rule all the same,
 // so that no record can make a label value the registry refuses.
 func (r *Recorder) seriesOf(rec *ledger.Record) (*promSeries, Gates, *otelSeries) {
-	k := seriesKey{sanitize.String(rec.Target, maxLabelBytes), sanitize.String(rec.Class, maxLabelBytes), rec.Traffic}
+	k := seriesKey{sanitize.String(rec.Target, maxLabelBytes), sanitize.String(rec.Class, maxLabelBytes), rec.Traffic, rec.DuringLabel()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.seriesLocked(k)
@@ -175,20 +193,24 @@ func (r *Recorder) recoverDrop(what string) {
 func (r *Recorder) seriesLocked(k seriesKey) *promSeries {
 	s := r.series[k]
 	if s == nil {
-		s = r.prom.initSeries(k.target, k.class, k.traffic)
+		s = r.prom.initSeries(k.target, k.class, k.traffic, k.during)
 		r.series[k] = s
 	}
 	return s
 }
 
 // InitSeries creates every series of (target, class) for each traffic kind
-// at zero, so rates and ratios exist before the first request finishes.
-// Record does the same for a series the first time it sees it.
+// and each `during` value that kind can carry (baseline: none and ladder;
+// ladder: ladder; probe: none) at zero, so rates and ratios exist before
+// the first request finishes and the label's value set is stable. Record
+// does the same for a series the first time it sees it.
 func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range traffic {
-		r.seriesLocked(seriesKey{target, class, t})
+		for _, d := range duringsFor(t) {
+			r.seriesLocked(seriesKey{target, class, t, d})
+		}
 	}
 }
 

@@ -600,24 +600,22 @@ func checkMetricsAddUp(t *testing.T, what string, s scrape, recs []ledger.Record
 		gaps += len(r.ChunkGaps)
 	}
 	sel := map[string]string{"target": target}
-	// Every series of llmprobe_requests_total against the ledger.
-	if f := s.fams["llmprobe_requests_total"]; f != nil {
-		seen := map[key]bool{}
-		for _, m := range f.GetMetric() {
-			l := labelsOf(m)
-			if l["target"] != target {
-				continue
-			}
-			k := key{l["class"], l["traffic"], l["outcome"], l["reason"]}
-			seen[k] = true
-			if got := int(m.GetCounter().GetValue()); got != byKey[k] {
-				t.Errorf("%s: llmprobe_requests_total%v = %d, the ledger files hold %d", what, k, got, byKey[k])
-			}
+	// llmprobe_requests_total by class, traffic, outcome and reason (summed
+	// over any other label) against the ledger.
+	metricsByKey := map[key]int{}
+	for _, m := range s.fams["llmprobe_requests_total"].GetMetric() {
+		if l := labelsOf(m); l["target"] == target {
+			metricsByKey[key{l["class"], l["traffic"], l["outcome"], l["reason"]}] += int(m.GetCounter().GetValue())
 		}
-		for k, n := range byKey {
-			if !seen[k] {
-				t.Errorf("%s: the ledger files hold %d %v, /metrics has no series", what, n, k)
-			}
+	}
+	for k, got := range metricsByKey {
+		if got != byKey[k] {
+			t.Errorf("%s: llmprobe_requests_total%v = %d, the ledger files hold %d", what, k, got, byKey[k])
+		}
+	}
+	for k, n := range byKey {
+		if _, ok := metricsByKey[k]; !ok {
+			t.Errorf("%s: the ledger files hold %d %v, /metrics has no series", what, n, k)
 		}
 	}
 	for _, c := range []struct {

@@ -104,7 +104,7 @@ func nativeHistograms(t *testing.T, st stack) {
 
 	// The scraped series is a native histogram (not only classic buckets).
 	eventually(t, 60*time.Second, "native TTFT histogram scraped", func() error {
-		res, err := query(ctx, st.promURL, `llmprobe_time_to_first_token_seconds{target="sim",class="chat",traffic="baseline"}`)
+		res, err := query(ctx, st.promURL, `llmprobe_time_to_first_token_seconds{target="sim",class="chat",traffic="baseline",during="none"}`)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,266 @@
+package ladder
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// fakeTarget answers ladder requests without HTTP: each step's requests get
+// their first token ttft[step] after their planned time and end end[step]
+// after it; a step with ttft 0 never sends a first token (the request waits
+// until release is closed or its context ends). Execs mark the first token
+// through FirstTokenFunc, as the daemon's does.
+type fakeTarget struct {
+	led     *ledger.Ledger
+	ttft    map[int]time.Duration
+	end     map[int]time.Duration
+	release chan struct{}
+
+	mu      sync.Mutex
+	planned map[int]int // records finished per step
+}
+
+func newFakeLadder(t *testing.T, ttft, end map[int]time.Duration, cfg Config) (*fakeTarget, *Runner, *dispatch.Group) {
+	t.Helper()
+	f := &fakeTarget{ttft: ttft, end: end, release: make(chan struct{}), planned: map[int]int{}}
+	var r *Runner
+	f.led = ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) {
+		f.mu.Lock()
+		f.planned[rec.Step]++
+		f.mu.Unlock()
+		r.Record(rec)
+	}))
+	g := dispatch.NewGroup(f.led)
+	var err error
+	r, err = New(cfg, g, f.exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, r, g
+}
+
+func (f *fakeTarget) exec(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	dispatched()
+	wait := func(until time.Duration) bool {
+		d := until - f.led.Now()
+		if d <= 0 {
+			return true
+		}
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	ttft := f.ttft[rec.Step]
+	if ttft == 0 { // never a first token
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+		}
+		rec.End = f.led.Now()
+		return dispatch.Result{Outcome: ledger.Timeout, Reason: ledger.ReasonFirstContent, Err: "first content timeout"}
+	}
+	if !wait(rec.Planned + ttft) {
+		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+	}
+	rec.FirstContent = f.led.Now()
+	rec.ContentEvents = 1
+	if mark := FirstTokenFunc(ctx); mark != nil {
+		mark()
+	}
+	if !wait(rec.Planned + max(f.end[rec.Step], ttft)) {
+		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+	}
+	rec.LastContent = f.led.Now()
+	rec.End = rec.LastContent
+	return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+}
+
+func (f *fakeTarget) finishedIn(step int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.planned[step]
+}
+
+// TestStopAt: whatever stop_at says, no step more than one past the first
+// failing step is ever offered; knee and capacity stop at once.
+func TestStopAt(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the parallel subtests
+	const ms = time.Millisecond
+	// Steps 1-2 are fast; step 3 is the knee (1.2 s > 5 × 100 ms) but
+	// within the 2 s gate; step 4 is the first to fail the gate. The
+	// margins leave room for timers firing late on a loaded machine.
+	ttft := map[int]time.Duration{1: 100 * ms, 2: 100 * ms, 3: 1200 * ms, 4: 3 * time.Second, 5: 3 * time.Second, 6: 3 * time.Second}
+	cases := []struct {
+		stop      StopAt
+		wantSteps int
+		why       string
+	}{
+		{StopAtKnee, 3, "stop_at knee: the knee is step 3"},
+		{StopAtCapacity, 4, "stop_at capacity: step 4 failed its gates"},
+		{StopAtTop, 5, "stop_at top: step 5 is one past step 4"},
+		{"", 4, "stop_at capacity: step 4 failed its gates"}, // the default
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.stop), func(t *testing.T) {
+			t.Parallel()
+			cfg := baseConfig("fake")
+			cfg.Steps = []float64{10, 12, 14, 16, 18, 20}
+			cfg.StepDuration = time.Second
+			cfg.StopAt = tc.stop
+			cfg.Classes[0].Gates.TTFT = 2 * time.Second
+			cfg.KneeFactor = 5
+			cfg.Settle = 5 * time.Second
+			// This test is about where the ladder stops, not about the
+			// generator: a loaded machine must not fail a step for lag.
+			cfg.Validity = stats.ValidityConfig{MaxLagP99: 5 * time.Second}
+			f, r, g := newFakeLadder(t, ttft, nil, cfg)
+			res, err := r.Run(context.Background(), "manual")
+			g.Drain(context.Background(), time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range res.Steps {
+				t.Logf("step %d rate %g ttft p95 %.3fs good %.2f met %v", s.Step, s.Rate, s.TTFTP95, s.GoodFraction, s.Met)
+			}
+			firstFail := 0
+			for _, s := range res.Steps {
+				if !s.Met {
+					firstFail = s.Step
+					break
+				}
+			}
+			if firstFail > 0 && len(res.Steps) > firstFail+1 {
+				t.Fatalf("offered %d steps, more than one past the first failing step %d", len(res.Steps), firstFail)
+			}
+			if len(res.Steps) != tc.wantSteps || res.Aborted || !strings.HasPrefix(res.Stopped, tc.why) {
+				t.Fatalf("ran %d steps (aborted %v %q), stopped %q; want %d steps, stopped %q",
+					len(res.Steps), res.Aborted, res.AbortReason, res.Stopped, tc.wantSteps, tc.why)
+			}
+			for step := tc.wantSteps + 1; step <= len(cfg.Steps); step++ {
+				if n := f.finishedIn(step); n != 0 {
+					t.Errorf("step %d planned %d arrivals after the ladder stopped", step, n)
+				}
+			}
+			if res.Capacity != 14 || res.CapacityStep != 3 {
+				t.Errorf("capacity %g (step %d), want 14 (step 3)", res.Capacity, res.CapacityStep)
+			}
+		})
+	}
+}
+
+// TestInStepAbortBoundedTime: a step whose requests stop getting a first
+// token is stopped inside the step, about limit + a check interval after
+// they stop, although none of its requests has finished: each request
+// still waiting past the TTFT limit counts as over it. Before this rule
+// the step ran its whole window (no request finished, so nothing was
+// judged) and the verdict came after it.
+func TestInStepAbortBoundedTime(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("fake")
+	cfg.Steps = []float64{40}
+	cfg.StepDuration = 20 * time.Second
+	cfg.Classes[0].Gates.TTFT = 100 * time.Millisecond
+	cfg.Abort = AbortRules{TTFTGateMultiple: 5} // limit 500 ms
+	cfg.MidStepMin = 20
+	cfg.ProgressEvery = 100 * time.Millisecond
+	cfg.Settle = 500 * time.Millisecond
+	cfg.ExecMarksFirstToken = true
+	f, r, g := newFakeLadder(t, map[int]time.Duration{}, nil, cfg) // no first token, ever
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := r.Run(ctx, "manual")
+	close(f.release)
+	g.Drain(context.Background(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || !res.Aborted {
+		t.Fatalf("want the step aborted, got %d steps, aborted %v %q", len(res.Steps), res.Aborted, res.AbortReason)
+	}
+	row := res.Steps[0]
+	if !strings.Contains(row.AbortReason, "mid-step: TTFT p95 above 5 × gate 100ms") || !strings.Contains(row.AbortReason, "still waiting for their first token") {
+		t.Fatalf("abort reason %q: want the in-step TTFT rule with waiting requests", row.AbortReason)
+	}
+	// Bounded: the step's arrivals stopped long before its 20 s window
+	// (800 arrivals) ended. At 40 req/s, 20 judged requests exist about
+	// 0.5 s (the limit) + 0.5 s after the step started; half the window is
+	// ten times that.
+	full := int(40 * cfg.StepDuration.Seconds())
+	if row.Planned+row.Pending >= full/2 {
+		t.Fatalf("step planned %d of %d arrivals before the abort: not stopped within a bounded time", row.Planned+row.Pending, full)
+	}
+	t.Logf("aborted after %d of %d planned arrivals: %s", row.Planned+row.Pending, full, row.AbortReason)
+}
+
+// TestInStepAbortIgnoresLongStreams: a request streaming a long answer past
+// the TTFT limit after a quick first token is not counted against the
+// TTFT rule (the Exec marked its first token).
+func TestInStepAbortIgnoresLongStreams(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("fake")
+	cfg.Steps = []float64{20}
+	cfg.StepDuration = 3 * time.Second
+	cfg.Classes[0].Gates = stats.Gates{TTFT: 100 * time.Millisecond}
+	cfg.Abort = AbortRules{TTFTGateMultiple: 5} // limit 500 ms; every stream lasts 1.5 s
+	cfg.MidStepMin = 20
+	cfg.ProgressEvery = 100 * time.Millisecond
+	cfg.Settle = 5 * time.Second
+	cfg.ExecMarksFirstToken = true
+	_, r, g := newFakeLadder(t, map[int]time.Duration{1: 20 * time.Millisecond}, map[int]time.Duration{1: 1500 * time.Millisecond}, cfg)
+	res, err := r.Run(context.Background(), "manual")
+	g.Drain(context.Background(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Aborted || len(res.Steps) != 1 || res.Steps[0].OK == 0 {
+		t.Fatalf("aborted %v %q, steps %+v: long streams with a quick first token must not trip the TTFT rule", res.Aborted, res.AbortReason, res.Steps)
+	}
+}
+
+// TestFirstFailing: the step that ends the climb, on its own figures.
+func TestFirstFailing(t *testing.T) {
+	sum := func(valid bool, planned int, good float64) stats.Summary {
+		s := stats.Summary{Planned: planned, GoodFraction: good}
+		s.Validity.Valid = valid
+		return s
+	}
+	one := func(valid bool, good float64) stats.LadderStep {
+		return stats.LadderStep{Summary: sum(valid, 10, good)}
+	}
+	two := func(chat, long float64, longPlanned int) stats.LadderStep {
+		return stats.LadderStep{Summary: sum(true, 10, (chat+long)/2), Classes: []stats.ClassStep{
+			{Class: "chat", Summary: sum(true, 10, chat)}, {Class: "long", Summary: sum(true, longPlanned, long)}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []stats.LadderStep
+		want  int
+	}{
+		{"passes throughout", []stats.LadderStep{one(true, 1), one(true, 0.95)}, 0},
+		{"fails at the lowest step (a broken target)", []stats.LadderStep{one(true, 0.5), one(true, 1)}, 1},
+		{"passes, then fails", []stats.LadderStep{one(true, 1), one(true, 0.95), one(true, 0.4)}, 3},
+		{"an invalid step is never used", []stats.LadderStep{one(true, 1), one(false, 0.2), one(true, 0.95)}, 0},
+		{"a class that never met does not stop the climb", []stats.LadderStep{two(1, 0, 10), two(1, 0, 10)}, 0},
+		{"a class that met, then failed, does", []stats.LadderStep{two(1, 1, 10), two(1, 0.5, 10)}, 2},
+		{"nobody meets", []stats.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
+		{"a class with no arrivals in a step is not judged there", []stats.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
+	} {
+		if got := firstFailing(tc.steps, 0.9); got != tc.want {
+			t.Errorf("%s: first failing step %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
