@@ -106,7 +106,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		p.Model = t.model
 		return p
 	}
-	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		tg := target
 		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
 			tg.Adapter = protocol.ObserveFirstToken(tg.Adapter, false, mark)

@@ -171,7 +171,7 @@ func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params)
 
 // inFlight tracks the requests inner performs in the target's flight set.
 func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
 		defer func() {
@@ -201,7 +201,7 @@ func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 	anyToken := r.cfg.TTFTBoundary == string(ledger.TTFTAnyToken)
 	for _, c := range r.classes {
 		params := r.paramsFor(c.Name)
-		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 			t := r.target
 			if mark := ladder.FirstTokenFunc(ctx); mark != nil {
 				// The runner's in-step TTFT rule learns when the first
@@ -215,7 +215,7 @@ func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
 			first = c.Name
 		}
 	}
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		e, ok := execs[rec.Class]
 		if !ok {
 			e = execs[first]

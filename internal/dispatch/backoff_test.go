@@ -54,9 +54,9 @@ func TestBackoffDelay(t *testing.T) {
 }
 
 // failExec fails every request at once, as a refused connection does.
-func failExec(_ context.Context, _ *ledger.Record, dispatched func()) Result {
+func failExec(_ context.Context, _ *ledger.Record, dispatched func()) ledger.Result {
 	dispatched()
-	return Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused, Err: "connection refused"}
+	return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused, Err: "connection refused"}
 }
 
 // TestClosedLoopBacksOffFailures (issue 8, defect 6): closed-loop users
@@ -111,7 +111,7 @@ func TestClosedLoopBackoffResetsOnSuccess(t *testing.T) {
 	script := []ledger.Outcome{F, F, F, F, F, K, F, F, F, F, F, C, K}
 	var mu sync.Mutex
 	n := 0
-	exec := func(_ context.Context, r *ledger.Record, dispatched func()) Result {
+	exec := func(_ context.Context, r *ledger.Record, dispatched func()) ledger.Result {
 		dispatched()
 		mu.Lock()
 		defer mu.Unlock()
@@ -124,7 +124,7 @@ func TestClosedLoopBackoffResetsOnSuccess(t *testing.T) {
 			cancel()
 		}
 		reasons := map[ledger.Outcome]ledger.Reason{K: ledger.ReasonStop, F: ledger.ReasonConnectionRefused, C: ledger.ReasonInjected}
-		return Result{Outcome: o, Reason: reasons[o]}
+		return ledger.Result{Outcome: o, Reason: reasons[o]}
 	}
 	const base = 20 * time.Millisecond
 	b := Backoff{Base: base, Max: 10 * time.Second}

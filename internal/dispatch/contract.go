@@ -7,19 +7,12 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-// Result is how one request ended, as the executor classifies it.
-type Result struct {
-	Outcome ledger.Outcome
-	Reason  ledger.Reason
-	Err     string // short, sanitised: never a URL, key, prompt or body
-}
-
 // Exec performs one request for rec. It must call dispatched exactly once,
 // immediately before handing the request to the transport; an Exec that
 // fails before that point (e.g. cannot build the request) still calls it, so
 // every record that reaches Exec counts as dispatched. Exec stamps the
 // boundaries it measures into rec but never finishes the record: the
-// dispatcher does, with the returned Result. Exec must return promptly once
+// dispatcher does, with the returned ledger.Result. Exec must return promptly once
 // ctx is cancelled (Drain waits for it). If the drain deadline or an
 // interrupt claimed the request before dispatched was called, dispatched
 // does nothing, ctx is already cancelled and the record ends
@@ -27,7 +20,7 @@ type Result struct {
 // the claimer's outcome (censored, cancelled) replaces the Exec's result.
 // The Result must be a valid sent outcome/reason pair (ledger.Check); an
 // invalid one is recorded as transport_error/transport_other.
-type Exec func(ctx context.Context, rec *ledger.Record, dispatched func()) Result
+type Exec func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result
 
 // Arrivals yields planned offsets, relative to the stream's start, in
 // increasing order; ok is false when the schedule is exhausted.

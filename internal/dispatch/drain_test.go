@@ -21,7 +21,7 @@ func TestDrainRaceAtDeadline(t *testing.T) {
 		for i := uint64(1); i <= 400; i++ {
 			durations[i] = time.Duration(rng.Int64N(int64(40 * time.Millisecond)))
 		}
-		exec := func(ctx context.Context, r *ledger.Record, dispatched func()) Result {
+		exec := func(ctx context.Context, r *ledger.Record, dispatched func()) ledger.Result {
 			return sleepExec(durations[r.ID])(ctx, r, dispatched)
 		}
 		if err := g.Open(context.Background(), OpenConfig{

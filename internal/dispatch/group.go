@@ -127,7 +127,7 @@ func (g *Group) begin(base context.Context, s *shard, rec *ledger.Record, chain 
 // Exec's result or, when Drain or an interrupt claimed the flight first,
 // with theirs. It reports the outcome recorded and whether the Exec's own
 // result stood.
-func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (Result, bool) {
+func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (ledger.Result, bool) {
 	res := x(ctx, f.rec, func() { g.markSent(f) })
 	s.remove(f)
 	f.cancel(nil)
@@ -142,7 +142,7 @@ func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (Result, b
 				g.led.MarkDispatched(rec)
 			}
 			if err := ledger.Check(res.Outcome, res.Reason); err != nil || res.Outcome == ledger.Unsent {
-				res = Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "executor returned an invalid outcome"}
+				res = ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "executor returned an invalid outcome"}
 			}
 			_ = g.led.Finish(rec, res.Outcome, res.Reason, res.Err)
 			return res, true
@@ -154,13 +154,13 @@ func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (Result, b
 	case stateStopped:
 		// Claimed before the Exec got as far as sending: it never was.
 		_ = g.led.Unsent(rec, ledger.ReasonShutdown)
-		return Result{Outcome: ledger.Unsent, Reason: ledger.ReasonShutdown}, false
+		return ledger.Result{Outcome: ledger.Unsent, Reason: ledger.ReasonShutdown}, false
 	case stateCensored:
 		end = time.Duration(g.censorEnd.Load())
-		res = Result{Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline, Err: "still in flight at the drain deadline"}
+		res = ledger.Result{Outcome: ledger.Censored, Reason: ledger.ReasonDrainDeadline, Err: "still in flight at the drain deadline"}
 	default: // stateInterrupted
 		end = time.Duration(g.interruptEnd.Load())
-		res = Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "run interrupted"}
+		res = ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "run interrupted"}
 	}
 	// A request stamped sent in the instant between the deadline and its
 	// claim ends at its dispatch, never before it.

@@ -131,31 +131,31 @@ func seq(t testing.TB, spec schedule.Spec, steps ...schedule.Step) *schedule.Seq
 	return s
 }
 
-func okExec(_ context.Context, _ *ledger.Record, dispatched func()) Result {
+func okExec(_ context.Context, _ *ledger.Record, dispatched func()) ledger.Result {
 	dispatched()
-	return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 }
 
 // sleepExec answers ok after d, or gives up when its context ends.
 func sleepExec(d time.Duration) Exec {
-	return func(ctx context.Context, _ *ledger.Record, dispatched func()) Result {
+	return func(ctx context.Context, _ *ledger.Record, dispatched func()) ledger.Result {
 		dispatched()
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+			return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 		case <-ctx.Done():
-			return Result{Outcome: ledger.Timeout, Reason: ledger.ReasonTotal, Err: "context ended"}
+			return ledger.Result{Outcome: ledger.Timeout, Reason: ledger.ReasonTotal, Err: "context ended"}
 		}
 	}
 }
 
 // blockExec waits for its context to end.
-func blockExec(ctx context.Context, _ *ledger.Record, dispatched func()) Result {
+func blockExec(ctx context.Context, _ *ledger.Record, dispatched func()) ledger.Result {
 	dispatched()
 	<-ctx.Done()
-	return Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionReset}
+	return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionReset}
 }
 
 // eventually polls cond until it holds, failing the test after 10s.

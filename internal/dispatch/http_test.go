@@ -44,16 +44,16 @@ func sseServer(t *testing.T) *httptest.Server {
 
 // httpExec is a minimal streaming client: enough to time a real stream.
 func httpExec(client *http.Client, base string, now func() time.Duration, path func(*ledger.Record) string) Exec {
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path(rec), nil)
 		if err != nil {
 			dispatched()
-			return Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build request"}
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build request"}
 		}
 		dispatched()
 		resp, err := client.Do(req)
 		if err != nil {
-			return Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "request failed"}
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "request failed"}
 		}
 		defer resp.Body.Close()
 		rec.Headers = now()
@@ -63,7 +63,7 @@ func httpExec(client *http.Client, base string, now func() time.Duration, path f
 			line := sc.Text()
 			switch {
 			case line == "data: [DONE]":
-				return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+				return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 			case strings.Contains(line, `"content"`):
 				if rec.FirstContent == 0 {
 					rec.FirstContent = now()
@@ -71,7 +71,7 @@ func httpExec(client *http.Client, base string, now func() time.Duration, path f
 				rec.ContentEvents++
 			}
 		}
-		return Result{Outcome: ledger.StreamError, Reason: ledger.ReasonTruncated}
+		return ledger.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonTruncated}
 	}
 }
 

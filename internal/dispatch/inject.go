@@ -50,7 +50,7 @@ func Inject(in Injection, next Exec) (Exec, error) {
 	if in.Fraction == 0 {
 		return next, nil
 	}
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		h := splitmix(in.Seed ^ splitmix(rec.ID))
 		if unit(h) >= in.Fraction {
 			return next(ctx, rec, dispatched)
@@ -95,7 +95,7 @@ func Inject(in Injection, next Exec) (Exec, error) {
 		f := fired
 		mu.Unlock()
 		if f && res.Outcome != ledger.OK {
-			return Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInjected, Err: "cancelled by injection"}
+			return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInjected, Err: "cancelled by injection"}
 		}
 		return res
 	}, nil

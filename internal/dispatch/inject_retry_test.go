@@ -109,13 +109,13 @@ func TestInjectionErrors(t *testing.T) {
 // rejectThenOK rejects the first attempts of every arrival with a
 // Retry-After, then answers ok.
 func rejectThenOK(okAt int, retryAfter time.Duration) Exec {
-	return func(_ context.Context, r *ledger.Record, dispatched func()) Result {
+	return func(_ context.Context, r *ledger.Record, dispatched func()) ledger.Result {
 		dispatched()
 		if r.Attempt < okAt {
 			r.Status, r.RetryAfter = 429, retryAfter
-			return Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
+			return ledger.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
 		}
-		return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+		return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 	}
 }
 
@@ -321,7 +321,7 @@ func TestRetryRefusedByCapOrBadAdmit(t *testing.T) {
 			// retry-after; every other request holds its slot for 300ms, so
 			// the second arrival (10ms later) fills the cap when the retry
 			// comes due.
-			exec := func(ctx context.Context, r *ledger.Record, dispatched func()) Result {
+			exec := func(ctx context.Context, r *ledger.Record, dispatched func()) ledger.Result {
 				dispatched()
 				calls.Lock()
 				n++
@@ -329,7 +329,7 @@ func TestRetryRefusedByCapOrBadAdmit(t *testing.T) {
 				calls.Unlock()
 				if first {
 					r.RetryAfter = 30 * time.Millisecond
-					return Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
+					return ledger.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
 				}
 				return sleepExec(300*time.Millisecond)(ctx, r, func() {})
 			}

@@ -101,14 +101,14 @@ func TestOpenCapRecordsSuppressedArrivals(t *testing.T) {
 	want := replay(t, spec, window, schedule.Step{Rate: 300})
 	release := make(chan struct{})
 	var calls atomic.Int32
-	exec := func(ctx context.Context, r *ledger.Record, dispatched func()) Result {
+	exec := func(ctx context.Context, r *ledger.Record, dispatched func()) ledger.Result {
 		dispatched()
 		calls.Add(1)
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+		return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 	}
 	start := led.Now() + 10*time.Millisecond
 	if err := g.Open(context.Background(), OpenConfig{

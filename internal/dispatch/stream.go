@@ -116,7 +116,7 @@ func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 		// unsent/shutdown; the first attempt's stream reports such errors.
 		var rctx context.Context
 		if f, rctx, _ = st.admitAndRegister(rec, false); f == nil {
-			res = Result{Outcome: ledger.Unsent}
+			res = ledger.Result{Outcome: ledger.Unsent}
 			return
 		}
 		res, own = g.run(rctx, st.s, f, st.exec)

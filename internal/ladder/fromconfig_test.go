@@ -22,8 +22,8 @@ func TestFromExampleConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) dispatch.Result {
-			return dispatch.Result{}
+		if _, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) ledger.Result {
+			return ledger.Result{}
 		}); err != nil {
 			t.Errorf("%s: the ladder runner refuses a validated config: %v", f, err)
 		}
@@ -58,8 +58,8 @@ func TestTTFTBoundaryPlanned(t *testing.T) {
 	if _, _, err := FromConfig(tg, c.Limits); err == nil {
 		t.Error("FromConfig accepted ttft_boundary bogus")
 	}
-	r, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) dispatch.Result {
-		return dispatch.Result{}
+	r, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) ledger.Result {
+		return ledger.Result{}
 	})
 	if err != nil {
 		t.Fatal(err)

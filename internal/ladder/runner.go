@@ -307,7 +307,7 @@ func FirstTokenFunc(ctx context.Context) func() {
 // flight set, and its context carries its first-token mark.
 func (r *Runner) track(st *stepState) dispatch.Exec {
 	led := r.g.Ledger()
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		f := &inFlight{planned: rec.Planned}
 		st.mu.Lock()
 		st.flight[rec.ID] = f

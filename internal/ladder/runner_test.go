@@ -26,19 +26,19 @@ import (
 // HTTP itself).
 func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exec {
 	body := `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", strings.NewReader(body))
 		dispatched()
 		if err != nil {
-			return dispatch.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonClientError, Err: "build"}
+			return ledger.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonClientError, Err: "build"}
 		}
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+				return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
 			}
-			return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "transport"}
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "transport"}
 		}
 		defer resp.Body.Close()
 		rec.Headers, rec.Status = led.Now(), resp.StatusCode
@@ -46,11 +46,11 @@ func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exe
 			_, _ = io.Copy(io.Discard, resp.Body)
 			switch resp.StatusCode {
 			case http.StatusTooManyRequests:
-				return dispatch.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
+				return ledger.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus429}
 			case http.StatusServiceUnavailable:
-				return dispatch.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
+				return ledger.Result{Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
 			}
-			return dispatch.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonServerError}
+			return ledger.Result{Outcome: ledger.HTTPError, Reason: ledger.ReasonServerError}
 		}
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
@@ -59,7 +59,7 @@ func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exe
 				continue
 			}
 			if data == "[DONE]" {
-				return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+				return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 			}
 			var chunk struct {
 				Choices []struct {
@@ -73,7 +73,7 @@ func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exe
 				} `json:"usage"`
 			}
 			if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-				return dispatch.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonMalformed}
+				return ledger.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonMalformed}
 			}
 			if len(chunk.Choices) > 0 && chunk.Choices[0].Delta.Content != "" {
 				now := led.Now()
@@ -87,7 +87,7 @@ func testExec(led *ledger.Ledger, base string, client *http.Client) dispatch.Exe
 				rec.Usage = ledger.Usage{Known: true, Prompt: chunk.Usage.Prompt, Completion: chunk.Usage.Completion}
 			}
 		}
-		return dispatch.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonTruncated, Err: "truncated"}
+		return ledger.Result{Outcome: ledger.StreamError, Reason: ledger.ReasonTruncated, Err: "truncated"}
 	}
 }
 
@@ -287,7 +287,7 @@ func TestRunInterrupted(t *testing.T) {
 func TestNewRefuses(t *testing.T) {
 	led := ledger.New(time.Now())
 	g := dispatch.NewGroup(led)
-	exec := func(context.Context, *ledger.Record, func()) dispatch.Result { return dispatch.Result{} }
+	exec := func(context.Context, *ledger.Record, func()) ledger.Result { return ledger.Result{} }
 	cases := []struct {
 		name string
 		mod  func(*Config)
@@ -326,7 +326,7 @@ func TestNewRefuses(t *testing.T) {
 // delay for the others): first content at half the delay, the end at the
 // delay. No network.
 func fakeExec(led *ledger.Ledger, delay time.Duration, byClass map[string]time.Duration) dispatch.Exec {
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		dispatched()
 		d := delay
 		if c, ok := byClass[rec.Class]; ok {
@@ -337,7 +337,7 @@ func fakeExec(led *ledger.Ledger, delay time.Duration, byClass map[string]time.D
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+			return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
 		}
 		rec.Headers = led.Now()
 		rec.FirstContent, rec.LastContent, rec.ContentEvents = rec.Headers, rec.Headers, 1
@@ -345,9 +345,9 @@ func fakeExec(led *ledger.Ledger, delay time.Duration, byClass map[string]time.D
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+			return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
 		}
-		return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+		return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 	}
 }
 

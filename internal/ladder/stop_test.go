@@ -48,7 +48,7 @@ func newFakeLadder(t *testing.T, ttft, end map[int]time.Duration, cfg Config) (*
 	return f, r, g
 }
 
-func (f *fakeTarget) exec(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+func (f *fakeTarget) exec(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 	dispatched()
 	wait := func(until time.Duration) bool {
 		d := until - f.led.Now()
@@ -71,10 +71,10 @@ func (f *fakeTarget) exec(ctx context.Context, rec *ledger.Record, dispatched fu
 		case <-ctx.Done():
 		}
 		rec.End = f.led.Now()
-		return dispatch.Result{Outcome: ledger.Timeout, Reason: ledger.ReasonFirstContent, Err: "first content timeout"}
+		return ledger.Result{Outcome: ledger.Timeout, Reason: ledger.ReasonFirstContent, Err: "first content timeout"}
 	}
 	if !wait(rec.Planned + ttft) {
-		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+		return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
 	}
 	rec.FirstContent = f.led.Now()
 	rec.ContentEvents = 1
@@ -82,11 +82,11 @@ func (f *fakeTarget) exec(ctx context.Context, rec *ledger.Record, dispatched fu
 		mark()
 	}
 	if !wait(rec.Planned + max(f.end[rec.Step], ttft)) {
-		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
+		return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted}
 	}
 	rec.LastContent = f.led.Now()
 	rec.End = rec.LastContent
-	return dispatch.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
 }
 
 func (f *fakeTarget) finishedIn(step int) int {

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
@@ -111,16 +110,16 @@ func staleConnection(err error) bool {
 // result. ctx is the request's context (its cause names the Client's own
 // timers); headers says whether response headers had arrived. Messages are
 // the Client's own words: never the error's text, which may name the URL.
-func classifyError(ctx context.Context, err error, headers bool) dispatch.Result {
+func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 	if ctx.Err() != nil {
 		var te *timeoutError
 		if cause := context.Cause(ctx); errors.As(cause, &te) {
-			return dispatch.Result{Outcome: ledger.Timeout, Reason: te.reason, Err: te.Error()}
+			return ledger.Result{Outcome: ledger.Timeout, Reason: te.reason, Err: te.Error()}
 		}
-		return dispatch.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "cancelled"}
+		return ledger.Result{Outcome: ledger.Cancelled, Reason: ledger.ReasonInterrupted, Err: "cancelled"}
 	}
-	res := func(o ledger.Outcome, r ledger.Reason, msg string) dispatch.Result {
-		return dispatch.Result{Outcome: o, Reason: r, Err: msg}
+	res := func(o ledger.Outcome, r ledger.Reason, msg string) ledger.Result {
+		return ledger.Result{Outcome: o, Reason: r, Err: msg}
 	}
 	var (
 		dnsErr  *net.DNSError

@@ -18,7 +18,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
@@ -149,11 +148,12 @@ func (c *Client) Warnings() []string { return append([]string(nil), c.warnings..
 // CloseIdleConnections closes the transport's idle connections.
 func (c *Client) CloseIdleConnections() { c.rt.CloseIdleConnections() }
 
-// Exec returns a dispatch.Exec that sends requests to t with the Params
-// params builds for each record (e.g. from its class), stamping with now
-// (the ledger's clock).
-func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() time.Duration) dispatch.Exec {
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) dispatch.Result {
+// Exec returns an executor that sends requests to t with the Params params
+// builds for each record (e.g. from its class), stamping with now (the
+// ledger's clock). Its type is dispatch.Exec's, so the dispatcher takes it
+// as it is; protocol does not import dispatch (the data flows one way).
+func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() time.Duration) func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		return c.Do(ctx, t, params(rec), rec, now, dispatched)
 	}
 }
@@ -164,7 +164,7 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 // It calls dispatched exactly once, immediately before the request goes to
 // the transport (also when the request cannot be built). It never finishes
 // rec: the returned Result says how the request ended.
-func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res dispatch.Result) {
+func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res ledger.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// Whether the request went out on a reused idle connection: a failure
@@ -178,7 +178,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 			dispatched()
 		}
 		rec.End = now()
-		return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
+		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
 	}
 	c.setHeaders(req.Header, t)
 	if t.Hook != nil {
@@ -217,7 +217,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	if err != nil {
 		rec.End = now()
 		if reused.Load() && ctx.Err() == nil && staleConnection(err) {
-			return dispatch.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
 				Err: "connection closed before response headers on a reused keep-alive connection"}
 		}
 		return classifyError(ctx, err, false)
@@ -320,19 +320,19 @@ func (s *stream) activity(int) {
 	}
 }
 
-func (s *stream) fail(o ledger.Outcome, r ledger.Reason, msg string) dispatch.Result {
-	return s.failWith(dispatch.Result{Outcome: o, Reason: r, Err: msg})
+func (s *stream) fail(o ledger.Outcome, r ledger.Reason, msg string) ledger.Result {
+	return s.failWith(ledger.Result{Outcome: o, Reason: r, Err: msg})
 }
 
 // failWith stamps the end of a request that failed as res says.
-func (s *stream) failWith(res dispatch.Result) dispatch.Result {
+func (s *stream) failWith(res ledger.Result) ledger.Result {
 	s.rec.End = s.now()
 	return res
 }
 
 // read consumes an event stream until the terminal marker and the end of
 // the body.
-func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) dispatch.Result {
+func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) ledger.Result {
 	rd := s.c.readers.Get().(*sse.Reader)
 	rd.Reset(body, sse.Options{MaxEventBytes: s.c.maxEvent, Activity: s.activity, Budget: s.c.buffers})
 	defer func() {
@@ -446,15 +446,15 @@ func (s *stream) apply(ev Event) {
 	}
 }
 
-func (s *stream) ok(doneAt time.Duration) dispatch.Result {
+func (s *stream) ok(doneAt time.Duration) ledger.Result {
 	s.rec.End = doneAt
-	return dispatch.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+	return ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
 }
 
 // readError classifies a body read error before the terminal marker. Once
 // the request's context has ended (a timer, the caller) the error is only
 // its consequence: the cause decides.
-func (s *stream) readError(ctx context.Context, err error) dispatch.Result {
+func (s *stream) readError(ctx context.Context, err error) ledger.Result {
 	if ctx.Err() == nil {
 		switch {
 		case errors.Is(err, sse.ErrEventTooLarge):
@@ -478,7 +478,7 @@ func (s *stream) maxEvent() int {
 
 // statusResult classifies a non-2xx response, reading a bounded part of its
 // body for the error's type and code.
-func (s *stream) statusResult(resp *http.Response) dispatch.Result {
+func (s *stream) statusResult(resp *http.Response) ledger.Result {
 	o, r := ClassifyStatus(resp.StatusCode)
 	if o == ledger.Rejected {
 		s.rec.RetryAfter, s.rec.RetryAfterClamped = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
@@ -498,7 +498,7 @@ func (s *stream) statusResult(resp *http.Response) dispatch.Result {
 
 // notEventStream classifies a 2xx that is not text/event-stream: a JSON
 // error object is an error body, anything else a content-type error.
-func (s *stream) notEventStream(ctx context.Context, resp *http.Response) dispatch.Result {
+func (s *stream) notEventStream(ctx context.Context, resp *http.Response) ledger.Result {
 	if se := s.errorBody(resp); se != nil {
 		return s.fail(ledger.HTTPError, ledger.ReasonErrorBody, "status "+strconv.Itoa(resp.StatusCode)+" with an error body"+s.c.labels(se))
 	}

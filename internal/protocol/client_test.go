@@ -30,7 +30,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/replay"
 )
@@ -105,7 +104,7 @@ func statusHandler(code int, ctype, body string, hdr ...string) http.HandlerFunc
 // probe runs one request against base with a fresh ledger record and checks
 // the result is in the closed set, the record finishes cleanly and the
 // error text names no address.
-func probe(t *testing.T, c *Client, ctx context.Context, base string, p Params) (dispatch.Result, *ledger.Record) {
+func probe(t *testing.T, c *Client, ctx context.Context, base string, p Params) (ledger.Result, *ledger.Record) {
 	t.Helper()
 	l := ledger.New(time.Now())
 	rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
@@ -914,7 +913,7 @@ func TestClientFixtures(t *testing.T) {
 	defer srv.Close()
 
 	type outcome struct {
-		res dispatch.Result
+		res ledger.Result
 		rec *ledger.Record
 	}
 	results := make([]outcome, len(fixtures))

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
@@ -435,7 +434,7 @@ func TestBufferBoundAcrossStreams(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := ledger.New(time.Now())
-	results := make(chan dispatch.Result, streams)
+	results := make(chan ledger.Result, streams)
 	holding, limited := 0, 0
 	for range streams {
 		go func() {
