@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -160,6 +161,9 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake failed")
 	case strings.Contains(msg, "stream error") || strings.Contains(msg, "GOAWAY") || strings.Contains(msg, "connection reset"):
 		return res(ledger.TransportError, ledger.ReasonConnectionReset, "http/2 stream reset")
+	case strings.Contains(msg, "response headers exceeded"), strings.Contains(msg, "header list too large"),
+		strings.Contains(msg, "header list larger"):
+		return res(ledger.TransportError, ledger.ReasonTransportOther, fmt.Sprintf("response headers too large (over %d KiB)", MaxResponseHeaderBytes>>10))
 	case strings.Contains(msg, "malformed HTTP"):
 		return res(ledger.TransportError, ledger.ReasonTransportOther, "malformed HTTP response")
 	}

@@ -224,6 +224,10 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	rec.Headers = now()
 	defer resp.Body.Close()
+	// Every read of the body ends when the request does: a body that is not
+	// tied to the request's context (the raw connection Go hands back with
+	// a 101) is closed when a timeout, the drain or an interrupt ends ctx.
+	defer context.AfterFunc(ctx, func() { _ = resp.Body.Close() })()
 	rec.Status = resp.StatusCode
 	if to.Idle > 0 {
 		s.idle = s.startIdle(to.Idle)
@@ -231,6 +235,12 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return s.statusResult(resp)
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+		// The client asks for no encoding: an encoded stream would be
+		// decoded in bursts and mistimed, so it is refused, by name.
+		return s.fail(ledger.StreamError, ledger.ReasonContentType,
+			"content encoding "+s.c.red.String(ce, maxLabel)+" though none was asked for (streams are timed as sent)")
 	}
 	if !isEventStream(resp.Header.Get("Content-Type")) {
 		return s.notEventStream(ctx, resp)
@@ -484,8 +494,12 @@ func (s *stream) statusResult(resp *http.Response) ledger.Result {
 		s.rec.RetryAfter, s.rec.RetryAfterClamped = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	msg := "status " + strconv.Itoa(resp.StatusCode)
-	if se := s.errorBody(resp); se != nil {
-		msg += s.c.labels(se)
+	// A 1xx final status has no body to read (after a 101 the "body" is the
+	// raw connection): the status is the whole answer.
+	if resp.StatusCode >= 200 {
+		if se := s.errorBody(resp); se != nil {
+			msg += s.c.labels(se)
+		}
 	}
 	if s.rec.RetryAfter > 0 {
 		msg += ", retry after " + s.rec.RetryAfter.String()

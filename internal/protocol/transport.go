@@ -23,8 +23,13 @@ type TLSOptions struct {
 // Transport sizing defaults: many concurrent streams to few hosts.
 const (
 	defaultMaxIdleConnsPerHost = 4096
-	defaultIdleConnTimeout     = 90 * time.Second
-	dialKeepAlive              = 30 * time.Second
+	// MaxResponseHeaderBytes bounds a response's headers (Go's default is
+	// 10 MB per response, outside limits.max_buffered_bytes): inference
+	// servers and gateways send a few KiB. A larger header section ends the
+	// request transport_error/transport_other, "response headers too large".
+	MaxResponseHeaderBytes = 256 << 10
+	defaultIdleConnTimeout = 90 * time.Second
+	dialKeepAlive          = 30 * time.Second
 )
 
 // newTransport builds the HTTP transport: a dialer bounded by the connect
@@ -48,7 +53,10 @@ func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 		MaxConnsPerHost:     o.MaxConnsPerHost,
 		IdleConnTimeout:     defaultIdleConnTimeout,
 		DisableCompression:  true, // streams are timed as sent; no gzip buffering
-		Protocols:           new(http.Protocols),
+		// Bounds HTTP/1 header bytes and, through the same field, HTTP/2's
+		// header list size.
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		Protocols:              new(http.Protocols),
 	}
 	if !o.NoProxy {
 		tr.Proxy = http.ProxyFromEnvironment

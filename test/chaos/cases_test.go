@@ -261,14 +261,14 @@ func cases() []*chaosCase {
 				}
 				return false
 			}, want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
-		{name: "headers_9mb_then_silence", what: "a 200 status line and 9 MB of header lines (under Go's 10 MB limit), then silence, on every request",
+		{name: "headers_9mb_then_silence", what: "a 200 status line and 9 MB of header lines (under Go's 10 MB limit, over llmprobe's 256 KiB), then silence, on every request",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n")
 				line := strings.Repeat("h", 8<<10)
 				for i := 0; i < 9<<20/len(line) && h.raw(fmt.Sprintf("X-Chaos-%d: %s\r\n", i, line)); i++ {
 				}
 				return h.hold()
-			}, want: []want{w(ledger.Timeout, ledger.ReasonHeaders)}},
+			}, want: []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
 		{name: "headers_trickle", what: "a 200 status line, then one header line every 50 ms for ever",
 			serve: func(h *hconn) bool {
 				h.raw("HTTP/1.1 200 OK\r\n")
