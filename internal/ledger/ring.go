@@ -60,11 +60,21 @@ func NewRing(n, failures int) *Ring {
 	return &Ring{last: max(n, 0), failures: max(failures, 0), maxTargets: DefaultRingTargets, targets: make(map[string]*targetRing)}
 }
 
+// RingMaxChunks bounds the chunk gaps and chunk tokens a ring copy keeps
+// (the first ones; the copy is marked chunks_truncated): the ring is for a
+// person reading /debug/requests, and a full per-request array (up to the
+// client's bound) in each of a thousand copies per target would hold
+// ~150 MiB per target outside every other memory bound.
+const RingMaxChunks = 256
+
 // Record implements Sink.
 func (g *Ring) Record(r *Record) {
 	c := *r
-	c.ChunkGaps = slices.Clone(r.ChunkGaps)
-	c.ChunkTokens = slices.Clone(r.ChunkTokens)
+	c.ChunkGaps = slices.Clone(r.ChunkGaps[:min(len(r.ChunkGaps), RingMaxChunks)])
+	c.ChunkTokens = slices.Clone(r.ChunkTokens[:min(len(r.ChunkTokens), RingMaxChunks)])
+	if len(r.ChunkGaps) > RingMaxChunks || len(r.ChunkTokens) > RingMaxChunks {
+		c.ChunksTruncated = true
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t, ok := g.targets[r.Target]

@@ -88,3 +88,32 @@ func equalIDs(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestRingBoundsChunkArrays: a ring copy keeps at most RingMaxChunks chunk
+// gaps and tokens (the first ones) and says it was cut; the record it was
+// copied from is untouched, and a short record is copied whole.
+func TestRingBoundsChunkArrays(t *testing.T) {
+	g := NewRing(4, 4)
+	long := &Record{ID: 1, Target: "t", Outcome: OK, Reason: ReasonStop,
+		ChunkGaps: make([]time.Duration, RingMaxChunks+100), ChunkTokens: make([]int, RingMaxChunks+101)}
+	for i := range long.ChunkGaps {
+		long.ChunkGaps[i] = time.Duration(i + 1)
+	}
+	short := &Record{ID: 2, Target: "t", Outcome: OK, Reason: ReasonStop, ChunkGaps: []time.Duration{5, 6}, ChunkTokens: []int{1, 1, 1}}
+	g.Record(long)
+	g.Record(short)
+	got := g.Target("t").Last
+	if len(got) != 2 {
+		t.Fatalf("%d records kept, want 2", len(got))
+	}
+	if c := got[0]; len(c.ChunkGaps) != RingMaxChunks || len(c.ChunkTokens) != RingMaxChunks || !c.ChunksTruncated || c.ChunkGaps[RingMaxChunks-1] != RingMaxChunks {
+		t.Errorf("long copy: %d gaps, %d tokens, truncated %v, last gap %v; want the first %d of each, marked truncated",
+			len(c.ChunkGaps), len(c.ChunkTokens), c.ChunksTruncated, c.ChunkGaps[len(c.ChunkGaps)-1], RingMaxChunks)
+	}
+	if len(long.ChunkGaps) != RingMaxChunks+100 || long.ChunksTruncated {
+		t.Error("the original record was changed")
+	}
+	if c := got[1]; len(c.ChunkGaps) != 2 || len(c.ChunkTokens) != 3 || c.ChunksTruncated {
+		t.Errorf("short copy: %+v, want it whole and not marked", c)
+	}
+}
