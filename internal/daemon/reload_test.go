@@ -63,8 +63,8 @@ func TestReload(t *testing.T) {
 	if plannedAfter <= plannedBefore || okAfter < okBefore {
 		t.Errorf("counters went back after the reload: planned %v → %v, ok %v → %v", plannedBefore, plannedAfter, okBefore, okAfter)
 	}
-	if v, ok := sum(after, "llmprobe_arrival_rate", "target", "t1", "traffic", "baseline"); !ok || v != 20 {
-		t.Errorf("llmprobe_arrival_rate{t1,baseline} = %v (%v), want 20", v, ok)
+	if v, ok := sum(after, "llmprobe_arrival_rate_requests_per_second", "target", "t1", "traffic", "baseline"); !ok || v != 20 {
+		t.Errorf("llmprobe_arrival_rate_requests_per_second{t1,baseline} = %v (%v), want 20", v, ok)
 	}
 	// The new rate: arrivals planned in a one-second window after the reload.
 	win := sink.count(func(s seen) bool {
