@@ -88,13 +88,6 @@ func invokeEnv(ctx, hard context.Context, vars map[string]string, args ...string
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
-// mustInvoke runs the CLI with a generous deadline and fails the test on a
-// non-zero exit code.
-func mustInvoke(t *testing.T, args ...string) result {
-	t.Helper()
-	return mustExit(t, []int{exitOK}, args...)
-}
-
 // completes runs the CLI and accepts exit 0 or exit 4 (generator invalid):
 // for tests that check something else than the generator's validity, which
 // a loaded machine can spoil (the verdict is still printed and checked by
