@@ -68,9 +68,9 @@ type Daemon struct {
 	ready atomic.Bool
 
 	// swapMu serialises what changes the running target set: Run's start,
-	// Reload and shutdown. phase is 0 before Run, 1 running, 2 stopped.
+	// Reload and shutdown, and guards phase.
 	swapMu sync.Mutex
-	phase  int
+	phase  phase
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -82,6 +82,29 @@ type Daemon struct {
 	state   map[string]*targetState  // survives reloads: budgets, in flight, validity, identity
 	last    map[string]ladder.Result // last ladder per target
 	lastSVG string
+}
+
+// phase is where a Daemon is in its life: Run moves it from phaseNew to
+// phaseRunning, and shutdown (or a Run that fails to start) to
+// phaseStopped. It only moves forward.
+type phase int
+
+const (
+	phaseNew     phase = iota // built by New, Run not called
+	phaseRunning              // Run started the targets; Reload may swap them
+	phaseStopped              // shut down, or Run failed to start
+)
+
+func (p phase) String() string {
+	switch p {
+	case phaseNew:
+		return "not started"
+	case phaseRunning:
+		return "running"
+	case phaseStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
 }
 
 // New builds a daemon from a validated configuration. Nothing is started
@@ -149,13 +172,13 @@ func New(o Options) (*Daemon, error) {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	cfg := d.opts.Config
 	d.swapMu.Lock()
-	if d.phase != 0 {
+	if d.phase != phaseNew {
 		d.swapMu.Unlock()
 		return errors.New("daemon: Run called twice")
 	}
 	runs, err := d.build(cfg)
 	if err != nil {
-		d.phase = 2
+		d.phase = phaseStopped
 		d.swapMu.Unlock()
 		d.closeSinks()
 		return err
@@ -173,7 +196,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	}()
 
 	d.swap(cfg, runs)
-	d.phase = 1
+	d.phase = phaseRunning
 	d.swapMu.Unlock()
 	d.ready.Store(true)
 	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)
@@ -213,7 +236,7 @@ loop:
 func (d *Daemon) shutdown() {
 	d.ready.Store(false)
 	d.swapMu.Lock()
-	d.phase = 2
+	d.phase = phaseStopped
 	d.mu.Lock()
 	runs := d.targets
 	d.targets = map[string]*targetRun{}
@@ -314,8 +337,8 @@ func (d *Daemon) Reload(cfg *config.Config) error {
 	}
 	d.swapMu.Lock()
 	defer d.swapMu.Unlock()
-	if d.phase != 1 {
-		return errors.New("daemon: reload: the daemon is not running")
+	if d.phase != phaseRunning {
+		return fmt.Errorf("daemon: reload: the daemon is not running (%s)", d.phase)
 	}
 	runs, err := d.build(cfg)
 	if err != nil {
