@@ -9,6 +9,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // startSim serves the simulator with a fixed ~350ms service time, so that
@@ -17,16 +18,7 @@ func startSim(t *testing.T) string {
 	t.Helper()
 	c := sim.DefaultConfig()
 	c.TTFT, c.TokenTime, c.OutputTokens = sim.FixedDist(0.2), sim.FixedDist(0.05), sim.FixedDist(4)
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, closeSim, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closeSim() })
-	return u
+	return testutil.StartSim(t, c)
 }
 
 // TestReload: a new valid config (higher rate, an extra target) takes
