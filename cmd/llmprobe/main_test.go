@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // mainArgsEnv, when set in the environment, makes the test binary run the
@@ -43,24 +43,9 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of progress
-// lines and logs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is testutil.SyncBuffer (safe for the concurrent writes of
+// progress lines and logs) under the name this package's tests use.
+type syncBuffer = testutil.SyncBuffer
 
 // result is what one invocation of the CLI left behind.
 type result struct {
@@ -82,17 +67,10 @@ func invokeHard(ctx, hard context.Context, args ...string) result {
 
 // invokeEnv is invokeHard with the given environment variables.
 func invokeEnv(ctx, hard context.Context, vars map[string]string, args ...string) result {
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	e := env{stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, hard: hard}
 	code := run(ctx, e, args)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
-// mustInvoke runs the CLI with a generous deadline and fails the test on a
-// non-zero exit code.
-func mustInvoke(t *testing.T, args ...string) result {
-	t.Helper()
-	return mustExit(t, []int{exitOK}, args...)
 }
 
 // completes runs the CLI and accepts exit 0 or exit 4 (generator invalid):
@@ -225,35 +203,19 @@ func fastSim() sim.Config {
 	return c
 }
 
-// newSim builds a simulator that the test closes when it ends (for tests
-// that serve its Handler behind their own).
+// newSim is testutil.NewSim (a simulator closed when the test ends, for
+// tests that serve its Handler behind their own or read its live state)
+// under the name this package's tests use.
 func newSim(t *testing.T, cfg sim.Config) *sim.Server {
 	t.Helper()
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatalf("sim.New: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return testutil.NewSim(t, cfg)
 }
 
-// startSim starts a simulator on 127.0.0.1 and returns its base URL.
+// startSim is testutil.StartSim (a simulator on 127.0.0.1 until the test
+// ends; its base URL) under the name this package's tests use.
 func startSim(t *testing.T, cfg sim.Config) string {
 	t.Helper()
-	s, err := sim.New(cfg)
-	if err != nil {
-		t.Fatalf("sim.New: %v", err)
-	}
-	u, closeFn, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("sim start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := closeFn(); err != nil {
-			t.Errorf("sim close: %v", err)
-		}
-	})
-	return u
+	return testutil.StartSim(t, cfg)
 }
 
 // closedPort returns a 127.0.0.1 address on which nothing listens.

@@ -1,16 +1,12 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
-	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
 
@@ -74,9 +68,9 @@ type Daemon struct {
 	ready atomic.Bool
 
 	// swapMu serialises what changes the running target set: Run's start,
-	// Reload and shutdown. phase is 0 before Run, 1 running, 2 stopped.
+	// Reload and shutdown, and guards phase.
 	swapMu sync.Mutex
-	phase  int
+	phase  phase
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -88,6 +82,29 @@ type Daemon struct {
 	state   map[string]*targetState  // survives reloads: budgets, in flight, validity, identity
 	last    map[string]ladder.Result // last ladder per target
 	lastSVG string
+}
+
+// phase is where a Daemon is in its life: Run moves it from phaseNew to
+// phaseRunning, and shutdown (or a Run that fails to start) to
+// phaseStopped. It only moves forward.
+type phase int
+
+const (
+	phaseNew     phase = iota // built by New, Run not called
+	phaseRunning              // Run started the targets; Reload may swap them
+	phaseStopped              // shut down, or Run failed to start
+)
+
+func (p phase) String() string {
+	switch p {
+	case phaseNew:
+		return "not started"
+	case phaseRunning:
+		return "running"
+	case phaseStopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
 }
 
 // New builds a daemon from a validated configuration. Nothing is started
@@ -155,13 +172,13 @@ func New(o Options) (*Daemon, error) {
 func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	cfg := d.opts.Config
 	d.swapMu.Lock()
-	if d.phase != 0 {
+	if d.phase != phaseNew {
 		d.swapMu.Unlock()
 		return errors.New("daemon: Run called twice")
 	}
 	runs, err := d.build(cfg)
 	if err != nil {
-		d.phase = 2
+		d.phase = phaseStopped
 		d.swapMu.Unlock()
 		d.closeSinks()
 		return err
@@ -179,7 +196,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	}()
 
 	d.swap(cfg, runs)
-	d.phase = 1
+	d.phase = phaseRunning
 	d.swapMu.Unlock()
 	d.ready.Store(true)
 	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)
@@ -219,7 +236,7 @@ loop:
 func (d *Daemon) shutdown() {
 	d.ready.Store(false)
 	d.swapMu.Lock()
-	d.phase = 2
+	d.phase = phaseStopped
 	d.mu.Lock()
 	runs := d.targets
 	d.targets = map[string]*targetRun{}
@@ -320,8 +337,8 @@ func (d *Daemon) Reload(cfg *config.Config) error {
 	}
 	d.swapMu.Lock()
 	defer d.swapMu.Unlock()
-	if d.phase != 1 {
-		return errors.New("daemon: reload: the daemon is not running")
+	if d.phase != phaseRunning {
+		return fmt.Errorf("daemon: reload: the daemon is not running (%s)", d.phase)
 	}
 	runs, err := d.build(cfg)
 	if err != nil {
@@ -372,206 +389,4 @@ func (d *Daemon) build(cfg *config.Config) (map[string]*targetRun, error) {
 		return nil, err
 	}
 	return runs, nil
-}
-
-// refreshGauges publishes what only the running daemon knows.
-func (d *Daemon) refreshGauges() {
-	d.mu.Lock()
-	runs := make([]*targetRun, 0, len(d.targets))
-	for _, r := range d.targets {
-		runs = append(runs, r)
-	}
-	d.mu.Unlock()
-	now := d.led.Now()
-	host := d.host.Recent()
-	for _, r := range runs {
-		n, oldest := r.state.flight.snapshot()
-		age := time.Duration(0)
-		if n > 0 {
-			age = now - oldest
-		}
-		d.rec.SetInFlight(r.name, n, age)
-		wall := d.now()
-		v := r.state.validity.Judge(wall, host)
-		d.rec.SetGeneratorValid(r.name, v, r.state.validity.MaxLag(wall))
-		d.logVerdict(r, v)
-		if r.budget != nil {
-			rem := r.budget.Remaining()
-			tok, req := int64(-1), int64(-1)
-			if rem.TokensLimited {
-				tok = rem.Tokens
-			}
-			if rem.RequestsLimited {
-				req = rem.Requests
-			}
-			d.rec.SetBudget(r.name, tok, req)
-		} else {
-			d.rec.SetBudget(r.name, -1, -1) // unlimited (a reload may have removed the budget)
-		}
-	}
-}
-
-// ladderDone publishes a finished ladder.
-func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
-	var svg bytes.Buffer
-	if err := report.LadderSVG(&svg, res.Stats()); err != nil {
-		d.log.Warn("ladder curve", "target", r.name, "err", err)
-	}
-	d.mu.Lock()
-	d.last[r.name] = res
-	if svg.Len() > 0 {
-		d.lastSVG = svg.String()
-	}
-	d.mu.Unlock()
-	// Each class's figures are its own: its records, its gates, its
-	// offered rate (step rate × weight share); never the target-wide
-	// figures repeated under a class label.
-	for _, c := range r.classes {
-		v := ladder.ClassResult{Class: c.Name, Capacity: res.Capacity, CapacityStep: res.CapacityStep,
-			CapacityBound: res.CapacityBound, Knee: res.Knee, KneeStep: res.KneeStep} // a single class is the whole ladder
-		for _, cr := range res.Classes {
-			if cr.Class == c.Name {
-				v = cr
-			}
-		}
-		steps := make([]telemetry.LadderStep, 0, len(res.Summaries))
-		for _, s := range res.Summaries {
-			cs, ok := s.Class(c.Name)
-			if !ok {
-				continue
-			}
-			steps = append(steps, telemetry.LadderStep{Step: s.Index, OfferedRate: cs.Rate, TTFTP95: cs.Summary.TTFT.P95, Goodput: cs.Summary.GoodputPerSecond})
-		}
-		// No qualifying step / no knee is an absent series, never a 0 req/s figure.
-		capacity, knee := v.Capacity, v.Knee
-		if v.CapacityStep == 0 {
-			capacity = -1
-		}
-		if v.KneeStep == 0 {
-			knee = -1
-		}
-		d.rec.SetCapacity(r.name, c.Name, capacity, v.CapacityBound, knee)
-		d.rec.SetLadderSteps(r.name, c.Name, res.Finished, steps)
-	}
-	d.log.Info("ladder finished", "target", r.name, "trigger", res.Trigger, "capacity_rps", res.Capacity,
-		"capacity_bound", res.CapacityBound, "knee_rps", res.Knee, "invalid_steps", invalidSteps(res),
-		"aborted", res.Aborted, "abort_reason", res.AbortReason)
-}
-
-// invalidSteps lists a ladder's invalid steps with their causes, e.g.
-// "4 (host_starved)", for logs and the status page.
-func invalidSteps(res ladder.Result) string {
-	var out []string
-	for _, s := range res.Steps {
-		if !s.Valid {
-			out = append(out, fmt.Sprintf("%d (%s)", s.Step, strings.Join(s.CauseNames(), ", ")))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// logVerdict logs a change of a target's live generator verdict: a warning
-// with its causes and what to do when it turns invalid.
-func (d *Daemon) logVerdict(r *targetRun, v stats.Validity) {
-	if was := r.state.invalid.Swap(!v.Valid); was == !v.Valid {
-		return
-	}
-	if v.Valid {
-		d.log.Info("generator valid again: the prober keeps its schedule", "target", r.name)
-		return
-	}
-	for _, c := range v.Causes {
-		d.log.Warn("generator invalid: figures may describe the prober, not the target", "target", r.name,
-			"cause", string(c.Cause), "reason", c.Reason, "what_to_do", c.Action)
-	}
-}
-
-// capacityText formats a capacity for humans: "≥ X req/s" for a lower bound.
-func capacityText(rate float64, step int, bound stats.Bound) string {
-	switch {
-	case step == 0:
-		return "none"
-	case bound == stats.BoundLower:
-		return fmt.Sprintf("≥ %.2f req/s", rate)
-	default:
-		return fmt.Sprintf("%.2f req/s", rate)
-	}
-}
-
-// status is the status page's view.
-func (d *Daemon) status() admin.Status {
-	host := d.host.Recent()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, LadderSVG: d.lastSVG}
-	names := make([]string, 0, len(d.targets))
-	for n := range d.targets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := d.targets[n]
-		inflight, _ := r.state.flight.snapshot()
-		ts := admin.TargetStatus{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight,
-			State: r.stateText(), Capacity: "unknown", Knee: "none"}
-		v := r.state.validity.Judge(d.now(), host)
-		ts.Generator = "valid: the prober keeps its schedule"
-		if !v.Valid {
-			ts.Generator = "INVALID: " + strings.Join(v.Reasons, "; ")
-			var do []string
-			for _, c := range v.Causes {
-				do = append(do, c.Action)
-			}
-			ts.GeneratorAdvice = strings.Join(do, "; ")
-		}
-		var notes []string
-		if res, ok := d.last[n]; ok {
-			ts.LastLadder = res.Finished
-			if res.CapacityStep > 0 {
-				ts.Capacity = capacityText(res.Capacity, res.CapacityStep, res.CapacityBound)
-				if res.CapacityBound == stats.BoundLower {
-					ts.Capacity += " (lower bound: no valid step above it failed)"
-				}
-			} else if len(res.Steps) > 0 {
-				ts.Capacity = "none: no valid step met the gates"
-			}
-			var per []string
-			for _, c := range res.Classes {
-				per = append(per, c.Class+" "+capacityText(c.Capacity, c.CapacityStep, c.CapacityBound))
-			}
-			if len(per) > 0 {
-				ts.Capacity += "; per class (its own offered rate): " + strings.Join(per, ", ")
-			}
-			if res.KneeStep > 0 {
-				ts.Knee = fmt.Sprintf("%.2f req/s", res.Knee)
-			}
-			if bad := invalidSteps(res); bad != "" {
-				notes = append(notes, "last ladder: invalid step(s) "+bad+", not used for capacity or knee")
-			}
-			if res.Aborted {
-				notes = append(notes, "last ladder aborted: "+res.AbortReason)
-			}
-		}
-		ts.Notes = strings.Join(notes, "; ")
-		ts.LastOutcome = r.lastOutcome()
-		ts.DuringLadder = r.duringText(d.start, d.led.Now())
-		ts.Budget = r.budgetText()
-		st.Targets = append(st.Targets, ts)
-	}
-	return st
-}
-
-// effectiveConfig is /config's view (redacted again by admin).
-func (d *Daemon) effectiveConfig() any {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.cfg.Redacted()
-}
-
-// handler is the admin HTTP handler.
-func (d *Daemon) handler() http.Handler {
-	return admin.Handler(admin.Options{
-		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
-		Config: d.effectiveConfig, Status: d.status, Logger: d.log,
-	})
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,32 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent log writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // hostileKey is the API key the hostile target echoes back; tenantSecret
 // is the value of a header_env header whose name (X-Tenant) does not look
@@ -93,7 +74,7 @@ func TestHostileTargetNeverCrashesNorLeaks(t *testing.T) {
 	cfg := loadConfig(t, "ledger: {dir: "+dir+"}\n"+configYAML("1s",
 		targetYAML("header", url, 20, key+"    identity: {response_header: x-build}\n"),
 		targetYAML("field", url, 20, key+"    identity: {models_field: root}\n")))
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	r := startDaemon(t, cfg, func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})

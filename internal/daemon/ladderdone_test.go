@@ -104,8 +104,8 @@ func TestLadderDonePerClass(t *testing.T) {
 		{"llmprobe_capacity_requests_per_second", []string{"class", "long", "bound", "measured"}, 1, false},
 		{"llmprobe_ladder_knee_requests_per_second", []string{"class", "chat"}, 0, true},
 		{"llmprobe_ladder_knee_requests_per_second", []string{"class", "long"}, 2, false},
-		{"llmprobe_ladder_step_offered_rate", []string{"class", "chat", "step", "2"}, 6, false},
-		{"llmprobe_ladder_step_offered_rate", []string{"class", "long", "step", "2"}, 2, false},
+		{"llmprobe_ladder_step_offered_rate_requests_per_second", []string{"class", "chat", "step", "2"}, 6, false},
+		{"llmprobe_ladder_step_offered_rate_requests_per_second", []string{"class", "long", "step", "2"}, 2, false},
 		{"llmprobe_ladder_step_ttft_p95_seconds", []string{"class", "long", "step", "2"}, 0.9, false},
 		{"llmprobe_ladder_step_goodput_requests_per_second", []string{"class", "chat", "step", "1"}, 3, false},
 	} {

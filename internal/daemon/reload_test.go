@@ -9,6 +9,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // startSim serves the simulator with a fixed ~350ms service time, so that
@@ -17,16 +18,7 @@ func startSim(t *testing.T) string {
 	t.Helper()
 	c := sim.DefaultConfig()
 	c.TTFT, c.TokenTime, c.OutputTokens = sim.FixedDist(0.2), sim.FixedDist(0.05), sim.FixedDist(4)
-	s, err := sim.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, closeSim, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = closeSim() })
-	return u
+	return testutil.StartSim(t, c)
 }
 
 // TestReload: a new valid config (higher rate, an extra target) takes
@@ -63,8 +55,8 @@ func TestReload(t *testing.T) {
 	if plannedAfter <= plannedBefore || okAfter < okBefore {
 		t.Errorf("counters went back after the reload: planned %v → %v, ok %v → %v", plannedBefore, plannedAfter, okBefore, okAfter)
 	}
-	if v, ok := sum(after, "llmprobe_arrival_rate", "target", "t1", "traffic", "baseline"); !ok || v != 20 {
-		t.Errorf("llmprobe_arrival_rate{t1,baseline} = %v (%v), want 20", v, ok)
+	if v, ok := sum(after, "llmprobe_arrival_rate_requests_per_second", "target", "t1", "traffic", "baseline"); !ok || v != 20 {
+		t.Errorf("llmprobe_arrival_rate_requests_per_second{t1,baseline} = %v (%v), want 20", v, ok)
 	}
 	// The new rate: arrivals planned in a one-second window after the reload.
 	win := sink.count(func(s seen) bool {

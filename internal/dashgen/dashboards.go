@@ -201,13 +201,13 @@ func capacity() board {
 				{kind: "xychart", title: "Last ladder: TTFT p95 against offered rate", unit: unitSeconds, xUnit: unitReqPerSec,
 					description: "One point per ladder step: offered arrival rate (x) and TTFT p95 of the step (y).",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate{%s}`, selTC), "").asInstant().want(ExpectLadder),
+						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate_requests_per_second{%s}`, selTC), "").asInstant().want(ExpectLadder),
 						query(fmt.Sprintf(`llmprobe_ladder_step_ttft_p95_seconds{%s}`, selTC), "").asInstant().want(ExpectLadder),
 					}},
 				{kind: "xychart", title: "Last ladder: goodput against offered rate", unit: unitReqPerSec, xUnit: unitReqPerSec,
 					description: "One point per ladder step: offered arrival rate (x) and goodput of the step (y).",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate{%s}`, selTC), "").asInstant().want(ExpectLadder),
+						query(fmt.Sprintf(`llmprobe_ladder_step_offered_rate_requests_per_second{%s}`, selTC), "").asInstant().want(ExpectLadder),
 						query(fmt.Sprintf(`llmprobe_ladder_step_goodput_requests_per_second{%s}`, selTC), "").asInstant().want(ExpectLadder),
 					}},
 				{kind: "stat", title: "Last ladder run", unit: unitFromNow, width: 8, height: 5,
@@ -273,7 +273,7 @@ func health() board {
 				{kind: "timeseries", title: "Arrival rate", unit: unitReqPerSec, width: 16,
 					description: "Configured arrival rate and the planned and dispatched rates actually produced.",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_arrival_rate{%s}`, selTCTs), "configured {{target}} {{class}} {{traffic}}"),
+						query(fmt.Sprintf(`llmprobe_arrival_rate_requests_per_second{%s}`, selTCTs), "configured {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
 					}},

@@ -2,7 +2,10 @@ package dashgen
 
 // Metrics are the metric names of llmprobe's telemetry contract that the
 // dashboards and rules may read (histograms by their native name; the
-// classic series add _bucket, _sum and _count).
+// classic series add _bucket, _sum and _count). The list is the telemetry
+// catalog's names (telemetry.Metrics, docs/metrics.md), written here so
+// that dashgen imports nothing of the prober; TestMetricsAreTheCatalog
+// keeps the two equal.
 var Metrics = []string{
 	"llmprobe_time_to_first_token_seconds",
 	"llmprobe_inter_chunk_latency_seconds",
@@ -15,16 +18,17 @@ var Metrics = []string{
 	"llmprobe_requests_good_total",
 	"llmprobe_tokens_total",
 	"llmprobe_target_identity_changes_total",
+	"llmprobe_telemetry_dropped_total",
 	"llmprobe_in_flight_requests",
 	"llmprobe_oldest_in_flight_seconds",
 	"llmprobe_dispatch_lag_max_seconds",
-	"llmprobe_arrival_rate",
+	"llmprobe_arrival_rate_requests_per_second",
 	"llmprobe_generator_valid",
 	"llmprobe_generator_invalid_cause",
 	"llmprobe_capacity_requests_per_second",
 	"llmprobe_ladder_knee_requests_per_second",
 	"llmprobe_ladder_last_run_timestamp_seconds",
-	"llmprobe_ladder_step_offered_rate",
+	"llmprobe_ladder_step_offered_rate_requests_per_second",
 	"llmprobe_ladder_step_ttft_p95_seconds",
 	"llmprobe_ladder_step_goodput_requests_per_second",
 	"llmprobe_budget_remaining_tokens",
@@ -32,6 +36,10 @@ var Metrics = []string{
 	"llmprobe_slo_ttft_seconds",
 	"llmprobe_build_info",
 	"llmprobe_target_info",
+	"llmprobe_ledger_records_written_total",
+	"llmprobe_ledger_records_dropped_total",
+	"llmprobe_ledger_write_errors_total",
+	"llmprobe_ledger_rotations_total",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

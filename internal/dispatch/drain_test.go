@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // Requests ending around the drain deadline race the censor: whichever
@@ -72,7 +73,7 @@ func TestDrainInterrupted(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "every arrival is sent", func() bool { c := led.Counts(); return c.Dispatched == c.Planned })
+	testutil.Eventually(t, 10*time.Second, "every arrival is sent", func() bool { c := led.Counts(); return c.Dispatched == c.Planned })
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(5 * time.Millisecond)
@@ -128,7 +129,7 @@ func TestDrainInterruptWinsOverDueDeadline(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "every arrival is sent", func() bool { c := led.Counts(); return c.Dispatched == c.Planned })
+		testutil.Eventually(t, 10*time.Second, "every arrival is sent", func() bool { c := led.Counts(); return c.Dispatched == c.Planned })
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if n := g.Drain(ctx, 0); n != 0 {

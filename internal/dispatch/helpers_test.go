@@ -158,18 +158,6 @@ func blockExec(ctx context.Context, _ *ledger.Record, dispatched func()) ledger.
 	return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionReset}
 }
 
-// eventually polls cond until it holds, failing the test after 10s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func median(xs []time.Duration) time.Duration {
 	s := slices.Clone(xs)
 	slices.Sort(s)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // sseServer streams three chunks 5ms apart then [DONE]; on /stall it sends
@@ -93,7 +94,7 @@ func TestOpenAgainstStreamingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Let every answering stream end, then censor the stalled ones at once.
-	eventually(t, "the answering streams end", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the answering streams end", func() bool {
 		c := led.Counts()
 		return c.Dispatched == c.Planned && c.Finished == c.Planned-int(c.Planned/5)
 	})

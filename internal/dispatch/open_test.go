@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The schedule is absolute: every arrival is planned at start+offset exactly,
@@ -71,7 +72,7 @@ func TestOpenNeverWaitsForResponses(t *testing.T) {
 	if n := g.InFlight(); n != len(want) {
 		t.Errorf("%d in flight after the window, want all %d", n, len(want))
 	}
-	eventually(t, "every arrival is sent", func() bool { return led.Counts().Dispatched == len(want) })
+	testutil.Eventually(t, 10*time.Second, "every arrival is sent", func() bool { return led.Counts().Dispatched == len(want) })
 	before := led.Now()
 	censored := g.Drain(context.Background(), 30*time.Millisecond)
 	c := checkLedger(t, led, col)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/testutil"
 	"go.uber.org/goleak"
 )
 
@@ -192,7 +193,7 @@ func TestRotatingSinkRotatesByAge(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Record(&Record{ID: 1, Outcome: OK})
-	waitFor(t, func() bool { return s.Stats().Written == 1 })
+	testutil.Eventually(t, 5*time.Second, "the record written", func() bool { return s.Stats().Written == 1 })
 	clk.Add(2 * time.Hour)
 	s.Record(&Record{ID: 2, Outcome: OK})
 	if err := s.Close(); err != nil {
@@ -235,17 +236,6 @@ func TestRotatingSinkCountsErrorsAndDrops(t *testing.T) {
 	}
 	if st.Written != 0 || st.Dropped != 21 {
 		t.Errorf("written %d dropped %d, want 0 and 21 (every record lost is counted)", st.Written, st.Dropped)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -331,18 +331,3 @@ func (r *Record) TPOT() (time.Duration, bool) {
 	}
 	return (r.LastContent - r.FirstContent) / time.Duration(r.Usage.Completion-1), true
 }
-
-// RunHeader is the first line of a JSONL ledger: the run's wall-clock anchor
-// and what was asked for. Wall time of any offset = EpochUnixNano + offset.
-type RunHeader struct {
-	Kind          string    `json:"kind"` // always "run"
-	RunID         string    `json:"run_id"`
-	Epoch         time.Time `json:"epoch"`           // wall clock at offset 0 (RFC 3339, for humans)
-	EpochUnixNano int64     `json:"epoch_unix_nano"` // the same instant, for joining with server logs
-	Mode          Mode      `json:"mode"`
-	Version       string    `json:"version,omitempty"`
-	Schema        int       `json:"schema"`
-}
-
-// SchemaVersion is the JSONL ledger schema version (README, "The request ledger").
-const SchemaVersion = 1

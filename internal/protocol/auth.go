@@ -118,3 +118,27 @@ func (h *authHeaders) apply(hdr map[string][]string, a Adapter) {
 		hdr["Authorization"] = []string{h.bearer.v}
 	}
 }
+
+// AuthStyle is how an API expects its API key to be presented.
+type AuthStyle string
+
+// Auth styles.
+const (
+	AuthBearer  AuthStyle = "bearer"    // Authorization: Bearer <key> (OpenAI and compatibles)
+	AuthXAPIKey AuthStyle = "x-api-key" // x-api-key: <key> (Anthropic)
+)
+
+// AuthStyler is implemented by adapters whose API does not use a bearer
+// token. The Client asks it; an adapter that does not implement it uses
+// AuthBearer.
+type AuthStyler interface {
+	AuthStyle() AuthStyle
+}
+
+// AuthStyleOf returns the auth style of an adapter (AuthBearer by default).
+func AuthStyleOf(a Adapter) AuthStyle {
+	if s, ok := a.(AuthStyler); ok {
+		return s.AuthStyle()
+	}
+	return AuthBearer
+}

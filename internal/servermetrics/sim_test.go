@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // TestSimulatorUnderLoad scrapes the built-in simulator's /metrics while
@@ -28,19 +29,7 @@ func TestSimulatorUnderLoad(t *testing.T) {
 	// requests hold the slots and the rest wait, whatever the machine's
 	// speed, while the sampler looks.
 	cfg.Windows = []sim.Window{{Start: 0, Duration: 1500 * time.Millisecond, Stall: true}}
-	srv, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, closeFn, err := srv.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := closeFn(); err != nil {
-			t.Error(err)
-		}
-	})
+	srv, base := testutil.ServeSim(t, cfg)
 	scraper := newScraper(t, Options{URL: strings.TrimSuffix(base, "/v1") + "/metrics", Interval: MinInterval})
 
 	w, err := scraper.Start(context.Background())

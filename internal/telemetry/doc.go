@@ -10,6 +10,11 @@
 // that describe the daemon's state (in flight, capacity, ladder steps,
 // budgets, target identity) are set through methods the daemon calls.
 //
+// Every llmprobe_* metric is described once, in the catalog (Metrics in
+// catalog.go: name, type, unit, labels, help and the matching OTel
+// instrument). The collectors are built from it and docs/metrics.md is
+// generated from it (TestMetricsDoc).
+//
 // Labels are bounded sets (target and class names from config, traffic,
 // outcome, reason, ladder step); never a URL, key, prompt or error text.
 // The server-supplied values, the model a target names and the version it

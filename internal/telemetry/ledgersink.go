@@ -43,11 +43,18 @@ func (c *ledgerSinkCollector) Collect(ch chan<- prometheus.Metric) {
 func NewLedgerSinkCollector(s LedgerSinkStats) prometheus.Collector {
 	return &ledgerSinkCollector{
 		s:         s,
-		written:   prometheus.NewDesc("llmprobe_ledger_records_written_total", "Ledger records written to the JSONL file buffer.", nil, nil),
-		dropped:   prometheus.NewDesc("llmprobe_ledger_records_dropped_total", "Ledger records not written (queue full, write error, after close).", nil, nil),
-		writeErrs: prometheus.NewDesc("llmprobe_ledger_write_errors_total", "Failed writes, flushes, opens or rotations of the JSONL ledger.", nil, nil),
-		rotations: prometheus.NewDesc("llmprobe_ledger_rotations_total", "JSONL ledger files rotated.", nil, nil),
+		written:   desc(metricLedgerWritten),
+		dropped:   desc(metricLedgerDropped),
+		writeErrs: desc(metricLedgerWriteErrs),
+		rotations: desc(metricLedgerRotations),
 	}
+}
+
+// desc is the description of a catalog entry for a collector of constant
+// metrics.
+func desc(name string) *prometheus.Desc {
+	m := spec(name)
+	return prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
 }
 
 // WatchLedgerSink registers NewLedgerSinkCollector(s) with reg.

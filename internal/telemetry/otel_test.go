@@ -41,7 +41,7 @@ func collectManual(t *testing.T) map[string]metricdata.Metrics {
 
 func attrValue(s attribute.Set, k string) (string, bool) {
 	v, ok := s.Value(attribute.Key(k))
-	return v.Emit(), ok
+	return v.String(), ok
 }
 
 func TestOTelSemanticConventionInstruments(t *testing.T) {

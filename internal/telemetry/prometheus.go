@@ -31,6 +31,7 @@ const (
 	labelStep             = "step"
 	labelBound            = "bound"
 	labelCause            = "cause"
+	labelTokenType        = "type"
 	exemplarRequestID     = "request_id"
 	exemplarTraceID       = "trace_id"
 	tokenTypeInput        = "input"
@@ -79,71 +80,64 @@ type promMetrics struct {
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 }
 
-func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+// histogram, gauge and counter build the collector of a catalog entry
+// (name, help and labels from Metrics).
+func histogram(name string, buckets []float64) *prometheus.HistogramVec {
+	m := spec(name)
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:                            name,
-		Help:                            help,
+		Name:                            m.Name,
+		Help:                            m.Help,
 		Buckets:                         buckets,
 		NativeHistogramBucketFactor:     nativeBucketFactor,
 		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
 		NativeHistogramMinResetDuration: nativeMinResetPeriod,
 		NativeHistogramMaxExemplars:     nativeMaxExemplars,
-	}, []string{labelTarget, labelClass, labelTraffic, labelDuring})
+	}, m.Labels)
 }
 
-func gauge(name, help string, labels ...string) *prometheus.GaugeVec {
-	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+func gauge(name string) *prometheus.GaugeVec {
+	m := spec(name)
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: m.Name, Help: m.Help}, m.Labels)
 }
 
-func counter(name, help string, labels ...string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+func counter(name string) *prometheus.CounterVec {
+	m := spec(name)
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: m.Name, Help: m.Help}, m.Labels)
 }
 
 func newPromMetrics() *promMetrics {
-	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
 	return &promMetrics{
-		ttft: histogram("llmprobe_time_to_first_token_seconds",
-			"Time from the planned send time to the first non-empty visible content, ok requests only.", bucketsTTFT),
-		chunk: histogram("llmprobe_inter_chunk_latency_seconds",
-			"Each gap between consecutive content-bearing stream events, ok requests only.", bucketsChunk),
-		tpot: histogram("llmprobe_time_per_output_token_seconds",
-			"(last content - first content) / (server-reported output tokens - 1), ok requests with usage of 2+ output tokens.", bucketsChunk),
-		duration: histogram("llmprobe_request_duration_seconds",
-			"End to end: stream end minus planned send time, ok requests only.", bucketsDuration),
-		lag: histogram("llmprobe_dispatch_lag_seconds",
-			"Dispatch time minus planned time, every dispatched request.", bucketsLag),
+		ttft:     histogram(metricTTFT, bucketsTTFT),
+		chunk:    histogram(metricChunk, bucketsChunk),
+		tpot:     histogram(metricTPOT, bucketsChunk),
+		duration: histogram(metricDuration, bucketsDuration),
+		lag:      histogram(metricLag, bucketsLag),
 
-		planned:    counter("llmprobe_requests_planned_total", "Planned first-attempt arrivals, counted when they reach a terminal outcome.", series...),
-		dispatched: counter("llmprobe_requests_dispatched_total", "Requests handed to the transport, counted when they reach a terminal outcome.", series...),
-		requests: counter("llmprobe_requests_total", "Terminal outcomes of planned arrivals, by outcome and reason.",
-			labelTarget, labelClass, labelTraffic, labelDuring, labelOutcome, labelReason),
-		good:   counter("llmprobe_requests_good_total", "Requests that were ok and within every gate of their class.", series...),
-		tokens: counter("llmprobe_tokens_total", "Tokens as reported by the server's usage (never estimated).", labelTarget, labelClass, labelTraffic, labelDuring, "type"),
-		identityChanges: counter("llmprobe_target_identity_changes_total",
-			"Times the target's identity (model, version) changed from a previously known value.", labelTarget),
-		dropped: counter("llmprobe_telemetry_dropped_total",
-			"Values the recorder could not record (label: a label value refused; negative: a negative counter amount; panic: recording failed), never fatal.", labelReason),
+		planned:         counter(metricPlanned),
+		dispatched:      counter(metricDispatched),
+		requests:        counter(metricRequests),
+		good:            counter(metricGood),
+		tokens:          counter(metricTokens),
+		identityChanges: counter(metricIdentityChanges),
+		dropped:         counter(metricDropped),
 
-		inFlight:       gauge("llmprobe_in_flight_requests", "Requests dispatched and not yet finished.", labelTarget),
-		oldest:         gauge("llmprobe_oldest_in_flight_seconds", "Age, from its planned time, of the oldest request in flight (0 when none).", labelTarget),
-		arrivalRate:    gauge("llmprobe_arrival_rate", "Scheduled arrival rate in requests per second.", labelTarget, labelClass, labelTraffic),
-		generatorValid: gauge("llmprobe_generator_valid", "1 when the load generator kept its schedule over the last minute (dispatch-lag p99 within the target's max_lag_p99, no arrival unsent at the in-flight cap), else 0. It judges the prober, not the target.", labelTarget),
-		invalidCause: gauge("llmprobe_generator_invalid_cause",
-			"1 for each cause of the current invalid generator verdict (host_starved, dispatch_lag, in_flight_cap, rate_not_reached), else 0.", labelTarget, labelCause),
-		lagMax: gauge("llmprobe_dispatch_lag_max_seconds", "Largest dispatch lag over the last minute (0 when nothing was dispatched).", labelTarget),
-		capacity: gauge("llmprobe_capacity_requests_per_second",
-			"Capacity of the class from the last ladder: the class's offered rate at the highest valid step where its good fraction reached the target. bound=\"measured\": a valid step above failed; bound=\"lower\": none did, the capacity is at least this.",
-			labelTarget, labelClass, labelBound),
-		knee:           gauge("llmprobe_ladder_knee_requests_per_second", "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's.", labelTarget, labelClass),
-		ladderLast:     gauge("llmprobe_ladder_last_run_timestamp_seconds", "Unix time the last ladder finished.", labelTarget),
-		stepRate:       gauge("llmprobe_ladder_step_offered_rate", "The class's offered rate at each step of the last ladder (step rate × the class's weight share), requests per second.", labelTarget, labelClass, labelStep),
-		stepTTFT:       gauge("llmprobe_ladder_step_ttft_p95_seconds", "TTFT p95 of the class's ok requests at each step of the last ladder.", labelTarget, labelClass, labelStep),
-		stepGoodput:    gauge("llmprobe_ladder_step_goodput_requests_per_second", "The class's good requests per second at each step of the last ladder.", labelTarget, labelClass, labelStep),
-		budgetTokens:   gauge("llmprobe_budget_remaining_tokens", "Tokens left in today's budget (absent when unlimited).", labelTarget),
-		budgetRequests: gauge("llmprobe_budget_remaining_requests", "Requests left in today's budget (absent when unlimited).", labelTarget),
-		sloTTFT:        gauge("llmprobe_slo_ttft_seconds", "The class's TTFT gate, for alerting rules.", labelTarget, labelClass),
-		buildInfo:      gauge("llmprobe_build_info", "Build information; always 1.", "version", "revision", "goversion"),
-		targetInfo:     gauge("llmprobe_target_info", "Target identity as last seen; always 1.", labelTarget, "model", "version"),
+		inFlight:       gauge(metricInFlight),
+		oldest:         gauge(metricOldest),
+		arrivalRate:    gauge(metricArrivalRate),
+		generatorValid: gauge(metricGeneratorValid),
+		invalidCause:   gauge(metricInvalidCause),
+		lagMax:         gauge(metricLagMax),
+		capacity:       gauge(metricCapacity),
+		knee:           gauge(metricKnee),
+		ladderLast:     gauge(metricLadderLast),
+		stepRate:       gauge(metricStepRate),
+		stepTTFT:       gauge(metricStepTTFT),
+		stepGoodput:    gauge(metricStepGoodput),
+		budgetTokens:   gauge(metricBudgetTokens),
+		budgetRequests: gauge(metricBudgetRequests),
+		sloTTFT:        gauge(metricSLOTTFT),
+		buildInfo:      gauge(metricBuildInfo),
+		targetInfo:     gauge(metricTargetInfo),
 	}
 }
 
@@ -233,7 +227,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	if req == nil { // a pair outside the closed set still counts
 		var err error
 		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
-			drop(DropLabel, "llmprobe_requests_total", err)
+			drop(DropLabel, metricRequests, err)
 		}
 	}
 	if req != nil {
@@ -251,7 +245,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 			n int
 		}{{s.tokensIn, r.Usage.Prompt}, {s.tokensOut, r.Usage.Completion}} {
 			if x.n < 0 {
-				drop(DropNegative, "llmprobe_tokens_total", fmt.Errorf("token count %d", x.n))
+				drop(DropNegative, metricTokens, fmt.Errorf("token count %d", x.n))
 				continue
 			}
 			x.c.Add(float64(x.n))

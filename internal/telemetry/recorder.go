@@ -386,7 +386,7 @@ func (r *Recorder) SetTargetInfo(target, model, version string) (changed bool) {
 	}
 	g, err := r.prom.targetInfo.GetMetricWithLabelValues(target, next.model, next.version)
 	if err != nil {
-		r.drop(DropLabel, "llmprobe_target_info", err)
+		r.drop(DropLabel, metricTargetInfo, err)
 		return false
 	}
 	r.identity[target] = next

@@ -1,3 +1,6 @@
 // Package testutil holds test helpers that more than one package's tests
-// need. Only _test.go files import it.
+// need: polling (Eventually, EventuallyOK), a goroutine-safe output buffer
+// (SyncBuffer), simulators that stop with the test (NewSim, StartSim,
+// ServeSim) and self-signed certificates (SelfSigned). Only _test.go files
+// import it. It imports internal/sim, so sim's own tests cannot use it.
 package testutil

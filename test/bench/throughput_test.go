@@ -23,9 +23,11 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// startSim builds llmprobe and runs `llmprobe sim` as a child process with a
-// fast, fixed service (1 ms prefill, 8 tokens at 0.1 ms) and ample slots.
-func startSim(b *testing.B) (string, int) {
+// startSimProcess builds llmprobe and runs `llmprobe sim` as a child process
+// with a fast, fixed service (1 ms prefill, 8 tokens at 0.1 ms) and ample
+// slots. A process, not testutil.StartSim: the benchmark reads the
+// simulator's CPU time by pid and may renice it.
+func startSimProcess(b *testing.B) (string, int) {
 	b.Helper()
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "llmprobe")
@@ -126,7 +128,7 @@ func cpuTime() time.Duration {
 // dispatch-lag p50/p99 (ms), the generator's CPU µs per request and, for
 // context, the simulator's (it shares the machine).
 func BenchmarkThroughput(b *testing.B) {
-	base, simPID := startSim(b)
+	base, simPID := startSimProcess(b)
 	window := 5 * time.Second
 	if v := os.Getenv("LLMPROBE_BENCH_WINDOW"); v != "" {
 		d, err := time.ParseDuration(v)

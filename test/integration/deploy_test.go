@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/dashgen"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // timeScale shrinks every window and for-duration of the shipped rules:
@@ -122,7 +123,7 @@ func (st deployStack) ladders(t *testing.T) []ladder.Result {
 func (st deployStack) waitLadders(t *testing.T, n int, within time.Duration) []ladder.Result {
 	t.Helper()
 	var res []ladder.Result
-	eventually(t, within, fmt.Sprintf("%d ladder(s) in the history", n), func() error {
+	testutil.EventuallyOK(t, within, fmt.Sprintf("%d ladder(s) in the history", n), func() error {
 		if res = st.ladders(t); len(res) < n {
 			return fmt.Errorf("%d so far", len(res))
 		}
@@ -208,7 +209,7 @@ func TestDeployCapacityRegression(t *testing.T) {
 	}
 	// Let the capacity gauge build its history, and the baseline run
 	// outside any ladder, before the deploy.
-	eventually(t, 60*time.Second, "capacity scraped", func() error {
+	testutil.EventuallyOK(t, 60*time.Second, "capacity scraped", func() error {
 		_, err := query(ctx, st.promURL, `llmprobe_capacity_requests_per_second{target="sim",class="chat"}`)
 		return err
 	})
@@ -216,7 +217,7 @@ func TestDeployCapacityRegression(t *testing.T) {
 
 	deployed := st.deploy(t, `{"version":"v2","slots":2}`) // capacity 20 → 10 req/s
 	var after ladder.Result
-	eventually(t, 120*time.Second, "the ladder the identity change triggered", func() error {
+	testutil.EventuallyOK(t, 120*time.Second, "the ladder the identity change triggered", func() error {
 		res := st.ladders(t)
 		if len(res) < 2 {
 			return fmt.Errorf("%d ladder(s) so far", len(res))
@@ -243,7 +244,7 @@ func TestDeployCapacityRegression(t *testing.T) {
 		{"LLMProbeCapacityRegressionAfterChange", map[string]string{"target": "sim", "class": "chat", "model": "itest-model", "version": "v2", "severity": "ticket"}},
 		{"LLMProbeCapacityRegression", map[string]string{"target": "sim", "class": "chat", "severity": "ticket"}},
 	} {
-		eventually(t, 60*time.Second, want.alert+" firing", func() error {
+		testutil.EventuallyOK(t, 60*time.Second, want.alert+" firing", func() error {
 			got, err := st.firing(ctx, want.alert)
 			if err != nil {
 				return err
@@ -323,7 +324,7 @@ func TestDeployBreaksBaselinePages(t *testing.T) {
 	st := startDeployStack(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	eventually(t, 60*time.Second, "the SLI recorded", func() error {
+	testutil.EventuallyOK(t, 60*time.Second, "the SLI recorded", func() error {
 		_, err := query(ctx, st.promURL, `llmprobe:sli_availability_errors:ratio_rate1h{target="sim",class="chat"}`)
 		return err
 	})
@@ -332,7 +333,7 @@ func TestDeployBreaksBaselinePages(t *testing.T) {
 		t.Fatalf("burn-rate alerts before the deploy: %v", fired)
 	}
 	deployed := st.deploy(t, `{"version":"v2","error_fraction":0.5}`)
-	eventually(t, 150*time.Second, "LLMProbeAvailabilityBurnRatePage firing", func() error {
+	testutil.EventuallyOK(t, 150*time.Second, "LLMProbeAvailabilityBurnRatePage firing", func() error {
 		got, err := st.firing(ctx, "LLMProbeAvailabilityBurnRatePage")
 		if err != nil {
 			return err

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // prometheusBin returns the Prometheus binary or skips the test.
@@ -73,32 +74,15 @@ func freeAddr(t *testing.T) string {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *testutil.SyncBuffer
 	done chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // start runs a process until the test ends; it is stopped with SIGTERM and
 // its output is logged when the test failed.
 func start(t *testing.T, name string, env []string, bin string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &testutil.SyncBuffer{}, done: make(chan error, 1)}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -251,20 +235,6 @@ func scalarOf(r promResult) (float64, bool) {
 		return 0, false
 	}
 	return f, true
-}
-
-// eventually polls fn until it returns nil or within passes.
-func eventually(t *testing.T, within time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(time.Second)
-	}
-	t.Fatalf("%s: not within %v: %v", what, within, err)
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 const probeConfig = `
@@ -103,7 +105,7 @@ func nativeHistograms(t *testing.T, st stack) {
 	defer cancel()
 
 	// The scraped series is a native histogram (not only classic buckets).
-	eventually(t, 60*time.Second, "native TTFT histogram scraped", func() error {
+	testutil.EventuallyOK(t, 60*time.Second, "native TTFT histogram scraped", func() error {
 		res, err := query(ctx, st.promURL, `llmprobe_time_to_first_token_seconds{target="sim",class="chat",traffic="baseline",during="none"}`)
 		if err != nil {
 			return err
@@ -117,7 +119,7 @@ func nativeHistograms(t *testing.T, st stack) {
 	// Enough data for a rate over 30s, then the median TTFT from the native
 	// histogram sits near the simulator's fixed 200ms prefill (plus the
 	// client's own overhead, within a native bucket's ±5%).
-	eventually(t, 90*time.Second, "TTFT median from native histogram", func() error {
+	testutil.EventuallyOK(t, 90*time.Second, "TTFT median from native histogram", func() error {
 		res, err := query(ctx, st.promURL, `histogram_quantile(0.5, sum by (target) (rate(llmprobe_time_to_first_token_seconds{target="sim"}[30s])))`)
 		if err != nil {
 			return err
@@ -153,7 +155,7 @@ func nativeHistograms(t *testing.T, st stack) {
 func otlpMetrics(t *testing.T, st stack) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	eventually(t, 60*time.Second, "OTLP semantic-convention histograms", func() error {
+	testutil.EventuallyOK(t, 60*time.Second, "OTLP semantic-convention histograms", func() error {
 		names, err := query(ctx, st.promURL, `group by (__name__) ({__name__=~"gen_ai_client_operation_.*|gen_ai_client_token_usage.*"})`)
 		if err != nil {
 			return err

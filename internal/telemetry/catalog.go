@@ -1,0 +1,236 @@
+package telemetry
+
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// MetricKind is the Prometheus type of a metric.
+type MetricKind string
+
+// The metric types llmprobe exports.
+const (
+	KindCounter   MetricKind = "counter"
+	KindGauge     MetricKind = "gauge"
+	KindHistogram MetricKind = "histogram" // native and classic buckets on the same series
+)
+
+// MetricSpec describes one llmprobe_* Prometheus metric. The catalog
+// (Metrics) is the one place a metric's name, type, unit, labels and help
+// are written: the collectors are built from it and docs/metrics.md is
+// generated from it.
+type MetricSpec struct {
+	Name string
+	Kind MetricKind
+	// Unit is what one unit of the value is ("seconds", "requests/s",
+	// "requests", "tokens", …); empty for a 0/1 flag or an info series.
+	Unit string
+	// Labels are the variable labels, in the collector's order. The
+	// Recorder's series (all but the llmprobe_ledger_* counters) also carry
+	// the constant `region` label when Options.Region is set.
+	Labels []string
+	Help   string
+	// OTel names the OpenTelemetry instrument that carries the same
+	// figure, empty when none does.
+	OTel string
+}
+
+// Metric names, written once here and used by the collectors.
+const (
+	metricTTFT            = "llmprobe_time_to_first_token_seconds"
+	metricChunk           = "llmprobe_inter_chunk_latency_seconds"
+	metricTPOT            = "llmprobe_time_per_output_token_seconds"
+	metricDuration        = "llmprobe_request_duration_seconds"
+	metricLag             = "llmprobe_dispatch_lag_seconds"
+	metricPlanned         = "llmprobe_requests_planned_total"
+	metricDispatched      = "llmprobe_requests_dispatched_total"
+	metricRequests        = "llmprobe_requests_total"
+	metricGood            = "llmprobe_requests_good_total"
+	metricTokens          = "llmprobe_tokens_total"
+	metricIdentityChanges = "llmprobe_target_identity_changes_total"
+	metricDropped         = "llmprobe_telemetry_dropped_total"
+	metricInFlight        = "llmprobe_in_flight_requests"
+	metricOldest          = "llmprobe_oldest_in_flight_seconds"
+	metricArrivalRate     = "llmprobe_arrival_rate_requests_per_second"
+	metricGeneratorValid  = "llmprobe_generator_valid"
+	metricInvalidCause    = "llmprobe_generator_invalid_cause"
+	metricLagMax          = "llmprobe_dispatch_lag_max_seconds"
+	metricCapacity        = "llmprobe_capacity_requests_per_second"
+	metricKnee            = "llmprobe_ladder_knee_requests_per_second"
+	metricLadderLast      = "llmprobe_ladder_last_run_timestamp_seconds"
+	metricStepRate        = "llmprobe_ladder_step_offered_rate_requests_per_second"
+	metricStepTTFT        = "llmprobe_ladder_step_ttft_p95_seconds"
+	metricStepGoodput     = "llmprobe_ladder_step_goodput_requests_per_second"
+	metricBudgetTokens    = "llmprobe_budget_remaining_tokens"
+	metricBudgetRequests  = "llmprobe_budget_remaining_requests"
+	metricSLOTTFT         = "llmprobe_slo_ttft_seconds"
+	metricBuildInfo       = "llmprobe_build_info"
+	metricTargetInfo      = "llmprobe_target_info"
+	metricLedgerWritten   = "llmprobe_ledger_records_written_total"
+	metricLedgerDropped   = "llmprobe_ledger_records_dropped_total"
+	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
+	metricLedgerRotations = "llmprobe_ledger_rotations_total"
+)
+
+// Units of the catalog.
+const (
+	unitSeconds   = "seconds"
+	unitRate      = "requests/s"
+	unitRequests  = "requests"
+	unitTokens    = "tokens"
+	unitRecords   = "records"
+	unitTimestamp = "seconds since the Unix epoch"
+)
+
+// Metrics returns every llmprobe_* Prometheus metric the package exports,
+// in the order of docs/metrics.md. The slice is new on every call.
+func Metrics() []MetricSpec {
+	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
+	perStep := []string{labelTarget, labelClass, labelStep}
+	return []MetricSpec{
+		// Latency histograms of one (target, class, traffic, during).
+		{Name: metricTTFT, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentTimeToFirstChunk,
+			Help: "Time from the planned send time to the first non-empty visible content, ok requests only."},
+		{Name: metricChunk, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentTimePerChunk,
+			Help: "Each gap between consecutive content-bearing stream events, ok requests only."},
+		{Name: metricTPOT, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentTimePerToken,
+			Help: "(last content - first content) / (server-reported output tokens - 1), ok requests with usage of 2+ output tokens."},
+		{Name: metricDuration, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentOperationDuration,
+			Help: "End to end: stream end minus planned send time, ok requests only."},
+		{Name: metricLag, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentDispatchLag,
+			Help: "Dispatch time minus planned time, every dispatched request."},
+
+		// Counters of the ledger's terminal outcomes.
+		{Name: metricPlanned, Kind: KindCounter, Unit: unitRequests, Labels: series,
+			Help: "Planned first-attempt arrivals, counted when they reach a terminal outcome."},
+		{Name: metricDispatched, Kind: KindCounter, Unit: unitRequests, Labels: series,
+			Help: "Requests handed to the transport, counted when they reach a terminal outcome."},
+		{Name: metricRequests, Kind: KindCounter, Unit: unitRequests, Labels: append(append([]string{}, series...), labelOutcome, labelReason), OTel: InstrumentRequests,
+			Help: "Terminal outcomes of planned arrivals, by outcome and reason."},
+		{Name: metricGood, Kind: KindCounter, Unit: unitRequests, Labels: series, OTel: InstrumentRequestsGood,
+			Help: "Requests that were ok and within every gate of their class."},
+		{Name: metricTokens, Kind: KindCounter, Unit: unitTokens, Labels: append(append([]string{}, series...), labelTokenType), OTel: InstrumentTokenUsage,
+			Help: "Tokens as reported by the server's usage (never estimated)."},
+		{Name: metricIdentityChanges, Kind: KindCounter, Unit: "changes", Labels: []string{labelTarget},
+			Help: "Times the target's identity (model, version) changed from a previously known value."},
+		{Name: metricDropped, Kind: KindCounter, Unit: "values", Labels: []string{labelReason},
+			Help: "Values the recorder could not record (label: a label value refused; negative: a negative counter amount; panic: recording failed), never fatal."},
+
+		// The generator's own state.
+		{Name: metricInFlight, Kind: KindGauge, Unit: unitRequests, Labels: []string{labelTarget},
+			Help: "Requests dispatched and not yet finished."},
+		{Name: metricOldest, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget},
+			Help: "Age, from its planned time, of the oldest request in flight (0 when none)."},
+		{Name: metricArrivalRate, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelTraffic},
+			Help: "Scheduled arrival rate in requests per second."},
+		{Name: metricGeneratorValid, Kind: KindGauge, Labels: []string{labelTarget},
+			Help: "1 when the load generator kept its schedule over the last minute (dispatch-lag p99 within the target's max_lag_p99, no arrival unsent at the in-flight cap), else 0. It judges the prober, not the target."},
+		{Name: metricInvalidCause, Kind: KindGauge, Labels: []string{labelTarget, labelCause},
+			Help: "1 for each cause of the current invalid generator verdict (host_starved, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
+		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget},
+			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
+
+		// Capacity and the last ladder.
+		{Name: metricCapacity, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelBound},
+			Help: "Capacity of the class from the last ladder: the class's offered rate at the highest valid step where its good fraction reached the target. bound=\"measured\": a valid step above failed; bound=\"lower\": none did, the capacity is at least this."},
+		{Name: metricKnee, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass},
+			Help: "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's."},
+		{Name: metricLadderLast, Kind: KindGauge, Unit: unitTimestamp, Labels: []string{labelTarget},
+			Help: "Unix time the last ladder finished."},
+		{Name: metricStepRate, Kind: KindGauge, Unit: unitRate, Labels: perStep,
+			Help: "The class's offered rate at each step of the last ladder (step rate × the class's weight share), requests per second."},
+		{Name: metricStepTTFT, Kind: KindGauge, Unit: unitSeconds, Labels: perStep,
+			Help: "TTFT p95 of the class's ok requests at each step of the last ladder."},
+		{Name: metricStepGoodput, Kind: KindGauge, Unit: unitRate, Labels: perStep,
+			Help: "The class's good requests per second at each step of the last ladder."},
+
+		// Budgets, gates and identity.
+		{Name: metricBudgetTokens, Kind: KindGauge, Unit: unitTokens, Labels: []string{labelTarget},
+			Help: "Tokens left in today's budget (absent when unlimited)."},
+		{Name: metricBudgetRequests, Kind: KindGauge, Unit: unitRequests, Labels: []string{labelTarget},
+			Help: "Requests left in today's budget (absent when unlimited)."},
+		{Name: metricSLOTTFT, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget, labelClass},
+			Help: "The class's TTFT gate, for alerting rules."},
+		{Name: metricBuildInfo, Kind: KindGauge, Labels: []string{"version", "revision", "goversion"},
+			Help: "Build information; always 1."},
+		{Name: metricTargetInfo, Kind: KindGauge, Labels: []string{labelTarget, "model", "version"},
+			Help: "Target identity as last seen; always 1."},
+
+		// The JSONL ledger sink (registered by WatchLedgerSink).
+		{Name: metricLedgerWritten, Kind: KindCounter, Unit: unitRecords,
+			Help: "Ledger records written to the JSONL file buffer."},
+		{Name: metricLedgerDropped, Kind: KindCounter, Unit: unitRecords,
+			Help: "Ledger records not written (queue full, write error, after close)."},
+		{Name: metricLedgerWriteErrs, Kind: KindCounter, Unit: "errors",
+			Help: "Failed writes, flushes, opens or rotations of the JSONL ledger."},
+		{Name: metricLedgerRotations, Kind: KindCounter, Unit: "rotations",
+			Help: "JSONL ledger files rotated."},
+	}
+}
+
+// spec returns the catalog entry of name. An unknown name is a programming
+// error, caught by every test that builds a Recorder.
+func spec(name string) MetricSpec {
+	for _, m := range Metrics() {
+		if m.Name == name {
+			return m
+		}
+	}
+	panic(fmt.Sprintf("telemetry: metric %q is not in the catalog", name))
+}
+
+// LabelSpec describes one label of the catalog's metrics.
+type LabelSpec struct {
+	Name    string
+	Meaning string
+	// Values is the closed set of values, empty when the values come from
+	// the configuration (target and class names) or the server.
+	Values []string
+}
+
+// Labels returns the labels of the catalog's metrics, in the order of
+// docs/metrics.md. The slice is new on every call.
+func Labels() []LabelSpec {
+	strs := func(n int, at func(int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = at(i)
+		}
+		return out
+	}
+	var reasons []string
+	seen := map[string]bool{}
+	for _, o := range ledger.Outcomes {
+		for _, r := range ledger.ReasonsFor(o) {
+			if !seen[string(r)] {
+				seen[string(r)] = true
+				reasons = append(reasons, string(r))
+			}
+		}
+	}
+	return []LabelSpec{
+		{Name: labelTarget, Meaning: "The target's name from the configuration."},
+		{Name: labelClass, Meaning: "The workload class's name from the configuration."},
+		{Name: labelTraffic, Meaning: "Which load produced the request: a one-shot probe, the daemon's baseline or a ladder step.",
+			Values: []string{string(ledger.TrafficProbe), string(ledger.TrafficBaseline), string(ledger.TrafficLadder)}},
+		{Name: labelDuring, Meaning: "Whether a ladder was running on the target when the request was planned.",
+			Values: strs(len(ledger.DuringValues), func(i int) string { return ledger.DuringValues[i].Label() })},
+		{Name: labelOutcome, Meaning: "The request's terminal outcome in the ledger.",
+			Values: strs(len(ledger.Outcomes), func(i int) string { return string(ledger.Outcomes[i]) })},
+		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + ").",
+			Values: reasons},
+		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
+		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",
+			Values: strs(len(stats.Causes), func(i int) string { return string(stats.Causes[i]) })},
+		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
+			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
+		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
+		{Name: "model", Meaning: "The model the target names (server-supplied, sanitised, at most 128 bytes)."},
+		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
+		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
+		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
+		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_* counters) when a region is configured (one prober per region); absent otherwise."},
+	}
+}
