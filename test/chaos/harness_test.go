@@ -134,22 +134,7 @@ func freePort(t testing.TB) string {
 }
 
 // syncBuffer is a goroutine-safe output buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
+type syncBuffer = testutil.SyncBuffer
 
 // proc is a running llmprobe process.
 type proc struct {
