@@ -12,6 +12,7 @@ import (
 
 	"log/slog"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -25,23 +26,25 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	var t targetFlags
 	fs := newFlagSet("ladder", e)
 	t.register(fs)
-	steps := fs.String("steps", "1,2,4,8,16,32", "offered rates of the steps, req/s, comma-separated, increasing")
-	stepDur := fs.Duration("step-duration", 20*time.Second, "arrival window of each step")
-	gap := fs.Duration("gap", 2*time.Second, "pause between steps (after the previous step settled)")
-	maxRate := fs.Float64("max-rate", 100, "hard maximum: a step above it is refused")
-	arrival := fs.String("arrival", "poisson", "arrival process: poisson|constant|gamma")
-	seed := fs.Uint64("seed", 1, "seed for arrivals and prompts")
-	maxInFlight := fs.Int("max-in-flight", 0, "in-flight cap per step (0: none); arrivals that find it full are unsent/client_cap")
-	maxTokens := fs.Int("max-tokens", 64, "max_tokens sent with each request")
-	promptTokens := fs.Int("prompt-tokens", 128, "synthetic prompt length, in tokens")
-	sloTTFT := fs.Duration("slo-ttft", time.Second, "gate: TTFT (from planned send)")
-	sloE2E := fs.Duration("slo-e2e", 0, "gate: end-to-end latency (0: none)")
-	goodTarget := fs.Float64("good-fraction", 0.9, "a step meets its gates when good/planned ≥ this")
-	kneeFactor := fs.Float64("knee-factor", 2, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
-	abortErr := fs.Float64("abort-error-fraction", 0.5, "abort when failed/sent exceeds this (0: off)")
-	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
-	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
-	stopAt := fs.String("stop-at", "capacity", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
+	def := config.OneShotLadder()
+	class, l := def.Classes[0], def.Ladder
+	steps := fs.String("steps", formatRates(l.Steps), "offered rates of the steps, req/s, comma-separated, increasing")
+	stepDur := fs.Duration("step-duration", l.StepDuration.D(), "arrival window of each step")
+	gap := fs.Duration("gap", l.Gap.D(), "pause between steps (after the previous step settled)")
+	maxRate := fs.Float64("max-rate", config.Defaults().Limits.MaxRate, "hard maximum: a step above it is refused")
+	arrival := fs.String("arrival", l.Arrival, "arrival process: poisson|constant|gamma")
+	seed := fs.Uint64("seed", uint64(l.Seed), "seed for arrivals and prompts")
+	maxInFlight := fs.Int("max-in-flight", def.MaxInFlight, "in-flight cap per step (0: none); arrivals that find it full are unsent/client_cap")
+	maxTokens := fs.Int("max-tokens", class.Output.Value, "max_tokens sent with each request")
+	promptTokens := fs.Int("prompt-tokens", class.Input.Value, "synthetic prompt length, in tokens")
+	sloTTFT := fs.Duration("slo-ttft", class.Gates.TTFT.D(), "gate: TTFT (from planned send)")
+	sloE2E := fs.Duration("slo-e2e", class.Gates.E2E.D(), "gate: end-to-end latency (0: none)")
+	goodTarget := fs.Float64("good-fraction", l.GoodFractionTarget, "a step meets its gates when good/planned ≥ this")
+	kneeFactor := fs.Float64("knee-factor", l.KneeFactor, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
+	abortErr := fs.Float64("abort-error-fraction", l.Abort.ErrorFraction, "abort when failed/sent exceeds this (0: off)")
+	abortRej := fs.Float64("abort-rejection-fraction", l.Abort.RejectionFraction, "abort when rejected/sent exceeds this (0: off)")
+	abortTTFT := fs.Float64("abort-ttft-gate-multiple", l.Abort.TTFTGateMultiple, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
+	stopAt := fs.String("stop-at", l.StopAt, "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
 	onInvalid := fs.String("on-invalid", "abort", "what a generator-invalid step does: abort (stop the ladder there) | continue (record it, never use it, run the next step)")
 	maxLagP99 := fs.Duration("max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 per step (0: default 10ms)")
 	rateTol := fs.Float64("rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
@@ -187,6 +190,15 @@ func writeFile(path string, render func(*os.File) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// formatRates writes rates as --steps takes them.
+func formatRates(rates []float64) string {
+	parts := make([]string, len(rates))
+	for i, r := range rates {
+		parts[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 func parseRates(s string) ([]float64, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -54,33 +55,35 @@ type probeFlags struct {
 
 func (p *probeFlags) register(fs *pflag.FlagSet) {
 	p.target.register(fs)
+	def := config.OneShot()
+	class := def.Classes[0]
 	fs.Float64Var(&p.rate, "rate", 5, "open loop: arrival rate, requests per second")
 	fs.DurationVar(&p.duration, "duration", 10*time.Second, "arrival window: arrivals are planned in [0, duration)")
-	fs.StringVar(&p.arrival, "arrival", "poisson", "arrival process: poisson|constant|gamma")
+	fs.StringVar(&p.arrival, "arrival", def.Baseline.Arrival, "arrival process: poisson|constant|gamma")
 	fs.Float64Var(&p.burstiness, "burstiness", 1, "gamma shape k (CV = 1/sqrt(k)); 1 = Poisson, <1 burstier")
-	fs.IntVar(&p.maxInFlight, "max-in-flight", 0, "in-flight cap; arrivals that find it full are recorded unsent/client_cap (0: none)")
-	fs.DurationVar(&p.drain, "drain", 30*time.Second, "after the window, wait this long for in-flight requests; the rest are censored")
-	fs.IntVar(&p.maxTokens, "max-tokens", 64, "max_tokens sent with each request")
-	fs.IntVar(&p.promptTokens, "prompt-tokens", 128, "length of the synthetic prompt, in tokens (≈4 characters each)")
+	fs.IntVar(&p.maxInFlight, "max-in-flight", def.MaxInFlight, "in-flight cap; arrivals that find it full are recorded unsent/client_cap (0: none)")
+	fs.DurationVar(&p.drain, "drain", config.Defaults().Drain.Timeout.D(), "after the window, wait this long for in-flight requests; the rest are censored")
+	fs.IntVar(&p.maxTokens, "max-tokens", class.Output.Value, "max_tokens sent with each request")
+	fs.IntVar(&p.promptTokens, "prompt-tokens", class.Input.Value, "length of the synthetic prompt, in tokens (≈4 characters each)")
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
-	fs.Uint64Var(&p.seed, "seed", 1, "seed for arrivals, think times and prompts")
-	fs.DurationVar(&p.sloTTFT, "slo-ttft", 0, "gate: time to first token (from planned send); 0 = none")
-	fs.DurationVar(&p.sloTPOT, "slo-tpot", 0, "gate: time per output token; 0 = none")
-	fs.DurationVar(&p.sloE2E, "slo-e2e", 0, "gate: end-to-end latency (from planned send); 0 = none")
-	fs.Float64Var(&p.goodTarget, "good-fraction", 0.9, "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this")
+	fs.Uint64Var(&p.seed, "seed", uint64(def.Baseline.Seed), "seed for arrivals, think times and prompts")
+	fs.DurationVar(&p.sloTTFT, "slo-ttft", class.Gates.TTFT.D(), "gate: time to first token (from planned send); 0 = none")
+	fs.DurationVar(&p.sloTPOT, "slo-tpot", class.Gates.TPOT.D(), "gate: time per output token; 0 = none")
+	fs.DurationVar(&p.sloE2E, "slo-e2e", class.Gates.E2E.D(), "gate: end-to-end latency (from planned send); 0 = none")
+	fs.Float64Var(&p.goodTarget, "good-fraction", def.Ladder.GoodFractionTarget, "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this")
 	fs.DurationVar(&p.maxLagP99, "max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 (0: default 10ms)")
 	fs.Float64Var(&p.rateTol, "rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
 	fs.DurationVar(&p.spin, "spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
-	fs.Float64Var(&p.cancelFrac, "cancel-fraction", 0, "cancellation injection: fraction of requests cancelled after --cancel-after")
-	fs.DurationVar(&p.cancelAfter, "cancel-after", 0, "cancellation injection: delay after dispatch")
-	fs.StringVar(&p.ttftBoundary, "ttft-boundary", "content", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
-	fs.IntVar(&p.retries, "retries", 0, "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
-	fs.DurationVar(&p.backoff, "backoff", dispatch.DefaultBackoff, "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure")
-	fs.DurationVar(&p.maxBackoff, "max-backoff", dispatch.DefaultMaxBackoff, "failure backoff cap")
-	fs.Float64Var(&p.jitter, "backoff-jitter", 0.5, "fraction of each backoff drawn at random from --seed (reproducible), 0..1")
+	fs.Float64Var(&p.cancelFrac, "cancel-fraction", def.Cancellation.Fraction, "cancellation injection: fraction of requests cancelled after --cancel-after")
+	fs.DurationVar(&p.cancelAfter, "cancel-after", def.Cancellation.Delay.D(), "cancellation injection: delay after dispatch")
+	fs.StringVar(&p.ttftBoundary, "ttft-boundary", def.TTFTBoundary, "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
+	fs.IntVar(&p.retries, "retries", max(def.Retries.MaxAttempts-1, 0), "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
+	fs.DurationVar(&p.backoff, "backoff", def.Retries.Backoff.D(), "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure")
+	fs.DurationVar(&p.maxBackoff, "max-backoff", def.Retries.MaxBackoff.D(), "failure backoff cap")
+	fs.Float64Var(&p.jitter, "backoff-jitter", def.Retries.Jitter, "fraction of each backoff drawn at random from --seed (reproducible), 0..1")
 }
 
 func (p *probeFlags) validate() error {

@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/defaults.json from the loaded defaults")
@@ -89,6 +92,74 @@ func TestDefaultsSnapshot(t *testing.T) {
 		}
 		if !reflect.DeepEqual(g, want[k]) {
 			t.Errorf("%s: loads to %v, was %v", k, g, want[k])
+		}
+	}
+}
+
+// TestTypedDefaults: a minimal configuration loads to exactly the typed
+// defaults (Defaults, DefaultTarget, DefaultClass) plus its own keys.
+func TestTypedDefaults(t *testing.T) {
+	c, err := LoadWith(Options{BuiltIn: []byte(minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults()
+	tg := DefaultTarget()
+	tg.Name, tg.URL, tg.Model = "t1", "http://127.0.0.1:8000/v1", "m"
+	want.Targets = []Target{tg}
+	c.sources = nil
+	if !reflect.DeepEqual(*c, want) {
+		g, _ := json.Marshal(c)
+		w, _ := json.Marshal(want)
+		t.Errorf("loaded\n%s\nwant\n%s", g, w)
+	}
+	cl := DefaultClass()
+	cl.Name = "default"
+	if !reflect.DeepEqual(tg.Classes, []Class{cl}) {
+		t.Errorf("default class list %+v, want DefaultClass named default", tg.Classes)
+	}
+	// A class entry leaves out what DefaultClass holds.
+	c, err = LoadWith(Options{BuiltIn: []byte(minimal + "    classes: [{name: a}]\n"), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Name = "a"
+	if got := c.Targets[0].Classes; !reflect.DeepEqual(got, []Class{cl}) {
+		t.Errorf("class defaults: %+v, want %+v", got, cl)
+	}
+}
+
+// TestFlagDefaults: every flag of RegisterFlags names a key, shows that
+// key's default, and changes nothing when given at its default.
+func TestFlagDefaults(t *testing.T) {
+	plain, err := LoadWith(Options{BuiltIn: []byte(minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(plain)
+	flat := loadedDefaults(t)
+	for _, f := range FlagKeys() {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		RegisterFlags(fs)
+		fl := fs.Lookup(f.Flag)
+		if fl == nil {
+			t.Fatalf("--%s not registered", f.Flag)
+		}
+		if !strings.HasSuffix(fl.Usage, "("+f.Key+")") {
+			t.Errorf("--%s help %q does not name %s", f.Flag, fl.Usage, f.Key)
+		}
+		if _, ok := flat[f.Key]; !ok {
+			t.Errorf("--%s: key %s is not loaded", f.Flag, f.Key)
+		}
+		if err := fs.Set(f.Flag, fl.DefValue); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadWith(Options{BuiltIn: []byte(minimal), Flags: fs, Environ: noEnv})
+		if err != nil {
+			t.Fatalf("--%s=%s: %v", f.Flag, fl.DefValue, err)
+		}
+		if got, _ := json.Marshal(c); string(got) != string(want) {
+			t.Errorf("--%s at its default %q changes the configuration:\n%s\nwant\n%s", f.Flag, fl.DefValue, got, want)
 		}
 	}
 }

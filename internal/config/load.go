@@ -42,33 +42,72 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	return LoadWith(Options{Path: path, Flags: fs})
 }
 
-// flagKeys maps the flags RegisterFlags defines to configuration keys.
-func flagKeys() map[string]string {
-	return map[string]string{
-		"listen":             "admin.listen",
-		"web-config-file":    "admin.web_config_file",
-		"log-level":          "log.level",
-		"log-format":         "log.format",
-		"ledger-dir":         "ledger.dir",
-		"otel":               "otel.enabled",
-		"drain-timeout":      "drain.timeout",
-		"max-buffered-bytes": "limits.max_buffered_bytes",
+// FlagKey is a command-line flag that overrides one configuration key.
+type FlagKey struct {
+	Flag string // without the leading "--"
+	Key  string // e.g. "admin.listen"
+	Help string // the key is appended in parentheses
+}
+
+// FlagKeys are the flags RegisterFlags defines, each for one key; their
+// defaults are the keys' defaults (Defaults).
+func FlagKeys() []FlagKey {
+	return []FlagKey{
+		{"listen", "admin.listen", "admin HTTP listen address"},
+		{"web-config-file", "admin.web_config_file", "exporter-toolkit web config file for TLS/basic auth"},
+		{"log-level", "log.level", "log level: debug|info|warn|error"},
+		{"log-format", "log.format", "log format: auto|text|json"},
+		{"ledger-dir", "ledger.dir", "directory of rotating JSONL ledger files"},
+		{"otel", "otel.enabled", "enable OpenTelemetry export"},
+		{"drain-timeout", "drain.timeout", "graceful drain timeout"},
+		{"max-buffered-bytes", "limits.max_buffered_bytes", "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit"},
 	}
 }
 
-// RegisterFlags defines the flags that override configuration keys:
-// --listen, --web-config-file, --log-level, --log-format, --ledger-dir,
-// --otel, --drain-timeout and --max-buffered-bytes. Only flags given on the
-// command line override.
+// RegisterFlags defines the flags of FlagKeys: --listen, --web-config-file,
+// --log-level, --log-format, --ledger-dir, --otel, --drain-timeout and
+// --max-buffered-bytes, each defaulting to its key's default. Only flags
+// given on the command line override.
 func RegisterFlags(fs *pflag.FlagSet) {
-	fs.String("listen", ":9464", "admin HTTP listen address (admin.listen)")
-	fs.String("web-config-file", "", "exporter-toolkit web config file for TLS/basic auth (admin.web_config_file)")
-	fs.String("log-level", "info", "log level: debug|info|warn|error (log.level)")
-	fs.String("log-format", "auto", "log format: auto|text|json (log.format)")
-	fs.String("ledger-dir", "", "directory of rotating JSONL ledger files (ledger.dir)")
-	fs.Bool("otel", false, "enable OpenTelemetry export (otel.enabled)")
-	fs.String("drain-timeout", "30s", "graceful drain timeout (drain.timeout)")
-	fs.Int64("max-buffered-bytes", DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit (limits.max_buffered_bytes)")
+	def := reflect.ValueOf(Defaults())
+	for _, f := range FlagKeys() {
+		v, ok := valueAt(def, f.Key)
+		if !ok {
+			panic("config: flag --" + f.Flag + " names no key: " + f.Key) // a programming error, caught by the tests
+		}
+		help := f.Help + " (" + f.Key + ")"
+		switch x := v.Interface().(type) {
+		case Duration:
+			fs.String(f.Flag, x.String(), help)
+		case string:
+			fs.String(f.Flag, x, help)
+		case bool:
+			fs.Bool(f.Flag, x, help)
+		case int:
+			fs.Int(f.Flag, x, help)
+		case int64:
+			fs.Int64(f.Flag, x, help)
+		case float64:
+			fs.Float64(f.Flag, x, help)
+		default:
+			panic(fmt.Sprintf("config: flag --%s: unsupported type %T", f.Flag, x))
+		}
+	}
+}
+
+// valueAt returns the field of v at a dotted koanf key ("admin.listen").
+func valueAt(v reflect.Value, key string) (reflect.Value, bool) {
+	for _, part := range strings.Split(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, false
+		}
+		f, ok := fieldByTag(v.Type(), part)
+		if !ok {
+			return reflect.Value{}, false
+		}
+		v = v.FieldByIndex(f.Index)
+	}
+	return v, true
 }
 
 // LoadWith is Load with an injectable environment.
@@ -89,7 +128,7 @@ func LoadWith(o Options) (*Config, error) {
 		}
 		return k.Merge(lk)
 	}
-	if err := layer("defaults", confmap.Provider(defaults(), "."), nil); err != nil {
+	if err := layer("defaults", confmap.Provider(asMap(Defaults()), ""), nil); err != nil {
 		return nil, fmt.Errorf("config: defaults: %w", err)
 	}
 	fileSrc := "config"
@@ -141,7 +180,10 @@ func LoadWith(o Options) (*Config, error) {
 	}
 
 	if o.Flags != nil {
-		fk := flagKeys()
+		fk := map[string]string{}
+		for _, f := range FlagKeys() {
+			fk[f.Flag] = f.Key
+		}
 		names := map[string]string{}
 		fp := posflag.ProviderWithFlag(o.Flags, ".", nil, func(f *pflag.Flag) (string, any) {
 			key, ok := fk[f.Name]
@@ -258,7 +300,7 @@ func injectTargetDefaults(raw map[string]any) {
 		fillDefaults(tm, targetDefaults())
 		cs, present := tm["classes"]
 		if !present || cs == nil {
-			tm["classes"] = []any{map[string]any{"name": "default"}}
+			tm["classes"] = defaultClasses()
 			cs = tm["classes"]
 		}
 		if list, ok := cs.([]any); ok {
