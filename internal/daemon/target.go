@@ -23,6 +23,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -143,7 +144,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		r.budget = r.state.budget.Load()
 	}
 	if t.Ladder.Enabled {
-		lc, sched, err := ladder.FromConfig(t, cfg.Limits)
+		lc, sched, err := wiring.Ladder(t, cfg.Limits)
 		if err != nil {
 			client.CloseIdleConnections()
 			return nil, err
