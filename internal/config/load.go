@@ -33,6 +33,9 @@ type Options struct {
 	// "built-in" in errors: e.g. the in-process simulator target that
 	// `llmprobe run` probes when no config file is given.
 	BuiltIn []byte
+	// Checks run after the built-in rules, on the decoded configuration,
+	// and report into the same list (see Check).
+	Checks []Check
 }
 
 // Load reads defaults, the YAML file at path, LLMPROBE_ environment variables
@@ -217,7 +220,7 @@ func LoadWith(o Options) (*Config, error) {
 	}
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
-	if err := c.validate(fileSrc); err != nil && !errors.As(err, &ve) {
+	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
 		return nil, err
 	}
 	for _, e := range ve {

@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-
-	"github.com/llmprobe/llmprobe/internal/workload"
 	"strings"
 	"time"
 )
@@ -207,7 +205,7 @@ type Baseline struct {
 	Seed    int64   `koanf:"seed" json:"seed"`       // 0 = derived from the target name
 }
 
-// Class is one request class; Workload converts it to a workload.Class.
+// Class is one request class (wiring.Classes makes it a workload.Class).
 type Class struct {
 	Name              string  `koanf:"name" json:"name"`
 	Weight            float64 `koanf:"weight" json:"weight"`
@@ -222,13 +220,27 @@ type Class struct {
 //
 // Sources: synthetic (generated to the input length), file (a text file of
 // prompts: one per line, or blocks separated by blank lines), dataset (a
-// JSONL file of {"messages": [{"role": …, "content": …}]} per line).
-type Prompt = workload.PromptSpec
+// JSONL file of {"messages": [{"role": …, "content": …}]} per line). It has
+// the fields of workload.PromptSpec, which reads and checks it.
+type Prompt struct {
+	Source string `koanf:"source" json:"source"`
+	File   string `koanf:"file" json:"file,omitempty"`
+}
 
-// Dist is a length distribution in tokens: workload.DistSpec (dist: fixed
-// value | uniform min max | normal mean stddev | lognormal median|mean sigma
-// | empirical file).
-type Dist = workload.DistSpec
+// Dist is a length distribution in tokens (dist: fixed value | uniform min
+// max | normal mean stddev | lognormal median|mean sigma | empirical file).
+// It has the fields of workload.DistSpec, which reads and checks it.
+type Dist struct {
+	Dist   string  `koanf:"dist" json:"dist"`
+	Value  int     `koanf:"value" json:"value,omitempty"`
+	Min    int     `koanf:"min" json:"min,omitempty"`
+	Max    int     `koanf:"max" json:"max,omitempty"`
+	Mean   float64 `koanf:"mean" json:"mean,omitempty"`
+	Stddev float64 `koanf:"stddev" json:"stddev,omitempty"`
+	Median float64 `koanf:"median" json:"median,omitempty"`
+	Sigma  float64 `koanf:"sigma" json:"sigma,omitempty"`
+	File   string  `koanf:"file" json:"file,omitempty"`
+}
 
 // Gates are a class's latency objectives; a request is good when it is ok and
 // meets every non-zero gate.

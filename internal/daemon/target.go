@@ -92,7 +92,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 	if err != nil {
 		return nil, err
 	}
-	classes, err := t.WorkloadClasses(index)
+	classes, err := wiring.Classes(t, index)
 	if err != nil {
 		client.CloseIdleConnections()
 		return nil, err

@@ -26,18 +26,22 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
+	arrival, err := schedule.ParseKind(l.Arrival)
+	if err != nil {
+		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
+	}
 	stopAt, err := ladder.ParseStopAt(l.StopAt)
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
 	}
 	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates.StatsGates()}
+		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
 	}
 	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
-		MaxRate: max, Arrival: schedule.Kind(l.Arrival), Seed: seed, MaxInFlight: t.MaxInFlight,
+		MaxRate: max, Arrival: arrival, Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: ladder.AbortRules{
 			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
