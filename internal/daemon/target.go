@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,8 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/sanitize"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/wiring"
@@ -40,7 +37,6 @@ type targetRun struct {
 	// baselineExecs perform a class's baseline requests: the client, with
 	// cancellation injection when configured (ladders run without it).
 	baselineExecs map[string]dispatch.Exec
-	retry         dispatch.Retry // the baseline's retry policy (ladders do not retry)
 	state         *targetState   // survives reloads
 	budget        *budget.Budget // state.budget when this config sets a budget, else nil
 	// budgetLimits are applied to the (possibly shared) budget at start, so
@@ -61,83 +57,50 @@ type targetRun struct {
 	lastRsn   ledger.Reason
 }
 
-func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*targetRun, error) {
-	ad, err := protocol.Lookup(t.API)
-	if err != nil {
-		return nil, fmt.Errorf("api: %w", err)
-	}
-	hdrs, err := t.ResolvedHeaders()
+func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ *targetRun, err error) {
+	client, target, err := wiring.Client(t, wiring.ClientOptions{Buffers: d.buffers, Logger: d.log.With("target", t.Name),
+		Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))})
 	if err != nil {
 		return nil, err
 	}
-	h := http.Header{}
-	var secrets []string
-	for k, v := range hdrs {
-		h.Set(k, v)
-		if _, fromEnv := t.HeaderEnv[k]; fromEnv {
-			secrets = append(secrets, v) // header_env values are secrets by definition
+	defer func() {
+		if err != nil {
+			client.CloseIdleConnections()
 		}
-	}
-	client, err := protocol.NewClient(protocol.ClientOptions{
-		Timeouts: protocol.Timeouts{Connect: t.Timeouts.Connect.D(), Headers: t.Timeouts.Headers.D(),
-			FirstContent: t.Timeouts.FirstContent.D(), Idle: t.Timeouts.Idle.D(), Total: t.Timeouts.Total.D()},
-		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
-			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
-		Headers:  h,
-		Buffers:  d.buffers,
-		Auth:     protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
-		Logger:   d.log.With("target", t.Name),
-		Redactor: sanitize.NewRedactor(secrets...), // the client adds its API key
-	})
-	if err != nil {
-		return nil, err
-	}
+	}()
 	classes, err := wiring.Classes(t, index)
 	if err != nil {
-		client.CloseIdleConnections()
 		return nil, err
 	}
 	r := &targetRun{
-		name: t.Name, index: index, cfg: t, global: cfg, client: client,
-		target: protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad,
-			Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))},
+		name: t.Name, index: index, cfg: t, global: cfg, client: client, target: target,
 		classes: classes, mixes: map[string]*workload.Mix{},
 		state: d.stateFor(t.Name), trigger: make(chan string, 1),
 	}
 	for i, c := range classes {
-		m, err := workload.NewMix(config.SeedFor(t.Name, t.Baseline.Seed)+uint64(i)*7919, []workload.Class{c})
-		if err != nil {
-			client.CloseIdleConnections()
-			return nil, fmt.Errorf("classes[%d]: %w", i, err)
+		if r.mixes[c.Name], err = wiring.Mix(t, c, i); err != nil {
+			return nil, err
 		}
-		r.mixes[c.Name] = m
 	}
-	r.retry = dispatch.Retry{MaxAttempts: t.Retries.MaxAttempts, Backoff: t.Retries.Backoff.D(), MaxBackoff: t.Retries.MaxBackoff.D(),
-		Jitter: t.Retries.Jitter, Seed: config.SeedFor(t.Name, t.Baseline.Seed)}
-	if err := r.retry.Validate(); err != nil {
-		client.CloseIdleConnections()
-		return nil, fmt.Errorf("retries: %w", err)
+	if _, err = wiring.Retry(t); err != nil { // the baseline's (ladders do not retry): refused here, not at start
+		return nil, err
 	}
 	r.baselineExecs = make(map[string]dispatch.Exec, len(classes))
 	for i, c := range classes {
 		e := r.exec(d, r.paramsFor(c.Name))
-		if cc := t.Cancellation; cc.Fraction > 0 {
-			e, err = dispatch.Inject(dispatch.Injection{Fraction: cc.Fraction, Delay: cc.Delay.D(), MaxDelay: cc.MaxDelay.D(),
-				Seed: config.SeedFor(t.Name, t.Baseline.Seed) + uint64(i)*104729}, e)
-			if err != nil {
-				client.CloseIdleConnections()
+		if in, ok := wiring.Injection(t, i); ok {
+			if e, err = dispatch.Inject(in, e); err != nil {
 				return nil, fmt.Errorf("cancellation: %w", err)
 			}
 		}
 		r.baselineExecs[c.Name] = e
 	}
-	if t.Budget.TokensPerDay > 0 || t.Budget.RequestsPerDay > 0 {
-		zone, err := time.LoadLocation(t.Budget.Zone)
-		if err != nil {
-			client.CloseIdleConnections()
-			return nil, fmt.Errorf("budget.zone: %w", err)
-		}
-		r.budgetLimits = budget.Limits{TokensPerDay: t.Budget.TokensPerDay, RequestsPerDay: t.Budget.RequestsPerDay, Zone: zone}
+	limits, limited, err := wiring.Budget(t)
+	if err != nil {
+		return nil, err
+	}
+	if limited {
+		r.budgetLimits = limits
 		if r.state.budget.Load() == nil {
 			r.state.budget.CompareAndSwap(nil, budget.New(r.budgetLimits, d.now))
 		}
@@ -146,7 +109,6 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 	if t.Ladder.Enabled {
 		lc, sched, err := wiring.Ladder(t, cfg.Limits)
 		if err != nil {
-			client.CloseIdleConnections()
 			return nil, err
 		}
 		if r.budget != nil {
@@ -157,7 +119,6 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (*t
 		lc.ExecMarksFirstToken = true // ladderExec observes first tokens
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
-			client.CloseIdleConnections()
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, sched
@@ -238,10 +199,6 @@ func (r *targetRun) start(d *Daemon) {
 	port, _ := strconv.Atoi(u.Port())
 	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
 		Address: u.Hostname(), Port: port})
-	totalW := 0.0
-	for _, c := range r.classes {
-		totalW += c.Weight
-	}
 	// Stagger targets so their arrivals do not line up.
 	stagger := time.Duration(r.index) * 137 * time.Millisecond
 	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
@@ -252,29 +209,23 @@ func (r *targetRun) start(d *Daemon) {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, 0)
 			continue
 		}
-		rate := r.cfg.Baseline.Rate * c.Weight / totalW
-		kind, _ := schedule.ParseKind(r.cfg.Baseline.Arrival)
-		seq, err := schedule.New(schedule.Spec{Kind: kind, Seed: config.SeedFor(r.name, r.cfg.Baseline.Seed) + uint64(i)},
-			schedule.Step{Rate: rate})
+		plan, err := wiring.Baseline(r.cfg, r.classes, i)
 		if err != nil {
 			d.log.Error("baseline schedule", "target", r.name, "class", c.Name, "err", err)
 			continue
 		}
-		d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, rate)
+		d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, plan.Rate)
 		class := c.Name
-		var admit dispatch.Admit
+		oc := plan.Open
+		oc.Start = d.led.Now() + stagger
 		if r.budget != nil {
-			admit = r.budget.Admit
+			oc.Admit = r.budget.Admit
 		}
-		oc := dispatch.OpenConfig{
-			Arrivals: seq, Start: d.led.Now() + stagger, MaxInFlight: r.cfg.MaxInFlight, Admit: admit,
-			Meta: func(planned time.Duration) ledger.Meta {
-				return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary,
-					During: r.state.ladderSpan.during(planned)}
-			},
-			Exec:  r.baselineExecs[class],
-			Retry: r.retry,
+		oc.Meta = func(planned time.Duration) ledger.Meta {
+			return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary,
+				During: r.state.ladderSpan.during(planned)}
 		}
+		oc.Exec = r.baselineExecs[class]
 		r.goRun(func() {
 			if err := d.group.Open(ctx, oc); err != nil {
 				d.log.Error("baseline stream stopped", "target", r.name, "class", class, "err", err)
