@@ -93,6 +93,12 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 			[]string{"targets[0].ladder.baseline_settle:", "negative duration"}},
 		{"identity poll too often", minimal + "    identity: {response_header: x-build, poll_every: 10ms}\n",
 			[]string{"targets[0].identity.poll_every: want at least 1s"}},
+		{"negative max in flight", minimal + "    max_in_flight: -1\n", []string{"targets[0].max_in_flight: want 0 (no cap) or 1..100000, got -1"}},
+		{"negative event size", minimal + "    max_event_bytes: -5\n", []string{"targets[0].max_event_bytes: want 0 (the default) or more bytes"}},
+		{"http1 not a bool", minimal + "    http1: sometimes\n", []string{"targets[0].http1: want true or false"}},
+		{"zero burstiness", minimal + "    baseline: {arrival: gamma, burstiness: 0}\n", []string{"targets[0].baseline.burstiness: want above 0"}},
+		{"ladder burstiness", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, burstiness: -1}\n", []string{"targets[0].ladder.burstiness: want above 0"}},
+		{"rate tolerance", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, rate_tolerance: 1.5}\n", []string{"targets[0].ladder.rate_tolerance: want above 0 and at most 1"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
 	for _, tc := range cases {
@@ -289,12 +295,20 @@ func TestAPIKey(t *testing.T) {
 	}
 }
 
+// TestNoCap: max_in_flight 0 means no cap (the one-shot commands' default).
+func TestNoCap(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal+"    max_in_flight: 0\n"), Environ: noEnv})
+	if err != nil || c.Targets[0].MaxInFlight != 0 {
+		t.Fatalf("max_in_flight 0: %v", err)
+	}
+}
+
 func TestValidateBuiltInCode(t *testing.T) {
 	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Targets[0].MaxInFlight = 0
+	c.Targets[0].MaxInFlight = -1 // 0 is valid: no cap
 	err = c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "targets[0].max_in_flight") {
 		t.Fatalf("Validate missed max_in_flight: %v", err)

@@ -191,8 +191,11 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers {
 		el.add(p+".timeouts.first_content", "%s is shorter than timeouts.headers %s", to.FirstContent, to.Headers)
 	}
-	if t.MaxInFlight < 1 || t.MaxInFlight > 100000 {
-		el.add(p+".max_in_flight", "want 1..100000, got %d", t.MaxInFlight)
+	if t.MaxInFlight < 0 || t.MaxInFlight > 100000 {
+		el.add(p+".max_in_flight", "want 0 (no cap) or 1..100000, got %d", t.MaxInFlight)
+	}
+	if t.MaxEventBytes < 0 {
+		el.add(p+".max_event_bytes", "want 0 (the default) or more bytes, got %d", t.MaxEventBytes)
 	}
 
 	if t.Budget.TokensPerDay < 0 {
@@ -209,6 +212,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if b.Enabled {
 		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate)
 	}
+	checkBurstiness(el, p+".baseline.burstiness", b.Burstiness)
 
 	if len(t.Classes) == 0 {
 		el.add(p+".classes", "at least one class is required")
@@ -257,6 +261,13 @@ func validateServerMetrics(el *errorList, p string, sm ServerMetrics) {
 			el.add(k, "%q named twice", n)
 		}
 		seen[n] = true
+	}
+}
+
+// checkBurstiness: a gamma shape is above 0 and finite.
+func checkBurstiness(el *errorList, key string, k float64) {
+	if !(k > 0) || math.IsInf(k, 0) {
+		el.add(key, "want above 0 (1 = Poisson, below 1 burstier), got %g", k)
 	}
 }
 
@@ -317,6 +328,10 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 	}
 	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
 		el.add(lp+".good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
+	}
+	checkBurstiness(el, lp+".burstiness", l.Burstiness)
+	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
+		el.add(lp+".rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
 	}
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)

@@ -51,6 +51,7 @@ type Config struct {
 	Gap          time.Duration // pause between steps (after the previous step settled)
 	MaxRate      float64       // hard maximum: a ladder with a step above it is refused
 	Arrival      schedule.Kind // "" = Poisson
+	Burstiness   float64       // gamma shape k (schedule.Spec.Burstiness); 0 = 1
 	Seed         uint64
 	MaxInFlight  int            // per step; 0 = no cap
 	Admit        dispatch.Admit // budgets; optional
@@ -552,7 +553,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[string]stats.Gates) (stats.LadderStep, int, error) {
 	cfg := r.cfg
 	led := r.g.Ledger()
-	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
+	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Burstiness: cfg.Burstiness, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
 		schedule.Step{Rate: rate, Duration: cfg.StepDuration})
 	if err != nil {
 		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/workload"
@@ -37,6 +38,9 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		if _, err := protocol.Lookup(t.API); err != nil {
 			add(p+".api", "want one of %s; got %q", strings.Join(protocol.Names(), ", "), t.API)
 		}
+		if ev := eventBytes(*t); int64(ev) > c.Limits.MaxBufferedBytes {
+			add(p+".max_event_bytes", "%d bytes is more than limits.max_buffered_bytes %d: one event must fit the process-wide buffer", ev, c.Limits.MaxBufferedBytes)
+		}
 		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
 			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
 		}
@@ -58,6 +62,14 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 			add(p+".server_metrics.flavour", "want auto, vllm, sglang or tgi; got %q", t.ServerMetrics.Flavour)
 		}
 	}
+}
+
+// eventBytes is the largest event the target's streams accept.
+func eventBytes(t config.Target) int {
+	if t.MaxEventBytes > 0 {
+		return t.MaxEventBytes
+	}
+	return sse.DefaultMaxEventBytes
 }
 
 // checkClass reads the class's prompt source (a missing or malformed

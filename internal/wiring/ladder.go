@@ -41,14 +41,14 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
-		MaxRate: max, Arrival: arrival, Seed: seed, MaxInFlight: t.MaxInFlight,
+		MaxRate: max, Arrival: arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: ladder.AbortRules{
 			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
 		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
-		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D()},
+		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance},
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}
 	var zone *time.Location

@@ -86,7 +86,7 @@ func Arrivals(t config.Target, i int, rate float64) (*schedule.Sequence, error) 
 	if err != nil {
 		return nil, fmt.Errorf("baseline.arrival: %w", err)
 	}
-	return schedule.New(schedule.Spec{Kind: kind, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
+	return schedule.New(schedule.Spec{Kind: kind, Burstiness: t.Baseline.Burstiness, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
 }
 
 // BaselinePlan is one class's share of a target's baseline stream.
