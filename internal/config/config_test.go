@@ -99,6 +99,9 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"zero burstiness", minimal + "    baseline: {arrival: gamma, burstiness: 0}\n", []string{"targets[0].baseline.burstiness: want above 0"}},
 		{"ladder burstiness", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, burstiness: -1}\n", []string{"targets[0].ladder.burstiness: want above 0"}},
 		{"rate tolerance", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, rate_tolerance: 1.5}\n", []string{"targets[0].ladder.rate_tolerance: want above 0 and at most 1"}},
+		{"zero backoff", minimal + "    retries: {backoff: 0s}\n", []string{"targets[0].retries.backoff: must be above 0"}},
+		{"good fraction without a ladder", minimal + "    ladder: {good_fraction_target: 2}\n", []string{"targets[0].ladder.good_fraction_target: want above 0 and at most 1"}},
+		{"lag without a ladder", minimal + "    ladder: {max_lag_p99: 2m}\n", []string{"targets[0].ladder.max_lag_p99: want above 0 and at most 1m"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
 	for _, tc := range cases {
@@ -292,6 +295,17 @@ func TestAPIKey(t *testing.T) {
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("case %d: got %q, %v", i, got, err)
 		}
+	}
+}
+
+// TestShortLadderStep: a ladder step shorter than timeouts.first_content
+// is accepted: its requests still run to their end, since a step settles
+// for timeouts.total (the one-shot ladder's 20s steps and 60s
+// first-content timeout are such a pair).
+func TestShortLadderStep(t *testing.T) {
+	body := minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, step_duration: 20s}\n"
+	if _, err := LoadWith(Options{Path: write(t, body), Environ: noEnv}); err != nil {
+		t.Fatal(err)
 	}
 }
 

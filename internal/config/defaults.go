@@ -182,6 +182,8 @@ func deepCopy(v any) any {
 // with the differences a short run from a terminal needs. Each is on
 // purpose (a profile, not drift):
 //
+//   - name "probe": a one-shot target is named by its command (its
+//     reports name it by URL or --name);
 //   - model llmprobe-sim: without --url the target is the built-in
 //     simulator, which serves that model;
 //   - max_in_flight 0 (no cap): a one-shot run measures the target's own
@@ -190,25 +192,35 @@ func deepCopy(v any) any {
 //   - seed 1 (baseline and ladder): the same command plans the same
 //     arrivals, prompts and backoffs every time;
 //   - ladder steps 1..32 req/s of 20s with 2s gaps: a whole ladder in
-//     about two and a half minutes.
+//     about two and a half minutes, run once, now (run_on_start), with
+//     its hard maximum (ladder.max_rate) at limits.max_rate, 100 req/s,
+//     shown as a flag;
+//   - ladder abort on unsent off with unsent_fraction 0: with no cap
+//     nothing is unsent, and with a cap (--max-in-flight) any unsent
+//     request aborts unless --on-invalid continue.
 //
 // OneShotLadder adds the ladder's TTFT gate.
 func OneShot() Target {
 	t := DefaultTarget()
+	t.Name = "probe"
 	t.Model = "llmprobe-sim"
 	t.MaxInFlight = 0
 	t.Classes[0].Output.Value = 64
 	t.Baseline.Seed, t.Ladder.Seed = 1, 1
 	t.Ladder.Steps = []float64{1, 2, 4, 8, 16, 32}
 	t.Ladder.StepDuration, t.Ladder.Gap = Duration(20*time.Second), Duration(2*time.Second)
+	t.Ladder.RunOnStart = true
+	t.Ladder.MaxRate = Defaults().Limits.MaxRate
+	t.Ladder.Abort.OnUnsent, t.Ladder.Abort.UnsentFraction = false, 0
 	return t
 }
 
-// OneShotLadder is OneShot for `llmprobe ladder`: enabled, with a TTFT gate
-// of 1s, since a capacity is only defined against a gate (`probe` has no
-// gate unless one is given).
+// OneShotLadder is OneShot for `llmprobe ladder`: named "ladder", enabled,
+// with a TTFT gate of 1s, since a capacity is only defined against a gate
+// (`probe` has no gate unless one is given).
 func OneShotLadder() Target {
 	t := OneShot()
+	t.Name = "ladder"
 	t.Ladder.Enabled = true
 	t.Classes[0].Gates.TTFT = Duration(time.Second)
 	return t

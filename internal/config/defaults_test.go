@@ -163,3 +163,19 @@ func TestFlagDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestOneShotValid: the one-shot profiles pass the configuration's own
+// rules as they are (the CLI's defaults are never a usage error).
+func TestOneShotValid(t *testing.T) {
+	for name, tg := range map[string]Target{"OneShot": OneShot(), "OneShotLadder": OneShotLadder()} {
+		tg.URL = "http://127.0.0.1:8000/v1"
+		c := Defaults()
+		c.Targets = []Target{tg}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if !OneShotLadder().Ladder.Enabled || OneShot().Ladder.Enabled || OneShot().MaxInFlight != 0 {
+		t.Error("OneShotLadder runs a ladder, OneShot does not, and neither caps in-flight requests")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -72,9 +73,9 @@ func FlagKeys() []FlagKey {
 // --max-buffered-bytes, each defaulting to its key's default. Only flags
 // given on the command line override.
 func RegisterFlags(fs *pflag.FlagSet) {
-	def := reflect.ValueOf(Defaults())
+	def := Defaults()
 	for _, f := range FlagKeys() {
-		v, ok := valueAt(def, f.Key)
+		v, ok := FieldAt(&def, f.Key)
 		if !ok {
 			panic("config: flag --" + f.Flag + " names no key: " + f.Key) // a programming error, caught by the tests
 		}
@@ -98,17 +99,39 @@ func RegisterFlags(fs *pflag.FlagSet) {
 	}
 }
 
-// valueAt returns the field of v at a dotted koanf key ("admin.listen").
-func valueAt(v reflect.Value, key string) (reflect.Value, bool) {
+// FieldAt returns the field at a configuration key ("admin.listen",
+// "timeouts.total", "classes[0].output.value") of ptr, a pointer to a
+// Config, a Target or any configuration struct: settable, so a flag can
+// be bound to it. ok is false when the key names no field.
+func FieldAt(ptr any, key string) (v reflect.Value, ok bool) {
+	v = reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer {
+		return reflect.Value{}, false
+	}
+	v = v.Elem()
 	for _, part := range strings.Split(key, ".") {
+		name, index := part, -1
+		if i := strings.IndexByte(part, '['); i >= 0 && strings.HasSuffix(part, "]") {
+			n, err := strconv.Atoi(part[i+1 : len(part)-1])
+			if err != nil {
+				return reflect.Value{}, false
+			}
+			name, index = part[:i], n
+		}
 		if v.Kind() != reflect.Struct {
 			return reflect.Value{}, false
 		}
-		f, ok := fieldByTag(v.Type(), part)
+		f, ok := fieldByTag(v.Type(), name)
 		if !ok {
 			return reflect.Value{}, false
 		}
 		v = v.FieldByIndex(f.Index)
+		if index >= 0 {
+			if v.Kind() != reflect.Slice || index >= v.Len() {
+				return reflect.Value{}, false
+			}
+			v = v.Index(index)
+		}
 	}
 	return v, true
 }

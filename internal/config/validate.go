@@ -135,7 +135,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if t.Retries.MaxAttempts < 0 || t.Retries.MaxAttempts > 10 {
 		el.add(p+".retries.max_attempts", "want 0..10, got %d", t.Retries.MaxAttempts)
 	}
-	if t.Retries.MaxBackoff < t.Retries.Backoff {
+	if t.Retries.Backoff <= 0 {
+		el.add(p+".retries.backoff", "must be above 0")
+	} else if t.Retries.MaxBackoff < t.Retries.Backoff {
 		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
 	}
 	if j := t.Retries.Jitter; math.IsNaN(j) || j < 0 || j > 1 {
@@ -220,6 +222,19 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	names := map[string]bool{}
 	for j := range t.Classes {
 		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
+	}
+	// The target's validity thresholds and verdict hold whether or not a
+	// ladder runs: max_lag_p99 also judges the daemon's live window, and
+	// the one-shot probe reads all three.
+	l := t.Ladder
+	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
+		el.add(p+".ladder.max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
+	}
+	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
+		el.add(p+".ladder.rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
+	}
+	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
+		el.add(p+".ladder.good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
 	}
 	if t.Ladder.Enabled {
 		c.validateLadder(el, p, t)
@@ -321,23 +336,14 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 			el.add(fmt.Sprintf("%s.steps[%d]", lp, i), "step rates must increase (%g after %g)", r, l.Steps[i-1])
 		}
 	}
+	// A step shorter than timeouts.first_content is fine: its requests
+	// still run to their end (a step settles for timeouts.total).
 	if l.StepDuration < Duration(time.Second) {
 		el.add(lp+".step_duration", "want at least 1s, got %s", l.StepDuration)
-	} else if l.StepDuration < t.Timeouts.FirstContent && t.Timeouts.FirstContent > 0 {
-		el.add(lp+".step_duration", "%s is shorter than timeouts.first_content %s: a step could end before its first token is due", l.StepDuration, t.Timeouts.FirstContent)
-	}
-	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
-		el.add(lp+".good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
 	}
 	checkBurstiness(el, lp+".burstiness", l.Burstiness)
-	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
-		el.add(lp+".rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
-	}
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
-	}
-	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
-		el.add(lp+".max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
 	}
 	a := l.Abort
 	for _, f := range []struct {

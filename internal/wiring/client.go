@@ -24,6 +24,10 @@ type ClientOptions struct {
 	Hook func(ctx context.Context, req *http.Request) (context.Context, func(ledger.Outcome, ledger.Reason))
 }
 
+// Buffers is the process-wide bound on buffered event bytes
+// (limits.max_buffered_bytes): one per process, shared by its clients.
+func Buffers(l config.Limits) *sse.Budget { return sse.NewBudget(l.MaxBufferedBytes) }
+
 // Client builds the protocol client of a target and the protocol.Target it
 // sends to: the one place a configured target becomes a client. It reads
 // the API key (api_key_env, api_key_file) and header_env values, whose
