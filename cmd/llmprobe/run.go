@@ -85,6 +85,11 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The admin server would only find a bad web config once it starts:
+	// checked now, as validate does, naming the key and the file.
+	if err := webConfig(cfg); err != nil {
+		return err
+	}
 	e.std.useConfig(cfg)
 	log, _, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
 	if err != nil {
@@ -163,9 +168,18 @@ func runValidate(_ context.Context, e env, args []string) error {
 		return err
 	}
 	// The daemon would only find a bad web config when its admin server starts.
-	if err := admin.ValidateWebConfig(cfg.Admin.WebConfigFile); err != nil {
-		return fmt.Errorf("%s: admin.web_config_file: %w", *path, err)
+	if err := webConfig(cfg); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
+	return nil
+}
+
+// webConfig checks admin.web_config_file (exporter-toolkit's own check),
+// naming the configuration's source and the key.
+func webConfig(cfg *config.Config) error {
+	if err := admin.ValidateWebConfig(cfg.Admin.WebConfigFile); err != nil {
+		return fmt.Errorf("%s: admin.web_config_file: %w", cfg.Source("admin.web_config_file"), err)
+	}
 	return nil
 }

@@ -355,6 +355,16 @@ func decode(raw map[string]any, c *Config, errorUnused bool) error {
 	return nil
 }
 
+// Source names where key's value came from: the file, "built-in", "env
+// LLMPROBE_…", "flag --…", or "defaults".
+func (c *Config) Source(key string) string {
+	fallback := c.Path
+	if fallback == "" {
+		fallback = "config"
+	}
+	return c.sourceOf(key, fallback)
+}
+
 // sourceOf names the layer that set key (a path like targets[0].url).
 func (c *Config) sourceOf(key, fallback string) string {
 	if c == nil || c.sources == nil {
