@@ -5,84 +5,88 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"log/slog"
-
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/schedule"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
 func runLadder(ctx context.Context, e env, args []string) error {
 	var t targetFlags
 	fs := newFlagSet("ladder", e)
-	t.register(fs)
-	steps := fs.String("steps", "1,2,4,8,16,32", "offered rates of the steps, req/s, comma-separated, increasing")
-	stepDur := fs.Duration("step-duration", 20*time.Second, "arrival window of each step")
-	gap := fs.Duration("gap", 2*time.Second, "pause between steps (after the previous step settled)")
-	maxRate := fs.Float64("max-rate", 100, "hard maximum: a step above it is refused")
-	arrival := fs.String("arrival", "poisson", "arrival process: poisson|constant|gamma")
-	seed := fs.Uint64("seed", 1, "seed for arrivals and prompts")
-	maxInFlight := fs.Int("max-in-flight", 0, "in-flight cap per step (0: none); arrivals that find it full are unsent/client_cap")
-	maxTokens := fs.Int("max-tokens", 64, "max_tokens sent with each request")
-	promptTokens := fs.Int("prompt-tokens", 128, "synthetic prompt length, in tokens")
-	sloTTFT := fs.Duration("slo-ttft", time.Second, "gate: TTFT (from planned send)")
-	sloE2E := fs.Duration("slo-e2e", 0, "gate: end-to-end latency (0: none)")
-	goodTarget := fs.Float64("good-fraction", 0.9, "a step meets its gates when good/planned ≥ this")
-	kneeFactor := fs.Float64("knee-factor", 2, "knee = first step whose TTFT p95 exceeds this × the lowest step's")
-	abortErr := fs.Float64("abort-error-fraction", 0.5, "abort when failed/sent exceeds this (0: off)")
-	abortRej := fs.Float64("abort-rejection-fraction", 0.5, "abort when rejected/sent exceeds this (0: off)")
-	abortTTFT := fs.Float64("abort-ttft-gate-multiple", 5, "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too")
-	stopAt := fs.String("stop-at", "capacity", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)")
+	t.register(fs, config.OneShotLadder())
+	tg := t.target()
+	steps := fs.String("steps", formatRates(tg.Ladder.Steps), "offered rates of the steps, req/s, comma-separated, increasing")
+	t.bind(fs,
+		keyFlag{"step-duration", "ladder.step_duration", "arrival window of each step (at least 1s)"},
+		keyFlag{"gap", "ladder.gap", "pause between steps (after the previous step settled)"},
+		keyFlag{"max-rate", "ladder.max_rate", "hard maximum: a step above it is refused (at most 10000)"},
+		keyFlag{"arrival", "ladder.arrival", "arrival process: poisson|constant|gamma"},
+		keyFlag{"burstiness", "ladder.burstiness", "gamma shape k (CV = 1/sqrt(k)); 1 = Poisson, <1 burstier"},
+	)
+	t.registerSeed(fs, "seed for arrivals and prompts (0: derived from the target name)")
+	t.bind(fs,
+		keyFlag{"max-in-flight", "max_in_flight", "in-flight cap per step (0: none); arrivals that find it full are unsent/client_cap"},
+		keyFlag{"max-tokens", "classes[0].output.value", "max_tokens sent with each request"},
+		keyFlag{"prompt-tokens", "classes[0].input.value", "synthetic prompt length, in tokens"},
+		keyFlag{"slo-ttft", "classes[0].gates.ttft", "gate: TTFT (from planned send)"},
+		keyFlag{"slo-e2e", "classes[0].gates.e2e", "gate: end-to-end latency (0: none)"},
+		keyFlag{"good-fraction", "ladder.good_fraction_target", "a step meets its gates when good/planned ≥ this"},
+		keyFlag{"knee-factor", "ladder.knee_factor", "knee = first step whose TTFT p95 exceeds this × the lowest step's"},
+		keyFlag{"abort-error-fraction", "ladder.abort.error_fraction", "abort when failed/sent exceeds this (0: off)"},
+		keyFlag{"abort-rejection-fraction", "ladder.abort.rejection_fraction", "abort when rejected/sent exceeds this (0: off)"},
+		keyFlag{"abort-ttft-gate-multiple", "ladder.abort.ttft_gate_multiple", "abort when TTFT p95 exceeds this × --slo-ttft (0: off); checked inside each step too"},
+		keyFlag{"stop-at", "ladder.stop_at", "where to stop climbing: knee|capacity|top (never more than one step past the first failing step)"},
+	)
 	onInvalid := fs.String("on-invalid", "abort", "what a generator-invalid step does: abort (stop the ladder there) | continue (record it, never use it, run the next step)")
-	maxLagP99 := fs.Duration("max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 per step (0: default 10ms)")
-	rateTol := fs.Float64("rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
+	t.bind(fs,
+		keyFlag{"max-lag-p99", "ladder.max_lag_p99", "validity: largest acceptable dispatch-lag p99 per step"},
+		keyFlag{"rate-tolerance", "ladder.rate_tolerance", "validity: accepted relative deviation of achieved from requested rate"},
+	)
 	spin := fs.Duration("spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
 	name := fs.String("name", "", "target name in the reports and the history (default: the URL's host and path, or the built-in simulator)")
-	history := fs.String("history", "", "append the result to this JSONL history file")
+	t.bind(fs, keyFlag{"history", "ladder.history_file", "append the result to this JSONL history file"})
 	svgPath := fs.String("svg", "", "write the curve (TTFT p95 and goodput against offered rate) as SVG")
 	htmlPath := fs.String("html", "", "write a self-contained HTML report")
 	jsonOut := fs.Bool("json", false, "print the result as JSON instead of the step table")
+	t.keys["classes[0].input"] = "--prompt-tokens"
+	t.keys["classes[0].output"] = "--max-tokens"
+	t.keys["ladder.steps"] = "--steps"
+	t.keys["limits.max_rate"] = "--max-rate"
+	t.keys["ladder.abort.on_generator_invalid"] = "--on-invalid"
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := t.validate(); err != nil {
 		return err
 	}
 	rates, err := parseRates(*steps)
 	if err != nil {
 		return badFlag("--steps %q: %v", *steps, err)
 	}
-	kind, err := schedule.ParseKind(*arrival)
-	if err != nil {
-		return badFlag("--arrival: %v", err)
-	}
-	stop, err := ladder.ParseStopAt(*stopAt)
-	if err != nil {
-		return badFlag("--stop-at: %v", err)
-	}
-	abortInvalid := true
+	tg.Ladder.Steps = rates
+	// --max-rate is the run's hard maximum: the ladder's and the limit's.
+	t.cfg.Limits.MaxRate = tg.Ladder.MaxRate
 	switch *onInvalid {
 	case "abort":
+		tg.Ladder.Abort.OnGeneratorInvalid = true
 	case "continue":
-		abortInvalid = false
+		tg.Ladder.Abort.OnGeneratorInvalid = false
 	default:
 		return badFlag("--on-invalid %q: want abort or continue", *onInvalid)
 	}
-	if *maxLagP99 < 0 || *spin < 0 || *rateTol < 0 {
-		return badFlag("--max-lag-p99, --spin and --rate-tolerance must be ≥ 0")
+	// With an in-flight cap, an unsent request is a generator problem too.
+	tg.Ladder.Abort.OnUnsent = tg.MaxInFlight > 0 && tg.Ladder.Abort.OnGeneratorInvalid
+	if *spin < 0 {
+		return badFlag("--spin: must be ≥ 0")
 	}
-	pf := probeFlags{target: t, maxTokens: *maxTokens, promptTokens: *promptTokens, seed: *seed, sloTTFT: *sloTTFT, sloE2E: *sloE2E}
-	mix, err := pf.mix()
-	if err != nil {
+	if err := t.validate(); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -91,54 +95,59 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopTarget()
-	client, target, err := t.client(base, log)
+	client, target, err := t.build(base, log)
 	if err != nil {
 		return err
 	}
 	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
+	classes, err := wiring.Classes(*tg, 0)
+	if err != nil {
+		return badFlag("%v", err)
+	}
+	mix, err := wiring.Mix(*tg, classes[0], 0)
+	if err != nil {
+		return badFlag("%v", err)
+	}
+	lc, _, err := wiring.Ladder(*tg, t.cfg.Limits)
+	if err != nil {
+		return badFlag("%v", err)
+	}
 
 	var runner *ladder.Runner
 	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
 	g := dispatch.NewGroup(led)
 	params := func(*ledger.Record) protocol.Params {
 		p := mix.Next().Params
-		p.Model = t.model
+		p.Model = tg.Model
+		p.UsageDeltas = tg.UsageDeltas
 		return p
 	}
+	anyToken := lc.TTFTBoundary == ledger.TTFTAnyToken
 	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-		tg := target
+		tgt := target
 		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
-			tg.Adapter = protocol.ObserveFirstToken(tg.Adapter, false, mark)
+			tgt.Adapter = protocol.ObserveFirstToken(tgt.Adapter, anyToken, mark)
 		}
-		return client.Do(ctx, tg, params(rec), rec, led.Now, dispatched)
+		return client.Do(ctx, tgt, params(rec), rec, led.Now, dispatched)
 	}
-	gates := stats.Gates{TTFT: *sloTTFT, E2E: *sloE2E}
-	targetName := *name
-	if targetName == "" {
-		targetName = t.displayName(base)
+	lc.Target = *name
+	if lc.Target == "" {
+		lc.Target = t.displayName(base)
 	}
-	runner, err = ladder.New(ladder.Config{
-		Target: targetName, API: t.api, Classes: []ladder.Class{{Name: "default", Weight: 1, Gates: gates}},
-		Steps: rates, StepDuration: *stepDur, Gap: *gap, MaxRate: *maxRate, Arrival: kind, Seed: *seed,
-		MaxInFlight: *maxInFlight, Spin: *spin,
-		Abort: ladder.AbortRules{ErrorFraction: *abortErr, RejectionFraction: *abortRej, TTFTGateMultiple: *abortTTFT,
-			OnUnsent: *maxInFlight > 0 && abortInvalid, OnGeneratorInvalid: abortInvalid},
-		Validity:           stats.ValidityConfig{MaxLagP99: *maxLagP99, RateTolerance: *rateTol},
-		GoodFractionTarget: *goodTarget, KneeFactor: *kneeFactor, Settle: t.total, HistoryFile: *history,
-		StopAt: stop, ExecMarksFirstToken: true,
-		Progress: func(p ladder.Progress) {
-			if p.Phase == "done" {
-				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
-				if p.Row != nil && !p.Row.Valid {
-					fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
-				}
-				return
+	lc.Spin, lc.ExecMarksFirstToken = *spin, true
+	lc.Progress = func(p ladder.Progress) {
+		if p.Phase == "done" {
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+			if p.Row != nil && !p.Row.Valid {
+				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
 			}
-			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
-				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
-		},
-	}, g, exec)
+			return
+		}
+		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+	}
+	runner, err = ladder.New(lc, g, exec)
 	if err != nil {
 		return badFlag("%v", err)
 	}
@@ -187,6 +196,15 @@ func writeFile(path string, render func(*os.File) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// formatRates writes rates as --steps takes them.
+func formatRates(rates []float64) string {
+	parts := make([]string, len(rates))
+	for i, r := range rates {
+		parts[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 func parseRates(s string) ([]float64, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -18,78 +19,63 @@ import (
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
-	"github.com/llmprobe/llmprobe/internal/workload"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
+// probeFlags are probe's flags: the target's (targetFlags, each a key of
+// a config.Target) and the run's shape (rate, duration, closed loop,
+// drain, spin, outputs), which describe a run, not a target.
 type probeFlags struct {
-	target       targetFlags
-	rate         float64
-	duration     time.Duration
-	arrival      string
-	burstiness   float64
-	maxInFlight  int
-	drain        time.Duration
-	maxTokens    int
-	promptTokens int
-	users        int
-	think        string
-	ledgerPath   string
-	jsonOut      bool
-	seed         uint64
-	sloTTFT      time.Duration
-	sloTPOT      time.Duration
-	sloE2E       time.Duration
-	goodTarget   float64
-	maxLagP99    time.Duration
-	rateTol      float64
-	spin         time.Duration
-	cancelFrac   float64
-	cancelAfter  time.Duration
-	retries      int
-	backoff      time.Duration
-	maxBackoff   time.Duration
-	jitter       float64
-	ttftBoundary string
+	target     targetFlags
+	rate       float64
+	duration   time.Duration
+	drain      time.Duration
+	users      int
+	think      string
+	ledgerPath string
+	jsonOut    bool
+	spin       time.Duration
 }
 
 func (p *probeFlags) register(fs *pflag.FlagSet) {
-	p.target.register(fs)
+	t := &p.target
+	t.register(fs, config.OneShot())
 	fs.Float64Var(&p.rate, "rate", 5, "open loop: arrival rate, requests per second")
 	fs.DurationVar(&p.duration, "duration", 10*time.Second, "arrival window: arrivals are planned in [0, duration)")
-	fs.StringVar(&p.arrival, "arrival", "poisson", "arrival process: poisson|constant|gamma")
-	fs.Float64Var(&p.burstiness, "burstiness", 1, "gamma shape k (CV = 1/sqrt(k)); 1 = Poisson, <1 burstier")
-	fs.IntVar(&p.maxInFlight, "max-in-flight", 0, "in-flight cap; arrivals that find it full are recorded unsent/client_cap (0: none)")
-	fs.DurationVar(&p.drain, "drain", 30*time.Second, "after the window, wait this long for in-flight requests; the rest are censored")
-	fs.IntVar(&p.maxTokens, "max-tokens", 64, "max_tokens sent with each request")
-	fs.IntVar(&p.promptTokens, "prompt-tokens", 128, "length of the synthetic prompt, in tokens (≈4 characters each)")
+	t.bind(fs,
+		keyFlag{"arrival", "baseline.arrival", "arrival process: poisson|constant|gamma"},
+		keyFlag{"burstiness", "baseline.burstiness", "gamma shape k (CV = 1/sqrt(k)); 1 = Poisson, <1 burstier"},
+		keyFlag{"max-in-flight", "max_in_flight", "in-flight cap; arrivals that find it full are recorded unsent/client_cap (0: none)"},
+	)
+	fs.DurationVar(&p.drain, "drain", config.Defaults().Drain.Timeout.D(), "after the window, wait this long for in-flight requests; the rest are censored")
+	t.bind(fs,
+		keyFlag{"max-tokens", "classes[0].output.value", "max_tokens sent with each request"},
+		keyFlag{"prompt-tokens", "classes[0].input.value", "length of the synthetic prompt, in tokens (≈4 characters each)"},
+	)
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
-	fs.Uint64Var(&p.seed, "seed", 1, "seed for arrivals, think times and prompts")
-	fs.DurationVar(&p.sloTTFT, "slo-ttft", 0, "gate: time to first token (from planned send); 0 = none")
-	fs.DurationVar(&p.sloTPOT, "slo-tpot", 0, "gate: time per output token; 0 = none")
-	fs.DurationVar(&p.sloE2E, "slo-e2e", 0, "gate: end-to-end latency (from planned send); 0 = none")
-	fs.Float64Var(&p.goodTarget, "good-fraction", 0.9, "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this")
-	fs.DurationVar(&p.maxLagP99, "max-lag-p99", 0, "validity: largest acceptable dispatch-lag p99 (0: default 10ms)")
-	fs.Float64Var(&p.rateTol, "rate-tolerance", 0, "validity: accepted relative deviation of achieved from requested rate (0: default 0.10)")
+	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name)")
+	t.bind(fs,
+		keyFlag{"slo-ttft", "classes[0].gates.ttft", "gate: time to first token (from planned send); 0 = none"},
+		keyFlag{"slo-tpot", "classes[0].gates.tpot", "gate: time per output token; 0 = none"},
+		keyFlag{"slo-e2e", "classes[0].gates.e2e", "gate: end-to-end latency (from planned send); 0 = none"},
+		keyFlag{"good-fraction", "ladder.good_fraction_target", "with a --slo-* gate: exit 5 (gates failed) when good/planned is below this"},
+		keyFlag{"max-lag-p99", "ladder.max_lag_p99", "validity: largest acceptable dispatch-lag p99"},
+		keyFlag{"rate-tolerance", "ladder.rate_tolerance", "validity: accepted relative deviation of achieved from requested rate"},
+	)
 	fs.DurationVar(&p.spin, "spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
-	fs.Float64Var(&p.cancelFrac, "cancel-fraction", 0, "cancellation injection: fraction of requests cancelled after --cancel-after")
-	fs.DurationVar(&p.cancelAfter, "cancel-after", 0, "cancellation injection: delay after dispatch")
-	fs.StringVar(&p.ttftBoundary, "ttft-boundary", "content", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)")
-	fs.IntVar(&p.retries, "retries", 0, "retry attempts after a rejection or transport error (0: off); each attempt is its own ledger record")
-	fs.DurationVar(&p.backoff, "backoff", dispatch.DefaultBackoff, "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure")
-	fs.DurationVar(&p.maxBackoff, "max-backoff", dispatch.DefaultMaxBackoff, "failure backoff cap")
-	fs.Float64Var(&p.jitter, "backoff-jitter", 0.5, "fraction of each backoff drawn at random from --seed (reproducible), 0..1")
+	t.bind(fs,
+		keyFlag{"cancel-fraction", "cancellation.fraction", "cancellation injection: fraction of requests cancelled after --cancel-after"},
+		keyFlag{"cancel-after", "cancellation.delay", "cancellation injection: delay after dispatch"},
+	)
+	t.registerRetries(fs)
+	t.keys["classes[0].input"] = "--prompt-tokens"
+	t.keys["classes[0].output"] = "--max-tokens"
 }
 
 func (p *probeFlags) validate() error {
-	if err := p.target.validate(); err != nil {
-		return err
-	}
-	if _, err := schedule.ParseKind(p.arrival); err != nil {
-		return badFlag("--arrival: %v", err)
-	}
 	switch {
 	case p.users < 0:
 		return badFlag("--closed-loop-users: must be ≥ 0, got %d", p.users)
@@ -99,37 +85,13 @@ func (p *probeFlags) validate() error {
 		return badFlag("--duration: must be > 0, got %v", p.duration)
 	case p.drain < 0:
 		return badFlag("--drain: must be ≥ 0, got %v", p.drain)
-	case !(p.burstiness > 0):
-		return badFlag("--burstiness: must be > 0, got %v", p.burstiness)
-	case p.maxInFlight < 0:
-		return badFlag("--max-in-flight: must be ≥ 0, got %d", p.maxInFlight)
-	case p.maxTokens < 1:
-		return badFlag("--max-tokens: must be ≥ 1, got %d", p.maxTokens)
-	case p.promptTokens < 1:
-		return badFlag("--prompt-tokens: must be ≥ 1, got %d", p.promptTokens)
-	case p.sloTTFT < 0 || p.sloTPOT < 0 || p.sloE2E < 0:
-		return badFlag("--slo-*: gates must be ≥ 0")
-	case p.cancelFrac < 0 || p.cancelFrac > 1:
-		return badFlag("--cancel-fraction: must be in [0, 1], got %v", p.cancelFrac)
-	case p.retries < 0:
-		return badFlag("--retries: must be ≥ 0, got %d", p.retries)
-	case !(p.goodTarget > 0 && p.goodTarget <= 1):
-		return badFlag("--good-fraction: must be in (0, 1], got %v", p.goodTarget)
-	case p.maxLagP99 < 0 || p.spin < 0:
-		return badFlag("--max-lag-p99 and --spin: must be ≥ 0")
-	case p.rateTol < 0:
-		return badFlag("--rate-tolerance: must be ≥ 0, got %v", p.rateTol)
-	}
-	if err := p.failureBackoff().Validate(); err != nil || p.backoff == 0 || p.maxBackoff == 0 {
-		return badFlag("--backoff %v, --max-backoff %v, --backoff-jitter %v: want 0 < backoff ≤ max-backoff and jitter in [0, 1]", p.backoff, p.maxBackoff, p.jitter)
-	}
-	if _, err := ledger.ParseTTFTBoundary(p.ttftBoundary); err != nil {
-		return badFlag("--ttft-boundary: %v", err)
+	case p.spin < 0:
+		return badFlag("--spin: must be ≥ 0, got %v", p.spin)
 	}
 	if _, err := parseThink(p.think); err != nil {
 		return badFlag("--think-time %q: %v", p.think, err)
 	}
-	return nil
+	return p.target.validate()
 }
 
 // parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
@@ -163,31 +125,8 @@ func parseThink(s string) (schedule.ThinkSpec, error) {
 	return spec, spec.Validate()
 }
 
-// failureBackoff is the wait after failures: for closed-loop users and
-// between a failed attempt and its retry. Open-loop arrivals never wait.
-func (p *probeFlags) failureBackoff() dispatch.Backoff {
-	return dispatch.Backoff{Base: p.backoff, Max: p.maxBackoff, Jitter: p.jitter, Seed: p.seed}
-}
-
-func (p *probeFlags) gates() stats.Gates {
-	return stats.Gates{TTFT: p.sloTTFT, TPOT: p.sloTPOT, E2E: p.sloE2E}
-}
-
-// mix is the probe's single workload class: a synthetic prompt of
-// --prompt-tokens and --max-tokens of output.
-func (p *probeFlags) mix() (*workload.Mix, error) {
-	in, err := workload.NewFixed(p.promptTokens)
-	if err != nil {
-		return nil, badFlag("--prompt-tokens: %v", err)
-	}
-	out, err := workload.NewFixed(p.maxTokens)
-	if err != nil {
-		return nil, badFlag("--max-tokens: %v", err)
-	}
-	return workload.NewMix(p.seed, []workload.Class{{
-		Name: "default", Weight: 1, Prompt: workload.Synthetic{}, InputLen: in, OutputLen: out, Gates: p.gates(),
-	}})
-}
+// gates are the probe's class gates (--slo-*).
+func (p *probeFlags) gates() stats.Gates { return wiring.Gates(p.target.target().Classes[0].Gates) }
 
 func runProbe(ctx context.Context, e env, args []string) error {
 	var p probeFlags
@@ -200,22 +139,18 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	mix, err := p.mix()
-	if err != nil {
-		return err
-	}
 	base, stopTarget, err := p.target.startTarget(e)
 	if err != nil {
 		return err
 	}
 	defer stopTarget()
-	client, target, err := p.target.client(base, log)
+	client, target, err := p.target.build(base, log)
 	if err != nil {
 		return err
 	}
 	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
-	run, err := p.execute(ctx, e, client, target, mix)
+	run, err := p.execute(ctx, e, client, target)
 	if err != nil {
 		return err
 	}
@@ -233,7 +168,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if run.ledgerErr != nil {
 		return run.ledgerErr
 	}
-	return probeExit(run.sum, !p.gates().IsZero(), p.goodTarget, run.lost, run.lostErr)
+	return probeExit(run.sum, !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget, run.lost, run.lostErr)
 }
 
 // probeRun is what a probe run left: its summary, and what went wrong with
@@ -247,7 +182,16 @@ type probeRun struct {
 
 // execute runs the probe and returns its summary. The ledger file, when
 // asked for, is complete even when the run is interrupted.
-func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target, mix *workload.Mix) (run probeRun, err error) {
+func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target) (run probeRun, err error) {
+	tg := p.target.target()
+	classes, err := wiring.Classes(*tg, 0)
+	if err != nil {
+		return run, badFlag("%v", err)
+	}
+	mix, err := wiring.Mix(*tg, classes[0], 0)
+	if err != nil {
+		return run, badFlag("%v", err)
+	}
 	mode := ledger.ModeOpen
 	requested := p.rate
 	if p.users > 0 {
@@ -278,27 +222,25 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	led := ledger.New(epoch, sinks...)
 	g := dispatch.NewGroup(led)
 
-	boundary, _ := ledger.ParseTTFTBoundary(p.ttftBoundary)
+	boundary, _ := ledger.ParseTTFTBoundary(tg.TTFTBoundary) // checked by validate
 	meta := func(time.Duration) ledger.Meta {
 		return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: "default", API: target.Adapter.Name(),
 			TTFTBoundary: boundary}
 	}
 	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
 		prm := mix.Next().Params
-		prm.Model = p.target.model
-		prm.UsageDeltas = p.target.usageDeltas
+		prm.Model = tg.Model
+		prm.UsageDeltas = tg.UsageDeltas
 		return prm
 	}, led.Now)
-	if p.cancelFrac > 0 {
-		var err error
-		if exec, err = dispatch.Inject(dispatch.Injection{Fraction: p.cancelFrac, Delay: p.cancelAfter, Seed: p.seed}, exec); err != nil {
+	if in, ok := wiring.Injection(*tg, 0); ok {
+		if exec, err = dispatch.Inject(in, exec); err != nil {
 			return run, badFlag("--cancel-fraction/--cancel-after: %v", err)
 		}
 	}
-	retry := dispatch.Retry{}
-	if p.retries > 0 {
-		b := p.failureBackoff()
-		retry = dispatch.Retry{MaxAttempts: p.retries + 1, Backoff: b.Base, MaxBackoff: b.Max, Jitter: b.Jitter, Seed: b.Seed}
+	retry, err := wiring.Retry(*tg)
+	if err != nil {
+		return run, badFlag("%v", err)
 	}
 
 	// The run's context: the first interrupt stops arrivals (the window ends
@@ -308,20 +250,19 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	hostReader := hostload.NewReader()
 	hostBefore := hostReader.Take()
 	if mode == ledger.ModeOpen {
-		seq, err := schedule.New(schedule.Spec{Kind: schedule.Kind(p.arrival), Burstiness: p.burstiness, Seed: p.seed},
-			schedule.Step{Rate: p.rate, Duration: 0})
+		seq, err := wiring.Arrivals(*tg, 0, p.rate)
 		if err != nil {
 			return run, badFlag("--rate/--arrival/--burstiness: %v", err)
 		}
 		runErr = g.Open(ctx, dispatch.OpenConfig{
-			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: p.maxInFlight,
+			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: tg.MaxInFlight,
 			Meta: meta, Exec: exec, Retry: retry, Spin: p.spin,
 		})
 	} else {
 		think, _ := parseThink(p.think)
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
-			Users: p.users, Think: think, Seed: p.seed, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
-			Backoff: p.failureBackoff(),
+			Users: p.users, Think: think, Seed: wiring.Seed(*tg), Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
+			Backoff: wiring.Backoff(*tg),
 		})
 	}
 	// The prober host's health over the arrival window (when requests were
@@ -363,7 +304,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	defer recMu.Unlock()
 	acc := stats.NewAccumulator(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
-		Validity: stats.ValidityConfig{MaxLagP99: p.maxLagP99, RateTolerance: p.rateTol},
+		Validity: stats.ValidityConfig{MaxLagP99: tg.Ladder.MaxLagP99.D(), RateTolerance: tg.Ladder.RateTolerance},
 	})
 	for i := range records {
 		acc.Add(&records[i])

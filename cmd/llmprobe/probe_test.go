@@ -375,7 +375,8 @@ func TestMaxBufferedBytesFlag(t *testing.T) {
 	path := tempPath(t, "buffered.jsonl")
 	// No stream ends ok here: exit 3 (no request succeeded) is the verdict.
 	mustExit(t, []int{exitNoSuccess}, "probe", "--url", srv.URL+"/v1", "--rate", "5", "--arrival", "constant", "--duration", "1s",
-		"--timeout-total", "3s", "--max-buffered-bytes", "1048576", "--json", "--ledger", path)
+		"--timeout-total", "3s", "--timeout-connect", "3s", "--timeout-headers", "3s", "--timeout-first-content", "3s", "--timeout-idle", "3s",
+		"--max-buffered-bytes", "1048576", "--json", "--ledger", path)
 	_, recs := readLedger(t, path)
 	checkLedgerInvariants(t, recs)
 	_, byR := countOutcomes(recs)

@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/logging"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
 // builtInConfig is the daemon's configuration when no --config is given: it
@@ -65,7 +66,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	load := func() (*config.Config, error) { return config.Load(*path, fs) }
+	load := func() (*config.Config, error) { return wiring.Load(config.Options{Path: *path, Flags: fs}) }
 	if *path == "" {
 		s, err := sim.New(builtInSim())
 		if err != nil {
@@ -78,10 +79,15 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		defer func() { _ = closeSim() }()
 		fmt.Fprintf(e.stderr, "no --config: probing the built-in simulator at %s\n", u)
 		yaml := []byte(strings.Replace(builtInConfig, "SIM_URL", u, 1))
-		load = func() (*config.Config, error) { return config.LoadWith(config.Options{BuiltIn: yaml, Flags: fs}) }
+		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
 	}
 	cfg, err := load()
 	if err != nil {
+		return err
+	}
+	// The admin server would only find a bad web config once it starts:
+	// checked now, as validate does, naming the key and the file.
+	if err := webConfig(cfg); err != nil {
 		return err
 	}
 	e.std.useConfig(cfg)
@@ -157,14 +163,23 @@ func runValidate(_ context.Context, e env, args []string) error {
 	if *path == "" {
 		return badFlag("--config: required")
 	}
-	cfg, err := config.Load(*path, nil)
+	cfg, err := wiring.Load(config.Options{Path: *path})
 	if err != nil {
 		return err
 	}
 	// The daemon would only find a bad web config when its admin server starts.
-	if err := admin.ValidateWebConfig(cfg.Admin.WebConfigFile); err != nil {
-		return fmt.Errorf("%s: admin.web_config_file: %w", *path, err)
+	if err := webConfig(cfg); err != nil {
+		return err
 	}
 	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
+	return nil
+}
+
+// webConfig checks admin.web_config_file (exporter-toolkit's own check),
+// naming the configuration's source and the key.
+func webConfig(cfg *config.Config) error {
+	if err := admin.ValidateWebConfig(cfg.Admin.WebConfigFile); err != nil {
+		return fmt.Errorf("%s: admin.web_config_file: %w", cfg.Source("admin.web_config_file"), err)
+	}
 	return nil
 }

@@ -286,3 +286,37 @@ func TestRunBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRunChecksWebConfig: run refuses a web config whose certificate does
+// not exist before it starts, naming where the setting came from, the key
+// and the file, as validate does.
+func TestRunChecksWebConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	webConfig := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: "+filepath.Join(dir, "no-such-cert.pem")+"\n  key_file: "+filepath.Join(dir, "no-such-key.pem")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join("..", "..", "config", "simulator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(conf, []byte(strings.Replace(string(good), "admin:\n", "admin:\n  web_config_file: "+webConfig+"\n", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--config", conf, "--listen", closedPort(t)}, conf + ": admin.web_config_file"},
+		{[]string{"run", "--listen", closedPort(t), "--web-config-file", webConfig}, "flag --web-config-file: admin.web_config_file"},
+	} {
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		r := invoke(ctx, tc.args...)
+		cancel()
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "no-such-cert.pem") {
+			t.Errorf("%v: exit %d, stderr %q: want a failure naming %q and the certificate", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}

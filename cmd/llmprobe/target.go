@@ -1,114 +1,265 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"math"
 	"net/url"
+	"reflect"
+	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/protocol/sse"
-	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
-// targetFlags are the flags that name and reach one target, shared by
-// `probe` and `ladder`.
+// targetFlags are the flags that describe one target, shared by `probe`
+// and `ladder`. Each sets a key of a config.Target (or of the one-target
+// config.Config around it), so a one-shot target is described, checked
+// (config's rules and wiring's checks) and built (wiring) exactly as a
+// daemon's target is. Flags that describe a run rather than a target
+// (--rate, --duration, --steps, report outputs, --sim-*) stay apart.
 type targetFlags struct {
-	url, model, api        string
-	keyEnv, keyFile        string
-	headers                []string
-	caFile, certFile       string
-	keyFileTLS             string
-	insecure, http1        bool
-	maxEventBytes          int
-	maxBuffered            int64
-	connect, headersT      time.Duration
-	firstContent, idle     time.Duration
-	total                  time.Duration
-	usageDeltas            bool
+	cfg config.Config // one target, Targets[0]; flags write into it
+	// url is --url: "" = the built-in simulator, started in-process.
+	url string
+	// headers ('Name: value') and headerEnv ('Name=VAR') fill headers and
+	// header_env.
+	headers, headerEnv []string
+	seed               uint64            // --seed: baseline.seed and ladder.seed
+	retries            int               // --retries: retries.max_attempts - 1
+	keys               map[string]string // configuration key → the flag that sets it
+
 	simStall, simSlowdown  []string
 	simSlots, simAdmission int
 }
 
-func (t *targetFlags) register(fs *pflag.FlagSet) {
+// keyFlag is a flag that sets one configuration key: of the target
+// ("timeouts.total") or, starting with "limits.", of the configuration.
+type keyFlag struct{ flag, key, help string }
+
+// placeholderURL stands for the built-in simulator while flags are
+// checked, before it is started (a bad flag exits 2 before anything runs).
+const placeholderURL = "http://127.0.0.1/v1"
+
+func (t *targetFlags) target() *config.Target { return &t.cfg.Targets[0] }
+
+// init starts from the one-shot profile (config.OneShot or OneShotLadder).
+func (t *targetFlags) init(profile config.Target) {
+	t.cfg = config.Defaults()
+	t.cfg.Targets = []config.Target{profile}
+	t.keys = map[string]string{
+		"headers": "--header", "header_env": "--header-env", "baseline.seed": "--seed", "ladder.seed": "--seed",
+		"retries.max_attempts": "--retries", "url": "--url",
+	}
+	t.seed = uint64(profile.Baseline.Seed)
+}
+
+// bind defines each flag, bound to its key's field, with the field's
+// current value (the profile's) as its default.
+func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
+	for _, f := range flags {
+		var v reflect.Value
+		var ok bool
+		if strings.HasPrefix(f.key, "limits.") {
+			v, ok = config.FieldAt(&t.cfg, f.key)
+		} else {
+			v, ok = config.FieldAt(t.target(), f.key)
+		}
+		if !ok {
+			panic("llmprobe: flag --" + f.flag + " names no configuration key: " + f.key) // caught by every test
+		}
+		switch p := v.Addr().Interface().(type) {
+		case *config.Duration:
+			fs.Var((*durationValue)(p), f.flag, f.help)
+		case *string:
+			fs.StringVar(p, f.flag, *p, f.help)
+		case *bool:
+			fs.BoolVar(p, f.flag, *p, f.help)
+		case *int:
+			fs.IntVar(p, f.flag, *p, f.help)
+		case *int64:
+			fs.Int64Var(p, f.flag, *p, f.help)
+		case *float64:
+			fs.Float64Var(p, f.flag, *p, f.help)
+		default:
+			panic(fmt.Sprintf("llmprobe: flag --%s: unsupported type %T", f.flag, p))
+		}
+		if _, dup := t.keys[f.key]; !dup {
+			t.keys[f.key] = "--" + f.flag
+		}
+	}
+}
+
+// durationValue is a config.Duration flag: parsed by config's own rule
+// (a Go duration, never negative).
+type durationValue config.Duration
+
+// String is the value as --help shows its default: "0" for none (pflag
+// shows no default then, as for its own duration flags).
+func (d *durationValue) String() string {
+	if *d == 0 {
+		return "0"
+	}
+	return config.Duration(*d).String()
+}
+func (d *durationValue) Set(s string) error { return (*config.Duration)(d).UnmarshalText([]byte(s)) }
+func (d *durationValue) Type() string       { return "duration" }
+
+func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
+	t.init(profile)
 	fs.StringVar(&t.url, "url", "", "target base URL, e.g. http://127.0.0.1:8000/v1 (default: the built-in simulator, started in-process)")
-	fs.StringVar(&t.model, "model", "llmprobe-sim", "model name sent in requests")
-	fs.StringVar(&t.api, "api", "openai-chat", "streaming API: "+strings.Join(protocol.Names(), "|"))
-	fs.StringVar(&t.keyEnv, "api-key-env", "", "name of the environment variable holding the API key (the key itself is never a flag)")
-	fs.StringVar(&t.keyFile, "api-key-file", "", "file holding the API key")
-	fs.StringArrayVar(&t.headers, "header", nil, "extra request header 'Name: value' (repeatable)")
-	fs.StringVar(&t.caFile, "tls-ca-file", "", "CA bundle to verify the target")
-	fs.StringVar(&t.certFile, "tls-cert-file", "", "client certificate (with --tls-key-file)")
-	fs.StringVar(&t.keyFileTLS, "tls-key-file", "", "client certificate key")
-	fs.BoolVar(&t.insecure, "tls-insecure-skip-verify", false, "do not verify the target's certificate (loudly warned)")
-	fs.BoolVar(&t.http1, "http1", false, "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)")
-	fs.IntVar(&t.maxEventBytes, "max-event-bytes", 0, "largest server-sent event accepted (0: default 1 MiB)")
-	fs.Int64Var(&t.maxBuffered, "max-buffered-bytes", config.DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit")
-	fs.DurationVar(&t.connect, "timeout-connect", 5*time.Second, "connect timeout")
-	fs.DurationVar(&t.headersT, "timeout-headers", 30*time.Second, "timeout from dispatch to response headers")
-	fs.DurationVar(&t.firstContent, "timeout-first-content", 60*time.Second, "timeout from dispatch to first visible content")
-	fs.DurationVar(&t.idle, "timeout-idle", 30*time.Second, "longest gap between stream bytes")
-	fs.DurationVar(&t.total, "timeout-total", 5*time.Minute, "timeout from dispatch to stream end")
-	fs.BoolVar(&t.usageDeltas, "usage-deltas", false, "ask for per-chunk usage (vendor extension; strict proxies reject it)")
+	t.bind(fs,
+		keyFlag{"model", "model", "model name sent in requests"},
+		keyFlag{"api", "api", "streaming API: " + strings.Join(protocol.Names(), "|")},
+		keyFlag{"api-key-env", "api_key_env", "name of the environment variable holding the API key (the key itself is never a flag)"},
+		keyFlag{"api-key-file", "api_key_file", "file holding the API key"},
+	)
+	fs.StringArrayVar(&t.headers, "header", nil, "extra request header 'Name: value' (repeatable); a secret-looking name (Authorization, *key*, *token*, …) is refused: use --header-env")
+	fs.StringArrayVar(&t.headerEnv, "header-env", nil, "extra request header 'Name=VAR' whose value is read from the environment variable VAR (repeatable; for secrets)")
+	t.bind(fs,
+		keyFlag{"tls-ca-file", "tls.ca_file", "CA bundle to verify the target"},
+		keyFlag{"tls-cert-file", "tls.cert_file", "client certificate (with --tls-key-file)"},
+		keyFlag{"tls-key-file", "tls.key_file", "client certificate key"},
+		keyFlag{"tls-insecure-skip-verify", "tls.insecure_skip_verify", "do not verify the target's certificate (loudly warned)"},
+		keyFlag{"http1", "http1", "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)"},
+		keyFlag{"max-event-bytes", "max_event_bytes", "largest server-sent event accepted, in bytes (at most --max-buffered-bytes)"},
+		keyFlag{"max-buffered-bytes", "limits.max_buffered_bytes", "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit"},
+		keyFlag{"timeout-connect", "timeouts.connect", "connect timeout"},
+		keyFlag{"timeout-headers", "timeouts.headers", "timeout from dispatch to response headers"},
+		keyFlag{"timeout-first-content", "timeouts.first_content", "timeout from dispatch to first visible content (at least --timeout-headers)"},
+		keyFlag{"timeout-idle", "timeouts.idle", "longest gap between stream bytes"},
+		keyFlag{"timeout-total", "timeouts.total", "timeout from dispatch to stream end (above 0; every other timeout at most this)"},
+		keyFlag{"usage-deltas", "usage_deltas", "ask for per-chunk usage (vendor extension; strict proxies reject it)"},
+		keyFlag{"ttft-boundary", "ttft_boundary", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)"},
+	)
 	fs.StringArrayVar(&t.simStall, "sim-stall", nil, "built-in simulator only: a stall window START+DURATION, e.g. 10s+5s (repeatable)")
 	fs.StringArrayVar(&t.simSlowdown, "sim-slowdown", nil, "built-in simulator only: a slowdown START+DURATION*FACTOR, e.g. 20s+10s*4 (repeatable)")
 	fs.IntVar(&t.simSlots, "sim-slots", 0, "built-in simulator only: service slots (0: simulator default)")
 	fs.IntVar(&t.simAdmission, "sim-admission", 0, "built-in simulator only: admission limit (0: simulator default)")
 }
 
+// registerSeed defines --seed (baseline.seed and ladder.seed).
+func (t *targetFlags) registerSeed(fs *pflag.FlagSet, help string) {
+	fs.Uint64Var(&t.seed, "seed", t.seed, help)
+}
+
+// registerRetries defines --retries and the backoff flags (retries.*).
+func (t *targetFlags) registerRetries(fs *pflag.FlagSet) {
+	fs.IntVar(&t.retries, "retries", max(t.target().Retries.MaxAttempts-1, 0), "retry attempts after a rejection or transport error (0: off, at most 9); each attempt is its own ledger record")
+	t.bind(fs,
+		keyFlag{"backoff", "retries.backoff", "failure backoff: wait after a failed request before a closed-loop user's next one, and before a retry; doubles per consecutive failure"},
+		keyFlag{"max-backoff", "retries.max_backoff", "failure backoff cap"},
+		keyFlag{"backoff-jitter", "retries.jitter", "fraction of each backoff drawn at random from --seed (reproducible), 0..1"},
+	)
+}
+
+// validate completes the target from the flags that are not one key each
+// and checks it by the configuration's rules and wiring's checks, as the
+// daemon checks its file; a problem is a usage error naming the flag.
 func (t *targetFlags) validate() error {
-	if t.url != "" {
-		// The URL is echoed only through the one redaction rule: a URL that
-		// does not parse may still carry a password.
-		u, err := url.Parse(t.url)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return badFlag("--url %q: want an http(s) base URL such as http://127.0.0.1:8000/v1", sanitize.URL(t.url))
-		}
-		if u.User != nil {
-			return badFlag("--url: credentials in the URL are refused (they would end up in logs); use --api-key-env")
-		}
-		if q := sanitize.SecretParam(u.RawQuery); q != "" {
-			return badFlag("--url: query parameter %q looks secret: credentials in the URL are refused; use --api-key-env or --header", q)
-		}
-		if len(t.simStall)+len(t.simSlowdown) > 0 || t.simSlots != 0 || t.simAdmission != 0 {
-			return badFlag("--sim-* flags apply only to the built-in simulator (no --url)")
-		}
-	}
-	if _, err := protocol.Lookup(t.api); err != nil {
-		return badFlag("--api: %v", err)
-	}
-	if t.keyEnv != "" && t.keyFile != "" {
-		return badFlag("--api-key-env and --api-key-file: give one")
-	}
-	for _, h := range t.headers {
-		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
-			// Not echoed: a header given without its ':' may be a secret's value.
-			return badFlag("--header: want 'Name: value', got a value with no name before ':' (not shown: it may hold a secret)")
-		}
-	}
-	for name, d := range map[string]time.Duration{"--timeout-connect": t.connect, "--timeout-headers": t.headersT,
-		"--timeout-first-content": t.firstContent, "--timeout-idle": t.idle, "--timeout-total": t.total} {
-		if d < 0 {
-			return badFlag("%s: must be ≥ 0, got %v", name, d)
-		}
-	}
-	ev := t.maxEventBytes
-	if ev == 0 {
-		ev = sse.DefaultMaxEventBytes
-	}
-	if t.maxEventBytes < 0 || t.maxBuffered < int64(ev) {
-		return badFlag("--max-buffered-bytes %d: must hold at least one maximum-size event (%d bytes, --max-event-bytes)", t.maxBuffered, ev)
+	tg := t.target()
+	tg.URL = t.url
+	if t.url == "" {
+		tg.URL = placeholderURL
+	} else if len(t.simStall)+len(t.simSlowdown) > 0 || t.simSlots != 0 || t.simAdmission != 0 {
+		return badFlag("--sim-* flags apply only to the built-in simulator (no --url)")
 	}
 	if t.simSlots < 0 || t.simAdmission < 0 {
 		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
 	}
+	if t.seed > math.MaxInt64 {
+		return badFlag("--seed %d: want at most %d", t.seed, int64(math.MaxInt64))
+	}
+	tg.Baseline.Seed, tg.Ladder.Seed = int64(t.seed), int64(t.seed)
+	if t.retries < 0 || t.retries > 9 {
+		return badFlag("--retries %d: want 0..9 (attempts after the first)", t.retries)
+	}
+	if tg.Retries.MaxAttempts = 0; t.retries > 0 {
+		tg.Retries.MaxAttempts = t.retries + 1
+	}
+	var err error
+	if tg.Headers, err = headerFlags("--header", t.headers, ":", "'Name: value'"); err != nil {
+		return err
+	}
+	if tg.HeaderEnv, err = headerFlags("--header-env", t.headerEnv, "=", "'Name=VAR'"); err != nil {
+		return err
+	}
+	if err := t.cfg.Validate(wiring.Checks()...); err != nil {
+		return t.flagErrors(err)
+	}
 	return nil
+}
+
+// headerFlags reads repeated 'Name<sep>value' flags. A value without its
+// separator is not echoed: it may be a secret's value.
+func headerFlags(flag string, vals []string, sep, want string) (map[string]string, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(vals))
+	for _, h := range vals {
+		name, val, ok := strings.Cut(h, sep)
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, badFlag("%s: want %s, got a value with no name before '%s' (not shown: it may hold a secret)", flag, want, sep)
+		}
+		if _, dup := out[name]; dup {
+			return nil, badFlag("%s %s: given twice", flag, name)
+		}
+		out[name] = strings.TrimSpace(val)
+	}
+	return out, nil
+}
+
+// flagErrors turns the configuration's errors into one usage error, each
+// line naming the flag that set the key (and flags for the keys its
+// message names).
+func (t *targetFlags) flagErrors(err error) error {
+	var es config.Errors
+	if !errors.As(err, &es) {
+		return badFlag("%v", err)
+	}
+	keys := make([]string, 0, len(t.keys))
+	for k := range t.keys {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return len(keys[i]) > len(keys[j]) }) // longest first
+	lines := make([]string, 0, len(es))
+	for _, e := range es {
+		key := strings.TrimPrefix(e.Key, "targets[0].")
+		name := key
+		for _, k := range keys {
+			if rest, ok := strings.CutPrefix(key, k); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+				name = t.keys[k]
+				if h, ok := strings.CutPrefix(rest, "."); ok && (k == "headers" || k == "header_env") {
+					name += " " + h
+				}
+				break
+			}
+		}
+		msg := e.Msg
+		for _, k := range keys {
+			if strings.Contains(k, "_") || strings.Contains(k, ".") {
+				msg = strings.ReplaceAll(msg, k, t.keys[k])
+			}
+		}
+		lines = append(lines, name+": "+msg)
+	}
+	return badFlag("%s", strings.Join(lines, "\n"))
+}
+
+// build sets the target's URL to base (the one given, or the built-in
+// simulator's) and builds its client through wiring, as the daemon does.
+func (t *targetFlags) build(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
+	tg := t.target()
+	tg.URL = base
+	return wiring.Client(*tg, wiring.ClientOptions{Buffers: wiring.Buffers(t.cfg.Limits), Logger: log})
 }
 
 // simConfig is the built-in simulator's configuration from the --sim-* flags.
@@ -171,35 +322,6 @@ func (t *targetFlags) displayName(base string) string {
 		return "target"
 	}
 	return u.Scheme + "://" + u.Host + strings.TrimRight(u.Path, "/")
-}
-
-// client builds the protocol client and the target for base.
-func (t *targetFlags) client(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
-	ad, err := protocol.Lookup(t.api)
-	if err != nil {
-		return nil, protocol.Target{}, badFlag("--api: %v", err)
-	}
-	h := http.Header{}
-	for _, kv := range t.headers {
-		name, val, _ := strings.Cut(kv, ":")
-		h.Add(strings.TrimSpace(name), strings.TrimSpace(val))
-	}
-	c, err := protocol.NewClient(protocol.ClientOptions{
-		Timeouts: protocol.Timeouts{Connect: t.connect, Headers: t.headersT, FirstContent: t.firstContent,
-			Idle: t.idle, Total: t.total},
-		MaxEventBytes: t.maxEventBytes,
-		Buffers:       sse.NewBudget(t.maxBuffered),
-		TLS: protocol.TLSOptions{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFileTLS,
-			InsecureSkipVerify: t.insecure},
-		DisableHTTP2: t.http1,
-		Headers:      h,
-		Auth:         protocol.AuthOptions{KeyEnv: t.keyEnv, KeyFile: t.keyFile},
-		Logger:       log,
-	})
-	if err != nil {
-		return nil, protocol.Target{}, err
-	}
-	return c, protocol.Target{Base: base, Adapter: ad}, nil
 }
 
 // simWindows parses the simulator's stall and slowdown flags (named

@@ -30,27 +30,6 @@ func write(t *testing.T, body string) string {
 
 func noEnv() []string { return nil }
 
-func TestExampleConfigsValidate(t *testing.T) {
-	files, err := filepath.Glob("../../config/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 3 {
-		t.Fatalf("want at least 3 example configs, found %v", files)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			c, err := LoadWith(Options{Path: f, Environ: noEnv})
-			if err != nil {
-				t.Fatalf("%s does not validate:\n%v", f, err)
-			}
-			if len(c.Targets) == 0 || len(c.Targets[0].Classes) == 0 {
-				t.Fatalf("%s: no targets or classes after load", f)
-			}
-		})
-	}
-}
-
 func TestDefaultsApplied(t *testing.T) {
 	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
 	if err != nil {
@@ -85,7 +64,6 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"literal key", minimal + "    api_key: sk-abc\n", []string{"targets[0].api_key: unknown key: literal secrets"}},
 		{"rate out of range", minimal + "    baseline: {rate: 1000}\n", []string{"targets[0].baseline.rate:", "hard maximum"}},
 		{"zero rate", minimal + "    baseline: {rate: 0}\n", []string{"targets[0].baseline.rate: must be above 0"}},
-		{"bad api", minimal + "    api: grpc\n", []string{"targets[0].api: want one of"}},
 		{"secret header", minimal + "    headers: {Authorization: Bearer x}\n", []string{"targets[0].headers.Authorization: looks secret"}},
 		{"auth header", minimal + "    headers: {X-Auth: sk-abc}\n", []string{"targets[0].headers.X-Auth: looks secret"}},
 		{"timeout over total", minimal + "    timeouts: {connect: 10m, total: 1m}\n", []string{"targets[0].timeouts.connect:", "longer than timeouts.total"}},
@@ -103,22 +81,27 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"url credentials", strings.Replace(minimal, "http://127.0.0.1", "http://u:p@127.0.0.1", 1), []string{"targets[0].url: credentials"}},
 		{"url query key", strings.Replace(minimal, "/v1", "/v1?api-key=sk-abc", 1), []string{"targets[0].url: query parameter \"api-key\" looks secret"}},
 		{"no targets", "log: {level: info}\n", []string{"targets: at least one target"}},
-		{"bad dist", minimal + "    classes: [{name: a, input: {dist: uniform, min: 10, max: 5}}]\n", []string{"targets[0].classes[0].input: uniform min 10"}},
 		{"bad ladder lag", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, max_lag_p99: 0s}\n", []string{"targets[0].ladder.max_lag_p99: want above 0"}},
 		{"bad region", minimal + "region: \"EU West\"\n", []string{"region: want 1-63"}},
-		{"bad ttft boundary", minimal + "    ttft_boundary: reasoning\n", []string{"targets[0].ttft_boundary: want content or any_token"}},
 		{"too many retries", minimal + "    retries: {max_attempts: 50}\n", []string{"targets[0].retries.max_attempts: want 0..10"}},
 		{"retry jitter", minimal + "    retries: {jitter: 1.5}\n", []string{"targets[0].retries.jitter: want 0..1"}},
 		{"retry jitter not a number", minimal + "    retries: {jitter: much}\n", []string{"targets[0].retries.jitter: want a number"}},
 		{"buffered bytes below one event", minimal + "limits: {max_buffered_bytes: 1000}\n", []string{"limits.max_buffered_bytes: want 1048576"}},
 		{"buffered bytes not whole", minimal + "limits: {max_buffered_bytes: lots}\n", []string{"limits.max_buffered_bytes: want a whole number"}},
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
-		{"bad stop_at", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, stop_at: peak}\n",
-			[]string{"targets[0].ladder.stop_at: want knee, capacity or top"}},
 		{"negative baseline settle", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, baseline_settle: -1s}\n",
 			[]string{"targets[0].ladder.baseline_settle:", "negative duration"}},
 		{"identity poll too often", minimal + "    identity: {response_header: x-build, poll_every: 10ms}\n",
 			[]string{"targets[0].identity.poll_every: want at least 1s"}},
+		{"negative max in flight", minimal + "    max_in_flight: -1\n", []string{"targets[0].max_in_flight: want 0 (no cap) or 1..100000, got -1"}},
+		{"negative event size", minimal + "    max_event_bytes: -5\n", []string{"targets[0].max_event_bytes: want 0 (the default) or more bytes"}},
+		{"http1 not a bool", minimal + "    http1: sometimes\n", []string{"targets[0].http1: want true or false"}},
+		{"zero burstiness", minimal + "    baseline: {arrival: gamma, burstiness: 0}\n", []string{"targets[0].baseline.burstiness: want above 0"}},
+		{"ladder burstiness", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, burstiness: -1}\n", []string{"targets[0].ladder.burstiness: want above 0"}},
+		{"rate tolerance", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, rate_tolerance: 1.5}\n", []string{"targets[0].ladder.rate_tolerance: want above 0 and at most 1"}},
+		{"zero backoff", minimal + "    retries: {backoff: 0s}\n", []string{"targets[0].retries.backoff: must be above 0"}},
+		{"good fraction without a ladder", minimal + "    ladder: {good_fraction_target: 2}\n", []string{"targets[0].ladder.good_fraction_target: want above 0 and at most 1"}},
+		{"lag without a ladder", minimal + "    ladder: {max_lag_p99: 2m}\n", []string{"targets[0].ladder.max_lag_p99: want above 0 and at most 1m"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
 	for _, tc := range cases {
@@ -315,40 +298,34 @@ func TestAPIKey(t *testing.T) {
 	}
 }
 
+// TestShortLadderStep: a ladder step shorter than timeouts.first_content
+// is accepted: its requests still run to their end, since a step settles
+// for timeouts.total (the one-shot ladder's 20s steps and 60s
+// first-content timeout are such a pair).
+func TestShortLadderStep(t *testing.T) {
+	body := minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, step_duration: 20s}\n"
+	if _, err := LoadWith(Options{Path: write(t, body), Environ: noEnv}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoCap: max_in_flight 0 means no cap (the one-shot commands' default).
+func TestNoCap(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal+"    max_in_flight: 0\n"), Environ: noEnv})
+	if err != nil || c.Targets[0].MaxInFlight != 0 {
+		t.Fatalf("max_in_flight 0: %v", err)
+	}
+}
+
 func TestValidateBuiltInCode(t *testing.T) {
 	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Targets[0].MaxInFlight = 0
+	c.Targets[0].MaxInFlight = -1 // 0 is valid: no cap
 	err = c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "targets[0].max_in_flight") {
 		t.Fatalf("Validate missed max_in_flight: %v", err)
-	}
-}
-
-func TestWorkloadClasses(t *testing.T) {
-	c, err := LoadWith(Options{Path: "../../config/simulator.yaml", Environ: noEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcs, err := c.Targets[0].WorkloadClasses(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(wcs) != len(c.Targets[0].Classes) {
-		t.Fatalf("%d workload classes for %d config classes", len(wcs), len(c.Targets[0].Classes))
-	}
-	for i, w := range wcs {
-		cc := c.Targets[0].Classes[i]
-		if w.Name != cc.Name || w.Weight != cc.Weight || w.Gates.TTFT != cc.Gates.TTFT.D() || w.InputLen == nil || w.OutputLen == nil {
-			t.Errorf("class %d converted wrongly: %+v from %+v", i, w, cc)
-		}
-	}
-	bad := c.Targets[0].Classes[0]
-	bad.Prompt = Prompt{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
-	if _, err := bad.Workload("targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt") || !strings.Contains(err.Error(), "missing.txt") {
-		t.Fatalf("missing prompt file: %v", err)
 	}
 }
 
@@ -369,5 +346,42 @@ func TestBuiltIn(t *testing.T) {
 	c, err = LoadWith(Options{BuiltIn: builtIn, Path: write(t, minimal), Environ: noEnv})
 	if err != nil || len(c.Targets) != 1 || c.Targets[0].Name != "t1" {
 		t.Fatalf("file over built-in: %+v %v", c, err)
+	}
+}
+
+// TestChecks: a Check reports into the same list as the built-in rules:
+// its errors name the file and the key, come with the others, and a key
+// already reported (here a malformed value) is not reported twice.
+func TestChecks(t *testing.T) {
+	var seen *Config
+	check := func(c *Config, add func(key, format string, args ...any)) {
+		seen = c
+		add("targets[0].api", "refused by the check: %q", c.Targets[0].API)
+		add("targets[0].timeouts", "refused by the check too")
+	}
+	p := write(t, minimal+"    api: grpc\n    timeouts: {totl: 5s}\nlog: {level: loud}\n")
+	_, err := LoadWith(Options{Path: p, Environ: noEnv, Checks: []Check{check}})
+	if err == nil || seen == nil {
+		t.Fatalf("check not run: %v", err)
+	}
+	for _, w := range []string{p + `: targets[0].api: refused by the check: "grpc"`, p + ": log.level: want one of", p + ": targets[0].timeouts.totl: unknown key"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("want %q in\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "refused by the check too") {
+		t.Errorf("a key already reported is reported again:\n%v", err)
+	}
+	// Without the check, the configuration's own rules do not know APIs.
+	if _, err := LoadWith(Options{Path: write(t, minimal+"    api: grpc\n"), Environ: noEnv}); err != nil {
+		t.Errorf("config alone refuses an api it cannot know: %v", err)
+	}
+	// Validate runs checks on a configuration built in code.
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(check); err == nil || !strings.Contains(err.Error(), "targets[0].api: refused by the check") {
+		t.Errorf("Validate(check): %v", err)
 	}
 }

@@ -1,73 +1,137 @@
 package config
 
-// defaults are the top-level built-in values (the first koanf layer).
-func defaults() map[string]any {
-	return map[string]any{
-		"admin.listen":              ":9464",
-		"admin.web_config_file":     "",
-		"log.level":                 "info",
-		"log.format":                "auto",
-		"ledger.dir":                "",
-		"ledger.max_size_mb":        100,
-		"ledger.max_age":            "168h",
-		"ledger.keep":               10,
-		"ledger.debug_keep":         200,
-		"otel.enabled":              false,
-		"otel.tracing":              false,
-		"drain.timeout":             "30s",
-		"limits.max_rate":           100.0,
-		"limits.max_buffered_bytes": DefaultMaxBufferedBytes,
-		"region":                    "",
+import (
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Defaults is the built-in configuration: every top-level key's value
+// when neither the file, the environment nor a flag sets it (the first
+// koanf layer). It has no targets; DefaultTarget fills what a target entry
+// leaves out.
+func Defaults() Config {
+	return Config{
+		Admin:  Admin{Listen: ":9464"},
+		Log:    Log{Level: "info", Format: "auto"},
+		Ledger: Ledger{MaxSizeMB: 100, MaxAge: Duration(168 * time.Hour), Keep: 10, DebugKeep: 200},
+		Drain:  Drain{Timeout: Duration(30 * time.Second)},
+		Limits: Limits{MaxRate: 100, MaxBufferedBytes: DefaultMaxBufferedBytes},
 	}
 }
 
-// targetDefaults fill keys a target entry leaves out. Maps merge key by key,
-// except the atomic ones (a distribution is replaced whole).
+// DefaultTarget is what a target entry leaves out: its keys are filled one
+// by one (a distribution, input or output, is replaced whole), and a target
+// without classes gets the one class named "default". Name, url and model
+// have no default.
+func DefaultTarget() Target {
+	def := DefaultClass()
+	def.Name = "default"
+	return Target{
+		API:           "openai-chat",
+		MaxInFlight:   64,
+		MaxEventBytes: DefaultMaxEventBytes,
+		TTFTBoundary:  "content",
+		Retries:       Retries{Backoff: Duration(100 * time.Millisecond), MaxBackoff: Duration(10 * time.Second), Jitter: 0.5},
+		Timeouts: Timeouts{Connect: Duration(5 * time.Second), Headers: Duration(30 * time.Second),
+			FirstContent: Duration(60 * time.Second), Idle: Duration(30 * time.Second), Total: Duration(5 * time.Minute)},
+		Budget:        Budget{Zone: "UTC"},
+		ServerMetrics: ServerMetrics{Interval: Duration(2 * time.Second), Timeout: Duration(2 * time.Second), Flavour: "auto"},
+		Identity:      Identity{PollEvery: Duration(time.Minute)},
+		Baseline:      Baseline{Enabled: true, Rate: 0.2, Arrival: "poisson", Burstiness: 1},
+		Classes:       []Class{def},
+		Ladder: Ladder{
+			Schedule:     Schedule{Zone: "UTC"},
+			StepDuration: Duration(60 * time.Second),
+			Gap:          Duration(10 * time.Second),
+			Arrival:      "poisson",
+			Burstiness:   1,
+			Abort: Abort{ErrorFraction: 0.5, RejectionFraction: 0.5, TTFTGateMultiple: 5,
+				OnUnsent: true, UnsentFraction: 0.01, OnGeneratorInvalid: true},
+			GoodFractionTarget: 0.9,
+			KneeFactor:         2,
+			MaxLagP99:          Duration(10 * time.Millisecond),
+			RateTolerance:      0.10,
+			StopAt:             "capacity",
+		},
+	}
+}
+
+// DefaultClass is what a class entry leaves out (a class has no default
+// name).
+func DefaultClass() Class {
+	return Class{
+		Weight: 1,
+		Prompt: Prompt{Source: "synthetic"},
+		Input:  Dist{Dist: "fixed", Value: 128},
+		Output: Dist{Dist: "fixed", Value: 128},
+	}
+}
+
+// targetDefaults and classDefaults are DefaultTarget and DefaultClass as
+// koanf maps; the default class list is filled separately (a list is never
+// merged with its default).
 func targetDefaults() map[string]any {
-	return map[string]any{
-		"api":           "openai-chat",
-		"max_in_flight": 64,
-		"ttft_boundary": "content",
-		"usage_deltas":  false,
-		"retries":       map[string]any{"max_attempts": 0, "backoff": "100ms", "max_backoff": "10s", "jitter": 0.5},
-		"cancellation":  map[string]any{"fraction": 0.0, "delay": "0s", "max_delay": "0s"},
-		"timeouts": map[string]any{
-			"connect": "5s", "headers": "30s", "first_content": "60s", "idle": "30s", "total": "5m",
-		},
-		"budget":         map[string]any{"tokens_per_day": 0, "requests_per_day": 0, "zone": "UTC"},
-		"server_metrics": map[string]any{"url": "", "interval": "2s", "timeout": "2s", "flavour": "auto"},
-		"identity":       map[string]any{"poll_every": "1m"},
-		"baseline":       map[string]any{"enabled": true, "rate": 0.2, "arrival": "poisson", "seed": 0},
-		"ladder": map[string]any{
-			"enabled":       false,
-			"schedule":      map[string]any{"zone": "UTC"},
-			"step_duration": "60s",
-			"gap":           "10s",
-			"arrival":       "poisson",
-			"abort": map[string]any{
-				"error_fraction": 0.5, "rejection_fraction": 0.5, "ttft_gate_multiple": 5.0,
-				"on_unsent": true, "unsent_fraction": 0.01, "on_generator_invalid": true,
-			},
-			"good_fraction_target":   0.9,
-			"knee_factor":            2.0,
-			"max_lag_p99":            "10ms",
-			"run_on_identity_change": false,
-			"run_on_start":           false,
-			"stop_at":                "capacity",
-			"baseline_settle":        "0s",
-		},
-	}
+	m := asMap(DefaultTarget())
+	delete(m, "classes")
+	return m
 }
 
-// classDefaults fill keys a class entry leaves out.
-func classDefaults() map[string]any {
-	return map[string]any{
-		"weight":              1.0,
-		"prompt":              map[string]any{"source": "synthetic"},
-		"input":               map[string]any{"dist": "fixed", "value": 128},
-		"output":              map[string]any{"dist": "fixed", "value": 128},
-		"gates":               map[string]any{"ttft": "0s", "tpot": "0s", "e2e": "0s"},
-		"cache_bust_fraction": 0.0,
+func classDefaults() map[string]any { return asMap(DefaultClass()) }
+
+// defaultClasses is the class list of a target that names none.
+func defaultClasses() []any {
+	out := []any{}
+	for _, c := range DefaultTarget().Classes {
+		out = append(out, asMap(c))
+	}
+	return out
+}
+
+// asMap turns a configuration value into the map koanf loads, keyed by
+// the koanf tags: durations as Go duration strings, nested structs as
+// maps, nil slices and maps left out (no default).
+func asMap(v any) map[string]any {
+	m, _ := toKoanf(reflect.ValueOf(v)).(map[string]any)
+	return m
+}
+
+func toKoanf(v reflect.Value) any {
+	if v.Type() == durationType {
+		return Duration(v.Int()).String()
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		m := map[string]any{}
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("koanf"), ",")[0]
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			fv := v.Field(i)
+			if (fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil() {
+				continue
+			}
+			m[tag] = toKoanf(fv)
+		}
+		return m
+	case reflect.Slice:
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = toKoanf(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		out := make(map[string]any, v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			out[iter.Key().String()] = toKoanf(iter.Value())
+		}
+		return out
+	default:
+		return v.Interface()
 	}
 }
 
@@ -111,4 +175,53 @@ func deepCopy(v any) any {
 	default:
 		return v
 	}
+}
+
+// OneShot is the target the one-shot commands (`llmprobe probe` and
+// `llmprobe ladder`) describe when no flag says otherwise: DefaultTarget,
+// with the differences a short run from a terminal needs. Each is on
+// purpose (a profile, not drift):
+//
+//   - name "probe": a one-shot target is named by its command (its
+//     reports name it by URL or --name);
+//   - model llmprobe-sim: without --url the target is the built-in
+//     simulator, which serves that model;
+//   - max_in_flight 0 (no cap): a one-shot run measures the target's own
+//     queueing, so no arrival is held back by the prober;
+//   - output 64 tokens: runs of seconds, not minutes;
+//   - seed 1 (baseline and ladder): the same command plans the same
+//     arrivals, prompts and backoffs every time;
+//   - ladder steps 1..32 req/s of 20s with 2s gaps: a whole ladder in
+//     about two and a half minutes, run once, now (run_on_start), with
+//     its hard maximum (ladder.max_rate) at limits.max_rate, 100 req/s,
+//     shown as a flag;
+//   - ladder abort on unsent off with unsent_fraction 0: with no cap
+//     nothing is unsent, and with a cap (--max-in-flight) any unsent
+//     request aborts unless --on-invalid continue.
+//
+// OneShotLadder adds the ladder's TTFT gate.
+func OneShot() Target {
+	t := DefaultTarget()
+	t.Name = "probe"
+	t.Model = "llmprobe-sim"
+	t.MaxInFlight = 0
+	t.Classes[0].Output.Value = 64
+	t.Baseline.Seed, t.Ladder.Seed = 1, 1
+	t.Ladder.Steps = []float64{1, 2, 4, 8, 16, 32}
+	t.Ladder.StepDuration, t.Ladder.Gap = Duration(20*time.Second), Duration(2*time.Second)
+	t.Ladder.RunOnStart = true
+	t.Ladder.MaxRate = Defaults().Limits.MaxRate
+	t.Ladder.Abort.OnUnsent, t.Ladder.Abort.UnsentFraction = false, 0
+	return t
+}
+
+// OneShotLadder is OneShot for `llmprobe ladder`: named "ladder", enabled,
+// with a TTFT gate of 1s, since a capacity is only defined against a gate
+// (`probe` has no gate unless one is given).
+func OneShotLadder() Target {
+	t := OneShot()
+	t.Name = "ladder"
+	t.Ladder.Enabled = true
+	t.Classes[0].Gates.TTFT = Duration(time.Second)
+	return t
 }

@@ -10,5 +10,12 @@
 // API keys come from api_key_env or api_key_file, secret headers from
 // header_env. Redacted returns a copy safe to show on /config.
 //
+// The package describes; it imports no domain package. What only the
+// domain can check (an API name, an arrival process, a prompt file) is
+// checked by Checks that internal/wiring hands to LoadWith or Validate, by
+// the parsers that own those values, and reported with the same file and
+// key. Defaults are typed values (Defaults, DefaultTarget, DefaultClass);
+// OneShot is the profile of the one-shot commands.
+//
 // The package starts nothing: it only reads and checks.
 package config

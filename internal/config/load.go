@@ -33,6 +33,9 @@ type Options struct {
 	// "built-in" in errors: e.g. the in-process simulator target that
 	// `llmprobe run` probes when no config file is given.
 	BuiltIn []byte
+	// Checks run after the built-in rules, on the decoded configuration,
+	// and report into the same list (see Check).
+	Checks []Check
 }
 
 // Load reads defaults, the YAML file at path, LLMPROBE_ environment variables
@@ -40,35 +43,6 @@ type Options struct {
 // problem is returned together as Errors.
 func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	return LoadWith(Options{Path: path, Flags: fs})
-}
-
-// flagKeys maps the flags RegisterFlags defines to configuration keys.
-func flagKeys() map[string]string {
-	return map[string]string{
-		"listen":             "admin.listen",
-		"web-config-file":    "admin.web_config_file",
-		"log-level":          "log.level",
-		"log-format":         "log.format",
-		"ledger-dir":         "ledger.dir",
-		"otel":               "otel.enabled",
-		"drain-timeout":      "drain.timeout",
-		"max-buffered-bytes": "limits.max_buffered_bytes",
-	}
-}
-
-// RegisterFlags defines the flags that override configuration keys:
-// --listen, --web-config-file, --log-level, --log-format, --ledger-dir,
-// --otel, --drain-timeout and --max-buffered-bytes. Only flags given on the
-// command line override.
-func RegisterFlags(fs *pflag.FlagSet) {
-	fs.String("listen", ":9464", "admin HTTP listen address (admin.listen)")
-	fs.String("web-config-file", "", "exporter-toolkit web config file for TLS/basic auth (admin.web_config_file)")
-	fs.String("log-level", "info", "log level: debug|info|warn|error (log.level)")
-	fs.String("log-format", "auto", "log format: auto|text|json (log.format)")
-	fs.String("ledger-dir", "", "directory of rotating JSONL ledger files (ledger.dir)")
-	fs.Bool("otel", false, "enable OpenTelemetry export (otel.enabled)")
-	fs.String("drain-timeout", "30s", "graceful drain timeout (drain.timeout)")
-	fs.Int64("max-buffered-bytes", DefaultMaxBufferedBytes, "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit (limits.max_buffered_bytes)")
 }
 
 // LoadWith is Load with an injectable environment.
@@ -89,7 +63,7 @@ func LoadWith(o Options) (*Config, error) {
 		}
 		return k.Merge(lk)
 	}
-	if err := layer("defaults", confmap.Provider(defaults(), "."), nil); err != nil {
+	if err := layer("defaults", confmap.Provider(asMap(Defaults()), ""), nil); err != nil {
 		return nil, fmt.Errorf("config: defaults: %w", err)
 	}
 	fileSrc := "config"
@@ -141,7 +115,10 @@ func LoadWith(o Options) (*Config, error) {
 	}
 
 	if o.Flags != nil {
-		fk := flagKeys()
+		fk := map[string]string{}
+		for _, f := range FlagKeys() {
+			fk[f.Flag] = f.Key
+		}
 		names := map[string]string{}
 		fp := posflag.ProviderWithFlag(o.Flags, ".", nil, func(f *pflag.Flag) (string, any) {
 			key, ok := fk[f.Name]
@@ -175,7 +152,7 @@ func LoadWith(o Options) (*Config, error) {
 	}
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
-	if err := c.validate(fileSrc); err != nil && !errors.As(err, &ve) {
+	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
 		return nil, err
 	}
 	for _, e := range ve {
@@ -258,7 +235,7 @@ func injectTargetDefaults(raw map[string]any) {
 		fillDefaults(tm, targetDefaults())
 		cs, present := tm["classes"]
 		if !present || cs == nil {
-			tm["classes"] = []any{map[string]any{"name": "default"}}
+			tm["classes"] = defaultClasses()
 			cs = tm["classes"]
 		}
 		if list, ok := cs.([]any); ok {
@@ -285,6 +262,16 @@ func decode(raw map[string]any, c *Config, errorUnused bool) error {
 		return fmt.Errorf("config: decode: %w", err)
 	}
 	return nil
+}
+
+// Source names where key's value came from: the file, "built-in", "env
+// LLMPROBE_…", "flag --…", or "defaults".
+func (c *Config) Source(key string) string {
+	fallback := c.Path
+	if fallback == "" {
+		fallback = "config"
+	}
+	return c.sourceOf(key, fallback)
 }
 
 // sourceOf names the layer that set key (a path like targets[0].url).

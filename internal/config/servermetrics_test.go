@@ -52,7 +52,6 @@ func TestServerMetricsErrors(t *testing.T) {
 		{"interval not a duration", sm("{url: \"http://h/metrics\", interval: 5}"), []string{"targets[0].server_metrics.interval: want a duration string"}},
 		{"zero timeout", sm("{url: \"http://h/metrics\", timeout: 0s}"), []string{"targets[0].server_metrics.timeout: want above 0"}},
 		{"long timeout", sm("{url: \"http://h/metrics\", timeout: 5m}"), []string{"targets[0].server_metrics.timeout: want above 0 and at most 1m0s, got 5m0s"}},
-		{"flavour", sm("{url: \"http://h/metrics\", flavour: triton}"), []string{"targets[0].server_metrics.flavour: want auto, vllm, sglang or tgi; got \"triton\""}},
 		{"bad metric name", sm("{url: \"http://h/metrics\", metrics: [ok_name, \"bad name\", \"9lives\"]}"),
 			[]string{"targets[0].server_metrics.metrics[1]: \"bad name\" is not a Prometheus metric name", "targets[0].server_metrics.metrics[2]: \"9lives\""}},
 		{"duplicate metric", sm("{url: \"http://h/metrics\", metrics: [a, a]}"), []string{"targets[0].server_metrics.metrics[1]: \"a\" named twice"}},

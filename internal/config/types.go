@@ -2,8 +2,6 @@ package config
 
 import (
 	"fmt"
-
-	"github.com/llmprobe/llmprobe/internal/workload"
 	"strings"
 	"time"
 )
@@ -101,19 +99,32 @@ type Limits struct {
 // well within the deployment's memory limit.
 const DefaultMaxBufferedBytes = 64 << 20
 
+// DefaultMaxEventBytes is targets[].max_event_bytes when not set: 1 MiB,
+// the SSE reader's own default (sse.DefaultMaxEventBytes; a wiring test
+// holds the two equal).
+const DefaultMaxEventBytes = 1 << 20
+
 // Target is one inference endpoint.
 type Target struct {
-	Name        string            `koanf:"name" json:"name"`
-	URL         string            `koanf:"url" json:"url"`
-	API         string            `koanf:"api" json:"api"`
-	Model       string            `koanf:"model" json:"model"`
-	APIKeyEnv   string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
-	APIKeyFile  string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
-	Headers     map[string]string `koanf:"headers" json:"headers,omitempty"`
-	HeaderEnv   map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
-	TLS         TLS               `koanf:"tls" json:"tls"`
-	Timeouts    Timeouts          `koanf:"timeouts" json:"timeouts"`
-	MaxInFlight int               `koanf:"max_in_flight" json:"max_in_flight"`
+	Name       string            `koanf:"name" json:"name"`
+	URL        string            `koanf:"url" json:"url"`
+	API        string            `koanf:"api" json:"api"`
+	Model      string            `koanf:"model" json:"model"`
+	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
+	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
+	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
+	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
+	TLS        TLS               `koanf:"tls" json:"tls"`
+	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
+	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
+	HTTP1 bool `koanf:"http1" json:"http1"`
+	// MaxEventBytes is the largest server-sent event accepted; a larger one
+	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
+	// the SSE reader's default (DefaultMaxEventBytes).
+	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
+	// MaxInFlight caps the target's requests in flight per stream; an
+	// arrival that finds it full is recorded unsent/client_cap. 0 = no cap.
+	MaxInFlight int `koanf:"max_in_flight" json:"max_in_flight"`
 	// TTFTBoundary is what TTFT measures to: "content" (first visible
 	// content, the default) or "any_token" (a reasoning token counts).
 	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
@@ -203,11 +214,15 @@ type Budget struct {
 type Baseline struct {
 	Enabled bool    `koanf:"enabled" json:"enabled"`
 	Rate    float64 `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
-	Arrival string  `koanf:"arrival" json:"arrival"` // poisson | constant
-	Seed    int64   `koanf:"seed" json:"seed"`       // 0 = derived from the target name
+	Arrival string  `koanf:"arrival" json:"arrival"` // poisson | constant | gamma
+	// Burstiness is the gamma process's shape k (the gaps' coefficient of
+	// variation is 1/√k): 1 = Poisson, below 1 burstier, above 1 more
+	// regular. Used with arrival gamma.
+	Burstiness float64 `koanf:"burstiness" json:"burstiness"`
+	Seed       int64   `koanf:"seed" json:"seed"` // 0 = derived from the target name
 }
 
-// Class is one request class; Workload converts it to a workload.Class.
+// Class is one request class (wiring.Classes makes it a workload.Class).
 type Class struct {
 	Name              string  `koanf:"name" json:"name"`
 	Weight            float64 `koanf:"weight" json:"weight"`
@@ -222,13 +237,27 @@ type Class struct {
 //
 // Sources: synthetic (generated to the input length), file (a text file of
 // prompts: one per line, or blocks separated by blank lines), dataset (a
-// JSONL file of {"messages": [{"role": …, "content": …}]} per line).
-type Prompt = workload.PromptSpec
+// JSONL file of {"messages": [{"role": …, "content": …}]} per line). It has
+// the fields of workload.PromptSpec, which reads and checks it.
+type Prompt struct {
+	Source string `koanf:"source" json:"source"`
+	File   string `koanf:"file" json:"file,omitempty"`
+}
 
-// Dist is a length distribution in tokens: workload.DistSpec (dist: fixed
-// value | uniform min max | normal mean stddev | lognormal median|mean sigma
-// | empirical file).
-type Dist = workload.DistSpec
+// Dist is a length distribution in tokens (dist: fixed value | uniform min
+// max | normal mean stddev | lognormal median|mean sigma | empirical file).
+// It has the fields of workload.DistSpec, which reads and checks it.
+type Dist struct {
+	Dist   string  `koanf:"dist" json:"dist"`
+	Value  int     `koanf:"value" json:"value,omitempty"`
+	Min    int     `koanf:"min" json:"min,omitempty"`
+	Max    int     `koanf:"max" json:"max,omitempty"`
+	Mean   float64 `koanf:"mean" json:"mean,omitempty"`
+	Stddev float64 `koanf:"stddev" json:"stddev,omitempty"`
+	Median float64 `koanf:"median" json:"median,omitempty"`
+	Sigma  float64 `koanf:"sigma" json:"sigma,omitempty"`
+	File   string  `koanf:"file" json:"file,omitempty"`
+}
 
 // Gates are a class's latency objectives; a request is good when it is ok and
 // meets every non-zero gate.
@@ -245,8 +274,9 @@ type Ladder struct {
 	Steps              []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
 	StepDuration       Duration  `koanf:"step_duration" json:"step_duration"`
 	Gap                Duration  `koanf:"gap" json:"gap"`
-	MaxRate            float64   `koanf:"max_rate" json:"max_rate"` // steps above it are refused
-	Arrival            string    `koanf:"arrival" json:"arrival"`   // poisson | constant
+	MaxRate            float64   `koanf:"max_rate" json:"max_rate"`     // steps above it are refused
+	Arrival            string    `koanf:"arrival" json:"arrival"`       // poisson | constant | gamma
+	Burstiness         float64   `koanf:"burstiness" json:"burstiness"` // gamma shape k, as baseline.burstiness
 	Seed               int64     `koanf:"seed" json:"seed"`
 	Abort              Abort     `koanf:"abort" json:"abort"`
 	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
@@ -255,10 +285,14 @@ type Ladder struct {
 	// generator is still valid: for each ladder step (a step judged invalid
 	// never counts toward capacity or knee) and for the daemon's live
 	// llmprobe_generator_valid window.
-	MaxLagP99           Duration `koanf:"max_lag_p99" json:"max_lag_p99"`
-	RunOnIdentityChange bool     `koanf:"run_on_identity_change" json:"run_on_identity_change"`
-	RunOnStart          bool     `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
-	HistoryFile         string   `koanf:"history_file" json:"history_file,omitempty"`
+	MaxLagP99 Duration `koanf:"max_lag_p99" json:"max_lag_p99"`
+	// RateTolerance is the accepted relative deviation of a step's achieved
+	// arrival rate from its offered rate (beyond the Poisson noise of its
+	// sample) before the step is judged generator-invalid.
+	RateTolerance       float64 `koanf:"rate_tolerance" json:"rate_tolerance"`
+	RunOnIdentityChange bool    `koanf:"run_on_identity_change" json:"run_on_identity_change"`
+	RunOnStart          bool    `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
+	HistoryFile         string  `koanf:"history_file" json:"history_file,omitempty"`
 	// StopAt is where a ladder stops climbing: "knee" (after the knee
 	// step), "capacity" (after the first step that fails its gates) or
 	// "top" (the top step, but never more than one step past the first

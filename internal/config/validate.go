@@ -6,12 +6,10 @@ import (
 	"net"
 	"net/url"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
 
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
@@ -31,14 +29,23 @@ var (
 	hhmm      = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
 )
 
+// Check is a rule the configuration cannot check alone: one made by the
+// owner of a value (a registry, a parser, a file reader). It reports each
+// problem with add, by key ("targets[0].api"), like the built-in rules:
+// errors keep their source (file, environment variable or flag) and are
+// reported together with the others. internal/wiring holds the domain's
+// checks.
+type Check func(c *Config, add func(key, format string, args ...any))
+
 // Validate checks a decoded configuration (for example one built in code or
-// after a change) and returns every problem as Errors.
-func (c *Config) Validate() error {
+// after a change) by the built-in rules and checks, and returns every
+// problem as Errors.
+func (c *Config) Validate(checks ...Check) error {
 	src := c.Path
 	if src == "" {
 		src = "config"
 	}
-	return c.validate(src)
+	return c.validate(src, checks)
 }
 
 func oneOf(v string, set ...string) bool {
@@ -50,7 +57,7 @@ func oneOf(v string, set ...string) bool {
 	return false
 }
 
-func (c *Config) validate(fileSrc string) error {
+func (c *Config) validate(fileSrc string, checks []Check) error {
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
 		el.add("admin.listen", "want host:port (e.g. \":9464\"): %v", err)
@@ -98,25 +105,39 @@ func (c *Config) validate(fileSrc string) error {
 		}
 		c.validateTarget(el, p, t)
 	}
+	for _, check := range checks {
+		check(c, el.add)
+	}
 	return el.err()
 }
 
+// checkURL is the one rule for a URL llmprobe sends to: absolute http(s),
+// no credentials, no secret-looking query parameter (HTTP client errors
+// carry the whole URL, query included). The value is echoed only through
+// the one redaction rule: a URL that does not parse may still carry a
+// password. example shows a good one; fix says where credentials go.
+func checkURL(el *errorList, key, raw, example, fix string) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		el.add(key, "want an absolute http(s) URL such as %s, got %q", example, sanitize.URL(raw))
+	case u.User != nil:
+		el.add(key, "credentials in the URL are not accepted%s", fix)
+	default:
+		if q := sanitize.SecretParam(u.RawQuery); q != "" {
+			el.add(key, "query parameter %q looks secret: credentials in the URL are not accepted%s", q, fix)
+		}
+	}
+}
+
 func (c *Config) validateTarget(el *errorList, p string, t *Target) {
-	if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		el.add(p+".url", "want an absolute http(s) URL")
-	} else if u.User != nil {
-		el.add(p+".url", "credentials in the URL are not accepted; use api_key_env or api_key_file")
-	} else if q := sanitize.SecretParam(u.RawQuery); q != "" {
-		// HTTP client errors carry the whole URL, query included.
-		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted; use api_key_env, api_key_file or header_env", q)
-	}
-	if !oneOf(t.TTFTBoundary, "content", "any_token") {
-		el.add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
-	}
+	checkURL(el, p+".url", t.URL, "http://127.0.0.1:8000/v1", "; use api_key_env, api_key_file or header_env")
 	if t.Retries.MaxAttempts < 0 || t.Retries.MaxAttempts > 10 {
 		el.add(p+".retries.max_attempts", "want 0..10, got %d", t.Retries.MaxAttempts)
 	}
-	if t.Retries.MaxBackoff < t.Retries.Backoff {
+	if t.Retries.Backoff <= 0 {
+		el.add(p+".retries.backoff", "must be above 0")
+	} else if t.Retries.MaxBackoff < t.Retries.Backoff {
 		el.add(p+".retries.max_backoff", "must be at least retries.backoff (%v)", t.Retries.Backoff)
 	}
 	if j := t.Retries.Jitter; math.IsNaN(j) || j < 0 || j > 1 {
@@ -126,9 +147,6 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 		el.add(p+".cancellation.fraction", "want 0..1, got %g", c.Fraction)
 	} else if c.MaxDelay != 0 && c.MaxDelay < c.Delay {
 		el.add(p+".cancellation.max_delay", "must be 0 or at least cancellation.delay (%v)", c.Delay)
-	}
-	if apis := protocol.Names(); !oneOf(t.API, apis...) {
-		el.add(p+".api", "want one of %s; got %q", strings.Join(apis, ", "), t.API)
 	}
 	if t.Model == "" {
 		el.add(p+".model", "required")
@@ -175,8 +193,11 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers {
 		el.add(p+".timeouts.first_content", "%s is shorter than timeouts.headers %s", to.FirstContent, to.Headers)
 	}
-	if t.MaxInFlight < 1 || t.MaxInFlight > 100000 {
-		el.add(p+".max_in_flight", "want 1..100000, got %d", t.MaxInFlight)
+	if t.MaxInFlight < 0 || t.MaxInFlight > 100000 {
+		el.add(p+".max_in_flight", "want 0 (no cap) or 1..100000, got %d", t.MaxInFlight)
+	}
+	if t.MaxEventBytes < 0 {
+		el.add(p+".max_event_bytes", "want 0 (the default) or more bytes, got %d", t.MaxEventBytes)
 	}
 
 	if t.Budget.TokensPerDay < 0 {
@@ -193,9 +214,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if b.Enabled {
 		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate)
 	}
-	if !oneOf(b.Arrival, "poisson", "constant") {
-		el.add(p+".baseline.arrival", "want poisson or constant, got %q", b.Arrival)
-	}
+	checkBurstiness(el, p+".baseline.burstiness", b.Burstiness)
 
 	if len(t.Classes) == 0 {
 		el.add(p+".classes", "at least one class is required")
@@ -203,6 +222,19 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	names := map[string]bool{}
 	for j := range t.Classes {
 		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
+	}
+	// The target's validity thresholds and verdict hold whether or not a
+	// ladder runs: max_lag_p99 also judges the daemon's live window, and
+	// the one-shot probe reads all three.
+	l := t.Ladder
+	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
+		el.add(p+".ladder.max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
+	}
+	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
+		el.add(p+".ladder.rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
+	}
+	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
+		el.add(p+".ladder.good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
 	}
 	if t.Ladder.Enabled {
 		c.validateLadder(el, p, t)
@@ -222,21 +254,14 @@ func validateServerMetrics(el *errorList, p string, sm ServerMetrics) {
 		if len(sm.Metrics) > 0 {
 			el.add(p+".url", "required when metrics are named")
 		}
-	} else if u, err := url.Parse(sm.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		el.add(p+".url", "want an absolute http(s) URL of the server's metrics endpoint, e.g. http://127.0.0.1:8000/metrics")
-	} else if u.User != nil {
-		el.add(p+".url", "credentials in the URL are not accepted")
-	} else if q := sanitize.SecretParam(u.RawQuery); q != "" {
-		el.add(p+".url", "query parameter %q looks secret: credentials in the URL are not accepted", q)
+	} else {
+		checkURL(el, p+".url", sm.URL, "http://127.0.0.1:8000/metrics (the server's metrics endpoint)", "")
 	}
 	if d := sm.Interval.D(); d != 0 && (d < minServerMetricsInterval || d > maxServerMetricsDuration) {
 		el.add(p+".interval", "want 0 (start and end of each step only) or %s to %s, got %s", minServerMetricsInterval, maxServerMetricsDuration, d)
 	}
 	if d := sm.Timeout.D(); d <= 0 || d > maxServerMetricsDuration {
 		el.add(p+".timeout", "want above 0 and at most %s, got %s", maxServerMetricsDuration, d)
-	}
-	if !oneOf(sm.Flavour, "auto", "vllm", "sglang", "tgi") {
-		el.add(p+".flavour", "want auto, vllm, sglang or tgi; got %q", sm.Flavour)
 	}
 	if len(sm.Metrics) > maxServerMetricsNames {
 		el.add(p+".metrics", "at most %d names, got %d", maxServerMetricsNames, len(sm.Metrics))
@@ -251,6 +276,13 @@ func validateServerMetrics(el *errorList, p string, sm ServerMetrics) {
 			el.add(k, "%q named twice", n)
 		}
 		seen[n] = true
+	}
+}
+
+// checkBurstiness: a gamma shape is above 0 and finite.
+func checkBurstiness(el *errorList, key string, k float64) {
+	if !(k > 0) || math.IsInf(k, 0) {
+		el.add(key, "want above 0 (1 = Poisson, below 1 burstier), got %g", k)
 	}
 }
 
@@ -272,29 +304,8 @@ func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
 	if !(cl.Weight > 0) {
 		el.add(p+".weight", "must be above 0, got %g", cl.Weight)
 	}
-	switch cl.Prompt.Source {
-	case "synthetic":
-	case "file", "dataset":
-		if cl.Prompt.File == "" {
-			el.add(p+".prompt.file", "required when prompt.source is %s", cl.Prompt.Source)
-		} else if _, err := cl.Prompt.Build(p + ".prompt"); err != nil {
-			// Read before any traffic: a missing or malformed prompt file
-			// or dataset is refused with its file and line.
-			el.add(p+".prompt.file", "%s", strings.TrimPrefix(err.Error(), p+".prompt: "))
-		}
-	default:
-		el.add(p+".prompt.source", "want synthetic, file or dataset, got %q", cl.Prompt.Source)
-	}
-	validateDist(el, p+".input", cl.Input)
-	validateDist(el, p+".output", cl.Output)
 	if cl.CacheBustFraction < 0 || cl.CacheBustFraction > 1 {
 		el.add(p+".cache_bust_fraction", "want 0..1, got %g", cl.CacheBustFraction)
-	}
-}
-
-func validateDist(el *errorList, p string, d Dist) {
-	if _, err := d.Build(p); err != nil {
-		el.add(p, "%s", strings.TrimPrefix(err.Error(), p+": "))
 	}
 }
 
@@ -325,25 +336,14 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 			el.add(fmt.Sprintf("%s.steps[%d]", lp, i), "step rates must increase (%g after %g)", r, l.Steps[i-1])
 		}
 	}
+	// A step shorter than timeouts.first_content is fine: its requests
+	// still run to their end (a step settles for timeouts.total).
 	if l.StepDuration < Duration(time.Second) {
 		el.add(lp+".step_duration", "want at least 1s, got %s", l.StepDuration)
-	} else if l.StepDuration < t.Timeouts.FirstContent && t.Timeouts.FirstContent > 0 {
-		el.add(lp+".step_duration", "%s is shorter than timeouts.first_content %s: a step could end before its first token is due", l.StepDuration, t.Timeouts.FirstContent)
 	}
-	if !oneOf(l.Arrival, "poisson", "constant") {
-		el.add(lp+".arrival", "want poisson or constant, got %q", l.Arrival)
-	}
-	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
-		el.add(lp+".good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
-	}
+	checkBurstiness(el, lp+".burstiness", l.Burstiness)
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
-	}
-	if !oneOf(l.StopAt, "knee", "capacity", "top") {
-		el.add(lp+".stop_at", "want knee, capacity or top, got %q", l.StopAt)
-	}
-	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
-		el.add(lp+".max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
 	}
 	a := l.Abort
 	for _, f := range []struct {

@@ -46,6 +46,7 @@ type Config struct {
 	Gap          time.Duration // pause between steps (after the previous step settled)
 	MaxRate      float64       // hard maximum: a ladder with a step above it is refused
 	Arrival      schedule.Kind // "" = Poisson
+	Burstiness   float64       // gamma shape k (schedule.Spec.Burstiness); 0 = 1
 	Seed         uint64
 	MaxInFlight  int            // per step; 0 = no cap
 	Admit        dispatch.Admit // budgets; optional

@@ -12,6 +12,8 @@
 // under AbortRules.OnGeneratorInvalid. Results are appended to a JSONL
 // history.
 //
-// The package never talks HTTP: the caller gives it an Exec. Next computes
+// The package never talks HTTP and never reads the configuration: the
+// caller gives it an Exec, and internal/wiring builds its Config from a
+// configured target. Next computes
 // when a scheduled ladder runs next, as a pure function of (now, spec).
 package ladder

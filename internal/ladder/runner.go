@@ -211,7 +211,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[string]stats.Gates) (stats.LadderStep, int, error) {
 	cfg := r.cfg
 	led := r.g.Ledger()
-	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
+	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Burstiness: cfg.Burstiness, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
 		schedule.Step{Rate: rate, Duration: cfg.StepDuration})
 	if err != nil {
 		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)

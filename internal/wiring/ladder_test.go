@@ -1,13 +1,13 @@
-package ladder
+package wiring
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
@@ -18,16 +18,16 @@ func TestFromExampleConfigs(t *testing.T) {
 			t.Fatal(err)
 		}
 		tg := c.Targets[0]
-		lc, sch, err := FromConfig(tg, c.Limits)
+		lc, sch, err := Ladder(tg, c.Limits)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) ledger.Result {
+		if _, err := ladder.New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) ledger.Result {
 			return ledger.Result{}
 		}); err != nil {
 			t.Errorf("%s: the ladder runner refuses a validated config: %v", f, err)
 		}
-		next, err := Next(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), sch)
+		next, err := ladder.Next(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), sch)
 		if err != nil || !next.After(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("%s: next run %v, %v", f, next, err)
 		}
@@ -39,7 +39,8 @@ func TestFromExampleConfigs(t *testing.T) {
 }
 
 // TestTTFTBoundaryPlanned: the target's ttft_boundary goes from the config
-// into every record the ladder plans (not patched in later by an executor).
+// into the ladder's Config (the ladder stamps it on every record it plans:
+// ladder's TestTTFTBoundaryPlanned).
 func TestTTFTBoundaryPlanned(t *testing.T) {
 	c, err := config.LoadWith(config.Options{Path: "../../config/simulator.yaml", Environ: func() []string { return nil }})
 	if err != nil {
@@ -47,25 +48,15 @@ func TestTTFTBoundaryPlanned(t *testing.T) {
 	}
 	tg := c.Targets[0]
 	tg.TTFTBoundary = "any_token"
-	lc, _, err := FromConfig(tg, c.Limits)
+	lc, _, err := Ladder(tg, c.Limits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lc.TTFTBoundary != ledger.TTFTAnyToken {
-		t.Fatalf("FromConfig TTFTBoundary = %q, want %q", lc.TTFTBoundary, ledger.TTFTAnyToken)
+		t.Fatalf("Ladder TTFTBoundary = %q, want %q", lc.TTFTBoundary, ledger.TTFTAnyToken)
 	}
 	tg.TTFTBoundary = "bogus"
-	if _, _, err := FromConfig(tg, c.Limits); err == nil {
-		t.Error("FromConfig accepted ttft_boundary bogus")
-	}
-	r, err := New(lc, dispatch.NewGroup(ledger.New(time.Now())), func(context.Context, *ledger.Record, func()) ledger.Result {
-		return ledger.Result{}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &stepState{n: 1, rng: rand.New(rand.NewPCG(1, 1))}
-	if m := r.meta(st)(0); m.TTFTBoundary != ledger.TTFTAnyToken || m.Traffic != ledger.TrafficLadder || m.Step != 1 {
-		t.Errorf("planned meta = %+v, want ttft boundary %q on a ladder step-1 record", m, ledger.TTFTAnyToken)
+	if _, _, err := Ladder(tg, c.Limits); err == nil {
+		t.Error("Ladder accepted ttft_boundary bogus")
 	}
 }

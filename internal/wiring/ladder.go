@@ -1,20 +1,21 @@
-package ladder
+package wiring
 
 import (
 	"fmt"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// FromConfig builds a ladder Config and its Schedule from a validated
+// Ladder builds a ladder Config and its Schedule from a validated
 // target. The caller adds Admit, Progress and Now. The hard maximum is the
 // target's ladder.max_rate, or limits.max_rate when that is unset. The seed
 // is ladder.seed, or one derived from the target name when it is 0.
-func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error) {
+func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedule, error) {
 	l := t.Ladder
 	max := l.MaxRate
 	if max == 0 {
@@ -23,37 +24,41 @@ func FromConfig(t config.Target, limits config.Limits) (Config, Schedule, error)
 	seed := config.SeedFor(t.Name, l.Seed)
 	boundary, err := ledger.ParseTTFTBoundary(t.TTFTBoundary)
 	if err != nil {
-		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
+		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
-	stopAt, err := ParseStopAt(l.StopAt)
+	arrival, err := schedule.ParseKind(l.Arrival)
 	if err != nil {
-		return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
+		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
 	}
-	classes := make([]Class, len(t.Classes))
+	stopAt, err := ladder.ParseStopAt(l.StopAt)
+	if err != nil {
+		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
+	}
+	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		classes[i] = Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates.StatsGates()}
+		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
 	}
-	cfg := Config{
+	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
-		MaxRate: max, Arrival: schedule.Kind(l.Arrival), Seed: seed, MaxInFlight: t.MaxInFlight,
-		Abort: AbortRules{
+		MaxRate: max, Arrival: arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
+		Abort: ladder.AbortRules{
 			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
 		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
-		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D()},
+		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance},
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}
 	var zone *time.Location
 	if l.Schedule.Zone != "" {
 		z, err := time.LoadLocation(l.Schedule.Zone)
 		if err != nil {
-			return Config{}, Schedule{}, fmt.Errorf("ladder for target %s: schedule.zone: %w", t.Name, err)
+			return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: schedule.zone: %w", t.Name, err)
 		}
 		zone = z
 	}
-	sch := Schedule{Every: l.Schedule.Every.D(), Offset: l.Schedule.Offset.D(), Daily: l.Schedule.Daily, Zone: zone}
+	sch := ladder.Schedule{Every: l.Schedule.Every.D(), Offset: l.Schedule.Offset.D(), Daily: l.Schedule.Daily, Zone: zone}
 	return cfg, sch, nil
 }

@@ -1,10 +1,12 @@
-package config
+package wiring
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/config"
 )
 
 // A dataset that is missing or malformed is refused at load time, before
@@ -34,7 +36,7 @@ func TestPromptFilesCheckedAtLoad(t *testing.T) {
 		{"unknown source", "web", good, []string{"targets[0].classes[0].prompt.source"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadWith(Options{BuiltIn: cfg(tc.source, tc.file), Environ: noEnv})
+			_, err := Load(config.Options{BuiltIn: cfg(tc.source, tc.file), Environ: noEnv})
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)

@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
+)
+
+// ladderExec routes a ladder request to its class's prompts (the ladder
+// assigns the class when it plans the arrival).
+func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
+	execs := make(map[string]dispatch.Exec, len(r.mixes))
+	first := ""
+	anyToken := r.cfg.TTFTBoundary == string(ledger.TTFTAnyToken)
+	for _, c := range r.classes {
+		params := r.paramsFor(c.Name)
+		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
+			t := r.target
+			if mark := ladder.FirstTokenFunc(ctx); mark != nil {
+				// The runner's in-step TTFT rule learns when the first
+				// token arrived, so a request still waiting for one past
+				// the limit counts against the step before it finishes.
+				t.Adapter = protocol.ObserveFirstToken(t.Adapter, anyToken, mark)
+			}
+			return r.client.Do(ctx, t, params(rec), rec, d.led.Now, dispatched)
+		})
+		if first == "" {
+			first = c.Name
+		}
+	}
+	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
+		e, ok := execs[rec.Class]
+		if !ok {
+			e = execs[first]
+		}
+		return e(ctx, rec, dispatched)
+	}
+}
+
+// ladderLoop runs the ladder on its timetable, or at once on an identity
+// change. A ladder with neither every nor daily set (allowed with
+// run_on_identity_change) waits for identity changes only.
+func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	timed := r.sched.Every > 0 || r.sched.Daily != ""
+	if r.cfg.Ladder.RunOnStart && !r.state.startLadderDone.Swap(true) {
+		select {
+		case r.trigger <- "start":
+		default:
+		}
+	}
+	for {
+		var due <-chan time.Time
+		if timed {
+			next, err := ladder.Next(d.now(), r.sched)
+			if err != nil {
+				d.log.Error("ladder timetable", "target", r.name, "err", err)
+				timed = false
+			} else {
+				timer.Reset(max(next.Sub(d.now()), 0))
+				due = timer.C
+			}
+		}
+		trigger := "schedule"
+		select {
+		case <-ctx.Done():
+			return
+		case <-due:
+		case trigger = <-r.trigger:
+			timer.Stop()
+		}
+		r.state.ladderSpan.begin(d.led.Now())
+		res, err := r.ladder.Run(ctx, trigger)
+		// Also when interrupted: its requests may still be in flight.
+		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
+		r.setLaddering("")
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("ladder", "target", r.name, "err", err)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		d.ladderDone(r, res)
+		for _, c := range r.classes {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
+		}
+	}
+}
+
+// baselineSettle is how long after a ladder the target's baseline requests
+// are still labelled during="ladder": ladder.baseline_settle, or the drain
+// deadline when that is 0.
+func (r *targetRun) baselineSettle() time.Duration {
+	if s := r.cfg.Ladder.BaselineSettle.D(); s > 0 {
+		return s
+	}
+	return r.global.Drain.Timeout.D()
+}
+
+func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
+	return func(p ladder.Progress) {
+		if p.Phase == "done" {
+			r.setLaddering("")
+			if p.Row != nil && !p.Row.Valid {
+				d.log.Warn("ladder step invalid: not used for capacity or knee", "target", r.name, "step", p.Step, "rate", p.Rate,
+					"causes", strings.Join(p.Row.CauseNames(), ","), "reasons", strings.Join(p.Row.Invalid, "; "))
+			}
+			return
+		}
+		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %.3g req/s", p.Step, p.Steps, p.Rate))
+		total := 0.0
+		for _, c := range r.classes {
+			total += c.Weight
+		}
+		for _, c := range r.classes {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, p.Rate*c.Weight/total)
+		}
+	}
+}
+
+func (r *targetRun) setLaddering(s string) {
+	r.mu.Lock()
+	r.laddering = s
+	r.mu.Unlock()
+}

@@ -1,0 +1,95 @@
+package wiring
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/workload"
+)
+
+// Load reads the configuration (config.LoadWith) and checks it with
+// Checks as well: the one way the daemon and `validate` load a file.
+func Load(o config.Options) (*config.Config, error) {
+	o.Checks = append(Checks(), o.Checks...)
+	return config.LoadWith(o)
+}
+
+// Checks are the rules only the domain can check, each by the parser that
+// owns the value: the API by the protocol registry, ttft_boundary by the
+// ledger, arrival processes by schedule, prompt sources and length
+// distributions by workload (prompt files and datasets are read now,
+// before any traffic), the server flavour by servermetrics and stop_at by
+// ladder.
+func Checks() []config.Check {
+	return []config.Check{checkTargets}
+}
+
+func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
+	for i := range c.Targets {
+		t := &c.Targets[i]
+		p := fmt.Sprintf("targets[%d]", i)
+		if _, err := protocol.Lookup(t.API); err != nil {
+			add(p+".api", "want one of %s; got %q", strings.Join(protocol.Names(), ", "), t.API)
+		}
+		if ev := eventBytes(*t); int64(ev) > c.Limits.MaxBufferedBytes {
+			add(p+".max_event_bytes", "%d bytes is more than limits.max_buffered_bytes %d: one event must fit the process-wide buffer", ev, c.Limits.MaxBufferedBytes)
+		}
+		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
+			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
+		}
+		if _, err := schedule.ParseKind(t.Baseline.Arrival); err != nil {
+			add(p+".baseline.arrival", "want poisson, constant or gamma, got %q", t.Baseline.Arrival)
+		}
+		for j, cl := range t.Classes {
+			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
+		}
+		if t.Ladder.Enabled {
+			if _, err := schedule.ParseKind(t.Ladder.Arrival); err != nil {
+				add(p+".ladder.arrival", "want poisson, constant or gamma, got %q", t.Ladder.Arrival)
+			}
+			if _, err := ladder.ParseStopAt(t.Ladder.StopAt); err != nil {
+				add(p+".ladder.stop_at", "want knee, capacity or top, got %q", t.Ladder.StopAt)
+			}
+		}
+		if _, err := servermetrics.ParseFlavour(t.ServerMetrics.Flavour); err != nil {
+			add(p+".server_metrics.flavour", "want auto, vllm, sglang or tgi; got %q", t.ServerMetrics.Flavour)
+		}
+	}
+}
+
+// eventBytes is the largest event the target's streams accept.
+func eventBytes(t config.Target) int {
+	if t.MaxEventBytes > 0 {
+		return t.MaxEventBytes
+	}
+	return sse.DefaultMaxEventBytes
+}
+
+// checkClass reads the class's prompt source (a missing or malformed
+// prompt file or dataset is refused with its file and line) and checks its
+// length distributions.
+func checkClass(add func(key, format string, args ...any), p string, cl config.Class) {
+	if _, err := workload.PromptSpec(cl.Prompt).Build(p + ".prompt"); err != nil {
+		msg := strings.TrimPrefix(err.Error(), p+".prompt: ")
+		key := p + ".prompt.file"
+		if strings.HasPrefix(msg, "unknown source") {
+			key = p + ".prompt.source"
+		}
+		add(key, "%s", msg)
+	}
+	for _, d := range []struct {
+		key  string
+		spec config.Dist
+	}{{p + ".input", cl.Input}, {p + ".output", cl.Output}} {
+		if _, err := workload.DistSpec(d.spec).Build(d.key); err != nil {
+			add(d.key, "%s", strings.TrimPrefix(err.Error(), d.key+": "))
+		}
+	}
+}

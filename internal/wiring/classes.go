@@ -1,0 +1,51 @@
+package wiring
+
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/workload"
+)
+
+// Gates returns a class's gates in stats' terms.
+func Gates(g config.Gates) stats.Gates {
+	return stats.Gates{TTFT: g.TTFT.D(), TPOT: g.TPOT.D(), E2E: g.E2E.D()}
+}
+
+// Class converts one class to a workload.Class, loading its prompt file or
+// empirical distribution when it has one. key names the class in errors
+// (e.g. "targets[0].classes[1]").
+func Class(c config.Class, key string) (workload.Class, error) {
+	ps, err := workload.PromptSpec(c.Prompt).Build(key + ".prompt")
+	if err != nil {
+		return workload.Class{}, err
+	}
+	var in workload.LengthDist
+	if ps.NeedsInputLength() {
+		if in, err = workload.DistSpec(c.Input).Build(key + ".input"); err != nil {
+			return workload.Class{}, err
+		}
+	}
+	out, err := workload.DistSpec(c.Output).Build(key + ".output")
+	if err != nil {
+		return workload.Class{}, err
+	}
+	return workload.Class{
+		Name: c.Name, Weight: c.Weight, Prompt: ps, InputLen: in, OutputLen: out,
+		Gates: Gates(c.Gates), CacheBustFraction: c.CacheBustFraction,
+	}, nil
+}
+
+// Classes converts every class of the target (targets[index] in errors).
+func Classes(t config.Target, index int) ([]workload.Class, error) {
+	out := make([]workload.Class, 0, len(t.Classes))
+	for i, c := range t.Classes {
+		wc, err := Class(c, fmt.Sprintf("targets[%d].classes[%d]", index, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wc)
+	}
+	return out, nil
+}
