@@ -14,7 +14,9 @@
 //     -update rewrites it), and every configuration key named in backticks
 //     exists;
 //   - every flag named in backticks is a flag of some llmprobe command
-//     (read from the built command's --help);
+//     (read from the built command's --help), and every qualified Go name
+//     of the module's packages (sanitize.URL, protocol.Client.Redactor) is
+//     declared;
 //   - the check commands CONTRIBUTING.md gives are the ones .ci/run runs.
 //
 // What the documents describe ahead of the code on a branch is listed in
