@@ -1,21 +1,11 @@
 package docs
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-func repoFile(t *testing.T, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(rel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // pathRE finds repository paths in backticks or link targets.
 var pathRE = regexp.MustCompile("(?:`|\\]\\()((?:\\.ci|cmd|config|dashboards|alerts|deploy|docs|internal|test|testdata)/[^`)\\s]*|Dockerfile)")
@@ -23,15 +13,17 @@ var pathRE = regexp.MustCompile("(?:`|\\]\\()((?:\\.ci|cmd|config|dashboards|ale
 // goIdent is a Go identifier after a package path.
 var goIdent = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_.]*$`)
 
-// Every repository path the README and the deploy notes mention exists.
+// Every repository path the documents and the deploy and alert notes
+// mention exists.
 func TestMentionedFilesExist(t *testing.T) {
-	for _, doc := range []string{"README.md", "deploy/README.md", "alerts/README.md"} {
+	docs := append(docFiles(t), "deploy/README.md", "alerts/README.md")
+	for _, doc := range docs {
 		text := repoFile(t, doc)
 		n := 0
 		for _, m := range pathRE.FindAllStringSubmatch(text, -1) {
 			p := m[1]
 			if strings.Contains(p, "*") && !strings.ContainsAny(p, "<>…{}$") {
-				if m, _ := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(p))); len(m) == 0 {
+				if m, _ := filepath.Glob(repoPath(p)); len(m) == 0 {
 					t.Errorf("%s mentions %s: nothing matches", doc, p)
 				}
 				continue
@@ -39,9 +31,10 @@ func TestMentionedFilesExist(t *testing.T) {
 			if strings.ContainsAny(p, "<>*…{}$") || strings.Contains(p, "...") {
 				continue // a placeholder, not a file
 			}
+			p = strings.SplitN(p, "#", 2)[0] // a link's anchor is checked by TestLinksResolve
 			p = strings.TrimSuffix(strings.SplitN(p, ":", 2)[0], ".")
 			p = goIdent.ReplaceAllString(p, "") // internal/telemetry.Recorder names a package
-			if _, err := os.Stat(filepath.Join("..", "..", filepath.FromSlash(p))); err != nil {
+			if !exists(p) && !excused("file "+p) {
 				t.Errorf("%s mentions %s, which does not exist", doc, p)
 			}
 			n++
@@ -76,5 +69,16 @@ func TestReadmeOpensWithCommands(t *testing.T) {
 	}
 	if ci := repoFile(t, ".ci/run"); !strings.Contains(ci, "\n"+testCmd+"\n") {
 		t.Errorf(".ci/run does not run the README's test command %q", testCmd)
+	}
+}
+
+// maxReadmeLines keeps the README something a newcomer reads in fifteen
+// minutes; the reference lives under docs/.
+const maxReadmeLines = 300
+
+func TestReadmeLength(t *testing.T) {
+	readme := repoFile(t, "README.md")
+	if n := strings.Count(readme, "\n"); n > maxReadmeLines {
+		t.Errorf("README.md has %d lines, at most %d: move reference material to docs/", n, maxReadmeLines)
 	}
 }
