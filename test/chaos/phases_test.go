@@ -423,9 +423,14 @@ func TestDaemonPhases(t *testing.T) {
 					ct.to, ct.budget, ct.extra, ct.global = c.timeouts(), c.budget, c.daemonTarget, c.daemonGlobal
 					if c.rate() != chaosRate {
 						ct.rate = c.rate()
-						pr.slow = append(pr.slow, rateSpan{start: time.Now(), rate: c.rate()})
 					}
 					pr.reload(ct, true)
+					if c.rate() != chaosRate {
+						// From the accepted reload on (the old stream has
+						// stopped): arrivals planned between the signal and
+						// the swap still come at the old rate.
+						pr.slow = append(pr.slow, rateSpan{start: time.Now(), rate: c.rate()})
+					}
 				case c.identity:
 					pr.hup(true) // the same configuration: the identity is polled again
 				}
@@ -638,6 +643,7 @@ func (pr *phaseRun) checkPhases(recs []ledger.Record) time.Time {
 func checkRate(t *testing.T, target string, recs []ledger.Record, epoch time.Time, periodAt func(time.Time) time.Duration, index, reloads int) {
 	t.Helper()
 	var planned []time.Duration
+	byPlanned := map[time.Duration]*ledger.Record{}
 	unsent := 0
 	for i := range recs {
 		r := &recs[i]
@@ -645,6 +651,7 @@ func checkRate(t *testing.T, target string, recs []ledger.Record, epoch time.Tim
 			continue
 		}
 		planned = append(planned, r.Planned)
+		byPlanned[r.Planned] = r
 		if r.Outcome == ledger.Unsent {
 			unsent++
 		}
@@ -664,7 +671,9 @@ func checkRate(t *testing.T, target string, recs []ledger.Record, epoch time.Tim
 		irregular++
 		lo, hi := min(pa, pb)/2-5*time.Millisecond, 2*max(pa, pb)+time.Duration(index)*stagger+500*time.Millisecond
 		if g < lo || g > hi {
-			t.Errorf("%s: arrivals %v apart (period %v, %v): outside [%v, %v], the schedule broke", target, g, pa, pb, lo, hi)
+			ra, rb := byPlanned[planned[i-1]], byPlanned[planned[i]]
+			t.Errorf("%s: arrivals %v apart (period %v, %v): outside [%v, %v], the schedule broke\n\tbefore: id %d planned %v dispatched %v %s/%s\n\tafter:  id %d planned %v dispatched %v %s/%s",
+				target, g, pa, pb, lo, hi, ra.ID, ra.Planned, ra.Dispatched, ra.Outcome, ra.Reason, rb.ID, rb.Planned, rb.Dispatched, rb.Outcome, rb.Reason)
 		}
 	}
 	if irregular > reloads {
