@@ -101,39 +101,54 @@ func (e *env) records() []ledger.Record {
 	return append([]ledger.Record(nil), e.recs...)
 }
 
-// get requests /probe with the query and headers given (name, value, …).
-func (e *env) get(t *testing.T, query string, hdr ...string) (int, string) {
-	t.Helper()
+// fetch requests /probe with the query and headers given (name, value,
+// …); safe from any goroutine.
+func (e *env) fetch(query string, hdr ...string) (int, string, error) {
 	req, err := http.NewRequest(http.MethodGet, e.url+"/probe?"+query, nil)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", err
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("GET /probe?%s: %v", query, err)
+		return 0, "", fmt.Errorf("GET /probe?%s: %w", query, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// get is fetch from the test's goroutine: an error fails the test.
+func (e *env) get(t *testing.T, query string, hdr ...string) (int, string) {
+	t.Helper()
+	code, body, err := e.fetch(query, hdr...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return code, body
 }
 
-// metrics requests /probe and parses the answer (text exposition).
-func (e *env) metrics(t *testing.T, query string, hdr ...string) map[string]*dto.MetricFamily {
-	t.Helper()
-	code, body := e.get(t, query, hdr...)
+// parse reads an answer (text exposition); safe from any goroutine.
+func parse(code int, body string) (map[string]*dto.MetricFamily, error) {
 	if code != http.StatusOK {
-		t.Fatalf("GET /probe?%s: %d %s", query, code, body)
+		return nil, fmt.Errorf("status %d: %s", code, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bufio.NewReader(strings.NewReader(body)))
 	if err != nil {
-		t.Fatalf("parse: %v\n%s", err, body)
+		return nil, fmt.Errorf("parse: %w\n%s", err, body)
+	}
+	return fams, nil
+}
+
+// metrics requests /probe and parses the answer.
+func (e *env) metrics(t *testing.T, query string, hdr ...string) map[string]*dto.MetricFamily {
+	t.Helper()
+	fams, err := parse(e.get(t, query, hdr...))
+	if err != nil {
+		t.Fatalf("GET /probe?%s: %v", query, err)
 	}
 	return fams
 }
