@@ -65,10 +65,11 @@ type ProbeClass struct {
 
 // Burst is how many requests one scrape sends: requests arrivals spacing
 // apart, planned when the scrape arrives (open loop: never slowed by the
-// responses). The whole burst must fit the probe's timeout.
+// responses). The whole burst must fit the probe's timeout, and its rate
+// (1/spacing) limits.max_rate.
 type Burst struct {
 	Requests int      `koanf:"requests" json:"requests"` // 1 = one request per scrape
-	Spacing  Duration `koanf:"spacing" json:"spacing"`   // between planned sends; 0 = all at once
+	Spacing  Duration `koanf:"spacing" json:"spacing"`   // between planned sends
 }
 
 // Span is the planned time from the burst's first send to its last.

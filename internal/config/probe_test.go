@@ -79,6 +79,9 @@ func TestProbeErrors(t *testing.T) {
 			"probe.modules.m.burst.requests: want 1..100, got 0"}},
 		{"burst longer than the module", "probe: {modules: {m: {timeouts: {total: 1s}, burst: {requests: 5, spacing: 300ms}}}}\n",
 			[]string{"probe.modules.m.burst.spacing: the burst spans 1.2s (5 requests 300ms apart), not shorter than timeouts.total 1s"}},
+		{"burst faster than max_rate", "limits: {max_rate: 10}\nprobe: {modules: {m: {burst: {requests: 3, spacing: 50ms}}, z: {burst: {requests: 2, spacing: 0s}}}}\n",
+			[]string{"probe.modules.m.burst.spacing: 50ms between 3 requests is faster than limits.max_rate 10 req/s: want at least 100ms",
+				"probe.modules.z.burst.spacing: 0s between 2 requests is faster than limits.max_rate 10 req/s"}},
 		{"unknown module key", "probe: {modules: {m: {ladder: {}}}}\n", []string{"probe.modules.m.ladder: unknown key"}},
 	}
 	for _, tc := range cases {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"sort"
@@ -16,6 +17,15 @@ const (
 	maxProbeOffset      = time.Minute
 	probeModelForChecks = "model" // a module without a model is checked with this one
 )
+
+// minSpacing is the shortest burst spacing limits.max_rate allows (a
+// burst is a stream like any other: never faster than the hard maximum).
+func minSpacing(maxRate float64) time.Duration {
+	if !(maxRate > 0) {
+		return time.Second
+	}
+	return time.Duration(math.Ceil(float64(time.Second) / maxRate))
+}
 
 // moduleName is a module's name: a class label, and a single koanf key
 // (no dot).
@@ -85,6 +95,9 @@ func (c *Config) validateProbe(el *errorList) {
 		switch {
 		case b.Requests < 1 || b.Requests > maxProbeBurst:
 			el.add(key+".burst.requests", "want 1..%d, got %d", maxProbeBurst, b.Requests)
+		case b.Requests > 1 && b.Spacing.D() < minSpacing(c.Limits.MaxRate):
+			el.add(key+".burst.spacing", "%s between %d requests is faster than limits.max_rate %g req/s: want at least %s",
+				b.Spacing, b.Requests, c.Limits.MaxRate, minSpacing(c.Limits.MaxRate))
 		case m.Timeouts.Total > 0 && b.Span() >= m.Timeouts.Total.D():
 			el.add(key+".burst.spacing", "the burst spans %s (%d requests %s apart), not shorter than timeouts.total %s",
 				b.Span(), b.Requests, b.Spacing, m.Timeouts.Total)

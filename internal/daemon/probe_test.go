@@ -104,6 +104,15 @@ func TestProbeEndpoint(t *testing.T) {
 	if n := fake.hits.Load(); n != 3 {
 		t.Errorf("the target saw %d requests, want 3 (the fourth was over budget)", n)
 	}
+	budgetText := ""
+	for _, ts := range r.d.status().Targets {
+		if ts.Name == "t1" {
+			budgetText = ts.Budget
+		}
+	}
+	if !strings.HasPrefix(budgetText, "2 requests, 14 tokens: ") || !strings.Contains(budgetText, "/probe 2/14") {
+		t.Errorf("t1's budget on the status page: %q, want 2 /probe requests of 7 tokens each", budgetText)
+	}
 
 	// A reload brings a new module; the old one is gone.
 	r.reload <- loadConfig(t, strings.Replace(yaml, "    m: {model: fake-model}", "    n: {model: fake-model, burst: {requests: 2, spacing: 10ms}}", 1))

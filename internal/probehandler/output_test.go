@@ -112,7 +112,7 @@ func TestProbeConcurrencyLimit(t *testing.T) {
 func TestProbeFreshRegistry(t *testing.T) {
 	base := startSim(t)
 	down := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
-	e := newEnv(t, targetsYAML("sim", base, "down", down+"/v1")+modYAML(nil, "one", "{}", "three", "{burst: {requests: 3, spacing: 5ms}}"))
+	e := newEnv(t, targetsYAML("sim", base, "down", down+"/v1")+modYAML(nil, "one", "{}", "three", "{burst: {requests: 3, spacing: 10ms}}"))
 	ok := e.metrics(t, "module=one&target=sim")
 	if _, has := value(ok, mTTFT); !has {
 		t.Fatal("no TTFT for a successful probe")
