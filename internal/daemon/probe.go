@@ -14,18 +14,15 @@ import (
 // running targets.
 func (d *Daemon) newProbeHandler(col *probehandler.Collector) (*probehandler.Handler, error) {
 	return probehandler.New(probehandler.Options{
-		Config: d.config, Group: d.group, Collector: col, Targets: d.probeTarget, Buffers: d.buffers, Logger: d.log,
+		Config: d.probeConfig, Group: d.group, Collector: col, Targets: d.probeTarget, Buffers: d.buffers, Logger: d.log,
 		Hook: func(target, api string) probehandler.Hook {
-			if h := d.opts.Tracing.Hook(target, telemetry.OperationName(api)); h != nil {
-				return h
-			}
-			return nil
+			return d.opts.Tracing.Hook(target, telemetry.OperationName(api)) // nil without tracing
 		},
 	})
 }
 
-// config is the configuration in force.
-func (d *Daemon) config() *config.Config {
+// probeConfig is the configuration in force, as /probe reads it.
+func (d *Daemon) probeConfig() *config.Config {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cfg
