@@ -73,6 +73,8 @@ type Options struct {
 	Config func() any
 	// Status feeds the status page.
 	Status func() Status
+	// Probe serves GET /probe (the blackbox-style endpoint); nil: no route.
+	Probe http.Handler
 	// Logger receives server errors.
 	Logger *slog.Logger
 }
@@ -108,6 +110,9 @@ func Handler(o Options) http.Handler {
 	})
 	mux.HandleFunc("GET /debug/requests", func(w http.ResponseWriter, r *http.Request) { debugRequests(w, r, o.Ring) })
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, _ *http.Request) { configHandler(w, o.Config, o.Logger) })
+	if o.Probe != nil {
+		mux.Handle("GET /probe", o.Probe)
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { statusPage(w, o.Status, o.Logger) })
 	return mux
 }

@@ -26,13 +26,19 @@ func (c *Config) Redacted() *Config {
 	for i := range out.Targets {
 		t := &out.Targets[i]
 		t.URL = sanitize.URL(t.URL)
-		for h := range t.Headers {
-			if sanitize.SecretName(h) {
-				t.Headers[h] = sanitize.Marker
-			}
+		redactHeaders(t.Headers)
+	}
+	out.Probe.redact()
+	return &out
+}
+
+// redactHeaders masks the values of secret-looking header names.
+func redactHeaders(h map[string]string) {
+	for k := range h {
+		if sanitize.SecretName(k) {
+			h[k] = sanitize.Marker
 		}
 	}
-	return &out
 }
 
 // APIKey reads the target's API key from api_key_env or api_key_file; ""

@@ -46,6 +46,8 @@ type Config struct {
 	// regions stay apart. Read at start; a reload does not change it.
 	Region  string   `koanf:"region" json:"region,omitempty"`
 	Targets []Target `koanf:"targets" json:"targets"`
+	// Probe is the /probe endpoint (blackbox_exporter style).
+	Probe Probe `koanf:"probe" json:"probe"`
 
 	// Path is the file the configuration was read from ("" when none).
 	Path string `koanf:"-" json:"path,omitempty"`

@@ -105,6 +105,7 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 		}
 		c.validateTarget(el, p, t)
 	}
+	c.validateProbe(el)
 	for _, check := range checks {
 		check(c, el.add)
 	}

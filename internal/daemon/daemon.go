@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/probehandler"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
@@ -64,6 +65,8 @@ type Daemon struct {
 	// (limits.max_buffered_bytes), shared by every target's client.
 	buffers *sse.Budget
 	host    *hostload.Sampler // the prober host's health over the live verdict's window
+
+	probe *probehandler.Handler // the /probe endpoint
 
 	ready atomic.Bool
 
@@ -139,7 +142,8 @@ func New(o Options) (*Daemon, error) {
 		keep = 200
 	}
 	d.ring = ledger.NewRing(keep, keep*5)
-	sinks := []ledger.Sink{d.rec, d.ring, d.route}
+	probes := probehandler.NewCollector() // hands /probe its own records
+	sinks := []ledger.Sink{d.rec, d.ring, d.route, probes}
 	sinks = append(sinks, o.Sinks...)
 	if dir := o.Config.Ledger.Dir; dir != "" {
 		rot, err := ledger.NewRotatingSink(ledger.RotatingOptions{
@@ -162,6 +166,11 @@ func New(o Options) (*Daemon, error) {
 	d.host = hostload.NewSampler(hostload.NewReader(), validityWindow)
 	d.led = ledger.New(start, sinks...)
 	d.group = dispatch.NewGroup(d.led)
+	var err error
+	if d.probe, err = d.newProbeHandler(probes); err != nil {
+		d.closeSinks()
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
 	return d, nil
 }
 

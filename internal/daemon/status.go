@@ -213,6 +213,6 @@ func (d *Daemon) effectiveConfig() any {
 func (d *Daemon) handler() http.Handler {
 	return admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
-		Config: d.effectiveConfig, Status: d.status, Logger: d.log,
+		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe,
 	})
 }

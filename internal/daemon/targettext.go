@@ -47,8 +47,9 @@ func (r *targetRun) budgetText() string {
 	base := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringNone.Label()})
 	dur := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder.Label()})
 	lad := sp(budget.Use{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder.Label()})
-	return fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d (requests/tokens)",
-		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens)
+	prb := sp(budget.Use{Traffic: ledger.TrafficProbe, During: ledger.DuringNone.Label()}) // /probe scrapes
+	return fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d, /probe %d/%d (requests/tokens)",
+		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens, prb.Requests, prb.Tokens)
 }
 
 func (r *targetRun) lastOutcome() string {

@@ -87,6 +87,7 @@ func (st *stream) abandonDue(c OpenConfig, start, at, alive time.Duration) {
 	led := st.g.led
 	for at <= alive {
 		rec := led.Plan(withAttempt(openMeta(c, at), st.retry), at)
+		st.planned(rec)
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
 		off, ok := c.Arrivals.Next()
 		if !ok || (c.Window > 0 && off >= c.Window) {
@@ -118,6 +119,12 @@ type OpenConfig struct {
 	Admit Admit
 	// Exec performs one request. Required.
 	Exec Exec
+	// OnPlan, when set, is called with every record the stream plans (first
+	// attempts, retries, and arrivals ended unsent), just after it is
+	// planned and before it can end: how a caller sharing a ledger with
+	// other streams tells its own records apart (the /probe endpoint).
+	// Optional.
+	OnPlan func(*ledger.Record)
 	// Retry is the retry policy; the zero value is off.
 	Retry Retry
 	// Spin spends the last Spin of each wait yielding the processor in a
@@ -167,7 +174,7 @@ func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 	}
 	st := &stream{
 		g: g, s: g.newShard(), base: context.WithoutCancel(ctx),
-		exec: c.Exec, admit: c.Admit, retry: c.Retry, lim: newLimiter(c.MaxInFlight),
+		exec: c.Exec, admit: c.Admit, retry: c.Retry, lim: newLimiter(c.MaxInFlight), onPlan: c.OnPlan,
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

@@ -17,6 +17,15 @@ type stream struct {
 	admit Admit
 	retry Retry
 	lim   *limiter
+	// onPlan sees every record the stream plans (OpenConfig.OnPlan); nil = none.
+	onPlan func(*ledger.Record)
+}
+
+// planned hands a record the stream just planned to onPlan.
+func (st *stream) planned(rec *ledger.Record) {
+	if st.onPlan != nil {
+		st.onPlan(rec)
+	}
 }
 
 // arrive handles one arrival at its planned time: plan it, ask Admit, apply
@@ -26,6 +35,7 @@ type stream struct {
 func (st *stream) arrive(m ledger.Meta, planned time.Duration) (*flight, context.Context, error) {
 	led := st.g.led
 	rec := led.Plan(withAttempt(m, st.retry), planned)
+	st.planned(rec)
 	if st.g.draining.Load() {
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
 		return nil, nil, nil
@@ -111,6 +121,7 @@ func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 		m.RetryOf = rec.ID
 		m.FirstPlanned = rec.ArrivalPlanned()
 		rec = g.led.Plan(m, g.led.Now())
+		st.planned(rec)
 		// A retry spends the same budget and cap as any request. An Admit
 		// reason outside the unsent set has already ended it
 		// unsent/shutdown; the first attempt's stream reports such errors.

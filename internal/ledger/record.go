@@ -10,7 +10,7 @@ type Traffic string
 
 // Traffic kinds.
 const (
-	TrafficProbe    Traffic = "probe"    // one-shot `llmprobe probe`
+	TrafficProbe    Traffic = "probe"    // one-shot `llmprobe probe`, and the daemon's /probe endpoint
 	TrafficBaseline Traffic = "baseline" // the daemon's continuous low-rate stream
 	TrafficLadder   Traffic = "ladder"   // a rate-ladder step
 )

@@ -25,10 +25,11 @@ func Load(o config.Options) (*config.Config, error) {
 // owns the value: the API by the protocol registry, ttft_boundary by the
 // ledger, arrival processes by schedule, prompt sources and length
 // distributions by workload (prompt files and datasets are read now,
-// before any traffic), the server flavour by servermetrics and stop_at by
-// ladder.
+// before any traffic), the server flavour by servermetrics, stop_at by
+// ladder, and the /probe endpoint's modules (as the targets they describe)
+// and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
-	return []config.Check{checkTargets}
+	return []config.Check{checkTargets, checkProbe}
 }
 
 func checkTargets(c *config.Config, add func(key, format string, args ...any)) {

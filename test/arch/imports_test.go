@@ -38,7 +38,7 @@ const (
 var ranks = map[string]int{
 	// 0: leaves (import nothing of the project, except sim's importers below)
 	"internal/sanitize": 0, "internal/schedule": 0, "internal/protocol/sse": 0, "internal/logging": 0,
-	"internal/dashgen": 0, "internal/sim": 0, "deploy": 0,
+	"internal/dashgen": 0, "internal/sim": 0, "deploy": 0, "internal/urlprefix": 0,
 	// 10: the record
 	"internal/ledger": 10, "internal/servermetrics": 10,
 	// 20: sending and summarising
@@ -51,6 +51,8 @@ var ranks = map[string]int{
 	"internal/config": 45,
 	// 50: where the configuration meets the domain; the admin server
 	"internal/wiring": 50, "internal/admin": 50,
+	// 55: the /probe endpoint (built on wiring; the daemon hands it to admin as an http.Handler)
+	"internal/probehandler": 55,
 	// 60: the daemon
 	"internal/daemon": 60,
 	// 70: commands

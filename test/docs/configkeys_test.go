@@ -26,13 +26,21 @@ const (
 )
 
 // minimalConfig is the smallest configuration that loads: every other
-// value of the keys block is a default.
+// value of the keys block is a default. Its one probe module, with no key
+// set, shows a module's defaults.
 const minimalConfig = `
 targets:
   - name: t
     url: http://127.0.0.1:8000/v1
     model: m
+probe:
+  modules:
+    m: {}
 `
+
+// mapKey stands for an entry's name in the keys of a map of sections
+// (probe.modules.<name>.api).
+const mapKey = "<name>"
 
 // required are the keys minimalConfig sets because they have no default.
 var required = map[string]bool{
@@ -46,6 +54,7 @@ var keySections = []struct{ title, prefix string }{
 	{"Target keys (`targets[].…`)", "targets[]."},
 	{"Class keys (`targets[].classes[].…`)", "targets[].classes[]."},
 	{"Ladder keys (`targets[].ladder.…`)", "targets[].ladder."},
+	{"Probe module keys (`probe.modules.<name>.…`)", "probe.modules." + mapKey + "."},
 }
 
 // keyRow is one configuration key.
@@ -92,6 +101,18 @@ func configKeys(t *testing.T) (rows []keyRow, sections, known map[string]bool) {
 			case f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(config.Duration(0)):
 				sections[name] = true
 				walk(fv, full+".")
+				continue
+			case f.Type.Kind() == reflect.Map && f.Type.Elem().Kind() == reflect.Struct:
+				// A map of sections by name: its entry's keys, with the
+				// defaults of minimalConfig's entry.
+				sections[name] = true
+				row.typ, row.def = "mapping of name to "+name, "—"
+				elem := reflect.New(f.Type.Elem()).Elem()
+				if keys := fv.MapKeys(); len(keys) > 0 {
+					elem = fv.MapIndex(keys[0])
+				}
+				rows = append(rows, finish(row))
+				walk(elem, full+"."+mapKey+".")
 				continue
 			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
 				sections[name] = true
@@ -379,15 +400,32 @@ var keyRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\[[a-z0-9]*\])?(\.[a-z][a-z0-9_
 var indexRE = regexp.MustCompile(`\[[a-z0-9]*\]`)
 
 // keyKnown reports whether a key, full or relative to a section
-// (ladder.max_lag_p99, abort.error_fraction), is a configuration key.
+// (ladder.max_lag_p99, abort.error_fraction), is a configuration key; an
+// entry of a map of sections may be named anything
+// (probe.modules.chat.burst).
 func keyKnown(known map[string]bool, key string) bool {
 	key = indexRE.ReplaceAllString(key, "")
 	for k := range known {
-		if k == key || strings.HasSuffix(k, "."+key) {
+		if k == key || strings.HasSuffix(k, "."+key) || mapEntry(k, key) {
 			return true
 		}
 	}
 	return false
+}
+
+// mapEntry reports whether key is known key k with any one name where k
+// has mapKey.
+func mapEntry(k, key string) bool {
+	ks, parts := strings.Split(k, "."), strings.Split(key, ".")
+	if !strings.Contains(k, mapKey) || len(ks) != len(parts) {
+		return false
+	}
+	for i := range ks {
+		if ks[i] != parts[i] && ks[i] != mapKey {
+			return false
+		}
+	}
+	return true
 }
 
 // Every configuration key the documents write in backticks exists: a span
