@@ -41,6 +41,13 @@ type Options struct {
 	// Sinks receive every finished record too, after the daemon's own
 	// (tests, embedding). Optional.
 	Sinks []ledger.Sink
+	// Reload loads the configuration again and applies it (Daemon.Reload),
+	// returning why it refused: what POST /-/reload runs when
+	// admin.enable_lifecycle is on. nil: /-/reload is not available.
+	Reload func(trigger string) error
+	// FailureLogEvery is how often a target that keeps failing gets a
+	// summary log line; 0 = 1m.
+	FailureLogEvery time.Duration
 	// IdentityEvery, when set, overrides every target's identity.poll_every:
 	// how often GET {base}/models is polled for a target with
 	// identity.response_header or identity.models_field (tests).
@@ -185,7 +192,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	}
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAdmin()
-	srv := admin.NewServer(d.handler(), []string{cfg.Admin.Listen}, cfg.Admin.WebConfigFile, d.log)
+	srv := admin.NewServerWith(admin.ServerOptions{Handler: d.handler(), Addrs: []string{cfg.Admin.Listen},
+		WebConfigFile: cfg.Admin.WebConfigFile, HealthWithoutAuth: cfg.Admin.HealthWithoutAuth, Logger: d.log})
 	adminErr := make(chan error, 1)
 	go func() {
 		if d.opts.Listener != nil {

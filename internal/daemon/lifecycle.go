@@ -1,0 +1,11 @@
+package daemon
+
+// lifecycleReload is what POST /-/reload runs: Options.Reload, when
+// admin.enable_lifecycle is on (read at start, as admin.listen is); nil
+// otherwise, and /-/reload answers 403.
+func (d *Daemon) lifecycleReload() func() error {
+	if d.opts.Reload == nil || !d.opts.Config.Admin.EnableLifecycle {
+		return nil
+	}
+	return func() error { return d.opts.Reload("POST /-/reload") }
+}
