@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/crypto/bcrypt"
@@ -193,5 +198,55 @@ func TestRunFlags(t *testing.T) {
 				tc.logs(t, r.stderr)
 			}
 		})
+	}
+}
+
+// TestSIGHUPReloads: a real `llmprobe run` process reloads on SIGHUP (a
+// second target), refuses a file that does not validate and keeps running,
+// and logs both with trigger SIGHUP.
+func TestSIGHUPReloads(t *testing.T) {
+	t.Parallel()
+	simURL := startSim(t, fastSim())
+	admin := closedPort(t)
+	conf := filepath.Join(t.TempDir(), "llmprobe.yaml")
+	writeConf(t, conf, daemonYAML(admin, simURL, "log: {format: json}\n", "a"))
+	a, _ := json.Marshal([]string{"run", "--config.file", conf})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+string(a))
+	var errOut syncBuffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitLog := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(errOut.String(), what); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("no %s in the log:\n%s", what, errOut.String())
+			}
+		}
+	}
+	waitLog(`"msg":"llmprobe running"`)
+	writeConf(t, conf, daemonYAML(admin, simURL, "log: {format: json}\n", "a", "b"))
+	_ = cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(`"msg":"configuration reloaded","trigger":"SIGHUP","targets":2`)
+	writeConf(t, conf, strings.Replace(daemonYAML(admin, simURL, "log: {format: json}\n", "a"), "total: 10s", "total: soon", 1))
+	_ = cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(`"msg":"reload refused: the configuration does not load; the old one keeps running","trigger":"SIGHUP"`)
+	resp, err := http.Get("http://" + admin + "/-/ready")
+	if err != nil {
+		t.Fatalf("not serving after a refused reload: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/-/ready after a refused reload: %d", resp.StatusCode)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, errOut.String())
 	}
 }

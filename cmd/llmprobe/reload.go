@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -63,13 +65,25 @@ type reloader struct {
 	daemon *daemon.Daemon
 }
 
-// reload reloads; trigger ("SIGHUP", "POST /-/reload") is logged.
-func (r *reloader) reload(trigger string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// startWait bounds how long a reload waits for the daemon to start.
+const startWait = 30 * time.Second
+
+// reload reloads; trigger ("SIGHUP", "POST /-/reload") is logged. A reload
+// asked for while the daemon is still starting waits for it (until ctx
+// ends): a SIGHUP is never lost, nor a kill.
+func (r *reloader) reload(ctx context.Context, trigger string) error {
 	if r.daemon == nil {
 		return errors.New("reload: the daemon is not running yet")
 	}
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	select {
+	case <-r.daemon.Started():
+	case <-ctx.Done():
+		return fmt.Errorf("reload: the daemon has not started: %w", ctx.Err())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	nc, err := r.load()
 	if err != nil {
 		r.log.Error("reload refused: the configuration does not load; the old one keeps running", "trigger", trigger, "err", err)
@@ -94,7 +108,7 @@ func (r *reloader) onSignal(ctx context.Context, hup <-chan os.Signal) {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			_ = r.reload("SIGHUP") // logged
+			_ = r.reload(ctx, "SIGHUP") // logged
 		}
 	}
 }

@@ -133,7 +133,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	// kept.
 	rl := &reloader{load: load, std: e.std, level: level, log: log}
 	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
-		Reload: rl.reload})
+		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,8 @@ type Daemon struct {
 	host    *hostload.Sampler // the prober host's health over the live verdict's window
 
 	ready atomic.Bool
+	// started is closed when Run has started the targets (Started).
+	started chan struct{}
 
 	// swapMu serialises what changes the running target set: Run's start,
 	// Reload and shutdown, and guards phase.
@@ -138,7 +140,7 @@ func New(o Options) (*Daemon, error) {
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
-		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes),
+		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes), started: make(chan struct{}),
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -205,6 +207,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 
 	d.swap(cfg, runs)
 	d.phase = phaseRunning
+	close(d.started)
 	d.swapMu.Unlock()
 	d.ready.Store(true)
 	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)

@@ -9,3 +9,7 @@ func (d *Daemon) lifecycleReload() func() error {
 	}
 	return func() error { return d.opts.Reload("POST /-/reload") }
 }
+
+// Started is closed once Run has started the targets: from then on Reload
+// can swap them (a SIGHUP that arrived during start-up waits for it).
+func (d *Daemon) Started() <-chan struct{} { return d.started }
