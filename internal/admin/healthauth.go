@@ -13,11 +13,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// HealthPaths are the paths admin.health_without_auth serves without basic
-// auth (GET and HEAD only): a load balancer's or kubelet's health check
-// can reach them without the password; they say nothing but "Healthy." and
-// "Ready.".
-var HealthPaths = []string{"/-/healthy", "/-/ready"}
+// The paths admin.health_without_auth serves without basic auth (GET and
+// HEAD only): a load balancer's or kubelet's health check can reach them
+// without the password; they say nothing but "Healthy." and "Ready.".
+const (
+	healthyPath = "/-/healthy"
+	readyPath   = "/-/ready"
+)
 
 // fakeHash is compared for an unknown user, so that a request takes as
 // long whether the user exists or not (no user enumeration by timing).
@@ -38,7 +40,7 @@ const maxAuthCache = 256
 // place.
 
 // authGate requires basic auth (the users of the web config at path) on
-// every request but GET/HEAD of HealthPaths.
+// every request but GET/HEAD of the health paths.
 type authGate struct {
 	path string
 	next http.Handler
@@ -75,14 +77,7 @@ func (g *authGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, http.StatusText(http.StatusUnauthorized), http.StatusUnauthorized)
 }
 
-func isHealthPath(p string) bool {
-	for _, h := range HealthPaths {
-		if p == h {
-			return true
-		}
-	}
-	return false
-}
+func isHealthPath(p string) bool { return p == healthyPath || p == readyPath }
 
 // check reports whether pass is user's password.
 func (g *authGate) check(users map[string]string, user, pass string) bool {

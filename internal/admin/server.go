@@ -3,7 +3,6 @@ package admin
 import (
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -14,7 +13,7 @@ type ServerOptions struct {
 	Handler       http.Handler
 	Addrs         []string // e.g. ":9464"
 	WebConfigFile string   // TLS and basic auth (exporter-toolkit); "" = plain HTTP
-	// HealthWithoutAuth serves GET/HEAD of HealthPaths without basic auth
+	// HealthWithoutAuth serves GET/HEAD of /-/healthy and /-/ready without basic auth
 	// when the web config sets basic_auth_users; every other path keeps it
 	// (admin.health_without_auth).
 	HealthWithoutAuth bool
@@ -51,6 +50,6 @@ func (s *Server) exemptHealth() (cleanup func(), err error) {
 	}
 	*s.flags.WebConfigFile = copyPath
 	s.srv.Handler = newAuthGate(orig, s.srv.Handler, s.log)
-	s.log.Info("basic auth on every path but the health checks (admin.health_without_auth)", "unauthenticated", strings.Join(HealthPaths, " "))
+	s.log.Info("basic auth on every path but the health checks (admin.health_without_auth)", "unauthenticated", healthyPath+" "+readyPath)
 	return cleanup, nil
 }

@@ -22,9 +22,6 @@ const (
 	FormatJSON   Format = "json"
 )
 
-// Formats lists every format's name, for help texts and validation.
-var Formats = []string{string(FormatAuto), string(FormatLogfmt), string(FormatJSON), string(FormatText)}
-
 // ParseLevel parses debug, info, warn (or warning) and error, case-insensitively.
 func ParseLevel(s string) (slog.Level, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -48,7 +45,7 @@ func ParseFormat(s string) (Format, error) {
 	case FormatAuto, FormatText, FormatLogfmt, FormatJSON:
 		return f, nil
 	}
-	return "", fmt.Errorf("logging: unknown format %q (want %s)", s, strings.Join(Formats, ", "))
+	return "", fmt.Errorf("logging: unknown format %q (want auto, logfmt, json or text)", s)
 }
 
 // IsTerminal reports whether w is a terminal.
