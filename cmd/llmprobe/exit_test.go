@@ -161,7 +161,7 @@ func TestExitCodesDocumented(t *testing.T) {
 	}
 	r := invoke(t.Context(), "--help")
 	for _, c := range exitCodes {
-		if !strings.Contains(r.stderr, strconv.Itoa(c.code)+"  "+c.meaning) {
+		if !strings.Contains(r.stdout, strconv.Itoa(c.code)+"  "+c.meaning) {
 			t.Errorf("--help lacks exit code %d", c.code)
 		}
 	}

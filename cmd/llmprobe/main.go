@@ -6,7 +6,7 @@
 //	llmprobe ladder     one-shot rate ladder: step table, knee and capacity
 //	llmprobe sim        the built-in OpenAI/Anthropic-compatible streaming simulator
 //	llmprobe validate   check a daemon config file and exit
-//	llmprobe version    print the version
+//	llmprobe version    print the version (also llmprobe --version)
 package main
 
 import (
@@ -17,7 +17,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -51,7 +50,7 @@ func commands() []command {
 		{"ladder", "one-shot rate ladder: step table, knee and capacity", runLadder},
 		{"sim", "serve the built-in streaming LLM simulator", runSim},
 		{"validate", "validate a daemon config file", runValidate},
-		{"version", "print the version", runVersion},
+		{"version", "print the version, revision, branch, Go version and build date", runVersion},
 	}
 }
 
@@ -107,12 +106,17 @@ func run(ctx context.Context, e env, args []string) int {
 	if e.getenv == nil {
 		e.getenv = os.Getenv
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(e.stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+	switch {
+	case len(args) == 0:
+		usage(e.stderr) // a usage error: nothing was asked
+		return exitUsage
+	case len(args) == 2 && args[0] == "help":
+		return run(ctx, e, []string{args[1], "--help"})
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+		usage(e.stdout)
 		return exitOK
+	case args[0] == "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands() {
 		if c.name != args[0] {
@@ -137,17 +141,6 @@ func run(ctx context.Context, e env, args []string) int {
 	return exitUsage
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: llmprobe <command> [flags]\n\ncommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'llmprobe <command> --help' for a command's flags.\n\nexit codes:")
-	for _, c := range exitCodes {
-		fmt.Fprintf(w, "  %d  %s\n", c.code, c.meaning)
-	}
-}
-
 // usageError is a bad flag or argument: exit code 2, message names the flag.
 type usageError struct{ err error }
 
@@ -170,38 +163,12 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// newFlagSet returns a command's flag set: errors are returned, never
+// printed by pflag; --help prints the command's page (writeHelp) on stdout.
 func newFlagSet(name string, e env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
+	fs.Usage = func() { writeHelp(e.stdout, name, fs) }
 	return fs
-}
-
-// buildVersion returns the module version and VCS revision baked in by the
-// go tool.
-func buildVersion() (version, revision string) {
-	version, revision = "devel", "unknown"
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return
-	}
-	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		version = bi.Main.Version
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			revision = s.Value
-		}
-	}
-	return
-}
-
-func runVersion(_ context.Context, e env, args []string) error {
-	fs := newFlagSet("version", e)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	v, r := buildVersion()
-	fmt.Fprintf(e.stdout, "llmprobe %s (revision %s)\n", v, r)
-	return nil
 }

@@ -208,7 +208,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}))
 	var file *ledger.FileSink
 	if p.ledgerPath != "" {
-		v, _ := buildVersion()
+		v := currentBuild().Version
 		f, err := ledger.CreateFileSink(p.ledgerPath, ledger.RunHeader{
 			Kind: "run", RunID: fmt.Sprintf("probe-%d", epoch.UnixNano()), Epoch: epoch,
 			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: v, Schema: ledger.SchemaVersion,

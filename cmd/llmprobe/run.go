@@ -15,7 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
-// builtInConfig is the daemon's configuration when no --config is given: it
+// builtInConfig is the daemon's configuration when no --config.file is given: it
 // probes the built-in simulator, started in-process on 127.0.0.1.
 const builtInConfig = `
 admin:
@@ -61,9 +61,13 @@ func builtInSim() sim.Config {
 
 func runDaemon(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("run", e)
-	path := fs.String("config", "", "YAML config file (default: probe the built-in simulator started in-process)")
+	path := configFileFlags(fs, "YAML config file (default: probe the built-in simulator started in-process)")
 	config.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	deprecated, err := deprecatedFlags(fs)
+	if err != nil {
 		return err
 	}
 	load := func() (*config.Config, error) { return wiring.Load(config.Options{Path: *path, Flags: fs}) }
@@ -77,13 +81,13 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 			return fmt.Errorf("built-in simulator: %w", err)
 		}
 		defer func() { _ = closeSim() }()
-		fmt.Fprintf(e.stderr, "no --config: probing the built-in simulator at %s\n", u)
+		fmt.Fprintf(e.stderr, "no --config.file: probing the built-in simulator at %s\n", u)
 		yaml := []byte(strings.Replace(builtInConfig, "SIM_URL", u, 1))
 		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
 	}
 	cfg, err := load()
 	if err != nil {
-		return err
+		return asFlagError(err)
 	}
 	// The admin server would only find a bad web config once it starts:
 	// checked now, as validate does, naming the key and the file.
@@ -91,12 +95,16 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	e.std.useConfig(cfg)
-	log, _, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
+	log, level, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
 	if err != nil {
 		return badFlag("log: %v", err)
 	}
-	version, revision := buildVersion()
-	build := telemetry.BuildInfo{Version: version, Revision: revision} // GoVersion: runtime.Version(), filled by telemetry
+	for _, d := range deprecated {
+		log.Warn("deprecated flag: it still works, but use the new name", "flag", "--"+d[0], "use", "--"+d[1])
+	}
+	b := currentBuild()
+	build := telemetry.BuildInfo{Version: b.Version, Revision: b.Revision} // GoVersion: runtime.Version(), filled by telemetry
+	log.Info("starting llmprobe", "version", b.Version, "revision", b.Revision, "branch", b.Branch, "build_date", b.BuildDate, "go", b.GoVersion)
 
 	tel, err := telemetry.Start(ctx, telemetry.StackOptions{
 		Build:   build,
@@ -120,48 +128,37 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	case cfg.OTel.Enabled:
 		log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
 	}
-	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard})
+	// SIGHUP (caught by main from the start) and POST /-/reload reload: a
+	// config that fails to load or validate is refused and the running one
+	// kept.
+	rl := &reloader{load: load, std: e.std, level: level, log: log}
+	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
+		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
 	if err != nil {
 		return err
 	}
-
-	// SIGHUP (caught by main from the start) reloads: a config that fails
-	// to load or validate is refused and the running one kept.
-	reload := make(chan *config.Config)
-	hup := e.hup
+	rl.daemon = d
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-hup:
-				nc, err := load()
-				if err != nil {
-					log.Error("SIGHUP: config refused; the old one keeps running", "err", err)
-					continue
-				}
-				e.std.useConfig(nc)
-				select {
-				case reload <- nc:
-				case <-runCtx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return d.Run(runCtx, reload)
+	go rl.onSignal(runCtx, e.hup)
+	return d.Run(runCtx, nil)
 }
 
 func runValidate(_ context.Context, e env, args []string) error {
 	fs := newFlagSet("validate", e)
-	path := fs.String("config", "", "YAML config file to check (required)")
+	path := configFileFlags(fs, "YAML config file to check (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	deprecated, err := deprecatedFlags(fs)
+	if err != nil {
+		return err
+	}
+	for _, d := range deprecated {
+		fmt.Fprintf(e.stderr, "llmprobe validate: --%s is deprecated; use --%s\n", d[0], d[1])
+	}
 	if *path == "" {
-		return badFlag("--config: required")
+		return badFlag("--config.file: required")
 	}
 	cfg, err := wiring.Load(config.Options{Path: *path})
 	if err != nil {

@@ -77,6 +77,9 @@ type Options struct {
 	Probe http.Handler
 	// Logger receives server errors.
 	Logger *slog.Logger
+	// Reload reloads the configuration (POST /-/reload); nil: the
+	// lifecycle API is off and /-/reload answers 403.
+	Reload func() error
 }
 
 // Handler returns the admin routes.
@@ -108,6 +111,7 @@ func Handler(o Options) http.Handler {
 		}
 		_, _ = fmt.Fprintln(w, "Ready.")
 	})
+	lifecycle(mux, o)
 	mux.HandleFunc("GET /debug/requests", func(w http.ResponseWriter, r *http.Request) { debugRequests(w, r, o.Ring) })
 	mux.HandleFunc("GET /config", func(w http.ResponseWriter, _ *http.Request) { configHandler(w, o.Config, o.Logger) })
 	if o.Probe != nil {
@@ -232,20 +236,14 @@ type Server struct {
 	srv   *http.Server
 	flags *web.FlagConfig
 	log   *slog.Logger
+	// healthWithoutAuth: see ServerOptions.
+	healthWithoutAuth bool
 }
 
 // NewServer returns a server for h listening on addrs (e.g. ":9464"), with
 // TLS and basic auth from webConfigFile when it is not empty.
 func NewServer(h http.Handler, addrs []string, webConfigFile string, log *slog.Logger) *Server {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	systemd := false
-	return &Server{
-		srv:   &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
-		flags: &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfigFile},
-		log:   log,
-	}
+	return NewServerWith(ServerOptions{Handler: h, Addrs: addrs, WebConfigFile: webConfigFile, Logger: log})
 }
 
 // ValidateWebConfig checks a web configuration file (TLS, basic auth users).
@@ -271,6 +269,11 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 func (s *Server) run(ctx context.Context, serve func() error) error {
+	cleanup, err := s.exemptHealth()
+	if err != nil {
+		return fmt.Errorf("admin: %w", err)
+	}
+	defer cleanup()
 	errc := make(chan error, 1)
 	go func() { errc <- serve() }()
 	select {
@@ -280,7 +283,7 @@ func (s *Server) run(ctx context.Context, serve func() error) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := s.srv.Shutdown(sctx)
+	err = s.srv.Shutdown(sctx)
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

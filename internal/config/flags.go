@@ -14,27 +14,34 @@ type FlagKey struct {
 	Flag string // without the leading "--"
 	Key  string // e.g. "admin.listen"
 	Help string // the key is appended in parentheses
+	// Old is the flag's former name, still accepted as a deprecated alias
+	// ("" = none): scripts written for it keep working.
+	Old string
 }
 
 // FlagKeys are the flags RegisterFlags defines, each for one key; their
-// defaults are the keys' defaults (Defaults).
+// defaults are the keys' defaults (Defaults). The names follow the
+// Prometheus daemons' (--web.listen-address, --log.level, …) where one
+// exists.
 func FlagKeys() []FlagKey {
 	return []FlagKey{
-		{"listen", "admin.listen", "admin HTTP listen address"},
-		{"web-config-file", "admin.web_config_file", "exporter-toolkit web config file for TLS/basic auth"},
-		{"log-level", "log.level", "log level: debug|info|warn|error"},
-		{"log-format", "log.format", "log format: auto|text|json"},
-		{"ledger-dir", "ledger.dir", "directory of rotating JSONL ledger files"},
-		{"otel", "otel.enabled", "enable OpenTelemetry export"},
-		{"drain-timeout", "drain.timeout", "graceful drain timeout"},
-		{"max-buffered-bytes", "limits.max_buffered_bytes", "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit"},
+		{"web.listen-address", "admin.listen", "admin HTTP listen address", "listen"},
+		{"web.config.file", "admin.web_config_file", "exporter-toolkit web config file for TLS/basic auth", "web-config-file"},
+		{"web.enable-lifecycle", "admin.enable_lifecycle", "enable POST /-/reload", ""},
+		{"log.level", "log.level", "log level: debug|info|warn|error", "log-level"},
+		{"log.format", "log.format", "log format: auto (tint on a terminal, JSON otherwise)|logfmt|json|text", "log-format"},
+		{"ledger-dir", "ledger.dir", "directory of rotating JSONL ledger files", ""},
+		{"otel", "otel.enabled", "enable OpenTelemetry export", ""},
+		{"drain-timeout", "drain.timeout", "graceful drain timeout", ""},
+		{"max-buffered-bytes", "limits.max_buffered_bytes", "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit", ""},
 	}
 }
 
-// RegisterFlags defines the flags of FlagKeys: --listen, --web-config-file,
-// --log-level, --log-format, --ledger-dir, --otel, --drain-timeout and
-// --max-buffered-bytes, each defaulting to its key's default. Only flags
-// given on the command line override.
+// RegisterFlags defines the flags of FlagKeys (--web.listen-address,
+// --web.config.file, --web.enable-lifecycle, --log.level, --log.format,
+// --ledger-dir, --otel, --drain-timeout and --max-buffered-bytes), each
+// defaulting to its key's default, and each former name as a deprecated
+// alias (DeprecatedFlags). Only flags given on the command line override.
 func RegisterFlags(fs *pflag.FlagSet) {
 	def := Defaults()
 	for _, f := range FlagKeys() {
@@ -42,24 +49,50 @@ func RegisterFlags(fs *pflag.FlagSet) {
 		if !ok {
 			panic("config: flag --" + f.Flag + " names no key: " + f.Key) // a programming error, caught by the tests
 		}
-		help := f.Help + " (" + f.Key + ")"
-		switch x := v.Interface().(type) {
-		case Duration:
-			fs.String(f.Flag, x.String(), help)
-		case string:
-			fs.String(f.Flag, x, help)
-		case bool:
-			fs.Bool(f.Flag, x, help)
-		case int:
-			fs.Int(f.Flag, x, help)
-		case int64:
-			fs.Int64(f.Flag, x, help)
-		case float64:
-			fs.Float64(f.Flag, x, help)
-		default:
-			panic(fmt.Sprintf("config: flag --%s: unsupported type %T", f.Flag, x))
+		define(fs, f.Flag, v.Interface(), f.Help+" ("+f.Key+")")
+		if f.Old != "" {
+			define(fs, f.Old, reflect.Zero(v.Type()).Interface(), "deprecated: use --"+f.Flag) // no default shown: only a given flag counts
 		}
 	}
+}
+
+func define(fs *pflag.FlagSet, name string, def any, help string) {
+	switch x := def.(type) {
+	case Duration:
+		fs.String(name, x.String(), help)
+	case string:
+		fs.String(name, x, help)
+	case bool:
+		fs.Bool(name, x, help)
+	case int:
+		fs.Int(name, x, help)
+	case int64:
+		fs.Int64(name, x, help)
+	case float64:
+		fs.Float64(name, x, help)
+	default:
+		panic(fmt.Sprintf("config: flag --%s: unsupported type %T", name, x))
+	}
+}
+
+// DeprecatedFlags reports the deprecated aliases given on fs, each with
+// the flag that replaces it ("listen" → "web.listen-address"), in FlagKeys
+// order; an error names a flag given under both names.
+func DeprecatedFlags(fs *pflag.FlagSet) (used [][2]string, err error) {
+	for _, f := range FlagKeys() {
+		if f.Old == "" {
+			continue
+		}
+		o, n := fs.Lookup(f.Old), fs.Lookup(f.Flag)
+		if o == nil || !o.Changed {
+			continue
+		}
+		if n != nil && n.Changed {
+			return nil, fmt.Errorf("--%s and --%s: the same setting (%s) given twice; keep --%s", f.Old, f.Flag, f.Key, f.Flag)
+		}
+		used = append(used, [2]string{f.Old, f.Flag})
+	}
+	return used, nil
 }
 
 // FieldAt returns the field at a configuration key ("admin.listen",

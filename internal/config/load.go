@@ -118,6 +118,9 @@ func LoadWith(o Options) (*Config, error) {
 		fk := map[string]string{}
 		for _, f := range FlagKeys() {
 			fk[f.Flag] = f.Key
+			if f.Old != "" {
+				fk[f.Old] = f.Key
+			}
 		}
 		names := map[string]string{}
 		fp := posflag.ProviderWithFlag(o.Flags, ".", nil, func(f *pflag.Flag) (string, any) {

@@ -59,12 +59,18 @@ type Config struct {
 type Admin struct {
 	Listen        string `koanf:"listen" json:"listen"`                   // host:port of /metrics, health, /config, status page
 	WebConfigFile string `koanf:"web_config_file" json:"web_config_file"` // exporter-toolkit web config (TLS, basic auth); "" = plain HTTP
+	// HealthWithoutAuth serves /-/healthy and /-/ready without basic auth
+	// when the web config sets basic_auth_users (every other path keeps it).
+	HealthWithoutAuth bool `koanf:"health_without_auth" json:"health_without_auth"`
+	// EnableLifecycle turns on POST /-/reload (off: 403), as Prometheus'
+	// --web.enable-lifecycle does.
+	EnableLifecycle bool `koanf:"enable_lifecycle" json:"enable_lifecycle"`
 }
 
 // Log is logging.
 type Log struct {
 	Level  string `koanf:"level" json:"level"`   // debug | info | warn | error
-	Format string `koanf:"format" json:"format"` // auto (tint on a terminal, JSON otherwise) | text | json
+	Format string `koanf:"format" json:"format"` // auto (tint on a terminal, JSON otherwise) | logfmt | json | text
 }
 
 // Ledger is the daemon's rotating JSONL ledger sink.

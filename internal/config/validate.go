@@ -68,8 +68,8 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		el.add("log.level", "want one of debug, info, warn, error; got %q", c.Log.Level)
 	}
-	if !oneOf(c.Log.Format, "auto", "text", "json") {
-		el.add("log.format", "want one of auto, text, json; got %q", c.Log.Format)
+	if !oneOf(c.Log.Format, "auto", "logfmt", "json", "text") {
+		el.add("log.format", "want one of auto, logfmt, json, text; got %q", c.Log.Format)
 	}
 	if c.Ledger.MaxSizeMB < 1 || c.Ledger.MaxSizeMB > 100000 {
 		el.add("ledger.max_size_mb", "want 1..100000, got %d", c.Ledger.MaxSizeMB)

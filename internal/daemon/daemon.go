@@ -42,6 +42,13 @@ type Options struct {
 	// Sinks receive every finished record too, after the daemon's own
 	// (tests, embedding). Optional.
 	Sinks []ledger.Sink
+	// Reload loads the configuration again and applies it (Daemon.Reload),
+	// returning why it refused: what POST /-/reload runs when
+	// admin.enable_lifecycle is on. nil: /-/reload is not available.
+	Reload func(trigger string) error
+	// FailureLogEvery is how often a target that keeps failing gets a
+	// summary log line; 0 = 1m.
+	FailureLogEvery time.Duration
 	// IdentityEvery, when set, overrides every target's identity.poll_every:
 	// how often GET {base}/models is polled for a target with
 	// identity.response_header or identity.models_field (tests).
@@ -69,6 +76,8 @@ type Daemon struct {
 	probe *probehandler.Handler // the /probe endpoint
 
 	ready atomic.Bool
+	// started is closed when Run has started the targets (Started).
+	started chan struct{}
 
 	// swapMu serialises what changes the running target set: Run's start,
 	// Reload and shutdown, and guards phase.
@@ -134,7 +143,7 @@ func New(o Options) (*Daemon, error) {
 	d := &Daemon{
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
-		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes),
+		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes), started: make(chan struct{}),
 	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
@@ -194,7 +203,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 	}
 	adminCtx, stopAdmin := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAdmin()
-	srv := admin.NewServer(d.handler(), []string{cfg.Admin.Listen}, cfg.Admin.WebConfigFile, d.log)
+	srv := admin.NewServerWith(admin.ServerOptions{Handler: d.handler(), Addrs: []string{cfg.Admin.Listen},
+		WebConfigFile: cfg.Admin.WebConfigFile, HealthWithoutAuth: cfg.Admin.HealthWithoutAuth, Logger: d.log})
 	adminErr := make(chan error, 1)
 	go func() {
 		if d.opts.Listener != nil {
@@ -206,6 +216,7 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 
 	d.swap(cfg, runs)
 	d.phase = phaseRunning
+	close(d.started)
 	d.swapMu.Unlock()
 	d.ready.Store(true)
 	d.log.Info("llmprobe running", "targets", len(runs), "admin", cfg.Admin.Listen)

@@ -33,6 +33,8 @@ type targetState struct {
 	startLadderDone atomic.Bool
 	// ladderSpan labels baseline arrivals planned during a ladder.
 	ladderSpan ladderSpan
+	// failures turns baseline outcomes into failing/recovered log lines.
+	failures failureLog
 
 	mu           sync.Mutex
 	model        string // from responses

@@ -94,9 +94,6 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 		d.rec.SetCapacity(r.name, c.Name, capacity, v.CapacityBound, knee)
 		d.rec.SetLadderSteps(r.name, c.Name, res.Finished, steps)
 	}
-	d.log.Info("ladder finished", "target", r.name, "trigger", res.Trigger, "capacity_rps", res.Capacity,
-		"capacity_bound", res.CapacityBound, "knee_rps", res.Knee, "invalid_steps", invalidSteps(res),
-		"aborted", res.Aborted, "abort_reason", res.AbortReason)
 }
 
 // invalidSteps lists a ladder's invalid steps with their causes, e.g.
@@ -213,6 +210,6 @@ func (d *Daemon) effectiveConfig() any {
 func (d *Daemon) handler() http.Handler {
 	return admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
-		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe,
+		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
 	})
 }

@@ -251,6 +251,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			r.ladder.Record(rec)
 		}
 		r.state.validity.Record(d.now(), rec)
+		r.speakOutcome(d, rec)
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()

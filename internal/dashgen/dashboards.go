@@ -14,28 +14,54 @@ const (
 	UIDHealth   = "llmprobe-prober-health"
 )
 
-// Label selectors built from the dashboard variables.
+// Label selectors built from the dashboard variables. Every selector of a
+// scraped series starts with the job variable, so the dashboards work
+// whatever the scrape job is called (and can tell several probers apart).
+// The SLI recording rules aggregate by region, target and class (the job
+// is dropped, see sliBy), so their panels select with selSLI.
 const (
-	selTCT = `target=~"$target", class=~"$class", traffic=~"$traffic", during=~"$during"`
+	selJob = `job=~"$job"`
+	selTCT = selJob + `, target=~"$target", class=~"$class", traffic=~"$traffic", during=~"$during"`
 	// selTCTs selects series that have a traffic label but no during label
 	// (the configured arrival rate: a schedule, not requests).
-	selTCTs = `target=~"$target", class=~"$class", traffic=~"$traffic"`
+	selTCTs = selJob + `, target=~"$target", class=~"$class", traffic=~"$traffic"`
 	// selBase is the baseline of the selected targets and classes, both
 	// during values (the row comparing them).
-	selBase = `target=~"$target", class=~"$class", traffic="baseline"`
-	selTC   = `target=~"$target", class=~"$class"`
-	selT    = `target=~"$target"`
+	selBase = selJob + `, target=~"$target", class=~"$class", traffic="baseline"`
+	selTC   = selJob + `, target=~"$target", class=~"$class"`
+	selT    = selJob + `, target=~"$target"`
+	// selSLI selects the SLI recording rules (no job label).
+	selSLI = `target=~"$target", class=~"$class"`
+	// ofProber keeps the series of a job's instances that are llmprobe
+	// processes (the Go and process collectors' series carry no llmprobe_
+	// prefix): appended to a query of them.
+	ofProber = ` and on (job, instance) llmprobe_build_info`
 )
+
+// noBudget is what a budget panel says when its series are absent: the
+// budget gauges are only exported for a target with a budget.
+const noBudget = "No budget configured for the selected targets"
 
 func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 	vs := []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder("datasource").
 			Label("Data source").
 			Type("prometheus"),
+		// The scrape jobs with a prober in them: "All" expands to these
+		// (no custom all value), never to every job of the Prometheus.
+		dashboard.NewQueryVariableBuilder("job").
+			Label("Job").
+			Description("Prometheus scrape jobs that scrape llmprobe (label_values of llmprobe_build_info)").
+			Datasource(dsRef()).
+			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(llmprobe_build_info, job)")}).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(true).
+			IncludeAll(true),
 		dashboard.NewQueryVariableBuilder("target").
 			Label("Target").
 			Datasource(dsRef()).
-			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(llmprobe_requests_planned_total, target)")}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{job=~"$job"}, target)`)}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).
@@ -44,7 +70,7 @@ func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 		dashboard.NewQueryVariableBuilder("class").
 			Label("Class").
 			Datasource(dsRef()).
-			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{target=~"$target"}, class)`)}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{job=~"$job", target=~"$target"}, class)`)}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).
@@ -108,23 +134,23 @@ func overview(o RuleOptions) board {
 			{title: "SLO (baseline traffic)", panels: []panel{
 				{kind: "stat", title: "Availability, 1h (good / planned)", unit: unitRatio, width: 6, height: 5,
 					description: fmt.Sprintf("Good requests over planned arrivals in the last hour (baseline traffic). Unsent, rejected and failed requests count against it. Objective %g.", o.AvailabilityObjective),
-					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recAvailErrors("1h"), selTC), "{{target}} {{class}}").want(ExpectRules)}},
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recAvailErrors("1h"), selSLI), "{{target}} {{class}}").want(ExpectRules)}},
 				{kind: "stat", title: "TTFT within gate, 1h", unit: unitRatio, width: 6, height: 5,
 					description: fmt.Sprintf("Fraction of successful first tokens within the class's TTFT gate (native histogram, gate rounded down to a supported value). Objective %g.", o.LatencyObjective),
-					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recLatencyErrors("1h"), selTC), "{{target}} {{class}}").want(ExpectRules)}},
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recLatencyErrors("1h"), selSLI), "{{target}} {{class}}").want(ExpectRules)}},
 				{kind: "stat", title: "Availability error budget left, 3d", unit: unitRatio, width: 6, height: 5,
 					description: fmt.Sprintf("1 - (error ratio over 3 days / error budget %g). Negative means the budget is spent.", availBudget),
-					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recAvailErrors("3d"), selTC, availBudget), "{{target}} {{class}}").want(ExpectRules)}},
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recAvailErrors("3d"), selSLI, availBudget), "{{target}} {{class}}").want(ExpectRules)}},
 				{kind: "stat", title: "Latency error budget left, 3d", unit: unitRatio, width: 6, height: 5,
 					description: fmt.Sprintf("1 - (slow-first-token ratio over 3 days / error budget %g). Negative means the budget is spent.", latBudget),
-					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recLatencyErrors("3d"), selTC, latBudget), "{{target}} {{class}}").want(ExpectRules)}},
+					queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recLatencyErrors("3d"), selSLI, latBudget), "{{target}} {{class}}").want(ExpectRules)}},
 				{kind: "timeseries", title: "Burn rate, 1h and 5m", unit: unitBurn, width: 24,
 					description: "Error ratio divided by the error budget; 1 spends the budget exactly over the SLO window; the fast page fires at 14.4 on both 1h and 5m.",
 					queries: []q{
-						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("1h"), selTC, availBudget), "availability 1h {{target}} {{class}}").want(ExpectRules),
-						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("5m"), selTC, availBudget), "availability 5m {{target}} {{class}}").want(ExpectRules),
-						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("1h"), selTC, latBudget), "latency 1h {{target}} {{class}}").want(ExpectRules),
-						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("5m"), selTC, latBudget), "latency 5m {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("1h"), selSLI, availBudget), "availability 1h {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recAvailErrors("5m"), selSLI, availBudget), "availability 5m {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("1h"), selSLI, latBudget), "latency 1h {{target}} {{class}}").want(ExpectRules),
+						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("5m"), selSLI, latBudget), "latency 5m {{target}} {{class}}").want(ExpectRules),
 					}},
 			}},
 			{title: "Latency (from planned time, successful requests)", panels: []panel{
@@ -132,18 +158,22 @@ func overview(o RuleOptions) board {
 					description: "histogram_quantile over rate of the native histogram llmprobe_time_to_first_token_seconds; from the planned send time to the first content token.",
 					queries:     quantiles("llmprobe_time_to_first_token_seconds", selTCT)},
 				{kind: "heatmap", title: "Time to first token heatmap", unit: unitSeconds,
-					description: "Distribution of TTFT per scrape interval (classic buckets of the same histogram).",
-					queries: []q{{expr: fmt.Sprintf(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{%s}[$__rate_interval]))`, selTCT),
-						legend: "{{le}}", heatmap: true, expect: ExpectAlways}}},
+					description: "Distribution of TTFT over time, from the native histogram llmprobe_time_to_first_token_seconds (its fine exponential buckets; Grafana draws a native histogram as heatmap cells).",
+					queries:     []q{query(fmt.Sprintf(`sum(rate(llmprobe_time_to_first_token_seconds{%s}[$__rate_interval]))`, selTCT), "TTFT")}},
 				{kind: "timeseries", title: "Inter-chunk latency", unit: unitSeconds,
 					description: "Gap between consecutive content chunks (role-only and empty chunks are not tokens).",
 					queries:     quantiles("llmprobe_inter_chunk_latency_seconds", selTCT)},
 				{kind: "timeseries", title: "Time per output token", unit: unitSeconds,
 					description: "(end - first token) / (output tokens - 1) per successful request.",
 					queries:     quantiles("llmprobe_time_per_output_token_seconds", selTCT)},
-				{kind: "timeseries", title: "End-to-end duration (ok only)", unit: unitSeconds, width: 24,
+				{kind: "timeseries", title: "End-to-end duration (ok only)", unit: unitSeconds,
 					description: "From the planned send time to the end of the stream, successful requests only.",
 					queries:     quantiles("llmprobe_request_duration_seconds", selTCT)},
+				{kind: "heatmap", title: "Time to first token heatmap (classic buckets)", unit: unitSeconds,
+					description: "The same distribution from the histogram's classic buckets (_bucket series), when Prometheus keeps them (always_scrape_classic_histograms, or a Prometheus without native histograms); empty otherwise.",
+					noValue:     "No classic buckets scraped: see the native heatmap above",
+					queries: []q{{expr: fmt.Sprintf(`sum by (le) (rate(llmprobe_time_to_first_token_seconds_bucket{%s}[$__rate_interval]))`, selTCT),
+						legend: "{{le}}", heatmap: true, expect: ExpectMaybe}}},
 			}},
 			{title: "Outcomes, goodput and tokens", panels: []panel{
 				{kind: "timeseries", title: "Outcomes by outcome and reason", unit: unitReqPerSec,
@@ -266,10 +296,10 @@ func health() board {
 					queries:     []q{query(fmt.Sprintf(`llmprobe_generator_invalid_cause{%s} == 1`, selT), "{{target}} {{cause}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "Prober host: Go scheduler latency p99", unit: unitSeconds, width: 8,
 					description: "How long the prober's runnable goroutines waited for a CPU (go_sched_latencies_seconds): high scheduler latency together with dispatch lag means host trouble (a starved prober), not target trouble.",
-					queries:     []q{query(`histogram_quantile(0.99, sum by (instance, le) (rate(go_sched_latencies_seconds_bucket{job="llmprobe"}[$__rate_interval])))`, "p99 {{instance}}")}},
+					queries:     []q{query(`histogram_quantile(0.99, sum by (instance, le) (rate(go_sched_latencies_seconds_bucket{`+selJob+`}[$__rate_interval])`+ofProber+`))`, "p99 {{instance}}")}},
 				{kind: "timeseries", title: "Prober host: CPU used", unit: unitSuffixCores, width: 8,
 					description: "CPU seconds per second the prober process used (process_cpu_seconds_total): near its CPU limit, the prober itself is the bottleneck.",
-					queries:     []q{query(`rate(process_cpu_seconds_total{job="llmprobe"}[$__rate_interval])`, "{{instance}}")}},
+					queries:     []q{query(`rate(process_cpu_seconds_total{`+selJob+`}[$__rate_interval])`+ofProber, "{{instance}}")}},
 				{kind: "timeseries", title: "Arrival rate", unit: unitReqPerSec, width: 16,
 					description: "Configured arrival rate and the planned and dispatched rates actually produced.",
 					queries: []q{
@@ -288,20 +318,20 @@ func health() board {
 			}},
 			{title: "Budget and scrape", panels: []panel{
 				{kind: "timeseries", title: "Budget left: tokens", unit: unitTokens, width: 8,
-					description: "Tokens left in today's budget (absent when no token budget is configured).",
-					queries:     []q{query(fmt.Sprintf(`llmprobe_budget_remaining_tokens{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
+					description: "Tokens left in today's budget (absent when no token budget is configured).", noValue: noBudget,
+					queries: []q{query(fmt.Sprintf(`llmprobe_budget_remaining_tokens{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "Budget left: requests", unit: unitCount, width: 8,
-					description: "Requests left in today's budget (absent when no request budget is configured).",
-					queries:     []q{query(fmt.Sprintf(`llmprobe_budget_remaining_requests{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
+					description: "Requests left in today's budget (absent when no request budget is configured).", noValue: noBudget,
+					queries: []q{query(fmt.Sprintf(`llmprobe_budget_remaining_requests{%s}`, selT), "{{target}}").want(ExpectMaybe)}},
 				{kind: "stat", title: "Scrape up", unit: unitNone, width: 8, height: 8, min: f64(0), max: f64(1),
-					description: "1 when Prometheus scraped the prober successfully (job llmprobe).",
-					queries:     []q{query(`up{job="llmprobe"}`, "{{instance}}")}},
+					description: "1 when Prometheus scraped the prober successfully (the jobs of the Job variable).",
+					queries:     []q{query(`up{`+selJob+`}`, "{{job}} {{instance}}")}},
 				{kind: "timeseries", title: "Scrape duration", unit: unitSeconds, width: 12,
 					description: "How long Prometheus took to scrape the prober.",
-					queries:     []q{query(`scrape_duration_seconds{job="llmprobe"}`, "{{instance}}")}},
+					queries:     []q{query(`scrape_duration_seconds{`+selJob+`}`, "{{job}} {{instance}}")}},
 				{kind: "table", title: "Build", unit: unitNone, width: 12,
 					description: "Version of each running prober.",
-					queries:     []q{query(`llmprobe_build_info`, "").asInstant()}},
+					queries:     []q{query(`llmprobe_build_info{`+selJob+`}`, "").asInstant()}},
 			}},
 		},
 	}

@@ -111,6 +111,9 @@ type panel struct {
 	queries     []q
 	// xy charts: the unit of the x field (query A).
 	xUnit string
+	// noValue is shown instead of "No data" when the queries return
+	// nothing (e.g. a budget panel with no budget configured).
+	noValue string
 }
 
 func (p panel) build() cog.Builder[dashboard.Panel] {
@@ -129,6 +132,9 @@ func (p panel) build() cog.Builder[dashboard.Panel] {
 			GraphMode(common.BigValueGraphModeArea).
 			ColorMode(common.BigValueColorModeValue).
 			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false))
+		if p.noValue != "" {
+			b = b.NoValue(p.noValue)
+		}
 		if p.min != nil {
 			b = b.Min(*p.min)
 		}
@@ -137,7 +143,7 @@ func (p panel) build() cog.Builder[dashboard.Panel] {
 		}
 		return b
 	case "heatmap":
-		return heatmap.NewPanelBuilder().Title(p.title).Description(p.description).
+		b := heatmap.NewPanelBuilder().Title(p.title).Description(p.description).
 			Datasource(dsRef()).Unit(p.unit).Span(w).Height(h).
 			Targets(targets(p.queries)).
 			Calculate(false).
@@ -151,6 +157,10 @@ func (p panel) build() cog.Builder[dashboard.Panel] {
 				Steps(64).
 				Fill("dark-orange")).
 			RowsFrame(heatmap.NewRowsHeatmapOptionsBuilder().Layout(common.HeatmapCellLayoutLe))
+		if p.noValue != "" {
+			b = b.NoValue(p.noValue)
+		}
+		return b
 	case "xychart":
 		return xychart.NewPanelBuilder().Title(p.title).Description(p.description).
 			Datasource(dsRef()).Unit(p.unit).Span(w).Height(h).
@@ -175,6 +185,9 @@ func (p panel) build() cog.Builder[dashboard.Panel] {
 				Placement(common.LegendPlacementBottom).
 				ShowLegend(true).
 				Calcs([]string{"lastNotNull", "max"}))
+		if p.noValue != "" {
+			b = b.NoValue(p.noValue)
+		}
 		if p.min != nil {
 			b = b.Min(*p.min)
 		}
@@ -262,7 +275,29 @@ func (b board) build() (dashboard.Dashboard, error) {
 		//lint:ignore SA1019 v1 provisioning schema (see build's comment)
 		return dashboard.Dashboard{}, fmt.Errorf("dashgen: building dashboard %q: %w", b.uid, err)
 	}
+	numberPanels(d.Panels)
 	return d, nil
+}
+
+// numberPanels gives every panel and row a unique id, 1, 2, … in layout
+// order: Grafana keys links to a panel (viewPanel, editPanel), library
+// panels and its own state by id, and would otherwise number them itself,
+// differently in each Grafana that loads the file.
+func numberPanels(ps []dashboard.PanelOrRowPanel) {
+	id := uint32(0)
+	for _, p := range ps {
+		id++
+		switch {
+		case p.Panel != nil:
+			p.Panel.Id = cog.ToPtr(id)
+		case p.RowPanel != nil:
+			p.RowPanel.Id = id
+			for i := range p.RowPanel.Panels { // a collapsed row holds its panels
+				id++
+				p.RowPanel.Panels[i].Id = cog.ToPtr(id)
+			}
+		}
+	}
 }
 
 // queries lists the board's queries with their expectations, in panel order.

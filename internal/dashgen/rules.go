@@ -372,13 +372,17 @@ func proberAlerts(o RuleOptions) []Rule {
 			},
 		},
 		{
-			Alert:  "LLMProbeAbsent",
-			Expr:   "up{job=\"llmprobe\"} == 0\nor on ()\nabsent(up{job=\"llmprobe\"})",
+			// No job name is assumed: a prober is a scrape target that
+			// exposed llmprobe_build_info in the last day (its job and
+			// instance), and none at all being scraped is absent().
+			Alert: "LLMProbeAbsent",
+			Expr: "up == 0 and on (job, instance) max_over_time(llmprobe_build_info[" + o.dur("1d") + "])\n" +
+				"or on ()\nabsent(llmprobe_build_info)",
 			For:    ten,
 			Labels: map[string]string{"severity": "page"},
 			Annotations: map[string]string{
 				"summary":     "llmprobe {{ $labels.instance }} is not being scraped",
-				"description": "Prometheus cannot scrape the llmprobe job (down or absent for 10 minutes): no SLO or capacity alert can fire while the prober is blind.",
+				"description": "Prometheus cannot scrape a prober that it scraped in the last day (up == 0), or scrapes no prober at all (no llmprobe_build_info), for 10 minutes: no SLO or capacity alert can fire while the prober is blind.",
 				"runbook_url": runbookURL("LLMProbeAbsent"),
 			},
 		},

@@ -6,12 +6,14 @@ import (
 )
 
 // DefaultVariables are the values Substitute uses for the dashboards'
-// variables when testing queries: every target and class, baseline traffic
+// variables when testing queries: every job (Grafana's "All" expands to the
+// jobs that scrape a prober; any job here), every target and class, baseline traffic
 // planned outside ladders (the dashboards' defaults), and a rate interval of
 // one minute (at least four 15 s scrapes).
 func DefaultVariables() map[string]string {
 	return map[string]string{
 		"datasource":      "prometheus",
+		"job":             ".+",
 		"target":          ".*",
 		"class":           ".*",
 		"traffic":         "baseline",

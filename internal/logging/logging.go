@@ -16,9 +16,10 @@ type Format string
 
 // Formats.
 const (
-	FormatAuto Format = "auto" // text (tint) on a terminal, JSON otherwise
-	FormatText Format = "text" // tint, colour only on a terminal
-	FormatJSON Format = "json"
+	FormatAuto   Format = "auto"   // text (tint) on a terminal, JSON otherwise
+	FormatText   Format = "text"   // tint, colour only on a terminal
+	FormatLogfmt Format = "logfmt" // key=value lines (slog's text handler), as Prometheus logs by default
+	FormatJSON   Format = "json"
 )
 
 // ParseLevel parses debug, info, warn (or warning) and error, case-insensitively.
@@ -36,15 +37,15 @@ func ParseLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("logging: unknown level %q (want debug, info, warn or error)", s)
 }
 
-// ParseFormat parses auto, text and json.
+// ParseFormat parses auto, logfmt, json and text.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(strings.ToLower(strings.TrimSpace(s))); f {
 	case "":
 		return FormatAuto, nil
-	case FormatAuto, FormatText, FormatJSON:
+	case FormatAuto, FormatText, FormatLogfmt, FormatJSON:
 		return f, nil
 	}
-	return "", fmt.Errorf("logging: unknown format %q (want auto, text or json)", s)
+	return "", fmt.Errorf("logging: unknown format %q (want auto, logfmt, json or text)", s)
 }
 
 // IsTerminal reports whether w is a terminal.
@@ -55,6 +56,8 @@ func IsTerminal(w io.Writer) bool {
 
 // New returns a logger writing to w at level in format. The level is a
 // slog.Leveler so a *slog.LevelVar can change it at run time (on reload).
+// Every format writes a duration as a rounded Go duration ("1m30s",
+// "12.35ms"), never as a count of nanoseconds (Durations).
 func New(w io.Writer, level slog.Leveler, format Format) *slog.Logger {
 	tty := IsTerminal(w)
 	if format == FormatAuto || format == "" {
@@ -63,10 +66,40 @@ func New(w io.Writer, level slog.Leveler, format Format) *slog.Logger {
 			format = FormatText
 		}
 	}
-	if format == FormatText {
-		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !tty}))
+	switch format {
+	case FormatText:
+		return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !tty, ReplaceAttr: Durations}))
+	case FormatLogfmt:
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: Durations}))
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: Durations}))
+}
+
+// Durations is a slog ReplaceAttr function: a time.Duration value becomes
+// its rounded string ("30s", "1m30s", "12.35ms"). slog's JSON handler would
+// write nanoseconds (30000000000), which a person reading the line cannot.
+func Durations(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(Round(a.Value.Duration()).String())
+	}
+	return a
+}
+
+// Round keeps about three significant digits of d: whole seconds from a
+// minute up, 10 ms from a second, 10 µs from a millisecond, 1 µs below.
+func Round(d time.Duration) time.Duration {
+	a := d.Abs()
+	switch {
+	case a >= time.Minute:
+		return d.Round(time.Second)
+	case a >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case a >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	case a >= time.Microsecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
 }
 
 // Setup parses level and format and returns a logger writing to w plus the

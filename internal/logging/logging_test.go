@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseLevel(t *testing.T) {
@@ -31,7 +32,7 @@ func TestParseLevel(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
-	for in, want := range map[string]Format{"": FormatAuto, "json": FormatJSON, "Text": FormatText, "auto": FormatAuto} {
+	for in, want := range map[string]Format{"": FormatAuto, "json": FormatJSON, "Text": FormatText, "auto": FormatAuto, "logfmt": FormatLogfmt} {
 		if got, err := ParseFormat(in); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -121,5 +122,67 @@ func TestSetupWritesToItsWriter(t *testing.T) {
 	out := buf.String()
 	if strings.Contains(out, "hidden") || !strings.Contains(out, `"msg":"shown"`) || !strings.Contains(out, `"msg":"now shown"`) {
 		t.Errorf("output = %q", out)
+	}
+}
+
+// TestDurationsReadable: every format writes a duration as a rounded Go
+// duration, never as nanoseconds (slog's JSON handler alone would write
+// 90000000000), nested in a group too.
+func TestDurationsReadable(t *testing.T) {
+	for _, f := range []Format{FormatJSON, FormatLogfmt, FormatText} {
+		t.Run(string(f), func(t *testing.T) {
+			var buf bytes.Buffer
+			l := New(&buf, slog.LevelInfo, f)
+			l.Info("target recovered", "down_for", 90*time.Second+123*time.Millisecond, slog.Group("ladder", "took", 2*time.Minute+5*time.Second+400*time.Millisecond),
+				"lag", 1234567*time.Nanosecond, "tiny", 1500*time.Nanosecond)
+			out := buf.String()
+			for _, want := range []string{"1m30s", "2m5s", "1.23ms", "2µs"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("no %q in %q", want, out)
+				}
+			}
+			for _, nanos := range []string{"90123000000", "125400000000", "1234567", "1500"} {
+				if strings.Contains(out, nanos) {
+					t.Errorf("nanoseconds %s in %q", nanos, out)
+				}
+			}
+		})
+	}
+}
+
+// TestLogfmt: the logfmt format writes key=value lines Prometheus' own
+// logs look like, with no colour.
+func TestLogfmt(t *testing.T) {
+	var buf bytes.Buffer
+	l, _, err := Setup(&buf, "info", "logfmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info("ladder started", "target", "sim", "steps", 5)
+	out := strings.TrimSpace(buf.String())
+	for _, want := range []string{"level=INFO", `msg="ladder started"`, "target=sim", "steps=5"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in %q", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") || strings.HasPrefix(out, "{") {
+		t.Errorf("not logfmt: %q", out)
+	}
+}
+
+func TestRound(t *testing.T) {
+	for in, want := range map[time.Duration]string{
+		30 * time.Second:                         "30s",
+		90*time.Second + 499*time.Millisecond:    "1m30s",
+		12*time.Second + 345678*time.Microsecond: "12.35s",
+		-3 * time.Second:                         "-3s",
+		12345678 * time.Nanosecond:               "12.35ms",
+		999 * time.Nanosecond:                    "999ns",
+		0:                                        "0s",
+		2*time.Hour + 3*time.Minute + time.Second: "2h3m1s",
+	} {
+		if got := Round(in).String(); got != want {
+			t.Errorf("Round(%d) = %s, want %s", int64(in), got, want)
+		}
 	}
 }

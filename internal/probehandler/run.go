@@ -47,12 +47,17 @@ var errScrapeGone = errors.New("the scrape was abandoned")
 // bounded by the probe's deadline (recorded timeout/total when it passes)
 // and by the scrape (cancelled when Prometheus goes away).
 func (h *Handler) run(scrape context.Context, p *probe) result {
+	// The burst is planned from this instant and the deadline counts from
+	// it too (the ledger's clock read first, so a request's age at the
+	// deadline is never under the probe's timeout).
+	from := h.o.Group.Ledger().Now()
 	start := time.Now()
 	deadline := start.Add(p.timeout)
 	rn := h.o.Collector.start()
 	planCtx, cancel := context.WithDeadline(scrape, deadline)
 	defer cancel()
 	err := h.o.Group.Open(planCtx, dispatch.OpenConfig{
+		Start:    from,
 		Arrivals: &burst{n: p.burst.Requests, spacing: p.burst.Spacing.D()},
 		Meta:     p.meta,
 		Admit:    p.admit,

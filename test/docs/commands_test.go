@@ -111,7 +111,7 @@ func llmprobeFlags(t *testing.T) map[string]bool {
 		}
 		flagsSet = map[string]bool{"help": true}
 		cmdRE := regexp.MustCompile(`(?m)^  ([a-z]+)  `)
-		flagRE := regexp.MustCompile(`(?m)^\s+--([a-z0-9-]+)`)
+		flagRE := regexp.MustCompile(`(?m)^\s+--([a-z0-9][a-z0-9.-]*)`)
 		for _, m := range cmdRE.FindAllStringSubmatch(help("--help"), -1) {
 			for _, f := range flagRE.FindAllStringSubmatch(help(m[1], "--help"), -1) {
 				flagsSet[f[1]] = true

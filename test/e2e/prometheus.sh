@@ -16,7 +16,7 @@
 #
 # Example (look at llmprobe's metrics and rules in a throwaway Prometheus):
 #   llmprobe sim --listen 127.0.0.1:8000 &
-#   llmprobe run --config config/simulator.yaml &   # admin.listen: 127.0.0.1:9464
+#   llmprobe run --config.file config/simulator.yaml &   # admin.listen: 127.0.0.1:9464
 #   test/e2e/prometheus.sh 127.0.0.1:9464
 # The automated version of this (every dashboard query run against a real
 # Prometheus) is test/integration, which .ci/run runs.
