@@ -179,8 +179,9 @@ func podTemplateOf(t *testing.T, w obj) any {
 // checks what a fleet needs of Kubernetes: a StatefulSet (stable ordinals)
 // whose shard count is its replica count, the base's pod template
 // unchanged, a headless Service for discovery that the ServiceMonitor does
-// not scrape (every pod scraped once), a PodDisruptionBudget and preferred
-// anti-affinity over the fleet's pods, and the region label set per region.
+// not scrape (every pod scraped once), each pod scraped as instance = its
+// name, a PodDisruptionBudget and preferred anti-affinity over the fleet's
+// pods, and the region label set per region.
 func TestKustomizeFleet(t *testing.T) {
 	kube := filepath.Join(root, "deploy", "kubernetes")
 	base := render(t, filepath.Join(kube, "base"))
@@ -292,14 +293,22 @@ func TestKustomizeFleet(t *testing.T) {
 				t.Errorf("preferred anti-affinity over the fleet's pods by %v, want %v", keys, want)
 			}
 
-			// The region label, set at scrape time.
-			got := ""
+			// The region label, set at scrape time; instance, the pod's
+			// name (stable across restarts), in every overlay.
+			got, podName := "", false
 			for _, e := range list(sm, "spec", "endpoints") {
 				for _, r := range list(e, "relabelings") {
-					if str(r, "targetLabel") == "region" && str(r, "action") == "replace" {
+					switch {
+					case str(r, "targetLabel") == "region" && str(r, "action") == "replace":
 						got = str(r, "replacement")
+					case str(r, "targetLabel") == "instance" && str(r, "action") == "replace":
+						src := list(r, "sourceLabels")
+						podName = len(src) == 1 && src[0] == "__meta_kubernetes_pod_name"
 					}
 				}
+			}
+			if !podName {
+				t.Error("ServiceMonitor: no relabeling of instance to the pod's name")
 			}
 			if got != o.region {
 				t.Errorf("ServiceMonitor sets region %q, want %q", got, o.region)
