@@ -33,6 +33,9 @@ type targetState struct {
 	startLadderDone atomic.Bool
 	// ladderSpan labels baseline arrivals planned during a ladder.
 	ladderSpan ladderSpan
+	// status is what the status page keeps: recent baseline figures,
+	// the last ladders, identity changes (statusdata.go).
+	status *statusData
 
 	mu           sync.Mutex
 	model        string // from responses
@@ -41,7 +44,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{})}
+	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{}), status: newStatusData()}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

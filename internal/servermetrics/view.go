@@ -18,7 +18,11 @@ type View struct {
 	// Partial is set when the window could not be closed by an end scrape:
 	// it then ends at the last successful sample.
 	Partial bool `json:"partial,omitempty"`
-	// Error is the last failed scrape's error (the end's when Partial).
+	// Unavailable is set when the window could not be opened (its start
+	// scrape failed): the view then holds no figures and Error says why.
+	Unavailable bool `json:"unavailable,omitempty"`
+	// Error is the last failed scrape's error (the end's when Partial,
+	// the start's when Unavailable).
 	Error string `json:"error,omitempty"`
 	// Stats are the known roles (in profile order) that the server
 	// exposed, then the configured metrics that it exposed.
