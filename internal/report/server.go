@@ -186,7 +186,9 @@ func serverSVG(b *strings.Builder, res stats.LadderResult, x, yT func(float64) f
 	if len(pts) == 0 {
 		return
 	}
-	fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="5 3" points="%s"/>`+"\n", colServer, strings.Join(pts, " "))
+	if len(pts) > 1 {
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="5 3" points="%s"/>`+"\n", colServer, strings.Join(pts, " "))
+	}
 	for _, st := range res.Steps {
 		v, lower, ok := serverP95(st)
 		if !ok {
