@@ -10,6 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/dashgen"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -115,7 +116,7 @@ func lastLadder(ts *admin.TargetStatus, res ladder.Result) []string {
 		ss := admin.ServerStep{Step: s.Step, Rate: fmt.Sprintf("%.3g", s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
 		if g := s.TTFTGap; g != nil {
-			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", gapText(g.P50, g.P50AtMost), gapText(g.P95, g.P95AtMost))
+			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", report.GapText(g.P50, g.P50AtMost, g.P50Range), report.GapText(g.P95, g.P95AtMost, g.P95Range))
 		}
 		ts.LadderServer = append(ts.LadderServer, ss)
 	}
@@ -126,13 +127,6 @@ func lastLadder(ts *admin.TargetStatus, res ladder.Result) []string {
 		notes = append(notes, "last ladder aborted: "+res.AbortReason)
 	}
 	return notes
-}
-
-func gapText(v float64, atMost bool) string {
-	if atMost {
-		return "≤ " + servermetrics.Seconds(v)
-	}
-	return servermetrics.Seconds(v)
 }
 
 // latencyRows are one window's TTFT, inter-chunk and e2e rows.

@@ -18,8 +18,8 @@ const GapNote = "network + queueing gap = client TTFT minus the server's own TTF
 	"a difference of percentiles, not a percentile of differences (requests are not matched one by one); " +
 	"the client measures from its planned send, the server from the request's arrival at its engine, so the gap is " +
 	"the network both ways plus queueing outside the server's clock (dispatch lag, proxies, the HTTP front end); " +
-	"server quantiles are interpolated within its buckets (exact to their resolution), \"≤\" marks a gap whose server " +
-	"quantile is a lower bound, and the server's window counts every client of the server, not only this ladder"
+	"server quantiles are interpolated within its buckets, so each gap is given with the range the server's bucket allows " +
+	"(the true gap lies in it), \"≤\" marks a gap whose server quantile is a lower bound, and the server's window counts every client of the server, not only this ladder"
 
 // ServerStep is one step's server view as reports show it.
 type ServerStep struct {
@@ -92,13 +92,20 @@ func gapCells(g *servermetrics.TTFTGap) (p50, p95 string) {
 	if g == nil {
 		return "-", "-"
 	}
-	f := func(v float64, atMost bool) string {
-		if atMost {
-			return "≤ " + servermetrics.Seconds(v)
-		}
-		return servermetrics.Seconds(v)
+	return GapText(g.P50, g.P50AtMost, g.P50Range), GapText(g.P95, g.P95AtMost, g.P95Range)
+}
+
+// GapText formats one gap: "≤ X" when the server's quantile was a lower
+// bound, else the interpolated figure and, when known, the range the
+// server's bucket allows ("−12ms (−40ms to 3ms)").
+func GapText(v float64, atMost bool, r *servermetrics.GapRange) string {
+	switch {
+	case atMost:
+		return "≤ " + servermetrics.Seconds(v)
+	case r != nil:
+		return fmt.Sprintf("%s (%s to %s)", servermetrics.Seconds(v), servermetrics.Seconds(r.Low), servermetrics.Seconds(r.High))
 	}
-	return f(g.P50, g.P50AtMost), f(g.P95, g.P95AtMost)
+	return servermetrics.Seconds(v)
 }
 
 // gauge formats a role's gauge as "start→max" (waiting) or its max.

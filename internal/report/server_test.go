@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -98,7 +99,7 @@ func TestLadderServerView(t *testing.T) {
 		t.Fatal(err)
 	}
 	js := back.Steps[res.KneeStep-1]
-	if js.Server == nil || js.Server.Explanation != explanation || js.TTFTGap == nil || *js.TTFTGap != *wantGap {
+	if js.Server == nil || js.Server.Explanation != explanation || js.TTFTGap == nil || !reflect.DeepEqual(*js.TTFTGap, *wantGap) {
 		t.Errorf("JSON knee step: server %+v gap %+v", js.Server, js.TTFTGap)
 	}
 	if back.Steps[0].Server != nil || !back.Steps[len(back.Steps)-1].Server.Unavailable {

@@ -46,6 +46,26 @@ type TTFTGap struct {
 	// (a lower bound), so the gap is at most the figure.
 	P50AtMost bool `json:"p50_at_most,omitempty"`
 	P95AtMost bool `json:"p95_at_most,omitempty"`
+	// P50Range and P95Range are where the gap lies given the server's
+	// bucket (client minus the bucket's upper and lower bound): the
+	// interpolated P50/P95 is one point of it. nil when the bucket is
+	// unbounded.
+	P50Range *GapRange `json:"p50_range,omitempty"`
+	P95Range *GapRange `json:"p95_range,omitempty"`
+}
+
+// GapRange bounds a gap, in seconds.
+type GapRange struct {
+	Low  float64 `json:"low_s"`
+	High float64 `json:"high_s"`
+}
+
+// gapRange is client − the server quantile's bucket, nil when unbounded.
+func gapRange(client float64, q *Quantile) *GapRange {
+	if q.LowerBound || q.BucketHigh <= q.BucketLow {
+		return nil
+	}
+	return &GapRange{Low: client - q.BucketHigh, High: client - q.BucketLow}
 }
 
 // Gap compares the client's TTFT percentiles (count ok requests with a
@@ -63,6 +83,7 @@ func Gap(v View, count int, p50, p95 time.Duration) *TTFTGap {
 		P50AtMost: h.P50.LowerBound, P95AtMost: h.P95.LowerBound,
 	}
 	g.P50, g.P95 = g.ClientP50-g.ServerP50, g.ClientP95-g.ServerP95
+	g.P50Range, g.P95Range = gapRange(g.ClientP50, h.P50), gapRange(g.ClientP95, h.P95)
 	return g
 }
 

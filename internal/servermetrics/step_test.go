@@ -3,6 +3,7 @@ package servermetrics
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +90,28 @@ func TestSecondsSigned(t *testing.T) {
 			t.Errorf("Seconds(%v) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestGapRange: a quantile carries the bucket it was interpolated in, and
+// the gap the range that bucket allows (client minus its bounds); an
+// unbounded (+Inf) bucket gives no range.
+func TestGapRange(t *testing.T) {
+	inf := math.Inf(1)
+	b := []Bucket{{0.1, 10}, {0.25, 20}, {inf, 21}}
+	q40, q75, q99 := BucketQuantile(0.4, b), BucketQuantile(0.75, b), BucketQuantile(0.999, b)
+	if q40.BucketLow != 0 || q40.BucketHigh != 0.1 || q75.BucketLow != 0.1 || q75.BucketHigh != 0.25 {
+		t.Errorf("buckets: p40 %+v, p75 %+v", q40, q75)
+	}
+	if !q99.LowerBound || q99.BucketLow != 0.25 || q99.BucketHigh != 0 {
+		t.Errorf("+Inf bucket: %+v", q99)
+	}
+	v := View{Stats: []Stat{{Role: TTFT, Kind: Histogram, Histogram: &HistogramStat{Count: 21, P50: q75, P95: q99}}}}
+	g := Gap(v, 30, 300*time.Millisecond, 2*time.Second)
+	if g.P50Range == nil || !near(g.P50Range.Low, 0.05) || !near(g.P50Range.High, 0.2) || g.P50 < g.P50Range.Low || g.P50 > g.P50Range.High {
+		t.Errorf("p50 gap %v in %+v, want within [0.05, 0.2]", g.P50, g.P50Range)
+	}
+	if g.P95Range != nil || !g.P95AtMost {
+		t.Errorf("p95 gap over an unbounded bucket: range %+v, at most %v", g.P95Range, g.P95AtMost)
+	}
+	mustJSON(t, View{Stats: v.Stats})
 }

@@ -91,6 +91,11 @@ type Quantile struct {
 	// LowerBound: the quantile lies above the highest finite bucket bound,
 	// which Value then is.
 	LowerBound bool `json:"lower_bound,omitempty"`
+	// BucketLow and BucketHigh bound the bucket the quantile was
+	// interpolated in: the true quantile lies between them (BucketHigh is
+	// 0 when the bucket is +Inf, or for a quantile at a bound ≤ 0).
+	BucketLow  float64 `json:"bucket_low,omitempty"`
+	BucketHigh float64 `json:"bucket_high,omitempty"`
 }
 
 // Get returns the stat of a role, or nil.
