@@ -60,6 +60,8 @@ func TestDaemonLadderServerView(t *testing.T) {
       step_duration: 1s
       gap: 100ms
       max_rate: 50
+      max_lag_p99: 1s
+      abort: {on_generator_invalid: false}
 `, url)
 			logs := &testutil.SyncBuffer{}
 			r := startDaemon(t, loadConfig(t, configYAML("2s", targetYAML("t1", fake.url, 2, extra))), func(o *Options) {
