@@ -55,15 +55,17 @@ func (d *Daemon) status() admin.Status {
 		sd := r.state.status
 		m, ver, since, changes := sd.identity()
 		ts.Identity = admin.Identity{Model: m, Version: ver, Since: since, Changes: changes}
-		for _, w := range statusWindows {
+		windows := make([]stats.RollingWindow, len(statusWindows))
+		for i, w := range statusWindows {
 			rw := sd.rolling.Window(now, w.d)
+			windows[i] = rw
 			ts.Latency = append(ts.Latency, latencyRows(w.name, rw)...)
 			ts.Availability = append(ts.Availability, admin.AvailabilityRow{Window: w.name, Good: rw.Good, Planned: rw.Planned,
 				Ratio: ratioText(rw.Good, rw.Planned), DuringGood: rw.DuringGood, DuringPlanned: rw.DuringPlanned,
 				DuringRatio: ratioText(rw.DuringGood, rw.DuringPlanned)})
 		}
 		sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
-		short, long := sd.rolling.Window(now, 5*time.Minute), sd.rolling.Window(now, time.Hour)
+		short, long := windows[0], windows[1] // 5 and 60 minutes
 		ts.SLO = []admin.SLORow{
 			sloRow("availability", obj.AvailabilityObjective, short.Planned-short.Good, short.Planned, long.Planned-long.Good, long.Planned, obj.MinBadEvents),
 			sloRow("latency (TTFT within the class gate)", obj.LatencyObjective, short.LatencyBad, short.LatencyEvents, long.LatencyBad, long.LatencyEvents, obj.MinBadEvents),
