@@ -160,7 +160,7 @@ section.target{border:1px solid #d0d0d0;border-radius:8px;padding:.8rem;margin:1
 .cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 1.5rem}
 .cols>div{min-width:0}
 .scroll{overflow-x:auto;max-width:100%}
-table{border-collapse:collapse;width:100%;font-size:.85rem}
+table{border-collapse:collapse;width:100%;font-size:.85rem;overflow-wrap:normal}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .35rem;text-align:left;vertical-align:top}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b}.muted{color:#777}
@@ -194,9 +194,10 @@ ol.failures li{margin:.15rem 0}
 {{range .Latency}}<tr><td>{{.Figure}}</td><td>{{.Window}}</td><td class="n p50">{{.P50}}</td><td class="n p99">{{.P99}}</td><td class="n count">{{.Count}}</td></tr>
 {{end}}</table></div></div>
 <div><h3>Availability (good / planned, baseline)</h3>
-<div class="scroll"><table class="availability"><tr><th>window</th><th class="n">outside ladders</th><th class="n">during ladders (not in the SLO)</th></tr>
-{{range .Availability}}<tr><td>{{.Window}}</td><td class="n">{{.Ratio}} <span class="small">({{.Good}} / {{.Planned}})</span></td><td class="n muted">{{.DuringRatio}} <span class="small">({{.DuringGood}} / {{.DuringPlanned}})</span></td></tr>
+<div class="scroll"><table class="availability"><tr><th>window</th><th class="n">outside ladders</th><th class="n">during ladders</th></tr>
+{{range .Availability}}<tr><td>{{.Window}}</td><td class="n">{{.Ratio}}<br><span class="small">{{.Good}} / {{.Planned}}</span></td><td class="n muted">{{.DuringRatio}}<br><span class="small">{{.DuringGood}} / {{.DuringPlanned}}</span></td></tr>
 {{end}}</table></div>
+<p class="small">During ladders: baseline requests planned while a ladder loaded the target, kept out of the SLO.</p>
 <h3>SLO state</h3>
 <div class="scroll"><table class="slo"><tr><th>SLI</th><th>5 min</th><th>60 min</th><th>state</th></tr>
 {{range .SLO}}<tr><td>{{.SLI}} <span class="small">({{.Objective}})</span></td><td>{{.Short}}</td><td>{{.Long}}</td><td class="{{if .Burning}}bad{{else if .NoData}}muted{{else}}ok{{end}}">{{.State}}</td></tr>
@@ -207,7 +208,7 @@ ol.failures li{margin:.15rem 0}
 <div class="scroll"><table class="server"><tr><th class="n">step</th><th class="n">rate</th><th>server view</th><th>network + queueing gap</th></tr>
 {{range .LadderServer}}<tr><td class="n">{{.Step}}</td><td class="n">{{.Rate}}</td><td{{if .Unavailable}} class="bad"{{end}}>{{.Explanation}}</td><td>{{.Gap}}</td></tr>
 {{end}}</table></div>
-<p class="small">gap = client TTFT minus the server's own TTFT at p50 / p95: a difference of percentiles, not a percentile of differences.</p>{{end}}
+<p class="small">gap = client TTFT minus the server's own TTFT at p50 / p95: a difference of percentiles, not a percentile of differences; in brackets the range the server's buckets allow. The server's window counts every client of the server, this daemon's baseline too.</p>{{end}}
 <h3>Last failures</h3>
 {{if .Failures}}<ol class="failures">{{range .Failures}}<li><span class="small">{{ago $now .When}}</span> {{.Traffic}}/{{.Class}}: <strong>{{.Outcome}}/{{.Reason}}</strong>{{if .Status}} (HTTP {{.Status}}){{end}}{{if .Error}} — {{.Error}}{{end}}</li>{{end}}</ol>{{else}}<p class="muted">none kept</p>{{end}}
 <p class="small">baseline during ladders (not in the SLO): {{.DuringLadder}}{{if .Notes}}<br>{{.Notes}}{{end}}</p>

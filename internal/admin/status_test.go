@@ -43,7 +43,7 @@ func TestStatusPageSections(t *testing.T) {
 	for _, want := range []string{
 		`<meta http-equiv="refresh" content="7">`, `<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		`class="capacity lower-bound">≥ 23.00 req/s`, `<td class="n p50">120ms</td>`, `<td class="n p99">480ms</td>`, `<td class="n count">58</td>`,
-		"98.28 %", "(57 / 58)", "25.00 %", "within budget", "objectives: availability 99.5 %",
+		"98.28 %", "57 / 58", "25.00 %", "within budget", "objectives: availability 99.5 %",
 		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
 		"20 · ≥ 23 · none", `<svg class="spark"`, "no waiting queue", "p50 2ms, p95 5ms",
 		"rejected/status_503</strong> (HTTP 503)", "overloaded &lt;img", "4 of 62 baseline requests", "<polyline points=\"0,0 1,1\"/>",
