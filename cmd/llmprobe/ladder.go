@@ -147,6 +147,9 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
 			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
 	}
+	if lc.ServerMetrics, err = wiring.ServerMetrics(*tg, client); err != nil {
+		return badFlag("--server-metrics: %v", err)
+	}
 	runner, err = ladder.New(lc, g, exec)
 	if err != nil {
 		return badFlag("%v", err)

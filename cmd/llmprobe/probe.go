@@ -18,6 +18,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -155,9 +156,11 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if p.jsonOut {
-		err = report.JSON(e.stdout, run.sum)
-	} else {
-		err = report.Text(e.stdout, run.sum)
+		pj := report.ProbeOf(run.sum)
+		pj.AddServer(run.server, run.sum)
+		err = report.ProbeJSON(e.stdout, pj)
+	} else if err = report.Text(e.stdout, run.sum); err == nil {
+		err = report.ServerText(e.stdout, run.server, run.sum)
 	}
 	if err != nil {
 		return err
@@ -175,9 +178,10 @@ func runProbe(ctx context.Context, e env, args []string) error {
 // its ledger.
 type probeRun struct {
 	sum       stats.Summary
-	ledgerErr error // a broken ledger invariant (a bug: exit 1)
-	lost      int   // records missing from the --ledger file
-	lostErr   error // why the --ledger file is incomplete
+	ledgerErr error               // a broken ledger invariant (a bug: exit 1)
+	lost      int                 // records missing from the --ledger file
+	lostErr   error               // why the --ledger file is incomplete
+	server    *servermetrics.View // the server's own view of the run (--server-metrics), or nil
 }
 
 // execute runs the probe and returns its summary. The ledger file, when
@@ -243,6 +247,12 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		return run, badFlag("%v", err)
 	}
 
+	// The server's own view of the run (--server-metrics): opened before
+	// the first arrival, ended after the drain; never fails the run.
+	srv, err := openServerView(ctx, *tg, client)
+	if err != nil {
+		return run, err
+	}
 	// The run's context: the first interrupt stops arrivals (the window ends
 	// early) and drains; the drain itself is bounded by --drain.
 	start := led.Now()
@@ -280,6 +290,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
+	run.server = srv.end(ctx)
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
 		run.ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)

@@ -28,6 +28,7 @@ targets:
     max_in_flight: 256
     timeouts: {connect: 2s, headers: 10s, first_content: 15s, idle: 10s, total: 60s}
     baseline: {rate: 2, arrival: poisson}
+    server_metrics: {url: SIM_METRICS_URL}
     classes:
       - name: chat
         weight: 3
@@ -82,7 +83,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		}
 		defer func() { _ = closeSim() }()
 		fmt.Fprintf(e.stderr, "no --config.file: probing the built-in simulator at %s\n", u)
-		yaml := []byte(strings.Replace(builtInConfig, "SIM_URL", u, 1))
+		yaml := []byte(strings.NewReplacer("SIM_URL", u, "SIM_METRICS_URL", simMetricsURL(u)).Replace(builtInConfig))
 		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
 	}
 	cfg, err := load()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +122,10 @@ func TestRunBuiltIn(t *testing.T) {
 	}
 	if code, body := d.get("/"); code != http.StatusOK || !strings.Contains(body, "sim") {
 		t.Errorf("status page: %d", code)
+	}
+	// Its ladders read the simulator's own /metrics (server_metrics).
+	if _, body := d.get("/config"); !regexp.MustCompile(`"server_metrics": \{[^}]*"url": "http://127\.0\.0\.1:\d+/metrics"`).MatchString(body) {
+		t.Errorf("the built-in target reads no server metrics:\n%s", body)
 	}
 	r := d.stop()
 	if !strings.Contains(r.stderr, "built-in simulator") {

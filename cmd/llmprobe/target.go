@@ -137,6 +137,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
 		keyFlag{"timeout-total", "timeouts.total", "timeout from dispatch to stream end (above 0; every other timeout at most this)"},
 		keyFlag{"usage-deltas", "usage_deltas", "ask for per-chunk usage (vendor extension; strict proxies reject it)"},
 		keyFlag{"ttft-boundary", "ttft_boundary", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)"},
+		keyFlag{"server-metrics", "server_metrics.url", "the target's own Prometheus endpoint (e.g. vLLM's http://host:8000/metrics), read beside the run to say what the server saw; no credentials are sent (default: off, or the built-in simulator's /metrics without --url)"},
 	)
 	fs.StringArrayVar(&t.simStall, "sim-stall", nil, "built-in simulator only: a stall window START+DURATION, e.g. 10s+5s (repeatable)")
 	fs.StringArrayVar(&t.simSlowdown, "sim-slowdown", nil, "built-in simulator only: a slowdown START+DURATION*FACTOR, e.g. 20s+10s*4 (repeatable)")
@@ -303,6 +304,9 @@ func (t *targetFlags) startTarget(e env) (base string, stop func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("built-in simulator: %w", err)
 	}
+	if sm := &t.target().ServerMetrics; sm.URL == "" {
+		sm.URL = simMetricsURL(u)
+	}
 	fmt.Fprintf(e.stderr, "no --url given: probing the built-in simulator at %s (%d slots, admission %d)\n", u, cfg.Slots, cfg.AdmissionLimit)
 	return strings.TrimRight(u, "/"), func() { s.Close(); _ = closeFn() }, nil
 }
@@ -342,4 +346,10 @@ func simWindows(prefix string, stalls, slowdowns []string) ([]sim.Window, error)
 		}
 	}
 	return out, nil
+}
+
+// simMetricsURL is the built-in simulator's metrics endpoint, given its API
+// base URL (ending in /v1).
+func simMetricsURL(base string) string {
+	return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1") + "/metrics"
 }

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,41 +18,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
-
-// TargetStatus is one row of the status page.
-type TargetStatus struct {
-	Name        string
-	State       string // e.g. "probing", "ladder step 3/8", "budget spent"
-	API         string
-	Model       string
-	InFlight    int
-	Capacity    string // human form, e.g. "4.0 req/s" or "unknown"
-	Knee        string
-	LastLadder  time.Time
-	LastOutcome string
-	// DuringLadder says how many baseline requests were planned during a
-	// ladder (labelled during="ladder", kept out of the SLO figures), e.g.
-	// "12 of 340; labelled during a ladder now".
-	DuringLadder string
-	// Budget is today's spend split by use, when a budget is set.
-	Budget string
-	Notes  string
-	// Generator is the live generator-validity verdict ("valid", or
-	// "INVALID: " and its causes); GeneratorAdvice is what to do about it.
-	// Valid judges the prober, not the target.
-	Generator       string
-	GeneratorAdvice string
-}
-
-// Status is what the status page shows.
-type Status struct {
-	Version string
-	Started time.Time
-	Targets []TargetStatus
-	// LadderSVG is the last ladder's curve as an inline SVG document, made by
-	// the report package from numbers (never from target-supplied text).
-	LadderSVG string
-}
 
 // Options configure the admin server. Gatherer is required; every provider
 // may be nil (its endpoint then reports that nothing is available).
@@ -187,48 +150,6 @@ func configHandler(w http.ResponseWriter, cfg func() any, log *slog.Logger) {
 		return
 	}
 	writeJSON(w, sanitize.JSON(v))
-}
-
-var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
-	"since": func(t time.Time) string {
-		if t.IsZero() {
-			return "never"
-		}
-		return time.Since(t).Round(time.Second).String() + " ago"
-	},
-}).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>llmprobe</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}</style>
-</head><body>
-<h1>llmprobe</h1>
-<p>Version {{.Version}}{{if not .Started.IsZero}}, started {{since .Started}}{{end}}.
-<a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
-<h2>Targets</h2>
-{{if .Targets}}<table><tr><th>target</th><th>state</th><th>generator (the prober, not the target)</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>baseline during ladders (not in the SLO)</th><th>budget today</th><th>notes</th></tr>
-{{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.Generator}}{{if .GeneratorAdvice}}<br><small>what to do: {{.GeneratorAdvice}}</small>{{end}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.DuringLadder}}</td><td>{{.Budget}}</td><td>{{.Notes}}</td></tr>
-{{end}}</table>
-<p><small>generator: whether the prober kept its schedule over the last minute, so that its figures measure the target; "valid" says nothing about the target's health. Capacity "≥ X" is a lower bound: no valid step above X failed its gates.</small></p>{{else}}<p>No targets.</p>{{end}}
-<h2>Last ladder</h2>
-{{if .SVG}}<div class="ladder">{{.SVG}}</div>{{else}}<p>No ladder has run yet.</p>{{end}}
-</body></html>
-`))
-
-func statusPage(w http.ResponseWriter, st func() Status, log *slog.Logger) {
-	var s Status
-	if st != nil {
-		s = st()
-	}
-	data := struct {
-		Status
-		SVG template.HTML
-	}{Status: s}
-	if svg := strings.TrimSpace(s.LadderSVG); strings.HasPrefix(svg, "<svg") || strings.HasPrefix(svg, "<?xml") {
-		data.SVG = template.HTML(svg) // trusted: drawn by the report package from numbers
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := statusTmpl.Execute(w, data); err != nil {
-		log.Error("render status page", "err", err)
-	}
 }
 
 // Server is the admin HTTP server.

@@ -26,7 +26,7 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 1}}}
+	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 1}}, state: newTargetState()}
 	gather := func() map[string]*familyView {
 		t.Helper()
 		fams, err := rec.Registry().Gather()
@@ -73,7 +73,7 @@ func TestLadderDonePerClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 3}, {Name: "long", Weight: 1}}}
+	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 3}, {Name: "long", Weight: 1}}, state: newTargetState()}
 	step := func(i int, rate float64, chatP95, longP95 time.Duration, chatGoodput, longGoodput float64) stats.LadderStep {
 		return stats.LadderStep{Index: i, Rate: rate, Summary: stats.Summary{Validity: stats.Validity{Valid: true}}, Classes: []stats.ClassStep{
 			{Class: "chat", Rate: rate * 0.75, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: chatP95}, GoodputPerSecond: chatGoodput}},

@@ -189,6 +189,9 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 	if res.Stopped != "" {
 		attrs = append(attrs, "stopped", res.Stopped)
 	}
+	if server := ladderServerLog(res); server != "" {
+		attrs = append(attrs, "server", server)
+	}
 	level, msg := slog.LevelInfo, "ladder finished"
 	if res.Aborted {
 		level, msg = slog.LevelWarn, "ladder aborted"

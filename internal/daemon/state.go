@@ -35,6 +35,9 @@ type targetState struct {
 	ladderSpan ladderSpan
 	// failures turns baseline outcomes into failing/recovered log lines.
 	failures failureLog
+	// status is what the status page keeps: recent baseline figures,
+	// the last ladders, identity changes (statusdata.go).
+	status *statusData
 
 	mu           sync.Mutex
 	model        string // from responses
@@ -43,7 +46,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{})}
+	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{}), status: newStatusData()}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -58,6 +57,7 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	if err := report.LadderSVG(&svg, res.Stats()); err != nil {
 		d.log.Warn("ladder curve", "target", r.name, "err", err)
 	}
+	r.state.status.addLadder(res)
 	d.mu.Lock()
 	d.last[r.name] = res
 	if svg.Len() > 0 {
@@ -134,69 +134,6 @@ func capacityText(rate float64, step int, bound stats.Bound) string {
 	default:
 		return fmt.Sprintf("%.2f req/s", rate)
 	}
-}
-
-// status is the status page's view.
-func (d *Daemon) status() admin.Status {
-	host := d.host.Recent()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, LadderSVG: d.lastSVG}
-	names := make([]string, 0, len(d.targets))
-	for n := range d.targets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := d.targets[n]
-		inflight, _ := r.state.flight.snapshot()
-		ts := admin.TargetStatus{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight,
-			State: r.stateText(), Capacity: "unknown", Knee: "none"}
-		v := r.state.validity.Judge(d.now(), host)
-		ts.Generator = "valid: the prober keeps its schedule"
-		if !v.Valid {
-			ts.Generator = "INVALID: " + strings.Join(v.Reasons, "; ")
-			var do []string
-			for _, c := range v.Causes {
-				do = append(do, c.Action)
-			}
-			ts.GeneratorAdvice = strings.Join(do, "; ")
-		}
-		var notes []string
-		if res, ok := d.last[n]; ok {
-			ts.LastLadder = res.Finished
-			if res.CapacityStep > 0 {
-				ts.Capacity = capacityText(res.Capacity, res.CapacityStep, res.CapacityBound)
-				if res.CapacityBound == stats.BoundLower {
-					ts.Capacity += " (lower bound: no valid step above it failed)"
-				}
-			} else if len(res.Steps) > 0 {
-				ts.Capacity = "none: no valid step met the gates"
-			}
-			var per []string
-			for _, c := range res.Classes {
-				per = append(per, c.Class+" "+capacityText(c.Capacity, c.CapacityStep, c.CapacityBound))
-			}
-			if len(per) > 0 {
-				ts.Capacity += "; per class (its own offered rate): " + strings.Join(per, ", ")
-			}
-			if res.KneeStep > 0 {
-				ts.Knee = fmt.Sprintf("%.2f req/s", res.Knee)
-			}
-			if bad := invalidSteps(res); bad != "" {
-				notes = append(notes, "last ladder: invalid step(s) "+bad+", not used for capacity or knee")
-			}
-			if res.Aborted {
-				notes = append(notes, "last ladder aborted: "+res.AbortReason)
-			}
-		}
-		ts.Notes = strings.Join(notes, "; ")
-		ts.LastOutcome = r.lastOutcome()
-		ts.DuringLadder = r.duringText(d.start, d.led.Now())
-		ts.Budget = r.budgetText()
-		st.Targets = append(st.Targets, ts)
-	}
-	return st
 }
 
 // effectiveConfig is /config's view (redacted again by admin).

@@ -114,6 +114,9 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
 		lc.ExecMarksFirstToken = true // ladderExec observes first tokens
+		if lc.ServerMetrics, err = wiring.ServerMetrics(t, client); err != nil {
+			return nil, err
+		}
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)
@@ -161,6 +164,9 @@ func (r *targetRun) start(d *Daemon) {
 	// reload that changes it starts the window afresh).
 	r.state.validity.SetConfig(stats.ValidityConfig{MaxLagP99: r.cfg.Ladder.MaxLagP99.D()})
 	d.route.add(r.name, r.sink(d))
+	if err := r.state.status.seed(r.cfg.Ladder.HistoryFile); err != nil {
+		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)
+	}
 	u, _ := url.Parse(r.target.Base)
 	port, _ := strconv.Atoi(u.Port())
 	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
@@ -252,6 +258,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		}
 		r.state.validity.Record(d.now(), rec)
 		r.speakOutcome(d, rec)
+		r.state.status.rolling.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/llmprobe/llmprobe/internal/slo"
 )
 
 // RuleOptions are the tunables of the generated rules. They are constants of
@@ -58,9 +60,9 @@ func (o RuleOptions) dur(nominal string) string {
 // DefaultRuleOptions are the options of the committed rule files.
 func DefaultRuleOptions() RuleOptions {
 	return RuleOptions{
-		AvailabilityObjective: 0.995,
-		LatencyObjective:      0.99,
-		MinBadEvents:          3,
+		AvailabilityObjective: slo.AvailabilityObjective,
+		LatencyObjective:      slo.LatencyObjective,
+		MinBadEvents:          slo.MinBadEvents,
 		CapacityFraction:      0.8,
 		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
 		DispatchLagP99:        0.05,
@@ -71,15 +73,25 @@ func DefaultRuleOptions() RuleOptions {
 // SLIWindows are the windows the SLI recording rules are computed over.
 var SLIWindows = []string{"5m", "30m", "1h", "2h", "6h", "1d", "3d"}
 
-// Burn-rate alert tiers (SRE workbook, multiwindow multi-burn-rate).
+// burnTiers are slo's tiers with their windows as Prometheus durations.
+func burnTiers(ts []slo.Tier) []burnTier {
+	out := make([]burnTier, len(ts))
+	for i, t := range ts {
+		out[i] = burnTier{model.Duration(t.Long).String(), model.Duration(t.Short).String(), t.Factor}
+	}
+	return out
+}
+
+// Burn-rate alert tiers (SRE workbook, multiwindow multi-burn-rate), from
+// internal/slo.
 type burnTier struct {
 	long, short string
 	factor      float64
 }
 
 var (
-	pageTiers   = []burnTier{{"1h", "5m", 14.4}, {"6h", "30m", 6}}
-	ticketTiers = []burnTier{{"1d", "2h", 3}, {"3d", "6h", 1}}
+	pageTiers   = burnTiers(slo.PageTiers())
+	ticketTiers = burnTiers(slo.TicketTiers())
 )
 
 // sliBy is the aggregation of every SLI: a region label added by relabelling

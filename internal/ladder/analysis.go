@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -103,6 +104,13 @@ type StepRow struct {
 	Met           bool                 `json:"met"` // valid and good fraction at or above the target
 	AbortReason   string               `json:"abort_reason,omitempty"`
 	Classes       []ClassRow           `json:"classes,omitempty"` // per class (ladders with more than one class)
+	// Server is the target's own view of the step (server_metrics), with
+	// its one-line explanation; absent when none is configured.
+	Server *servermetrics.View `json:"server,omitempty"`
+	// TTFTGap is the client's TTFT p50/p95 minus the server's: the network
+	// and queueing outside the server's clock (a difference of
+	// percentiles, not a percentile of differences); absent without both.
+	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
 }
 
 // ClassRow is one class's share of a step: its offered rate (step rate ×
@@ -147,6 +155,10 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 		AbortReason: st.AbortReason,
 	}
 	r.InvalidCauses = append(r.InvalidCauses, s.Validity.Causes...)
+	if st.Server != nil {
+		r.Server = st.Server
+		r.TTFTGap = servermetrics.Gap(*st.Server, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)
+	}
 	for o, n := range s.Outcomes.ByOutcome {
 		if n > 0 {
 			r.Outcomes[string(o)] = n

@@ -86,6 +86,13 @@ type Config struct {
 	HistoryFile string         // "" = no history
 	Progress    func(Progress) // optional; called from one goroutine at a time
 	Now         func() time.Time
+
+	// ServerMetrics, when set, reads the target's own metrics endpoint
+	// over each step: a window opened before the step's first arrival and
+	// ended once its requests settled, its view kept in the step
+	// (stats.LadderStep.Server, StepRow.Server). A scrape that fails never
+	// fails the step: the view says it is unavailable or partial, and why.
+	ServerMetrics ServerMetrics
 }
 
 // StopAt says where a ladder stops climbing.

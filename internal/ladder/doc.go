@@ -13,7 +13,9 @@
 // history.
 //
 // The package never talks HTTP and never reads the configuration: the
-// caller gives it an Exec, and internal/wiring builds its Config from a
-// configured target. Next computes
+// caller gives it an Exec (and, optionally, a ServerMetrics that reads the
+// target's own metrics endpoint over each step: the view goes into the
+// step, and a failure to read it never fails the step), and
+// internal/wiring builds its Config from a configured target. Next computes
 // when a scheduled ladder runs next, as a pure function of (now, spec).
 package ladder

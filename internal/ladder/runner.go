@@ -216,6 +216,8 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 	if err != nil {
 		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)
 	}
+	srv := r.openServer(ctx)
+	defer srv.close()
 	start := led.Now()
 	st := &stepState{
 		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
@@ -332,7 +334,7 @@ settle:
 	if reason == "" && ctx.Err() == nil {
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
-	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason}
+	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.end(ctx)}
 	for _, c := range cfg.Classes {
 		cs := st.class[c.Name].Summary()
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's

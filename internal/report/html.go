@@ -40,6 +40,13 @@ Gates: {{.Gates}}.</p>
 {{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{.ValidCell}}</td><td>{{.Retries}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>
+{{end}}{{if .Server}}<h2>Server view ({{.ServerSource}})</h2>
+<p class="note">The target's own metrics over each step's window: what the server saw while the step ran.</p>
+<table class="server">
+<tr><th>step</th><th>rate (req/s)</th><th>running max</th><th>waiting start→max</th><th>KV cache max</th><th>server TTFT p50</th><th>server TTFT p95</th><th>n</th><th>client TTFT p50</th><th>client TTFT p95</th><th>network + queueing gap p50</th><th>gap p95</th><th>what the server saw</th></tr>
+{{range .Server}}<tr{{if .Unavailable}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Running}}</td><td>{{.Waiting}}</td><td>{{.KV}}</td><td>{{.SrvP50}}</td><td>{{.SrvP95}}</td><td>{{.SrvN}}</td><td>{{.CliP50}}</td><td>{{.CliP95}}</td><td>{{.GapP50}}</td><td>{{.GapP95}}</td><td style="text-align:left">{{.Explanation}}</td></tr>
+{{end}}</table>
+<p class="note">{{.GapNote}}.</p>
 {{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration. Capacity = the highest valid step whose good fraction (good / planned) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
 </body>
 </html>
@@ -72,6 +79,8 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		Rows                                                        []pageRow
 		Classes                                                     []classRow
 		Notes                                                       []string
+		Server                                                      []serverRow
+		ServerSource, GapNote                                       string
 	}{
 		Title: title, Gates: ladderGates(res),
 		Capacity: capacityText(res, res.Verdict, ""),
@@ -81,6 +90,9 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		TTFTTo: "first visible content",
 		// ladderSVG escapes every text it embeds.
 		SVG: template.HTML(ladderSVG(res)),
+	}
+	if data.Server = serverRows(res); len(data.Server) > 0 {
+		data.ServerSource, data.GapNote = ServerSource(ServerSteps(res)), GapNote
 	}
 	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
 		data.TTFTTo = "the first token of any kind (reasoning or visible content)"

@@ -1,11 +1,10 @@
 package report
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -153,6 +152,10 @@ type Probe struct {
 	Gates      GatesJSON         `json:"gates"`
 	GateMisses GateMisses        `json:"gate_misses"`
 	Boundaries map[string]string `json:"boundaries"`
+	// Server is the target's own view of the run (--server-metrics) and
+	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
+	Server  *servermetrics.View    `json:"server,omitempty"`
+	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -207,12 +210,4 @@ func ProbeOf(s stats.Summary) Probe {
 }
 
 // JSON writes the probe report as one indented JSON object.
-func JSON(w io.Writer, s stats.Summary) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ProbeOf(s)); err != nil {
-		return fmt.Errorf("report: writing JSON report: %w", err)
-	}
-	return nil
-}
+func JSON(w io.Writer, s stats.Summary) error { return ProbeJSON(w, ProbeOf(s)) }

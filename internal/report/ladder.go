@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -44,6 +45,9 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	}
 	if res.Stopped != "" {
 		fmt.Fprintf(&b, "ladder stopped: %s\n", res.Stopped)
+	}
+	if err := writeServerText(&b, res); err != nil {
+		return err
 	}
 	fmt.Fprintf(&b, "capacity: %s\n", capacityText(res, res.Verdict, ""))
 	fmt.Fprintf(&b, "knee: %s\n", kneeText(res, res.Verdict))
@@ -224,6 +228,10 @@ type LadderStepJSON struct {
 	Classes      []ClassStepJSON `json:"classes,omitempty"`
 	Aborted      bool            `json:"aborted"`
 	AbortReason  string          `json:"abort_reason,omitempty"`
+	// Server is the target's own view of the step (server_metrics) and
+	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
+	Server  *servermetrics.View    `json:"server,omitempty"`
+	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
 }
 
 // ClassStepJSON is one class's share of a step.
@@ -312,6 +320,9 @@ func LadderOf(res stats.LadderResult) Ladder {
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
 			Invalid: append([]string{}, s.Validity.Reasons...), Causes: causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
 			Met: stats.Met(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
+		}
+		if st.Server != nil {
+			js.Server, js.TTFTGap = st.Server, servermetrics.Gap(*st.Server, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)
 		}
 		if len(st.Classes) > 1 {
 			for _, c := range st.Classes {

@@ -60,6 +60,7 @@ func ladderSVG(res stats.LadderResult) string {
 			tMax = math.Max(tMax, millis(st.Summary.TTFT.P95))
 		}
 	}
+	tMax = math.Max(tMax, serverTTFTMax(res))
 	xStep, xTop := niceAxis(xMax)
 	tStep, tTop := niceAxis(tMax)
 	x := func(v float64) float64 { return padL + v/xTop*plotW }
@@ -116,6 +117,7 @@ func ladderSVG(res stats.LadderResult) string {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colTTFT, strings.Join(tPts, " "))
 	}
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colGood, strings.Join(gPts, " "))
+	serverSVG(&b, res, x, yT)
 	for _, st := range res.Steps {
 		valid := st.Summary.Validity.Valid
 		fill := func(c string) string {

@@ -16,6 +16,12 @@ import (
 //
 //	waiting queue grew from 0 to 37; running up to 64; KV cache up to 98 %; server TTFT p95 1.2s (n=412)
 func Explain(v View) string {
+	if v.Unavailable {
+		if v.Error == "" {
+			return "server metrics unavailable"
+		}
+		return "server metrics unavailable: " + v.Error
+	}
 	var parts []string
 	if s := v.Get(Waiting); s != nil && s.Gauge != nil {
 		parts = append(parts, queuePhrase(s.Gauge))
@@ -99,8 +105,11 @@ func num(x float64) string {
 }
 
 // seconds prints a latency as a Go duration rounded to three significant
-// digits: 850µs, 45.3ms, 1.23s.
+// digits: 850µs, 45.3ms, 1.23s (a negative difference with its sign).
 func seconds(s float64) string {
+	if s < 0 {
+		return "-" + seconds(-s)
+	}
 	d := time.Duration(s * float64(time.Second))
 	var unit time.Duration
 	switch {

@@ -33,7 +33,7 @@ func BucketQuantile(q float64, buckets []Bucket) *Quantile {
 			if i == 0 {
 				return nil // only a +Inf bucket: no bound to report
 			}
-			return &Quantile{Value: buckets[i-1].UpperBound, LowerBound: true}
+			return &Quantile{Value: buckets[i-1].UpperBound, LowerBound: true, BucketLow: buckets[i-1].UpperBound}
 		}
 		lower := 0.0
 		switch {
@@ -46,7 +46,7 @@ func BucketQuantile(q float64, buckets []Bucket) *Quantile {
 		if !finite(v) {
 			return nil
 		}
-		return &Quantile{Value: v}
+		return &Quantile{Value: v, BucketLow: lower, BucketHigh: b.UpperBound}
 	}
 	return nil
 }

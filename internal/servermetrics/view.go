@@ -18,7 +18,11 @@ type View struct {
 	// Partial is set when the window could not be closed by an end scrape:
 	// it then ends at the last successful sample.
 	Partial bool `json:"partial,omitempty"`
-	// Error is the last failed scrape's error (the end's when Partial).
+	// Unavailable is set when the window could not be opened (its start
+	// scrape failed): the view then holds no figures and Error says why.
+	Unavailable bool `json:"unavailable,omitempty"`
+	// Error is the last failed scrape's error (the end's when Partial,
+	// the start's when Unavailable).
 	Error string `json:"error,omitempty"`
 	// Stats are the known roles (in profile order) that the server
 	// exposed, then the configured metrics that it exposed.
@@ -87,6 +91,11 @@ type Quantile struct {
 	// LowerBound: the quantile lies above the highest finite bucket bound,
 	// which Value then is.
 	LowerBound bool `json:"lower_bound,omitempty"`
+	// BucketLow and BucketHigh bound the bucket the quantile was
+	// interpolated in: the true quantile lies between them (BucketHigh is
+	// 0 when the bucket is +Inf, or for a quantile at a bound ≤ 0).
+	BucketLow  float64 `json:"bucket_low,omitempty"`
+	BucketHigh float64 `json:"bucket_high,omitempty"`
 }
 
 // Get returns the stat of a role, or nil.

@@ -28,4 +28,10 @@
 // it names each cause of an invalid verdict with what to do. It judges the
 // prober, never the target. Ladder capacity and knee (Judge, JudgeClass)
 // use valid steps only, and say when a capacity is only a lower bound.
+//
+// Rolling keeps a target's recent baseline figures (latency percentiles
+// with counts, availability and latency SLI counts, the baseline during
+// ladders apart) over sliding windows up to an hour, in one-minute slots of
+// bounded histograms, for the daemon's status page; the caller gives it
+// the time.
 package stats

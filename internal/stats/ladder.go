@@ -1,6 +1,10 @@
 package stats
 
-import "time"
+import (
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+)
 
 // LadderStep is one step of a rate ladder: the rate it offered and the
 // summary of the arrivals planned during it.
@@ -17,6 +21,10 @@ type LadderStep struct {
 	// AbortReason says which rule tripped.
 	Aborted     bool
 	AbortReason string
+	// Server is what the target's own metrics endpoint said over the step
+	// (server_metrics), nil when none is configured; a view that could
+	// not be read says so (Unavailable, Partial) rather than being nil.
+	Server *servermetrics.View
 }
 
 // ClassStep is one class's share of a ladder step.

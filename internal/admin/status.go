@@ -1,0 +1,304 @@
+package admin
+
+import (
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Status is what the status page shows: the daemon's view, rendered as it
+// is (every figure and sentence comes from the daemon; the page only lays
+// them out and escapes them).
+type Status struct {
+	Version string
+	Started time.Time
+	// Now is when the view was taken (zero: when the page is rendered).
+	Now time.Time
+	// Refresh is how often the page reloads itself (0: DefaultRefresh).
+	Refresh time.Duration
+	// Objectives names the SLO objectives the SLO rows judge against.
+	Objectives string
+	Targets    []TargetStatus
+	// LadderSVG is the last ladder's curve as an inline SVG document, made by
+	// the report package from numbers (never from target-supplied text).
+	LadderSVG string
+}
+
+// DefaultRefresh is how often the status page reloads itself.
+const DefaultRefresh = 10 * time.Second
+
+// TargetStatus is one target of the status page.
+type TargetStatus struct {
+	Name     string
+	State    string // e.g. "probing", "ladder step 3/8", "budget spent"
+	API      string
+	Model    string // configured
+	InFlight int
+	Identity Identity
+	// Latency are the baseline latency rows (figure × window), from the
+	// daemon's own records.
+	Latency      []LatencyRow
+	Availability []AvailabilityRow
+	SLO          []SLORow
+	// Generator is the live generator-validity verdict ("valid", or
+	// "INVALID: " and its causes); GeneratorAdvice is what to do about it.
+	// Valid judges the prober, not the target.
+	Generator       string
+	GeneratorValid  bool
+	GeneratorAdvice string
+	// Capacity is the last ladder's capacity in human form ("≥ X req/s
+	// (lower bound…)" for a lower bound, "unknown" before any ladder).
+	Capacity           string
+	CapacityLowerBound bool
+	Knee               string
+	// CapacityHistory are the last ladders' capacities, oldest first.
+	CapacityHistory []CapacityPoint
+	LastLadder      time.Time
+	// LadderServer is the last ladder's server view per step (empty
+	// without server_metrics).
+	LadderServer []ServerStep
+	LastOutcome  string
+	// DuringLadder says how many baseline requests were planned during a
+	// ladder (labelled during="ladder", kept out of the SLO figures), e.g.
+	// "12 of 340; labelled during a ladder now".
+	DuringLadder string
+	// Budget is today's spend split by use, when a budget is set.
+	Budget string
+	Notes  string
+	// Failures are the target's last failed requests, newest first.
+	Failures []Failure
+}
+
+// Identity is what the target says it is, and when that last changed.
+type Identity struct {
+	Model, Version string    // "" = not seen yet / none configured
+	Since          time.Time // when the identity was first seen or last changed (zero: not yet)
+	Changes        int       // changes seen since the daemon started
+}
+
+// LatencyRow is one figure over one window: p50 and p99 with the number
+// of samples they were read from.
+type LatencyRow struct {
+	Figure, Window string
+	P50, P99       string
+	Count          int
+}
+
+// AvailabilityRow is good / planned over one window, baseline traffic
+// outside ladders; the baseline planned during ladders is apart.
+type AvailabilityRow struct {
+	Window                    string
+	Good, Planned             int
+	Ratio                     string
+	DuringGood, DuringPlanned int
+	DuringRatio               string
+}
+
+// SLORow is one SLI's state against its objective.
+type SLORow struct {
+	SLI, Objective  string
+	Short, Long     string // the error ratio and burn rate over the short (5 min) and long (60 min) window
+	State           string
+	Burning, NoData bool
+}
+
+// CapacityPoint is one ladder's capacity.
+type CapacityPoint struct {
+	When       time.Time
+	Capacity   float64 // req/s; meaningless when None
+	LowerBound bool
+	None       bool // no valid step met the gates
+	Aborted    bool
+	Trigger    string
+}
+
+// ServerStep is one ladder step's server view.
+type ServerStep struct {
+	Step        int
+	Rate        string
+	Explanation string
+	Gap         string // the network + queueing gap, "" without one
+	Unavailable bool
+}
+
+// Failure is one failed request.
+type Failure struct {
+	When                                   time.Time
+	Traffic, Class, Outcome, Reason, Error string
+	Status                                 int
+}
+
+var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
+	"ago": func(now, t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return now.Sub(t).Round(time.Second).String() + " ago"
+	},
+	"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"sparkline": sparkline,
+	"capacity":  capacityPoint,
+}).Parse(statusPageHTML))
+
+const statusPageHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="{{.RefreshSeconds}}">
+<title>llmprobe status</title>
+<style>
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;padding:.8rem;max-width:80rem;color:#1d1d1f;line-height:1.35;overflow-wrap:anywhere}
+h1{font-size:1.4rem;margin:.2rem 0}h2{font-size:1.2rem;margin:0 0 .4rem}h3{font-size:.95rem;margin:.8rem 0 .3rem;color:#444}
+a{color:#0a58ca}
+.meta{color:#555;font-size:.85rem}
+section.target{border:1px solid #d0d0d0;border-radius:8px;padding:.8rem;margin:1rem 0}
+.facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.3rem 1rem;margin:0}
+.facts div{min-width:0}.facts dt{font-size:.75rem;color:#666;text-transform:uppercase;letter-spacing:.03em}.facts dd{margin:0 0 .3rem}
+.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 1.5rem}
+.cols>div{min-width:0}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;width:100%;font-size:.85rem;overflow-wrap:normal}
+th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .35rem;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b}.muted{color:#777}
+.small{font-size:.78rem;color:#555}
+ol.failures{padding-left:1.2rem;margin:.2rem 0;font-size:.85rem}
+ol.failures li{margin:.15rem 0}
+.spark{vertical-align:middle}
+.chart svg{max-width:100%;height:auto}
+@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}}
+</style></head><body>
+<h1>llmprobe</h1>
+<p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
+<a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
+{{$now := .Now}}{{$obj := .Objectives}}
+{{range .Targets}}<section class="target" id="target-{{.Name}}">
+<h2>{{.Name}} <span class="small">{{.State}}</span></h2>
+<dl class="facts">
+<div><dt>capacity (last ladder)</dt><dd class="capacity{{if .CapacityLowerBound}} lower-bound{{end}}">{{.Capacity}}</dd></div>
+<div><dt>knee</dt><dd class="knee">{{.Knee}}</dd></div>
+<div><dt>capacity, last ladders</dt><dd class="history">{{if .CapacityHistory}}{{sparkline .CapacityHistory}} <span class="history-values">{{range $i, $p := .CapacityHistory}}{{if $i}} · {{end}}{{capacity $p}}{{end}}</span>{{else}}<span class="muted">no ladder yet</span>{{end}}</dd></div>
+<div><dt>last ladder</dt><dd>{{ago $now .LastLadder}}</dd></div>
+<div><dt>identity</dt><dd class="identity">{{if .Identity.Model}}{{.Identity.Model}}{{else}}<span class="muted">model not seen yet</span>{{end}}{{if .Identity.Version}} · version {{.Identity.Version}}{{end}}{{if not .Identity.Since.IsZero}}<br><span class="small">{{if .Identity.Changes}}last changed {{ago $now .Identity.Since}} ({{.Identity.Changes}} changes seen){{else}}unchanged since first seen {{ago $now .Identity.Since}}{{end}}</span>{{end}}</dd></div>
+<div><dt>generator (the prober, not the target)</dt><dd class="generator {{if .GeneratorValid}}ok{{else}}bad{{end}}">{{.Generator}}{{if .GeneratorAdvice}}<br><span class="small">what to do: {{.GeneratorAdvice}}</span>{{end}}</dd></div>
+<div><dt>API · model configured</dt><dd>{{.API}} · {{.Model}}</dd></div>
+<div><dt>in flight · last outcome</dt><dd>{{.InFlight}} · {{.LastOutcome}}</dd></div>
+{{if .Budget}}<div><dt>budget today</dt><dd>{{.Budget}}</dd></div>{{end}}
+</dl>
+<div class="cols">
+<div><h3>Baseline latency (ok requests outside ladders)</h3>
+<div class="scroll"><table class="latency"><tr><th>figure</th><th>window</th><th class="n">p50</th><th class="n">p99</th><th class="n">n</th></tr>
+{{range .Latency}}<tr><td>{{.Figure}}</td><td>{{.Window}}</td><td class="n p50">{{.P50}}</td><td class="n p99">{{.P99}}</td><td class="n count">{{.Count}}</td></tr>
+{{end}}</table></div></div>
+<div><h3>Availability (good / planned, baseline)</h3>
+<div class="scroll"><table class="availability"><tr><th>window</th><th class="n">outside ladders</th><th class="n">during ladders</th></tr>
+{{range .Availability}}<tr><td>{{.Window}}</td><td class="n">{{.Ratio}}<br><span class="small">{{.Good}} / {{.Planned}}</span></td><td class="n muted">{{.DuringRatio}}<br><span class="small">{{.DuringGood}} / {{.DuringPlanned}}</span></td></tr>
+{{end}}</table></div>
+<p class="small">During ladders: baseline requests planned while a ladder loaded the target, kept out of the SLO.</p>
+<h3>SLO state</h3>
+<div class="scroll"><table class="slo"><tr><th>SLI</th><th>5 min</th><th>60 min</th><th>state</th></tr>
+{{range .SLO}}<tr><td>{{.SLI}} <span class="small">({{.Objective}})</span></td><td>{{.Short}}</td><td>{{.Long}}</td><td class="{{if .Burning}}bad{{else if .NoData}}muted{{else}}ok{{end}}">{{.State}}</td></tr>
+{{end}}</table></div>
+{{if $obj}}<p class="small">{{$obj}}</p>{{end}}</div>
+</div>
+{{if .LadderServer}}<h3>Last ladder: what the server saw (its own metrics)</h3>
+<div class="scroll"><table class="server"><tr><th class="n">step</th><th class="n">rate</th><th>server view</th><th>network + queueing gap</th></tr>
+{{range .LadderServer}}<tr><td class="n">{{.Step}}</td><td class="n">{{.Rate}}</td><td{{if .Unavailable}} class="bad"{{end}}>{{.Explanation}}</td><td>{{.Gap}}</td></tr>
+{{end}}</table></div>
+<p class="small">gap = client TTFT minus the server's own TTFT at p50 / p95: a difference of percentiles, not a percentile of differences; in brackets the range the server's buckets allow. The server's window counts every client of the server, this daemon's baseline too.</p>{{end}}
+<h3>Last failures</h3>
+{{if .Failures}}<ol class="failures">{{range .Failures}}<li><span class="small">{{ago $now .When}}</span> {{.Traffic}}/{{.Class}}: <strong>{{.Outcome}}/{{.Reason}}</strong>{{if .Status}} (HTTP {{.Status}}){{end}}{{if .Error}} — {{.Error}}{{end}}</li>{{end}}</ol>{{else}}<p class="muted">none kept</p>{{end}}
+<p class="small">baseline during ladders (not in the SLO): {{.DuringLadder}}{{if .Notes}}<br>{{.Notes}}{{end}}</p>
+</section>
+{{else}}<p>No targets.</p>{{end}}
+<p class="small">Latencies: nearest-rank p50/p99 of the daemon's own baseline records (ok only, from the planned send time), read from a bounded histogram (±0.5 %) per minute over the last 5 and 60 minutes; n is the sample count. Generator: whether the prober kept its schedule over the last minute, so that its figures measure the target; "valid" says nothing about the target's health. Capacity "≥ X" is a lower bound: no valid step above X failed its gates.</p>
+<h2>Last ladder</h2>
+{{if .SVG}}<div class="chart">{{.SVG}}</div>{{else}}<p class="muted">No ladder has run yet.</p>{{end}}
+</body></html>
+`
+
+// capacityPoint formats one ladder's capacity for the history list.
+func capacityPoint(p CapacityPoint) string {
+	switch {
+	case p.None:
+		return "none"
+	case p.LowerBound:
+		return fmt.Sprintf("≥ %.3g", p.Capacity)
+	}
+	return fmt.Sprintf("%.3g", p.Capacity)
+}
+
+// sparkline draws the capacity history as a small inline SVG from numbers
+// only: a line through the capacities, lower bounds hollow, ladders with
+// no capacity as a cross on the axis.
+func sparkline(ps []CapacityPoint) template.HTML {
+	const w, h, pad = 140.0, 28.0, 3.0
+	top := 0.0
+	for _, p := range ps {
+		if !p.None {
+			top = max(top, p.Capacity)
+		}
+	}
+	if top <= 0 {
+		top = 1
+	}
+	x := func(i int) float64 {
+		if len(ps) == 1 {
+			return w / 2
+		}
+		return pad + float64(i)*(w-2*pad)/float64(len(ps)-1)
+	}
+	y := func(v float64) float64 { return h - pad - v/top*(h-2*pad) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="spark" width="%g" height="%g" viewBox="0 0 %g %g" role="img" aria-label="capacity over the last %d ladders">`, w, h, w, h, len(ps))
+	var pts []string
+	for i, p := range ps {
+		if !p.None {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(p.Capacity)))
+		}
+	}
+	if len(pts) > 1 {
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="%s"/>`, strings.Join(pts, " "))
+	}
+	for i, p := range ps {
+		title := template.HTMLEscapeString(fmt.Sprintf("%s: %s req/s", p.When.UTC().Format("2006-01-02 15:04 UTC"), capacityPoint(p)))
+		switch {
+		case p.None:
+			fmt.Fprintf(&b, `<path d="M%.1f %.1fl4 -4m0 4l-4 -4" stroke="#b00020"><title>%s</title></path>`, x(i)-2, h-pad+1, title)
+		case p.LowerBound:
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#fff" stroke="#1f77b4"><title>%s</title></circle>`, x(i), y(p.Capacity), title)
+		default:
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#1f77b4"><title>%s</title></circle>`, x(i), y(p.Capacity), title)
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String()) // numbers and escaped titles only
+}
+
+func statusPage(w http.ResponseWriter, st func() Status, log *slog.Logger) {
+	var s Status
+	if st != nil {
+		s = st()
+	}
+	if s.Now.IsZero() {
+		s.Now = time.Now()
+	}
+	if s.Refresh <= 0 {
+		s.Refresh = DefaultRefresh
+	}
+	data := struct {
+		Status
+		SVG            template.HTML
+		RefreshSeconds int
+	}{Status: s, RefreshSeconds: max(int(s.Refresh/time.Second), 1)}
+	if svg := strings.TrimSpace(s.LadderSVG); strings.HasPrefix(svg, "<svg") || strings.HasPrefix(svg, "<?xml") {
+		data.SVG = template.HTML(svg) // trusted: drawn by the report package from numbers
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := statusTmpl.Execute(w, data); err != nil {
+		log.Error("render status page", "err", err)
+	}
+}

@@ -1,0 +1,102 @@
+package admin
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fullStatus is a status with every section filled, hostile text where the
+// daemon passes server-made text on.
+func fullStatus() Status {
+	now := time.Date(2026, 11, 29, 19, 0, 0, 0, time.UTC)
+	return Status{
+		Version: "1.2.3", Started: now.Add(-time.Hour), Now: now, Refresh: 7 * time.Second, Objectives: "objectives: availability 99.5 %",
+		Targets: []TargetStatus{{
+			Name: "gpu-a", State: "probing", API: "openai-chat", Model: "m", InFlight: 2,
+			Identity:     Identity{Model: "m<b>", Version: "v7", Since: now.Add(-10 * time.Minute), Changes: 1},
+			Latency:      []LatencyRow{{Figure: "TTFT", Window: "5 min", P50: "120ms", P99: "480ms", Count: 58}},
+			Availability: []AvailabilityRow{{Window: "5 min", Good: 57, Planned: 58, Ratio: "98.28 %", DuringPlanned: 4, DuringGood: 1, DuringRatio: "25.00 %"}},
+			SLO:          []SLORow{{SLI: "availability", Objective: "objective 99.5 %", Short: "1.72 % bad, burn 3.4×", Long: "0.5 % bad, burn 1.0×", State: "within budget"}},
+			Generator:    "valid: the prober keeps its schedule", GeneratorValid: true,
+			Capacity: "≥ 23.00 req/s (lower bound: no valid step above it failed)", CapacityLowerBound: true, Knee: "20.00 req/s",
+			CapacityHistory: []CapacityPoint{{When: now.Add(-2 * time.Hour), Capacity: 20}, {When: now.Add(-time.Hour), Capacity: 23, LowerBound: true}, {When: now, None: true}},
+			LastLadder:      now.Add(-time.Minute),
+			LadderServer:    []ServerStep{{Step: 1, Rate: "5", Explanation: "no waiting queue", Gap: "p50 2ms, p95 5ms"}, {Step: 2, Rate: "40", Explanation: "server metrics unavailable: <script>x</script>", Unavailable: true}},
+			Failures:        []Failure{{When: now.Add(-30 * time.Second), Traffic: "baseline", Class: "chat", Outcome: "rejected", Reason: "status_503", Status: 503, Error: `overloaded <img src=x onerror="alert(1)">`}},
+			DuringLadder:    "4 of 62 baseline requests",
+		}},
+		LadderSVG: `<svg xmlns="http://www.w3.org/2000/svg"><polyline points="0,0 1,1"/></svg>`,
+	}
+}
+
+// TestStatusPageSections: every section the daemon hands over is on the
+// page, escaped, with the refresh and viewport a phone needs, and the page
+// is well-formed enough to parse as XML (no unclosed element).
+func TestStatusPageSections(t *testing.T) {
+	st := fullStatus()
+	h := Handler(Options{Gatherer: testRegistry(t), Status: func() Status { return st }})
+	body := get(t, h, "/", nil).Body.String()
+	for _, want := range []string{
+		`<meta http-equiv="refresh" content="7">`, `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+		`class="capacity lower-bound">≥ 23.00 req/s`, `<td class="n p50">120ms</td>`, `<td class="n p99">480ms</td>`, `<td class="n count">58</td>`,
+		"98.28 %", "57 / 58", "25.00 %", "within budget", "objectives: availability 99.5 %",
+		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
+		"20 · ≥ 23 · none", `<svg class="spark"`, "no waiting queue", "p50 2ms, p95 5ms",
+		"rejected/status_503</strong> (HTTP 503)", "overloaded &lt;img", "4 of 62 baseline requests", "<polyline points=\"0,0 1,1\"/>",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script>x", "<img src=x", "<b>"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("server-made text %q reached the page unescaped", bad)
+		}
+	}
+	for _, ext := range []string{`src="http`, `href="http`, `href="//`, `src="//`, "url(", "@import"} {
+		if strings.Contains(body, ext) {
+			t.Errorf("the page loads or links an external asset (%s)", ext)
+		}
+	}
+	dec := xml.NewDecoder(strings.NewReader(strings.Replace(body, "<!DOCTYPE html>", "", 1)))
+	dec.Strict, dec.AutoClose, dec.Entity = false, xml.HTMLAutoClose, xml.HTMLEntity
+	for {
+		if _, err := dec.Token(); err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Errorf("page does not parse: %v", err)
+			}
+			break
+		}
+	}
+}
+
+// TestStatusPageEmpty: no targets, no ladder, no clock: the page still
+// renders, says so, and refreshes at the default.
+func TestStatusPageEmpty(t *testing.T) {
+	h := Handler(Options{Gatherer: testRegistry(t), Status: func() Status { return Status{Targets: []TargetStatus{{Name: "t"}}} }})
+	body := get(t, h, "/", nil).Body.String()
+	for _, want := range []string{`content="10"`, "no ladder yet", "none kept", "model not seen yet", "No ladder has run yet."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestSparkline: numbers only; a lower bound is hollow, a ladder without a
+// capacity a cross; the highest point is at the top.
+func TestSparkline(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)
+	svg := string(sparkline([]CapacityPoint{{When: now, Capacity: 10}, {When: now, Capacity: 20, LowerBound: true}, {When: now, None: true}}))
+	for _, want := range []string{`points="3.0,14.0 70.0,3.0"`, `fill="#fff" stroke="#1f77b4"><title>2026-01-02 03:04 UTC: ≥ 20 req/s`, `stroke="#b00020"><title>2026-01-02 03:04 UTC: none req/s`} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("sparkline lacks %q:\n%s", want, svg)
+		}
+	}
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Errorf("sparkline is not well-formed: %v", err)
+	}
+}

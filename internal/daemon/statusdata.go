@@ -1,0 +1,137 @@
+package daemon
+
+import (
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// Bounds of what the status page keeps per target.
+const (
+	// statusSpan is the longest window of the baseline figures (the page
+	// shows the last 5 and 60 minutes), in one-minute slots.
+	statusSpan = time.Hour
+	// maxLadderHistory is how many ladders' capacities are kept.
+	maxLadderHistory = 20
+	// maxFailuresShown is how many failures the page lists.
+	maxFailuresShown = 8
+)
+
+// statusData is what the status page needs beyond the daemon's live state,
+// kept per target across reloads: the recent baseline figures (a
+// stats.Rolling, bounded), the last ladders' capacities and when the
+// target's identity last changed.
+type statusData struct {
+	rolling *stats.Rolling
+
+	mu      sync.Mutex
+	ladders []ladderPoint // oldest first, at most maxLadderHistory
+	seeded  bool          // the history file was read once
+
+	model, version string
+	since          time.Time // first seen or last changed
+	changes        int
+}
+
+// ladderPoint is one ladder's capacity, as the history shows it.
+type ladderPoint struct {
+	finished time.Time
+	capacity float64
+	step     int
+	bound    stats.Bound
+	aborted  bool
+	trigger  string
+}
+
+func newStatusData() *statusData {
+	return &statusData{rolling: stats.NewRolling(statusSpan, time.Minute)}
+}
+
+func pointOf(res ladder.Result) ladderPoint {
+	return ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
+		aborted: res.Aborted, trigger: res.Trigger}
+}
+
+// addLadder appends a finished ladder to the history.
+func (s *statusData) addLadder(res ladder.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ladders = append(s.ladders, pointOf(res))
+	if n := len(s.ladders); n > maxLadderHistory {
+		s.ladders = append(s.ladders[:0:0], s.ladders[n-maxLadderHistory:]...)
+	}
+}
+
+// seed reads the last ladders of the target's history file once (so the
+// history survives a restart); ladders already recorded stay after them.
+// A history that cannot be read leaves the in-memory history as it is.
+func (s *statusData) seed(path string) error {
+	s.mu.Lock()
+	if s.seeded || path == "" {
+		s.mu.Unlock()
+		return nil
+	}
+	s.seeded = true
+	s.mu.Unlock()
+	old, _, err := ladder.ReadHistory(path, maxLadderHistory)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pts := make([]ladderPoint, 0, len(old)+len(s.ladders))
+	for _, r := range old {
+		pts = append(pts, pointOf(r))
+	}
+	pts = append(pts, s.ladders...)
+	if n := len(pts); n > maxLadderHistory {
+		pts = pts[n-maxLadderHistory:]
+	}
+	s.ladders = pts
+	return nil
+}
+
+// history returns the ladders kept, oldest first.
+func (s *statusData) history() []ladderPoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ladderPoint(nil), s.ladders...)
+}
+
+// noteIdentity records the published identity at now: the first one, or
+// a change, moves since.
+func (s *statusData) noteIdentity(now time.Time, model, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.since.IsZero():
+		s.since = now
+	case model != s.model || version != s.version:
+		s.since = now
+		s.changes++
+	default:
+		return
+	}
+	s.model, s.version = model, version
+}
+
+// identity returns the identity last published, when it was first seen or
+// last changed, and the number of changes.
+func (s *statusData) identity() (model, version string, since time.Time, changes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model, s.version, s.since, s.changes
+}
+
+// gates are the gates of the target's class named class (none for an
+// unknown class).
+func (r *targetRun) gates(class string) stats.Gates {
+	for _, c := range r.classes {
+		if c.Name == class {
+			return c.Gates
+		}
+	}
+	return stats.Gates{}
+}

@@ -1,0 +1,9 @@
+// Package slo owns the service-level objectives llmprobe ships: the
+// availability and latency objectives of the baseline SLIs, the
+// minimum-event guard, and the multiwindow burn-rate tiers (Google SRE
+// workbook) that page or open a ticket.
+//
+// The alert rules (internal/dashgen) and the daemon's status page read the
+// same values from here, so the page never judges by other numbers than
+// the alerts do. A leaf: it imports nothing of the project.
+package slo

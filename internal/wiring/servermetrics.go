@@ -1,0 +1,37 @@
+package wiring
+
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+)
+
+// ServerMetrics builds the reader of a target's own metrics endpoint
+// (server_metrics) for its ladders, or nil when server_metrics.url is
+// empty. Scrapes go through the target client's transport (its TLS
+// settings, proxy and connection pool) but carry none of its credentials:
+// no API key, no configured header (vLLM, SGLang and TGI serve /metrics
+// without the API key they require on their inference routes). Error texts
+// are cleaned with the client's Redactor, so an endpoint echoing the key
+// shows only the marker.
+func ServerMetrics(t config.Target, c *protocol.Client) (ladder.ServerMetrics, error) {
+	sm := t.ServerMetrics
+	if sm.URL == "" {
+		return nil, nil
+	}
+	flavour, err := servermetrics.ParseFlavour(sm.Flavour)
+	if err != nil {
+		return nil, fmt.Errorf("server_metrics: %w", err)
+	}
+	s, err := servermetrics.New(servermetrics.Options{
+		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: flavour,
+		Metrics: sm.Metrics, Client: c.PlainHTTP(), Redactor: c.Redactor(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
