@@ -62,6 +62,7 @@ func builtInSim() sim.Config {
 func runDaemon(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("run", e)
 	path := fs.String("config", "", "YAML config file (default: probe the built-in simulator started in-process)")
+	shard := fs.String("shard", "", shardHelp)
 	config.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -80,6 +81,10 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stderr, "no --config: probing the built-in simulator at %s\n", u)
 		yaml := []byte(strings.Replace(builtInConfig, "SIM_URL", u, 1))
 		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
+	}
+	load, err := withShard(load, *shard)
+	if err != nil {
+		return err
 	}
 	cfg, err := load()
 	if err != nil {

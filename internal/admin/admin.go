@@ -54,6 +54,8 @@ type Status struct {
 	// LadderSVG is the last ladder's curve as an inline SVG document, made by
 	// the report package from numbers (never from target-supplied text).
 	LadderSVG string
+	// Fleet is this prober's place in its fleet ("" when alone).
+	Fleet string
 }
 
 // Options configure the admin server. Gatherer is required; every provider
@@ -194,6 +196,7 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 <h1>llmprobe</h1>
 <p>Version {{.Version}}{{if not .Started.IsZero}}, started {{since .Started}}{{end}}.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
+{{if .Fleet}}<p>Fleet: {{.Fleet}}. <a href="fleet/v1/ladders">fleet ladders</a></p>{{end}}
 <h2>Targets</h2>
 {{if .Targets}}<table><tr><th>target</th><th>state</th><th>generator (the prober, not the target)</th><th>API</th><th>model</th><th>in flight</th><th>capacity</th><th>knee</th><th>last ladder</th><th>last outcome</th><th>baseline during ladders (not in the SLO)</th><th>budget today</th><th>notes</th></tr>
 {{range .Targets}}<tr><td>{{.Name}}</td><td>{{.State}}</td><td>{{.Generator}}{{if .GeneratorAdvice}}<br><small>what to do: {{.GeneratorAdvice}}</small>{{end}}</td><td>{{.API}}</td><td>{{.Model}}</td><td>{{.InFlight}}</td><td>{{.Capacity}}</td><td>{{.Knee}}</td><td>{{since .LastLadder}}</td><td>{{.LastOutcome}}</td><td>{{.DuringLadder}}</td><td>{{.Budget}}</td><td>{{.Notes}}</td></tr>

@@ -139,6 +139,7 @@ func LoadWith(o Options) (*Config, error) {
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
 	injectTargetDefaults(raw)
+	normalizeFleet(raw)
 
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	el.errs = append(el.errs, envErrs...)

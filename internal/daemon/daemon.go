@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -45,6 +46,9 @@ type Options struct {
 	// how often GET {base}/models is polled for a target with
 	// identity.response_header or identity.models_field (tests).
 	IdentityEvery time.Duration
+	// Hostname names the host for fleet.shard auto (nil: $HOSTNAME, else
+	// the kernel's). See fleet.go.
+	Hostname func() (string, error)
 }
 
 // Daemon is one running prober.
@@ -64,6 +68,7 @@ type Daemon struct {
 	// (limits.max_buffered_bytes), shared by every target's client.
 	buffers *sse.Budget
 	host    *hostload.Sampler // the prober host's health over the live verdict's window
+	node    *fleet.Node       // this prober's place in its fleet (fleet.go)
 
 	ready atomic.Bool
 
@@ -133,6 +138,9 @@ func New(o Options) (*Daemon, error) {
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
 		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes),
 	}
+	if err := d.initFleet(o); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
 	if keep <= 0 {
@@ -195,6 +203,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		}
 	}()
 
+	stopFleet := d.startFleet()
+	defer stopFleet()
 	d.swap(cfg, runs)
 	d.phase = phaseRunning
 	d.swapMu.Unlock()

@@ -144,7 +144,7 @@ func (d *Daemon) status() admin.Status {
 	host := d.host.Recent()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, LadderSVG: d.lastSVG}
+	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, LadderSVG: d.lastSVG, Fleet: d.fleetText()}
 	names := make([]string, 0, len(d.targets))
 	for n := range d.targets {
 		names = append(names, n)
@@ -193,6 +193,7 @@ func (d *Daemon) status() admin.Status {
 				notes = append(notes, "last ladder aborted: "+res.AbortReason)
 			}
 		}
+		d.fleetStatus(r, &ts)
 		ts.Notes = strings.Join(notes, "; ")
 		ts.LastOutcome = r.lastOutcome()
 		ts.DuringLadder = r.duringText(d.start, d.led.Now())
@@ -211,8 +212,8 @@ func (d *Daemon) effectiveConfig() any {
 
 // handler is the admin HTTP handler.
 func (d *Daemon) handler() http.Handler {
-	return admin.Handler(admin.Options{
+	return d.withFleet(admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
 		Config: d.effectiveConfig, Status: d.status, Logger: d.log,
-	})
+	}))
 }

@@ -28,7 +28,7 @@ func Load(o config.Options) (*config.Config, error) {
 // before any traffic), the server flavour by servermetrics and stop_at by
 // ladder.
 func Checks() []config.Check {
-	return []config.Check{checkTargets}
+	return []config.Check{checkTargets, checkFleet}
 }
 
 func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
