@@ -91,6 +91,7 @@ type directory struct {
 	mu       sync.Mutex
 	at       map[int]string // shard → base URL
 	conflict map[int]string // shard → why it cannot be told (two processes claim it)
+	silent   string         // the peers that did not answer the last discovery, and why
 	last     time.Time      // last discovery
 }
 
@@ -119,7 +120,7 @@ func (d *directory) locate(ctx context.Context, want []int) (map[int]string, map
 		} else if c, ok := d.conflict[s]; ok {
 			why[s] = c
 		} else {
-			why[s] = "not found among the peers (fleet.peers)"
+			why[s] = "not found among the peers (fleet.peers)" + d.silent
 		}
 	}
 	return out, why
@@ -139,6 +140,9 @@ func (d *directory) discover(ctx context.Context) {
 	d.mu.Unlock()
 	addrs, err := d.peers.addresses(ctx)
 	if err != nil {
+		d.mu.Lock()
+		d.silent = ": " + err.Error()
+		d.mu.Unlock()
 		return
 	}
 	type answer struct {
@@ -159,8 +163,16 @@ func (d *directory) discover(ctx context.Context) {
 	}
 	wg.Wait()
 	at, claims := map[int]string{}, map[int][]string{}
+	var silent []string
 	for _, a := range answers {
-		if a.err != nil || a.info.Instance == d.self.Instance || a.info.Check() != nil || a.info.Shards != d.self.Shards {
+		switch {
+		case a.err != nil:
+			silent = append(silent, a.err.Error())
+			continue
+		case a.info.Instance == d.self.Instance:
+			continue
+		case a.info.Check() != nil || a.info.Shards != d.self.Shards:
+			silent = append(silent, fmt.Sprintf("%s answered as shard %d of %d", a.url, a.info.Shard, a.info.Shards))
 			continue
 		}
 		claims[a.info.Shard] = append(claims[a.info.Shard], a.url)
@@ -174,7 +186,10 @@ func (d *directory) discover(ctx context.Context) {
 		}
 	}
 	d.mu.Lock()
-	d.at, d.conflict = at, conflict
+	d.at, d.conflict, d.silent = at, conflict, ""
+	if len(silent) > 0 {
+		d.silent = sanitize.String("; not answering as a shard of this fleet: "+strings.Join(silent, "; "), 600)
+	}
 	d.mu.Unlock()
 }
 
