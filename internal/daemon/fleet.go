@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/fleet"
@@ -59,6 +60,7 @@ func (d *Daemon) startFleet() (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		d.node.CloseIdleConnections()
 	}
 }
 
@@ -115,12 +117,18 @@ func (d *Daemon) fleetStatus(r *targetRun, ts *admin.TargetStatus) {
 	}
 	if id.Coordinator() {
 		ts.State = fmt.Sprintf("fleet coordinator (shard 0 of %d): %s", id.Shards, ts.State)
+		if strings.HasPrefix(r.stateText(), "ladder step") {
+			ts.State += " (this shard's share of the fleet's step)"
+		}
 		if ts.Capacity != "unknown" {
 			ts.Capacity = fmt.Sprintf("fleet of %d: %s", id.Shards, ts.Capacity)
 		}
 		return
 	}
 	ts.State = fmt.Sprintf("fleet shard %s: %s", id, ts.State)
+	if strings.HasPrefix(r.stateText(), "ladder step") {
+		ts.State += " (this shard's share of the fleet's step)"
+	}
 	ts.Capacity, ts.Knee = "the fleet's, on shard 0", "the fleet's, on shard 0"
 }
 

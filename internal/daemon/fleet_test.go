@@ -3,6 +3,7 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
@@ -258,6 +259,21 @@ func TestFleetLadderCapacity(t *testing.T) {
 	}
 	if _, ok := sum(one.metrics(t), "llmprobe_capacity_requests_per_second", "target", "sim", "scope", "local"); !ok {
 		t.Error("one prober: no capacity with scope=\"local\"")
+	}
+	// The status pages say who is who, and whose capacity it is.
+	for i, want := range []string{"Fleet: shard 0 of 3: this prober coordinates", "Fleet: shard 1 of 3; coordinator (shard 0): http://" + f.addrs[0]} {
+		resp, err := f.shards[i].client.Get(f.shards[i].admin + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(page), want) {
+			t.Errorf("shard %d's status page lacks %q", i, want)
+		}
+		if i == 0 && !strings.Contains(string(page), "fleet of 3: 18.00 req/s") && !strings.Contains(string(page), fmt.Sprintf("fleet of 3: %.2f req/s", fleetRes.Capacity)) {
+			t.Errorf("shard 0's status page does not show the fleet's capacity")
+		}
 	}
 }
 

@@ -218,7 +218,8 @@ func (l *Ladder) fetchReport(ctx context.Context, a Announcement, i, s int, dead
 		if r == nil {
 			return nil, why, !retry
 		}
-		cp := *r
+		cp := *r // checked like any shard's, on a copy (the handler may be serving r)
+		cp.Causes = append([]stats.InvalidCause(nil), r.Causes...)
 		if err := l.checkReport(&cp, a.ID, i, s); err != nil {
 			return nil, "results refused: " + err.Error(), true
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // Handler serves the fleet endpoints (GET, JSON), to be mounted on the
@@ -115,13 +116,29 @@ func (n *Node) byLadder(id string) *Ladder {
 	return nil
 }
 
-// live is this shard's step of ladder id in progress.
+// live is this shard's step of ladder id in progress, or, between steps,
+// the last step it offered as it ended (so that a step its own rule
+// stopped early still tells the coordinator why before the window ends).
 func (l *Ladder) live(id string) (*LiveReport, bool) {
 	l.mu.Lock()
 	cur := l.current
+	var last *StepReport
+	if s, ok := l.shares[id]; ok {
+		for _, r := range s.steps {
+			if last == nil || r.Step > last.Step {
+				last = r
+			}
+		}
+	}
 	l.mu.Unlock()
 	if cur != id {
-		return nil, false
+		if last == nil {
+			return nil, false
+		}
+		all := last.All
+		all.TTFT, all.E2E, all.DispatchLag = stats.Sketch{}, stats.Sketch{}, stats.Sketch{}
+		return &LiveReport{Ladder: id, Shard: l.n.id.Shard, Step: last.Step, Planned: last.All.Planned + last.Pending,
+			Finished: last.All.Planned, All: all, AbortReason: last.AbortReason}, true
 	}
 	lv, ok := l.runner.Live()
 	if !ok {

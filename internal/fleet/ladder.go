@@ -15,8 +15,8 @@ import (
 )
 
 // keepShares is how many fleet ladders a shard keeps the results of, per
-// target.
-const keepShares = 4
+// target: the one running and the one before.
+const keepShares = 2
 
 // LadderOptions configure one target's fleet ladder on this shard.
 type LadderOptions struct {

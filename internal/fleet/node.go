@@ -94,6 +94,10 @@ func (n *Node) Run(ctx context.Context) {
 	}
 }
 
+// CloseIdleConnections closes the connections to the peers kept for reuse
+// (at shutdown).
+func (n *Node) CloseIdleConnections() { n.cli.CloseIdleConnections() }
+
 // poll reads the coordinator's ladder state once.
 func (n *Node) poll(ctx context.Context) {
 	var v View
