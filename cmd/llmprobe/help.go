@@ -70,12 +70,14 @@ var helpPages = map[string]helpPage{
 			{"Admin HTTP server", []string{"web.listen-address", "web.config.file", "web.enable-lifecycle"}},
 			{"Logging", []string{"log.level", "log.format"}},
 			{"Daemon", []string{"ledger-dir", "otel", "drain-timeout", "max-buffered-bytes"}},
+			{"Fleet", []string{"shard"}},
 			{"Deprecated aliases (still accepted; each logs a warning once)", []string{"config", "listen", "web-config-file", "log-level", "log-format"}},
 		},
 		examples: [][2]string{
 			{"probe the built-in simulator; status page on http://127.0.0.1:9464", "llmprobe run"},
 			{"a configuration file, logfmt logs, POST /-/reload enabled", "llmprobe run --config.file config.yaml --log.format logfmt --web.enable-lifecycle"},
 			{"reload the configuration (or send SIGHUP)", "curl -X POST http://127.0.0.1:9464/-/reload"},
+			{"shard 2 of a fleet of 3 (peers in the file's fleet.peers)", "llmprobe run --config.file fleet.yaml --shard 2/3"},
 		},
 	},
 	"sim": {

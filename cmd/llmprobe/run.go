@@ -63,6 +63,7 @@ func builtInSim() sim.Config {
 func runDaemon(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet("run", e)
 	path := configFileFlags(fs, "YAML config file (default: probe the built-in simulator started in-process)")
+	shard := fs.String("shard", "", shardHelp)
 	config.RegisterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -85,6 +86,10 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stderr, "no --config.file: probing the built-in simulator at %s\n", u)
 		yaml := []byte(strings.NewReplacer("SIM_URL", u, "SIM_METRICS_URL", simMetricsURL(u)).Replace(builtInConfig))
 		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
+	}
+	load, err = withShard(load, *shard)
+	if err != nil {
+		return err
 	}
 	cfg, err := load()
 	if err != nil {

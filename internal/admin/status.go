@@ -25,6 +25,8 @@ type Status struct {
 	// LadderSVG is the last ladder's curve as an inline SVG document, made by
 	// the report package from numbers (never from target-supplied text).
 	LadderSVG string
+	// Fleet is this prober's place in its fleet ("" when alone).
+	Fleet string
 }
 
 // DefaultRefresh is how often the status page reloads itself.
@@ -174,6 +176,7 @@ ol.failures li{margin:.15rem 0}
 <h1>llmprobe</h1>
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
+{{if .Fleet}}<p class="meta">Fleet: {{.Fleet}}. <a href="fleet/v1/ladders">fleet ladders</a></p>{{end}}
 {{$now := .Now}}{{$obj := .Objectives}}
 {{range .Targets}}<section class="target" id="target-{{.Name}}">
 <h2>{{.Name}} <span class="small">{{.State}}</span></h2>

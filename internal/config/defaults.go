@@ -18,6 +18,7 @@ func Defaults() Config {
 		Drain:  Drain{Timeout: Duration(30 * time.Second)},
 		Limits: Limits{MaxRate: 100, MaxBufferedBytes: DefaultMaxBufferedBytes},
 		Probe:  DefaultProbe(),
+		Fleet:  Fleet{Shard: "0", Shards: 1},
 	}
 }
 

@@ -143,6 +143,7 @@ func LoadWith(o Options) (*Config, error) {
 	raw := k.Raw()
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
+	normalizeFleet(raw)
 
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	el.errs = append(el.errs, envErrs...)

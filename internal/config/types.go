@@ -45,6 +45,7 @@ type Config struct {
 	// OTel resource's cloud.region ("" = none), so probers in several
 	// regions stay apart. Read at start; a reload does not change it.
 	Region  string   `koanf:"region" json:"region,omitempty"`
+	Fleet   Fleet    `koanf:"fleet" json:"fleet"` // several probers as one (fleet.go)
 	Targets []Target `koanf:"targets" json:"targets"`
 	// Probe is the /probe endpoint (blackbox_exporter style).
 	Probe Probe `koanf:"probe" json:"probe"`

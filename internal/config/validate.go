@@ -62,6 +62,7 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 	if _, _, err := net.SplitHostPort(c.Admin.Listen); err != nil {
 		el.add("admin.listen", "want host:port (e.g. \":9464\"): %v", err)
 	}
+	c.validateFleet(el)
 	if c.Region != "" && !labelSafe.MatchString(c.Region) {
 		el.add("region", "want 1-63 of [a-z0-9_.-] starting with a letter or digit, got %q", c.Region)
 	}
@@ -288,10 +289,14 @@ func checkBurstiness(el *errorList, key string, k float64) {
 }
 
 func (c *Config) checkRate(el *errorList, key string, r, max float64) {
-	if !(r > 0) || math.IsInf(r, 0) {
+	n := c.shards() // in a fleet, each shard offers 1/n of the rate
+	switch {
+	case !(r > 0) || math.IsInf(r, 0):
 		el.add(key, "must be above 0 req/s, got %g", r)
-	} else if r > max {
+	case n == 1 && r > max:
 		el.add(key, "%g req/s is above the hard maximum %g (limits.max_rate / ladder.max_rate)", r, max)
+	case r > max*float64(n):
+		el.add(key, "%g req/s is above %d shards × the hard maximum %g per shard (limits.max_rate / ladder.max_rate): each shard offers 1/%d of it", r, n, max, n)
 	}
 }
 

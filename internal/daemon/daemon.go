@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -53,6 +54,9 @@ type Options struct {
 	// how often GET {base}/models is polled for a target with
 	// identity.response_header or identity.models_field (tests).
 	IdentityEvery time.Duration
+	// Hostname names the host for fleet.shard auto (nil: $HOSTNAME, else
+	// the kernel's). See fleet.go.
+	Hostname func() (string, error)
 }
 
 // Daemon is one running prober.
@@ -72,6 +76,7 @@ type Daemon struct {
 	// (limits.max_buffered_bytes), shared by every target's client.
 	buffers *sse.Budget
 	host    *hostload.Sampler // the prober host's health over the live verdict's window
+	node    *fleet.Node       // this prober's place in its fleet (fleet.go)
 
 	probe *probehandler.Handler // the /probe endpoint
 
@@ -145,6 +150,9 @@ func New(o Options) (*Daemon, error) {
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
 		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes), started: make(chan struct{}),
 	}
+	if err := d.initFleet(o); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	keep := o.Config.Ledger.DebugKeep
 	if keep <= 0 {
@@ -214,6 +222,8 @@ func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
 		}
 	}()
 
+	stopFleet := d.startFleet()
+	defer stopFleet()
 	d.swap(cfg, runs)
 	d.phase = phaseRunning
 	close(d.started)

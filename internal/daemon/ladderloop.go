@@ -50,6 +50,10 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	if r.fleet != nil && !d.node.Identity().Coordinator() {
+		r.followLoop(ctx)
+		return
+	}
 	timed := r.sched.Every > 0 || r.sched.Daily != ""
 	if r.cfg.Ladder.RunOnStart && !r.state.startLadderDone.Swap(true) {
 		select {
@@ -79,7 +83,7 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		}
 		r.state.ladderSpan.begin(d.led.Now())
 		r.speakLadderStart(d, trigger)
-		res, err := r.ladder.Run(ctx, trigger)
+		res, err := r.runLadder(ctx, trigger)
 		// Also when interrupted: its requests may still be in flight.
 		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 		r.setLaddering("")

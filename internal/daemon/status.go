@@ -145,8 +145,8 @@ func (d *Daemon) effectiveConfig() any {
 
 // handler is the admin HTTP handler.
 func (d *Daemon) handler() http.Handler {
-	return admin.Handler(admin.Options{
+	return d.withFleet(admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
 		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
-	})
+	}))
 }

@@ -29,7 +29,7 @@ func (d *Daemon) status() admin.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	page := slo.PageTiers()[0]
-	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG,
+	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: d.fleetText(),
 		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate ≥ %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
 			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	names := make([]string, 0, len(d.targets))
@@ -78,6 +78,7 @@ func (d *Daemon) status() admin.Status {
 		if res, ok := d.last[n]; ok {
 			notes = lastLadder(&ts, res)
 		}
+		d.fleetStatus(r, &ts)
 		ts.Notes = strings.Join(notes, "; ")
 		ts.LastOutcome = r.lastOutcome()
 		ts.DuringLadder = r.duringText(d.start, d.led.Now())

@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
@@ -41,6 +42,7 @@ type targetRun struct {
 	budgetLimits budget.Limits
 	ladder       *ladder.Runner
 	sched        ladder.Schedule
+	fleet        *fleet.Ladder // in a fleet: the fleet's ladder around this shard's share (ladder)
 
 	trigger chan string // identity change → ladder now
 	cancel  context.CancelFunc
@@ -55,6 +57,7 @@ type targetRun struct {
 }
 
 func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ *targetRun, err error) {
+	t = wiring.ForShard(t, d.node.Identity()) // in a fleet: this shard's share of the baseline and budgets
 	client, target, err := wiring.Client(t, wiring.ClientOptions{Buffers: d.buffers, Logger: d.log.With("target", t.Name),
 		Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))})
 	if err != nil {
@@ -117,11 +120,16 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		if lc.ServerMetrics, err = wiring.ServerMetrics(t, client); err != nil {
 			return nil, err
 		}
+		fleetSteps := lc.Steps
+		lc.Steps = d.node.Identity().Rates(lc.Steps) // in a fleet, this shard's share of each step
 		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, sched
+		if r.fleet, err = r.fleetLadder(d, lr, fleetSteps); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -204,6 +212,9 @@ func (r *targetRun) start(d *Daemon) {
 			}
 		})
 	}
+	if r.fleet != nil {
+		r.fleet.Open()
+	}
 	if r.ladder != nil {
 		r.goRun(func() { r.ladderLoop(ctx, d) })
 	}
@@ -237,6 +248,9 @@ func (r *targetRun) finished() bool {
 func (r *targetRun) stop() {
 	if r.cancel != nil {
 		r.cancel()
+	}
+	if r.fleet != nil {
+		r.fleet.Close()
 	}
 }
 

@@ -36,6 +36,7 @@ var Metrics = []string{
 	"llmprobe_slo_ttft_seconds",
 	"llmprobe_build_info",
 	"llmprobe_target_info",
+	"llmprobe_fleet_info",
 	"llmprobe_ledger_records_written_total",
 	"llmprobe_ledger_records_dropped_total",
 	"llmprobe_ledger_write_errors_total",

@@ -122,7 +122,11 @@ const (
 	// recCapacity is the capacity figure whatever its bound: a reference
 	// (7-day median) may include lower bounds, since the true capacity is at
 	// least each of them (a median of lower bounds never exceeds the true
-	// median), but the figure compared with it must be measured.
+	// median), but the figure compared with it must be measured. Its scope
+	// (local: one prober's ladder; fleet: a fleet's, published by its
+	// coordinator alone) is dropped too: one prober and the fleet it grows
+	// into measure the same target's capacity, so the 7-day history carries
+	// over, and no instance ever publishes both (no alert fires twice).
 	recCapacity = "llmprobe:capacity:requests_per_second"
 	// capacityMeasured selects capacities that are measurements (a valid
 	// step above failed its gates), never lower bounds.
@@ -178,7 +182,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	capacity := append([]Rule{
 		{
 			Record: recCapacity,
-			Expr:   "max without (bound) (llmprobe_capacity_requests_per_second)",
+			Expr:   "max without (bound, scope) (llmprobe_capacity_requests_per_second)",
 		},
 		{
 			Record: recCapacityByVersion,
@@ -315,7 +319,7 @@ func capacityAlerts(o RuleOptions) []Rule {
 	return []Rule{
 		{
 			Alert: "LLMProbeCapacityRegression",
-			Expr: fmt.Sprintf("max without (bound) (%s)\n"+
+			Expr: fmt.Sprintf("max without (bound, scope) (%s)\n"+
 				"  < %s * quantile_over_time(0.5, %s[%s])", capacityMeasured, frac, recCapacity, week),
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},

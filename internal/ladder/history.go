@@ -9,8 +9,13 @@ import (
 
 // AppendHistory appends r as one JSON line to the history file at path,
 // creating it when missing. Each line is one Result (kind "ladder").
-func AppendHistory(path string, r Result) error {
-	b, err := json.Marshal(r)
+func AppendHistory(path string, r Result) error { return AppendJSON(path, r) }
+
+// AppendJSON appends v as one JSON line to the history file at path: a
+// Result, or a value that carries one's fields (a fleet's ladder, whose
+// extra fields readers of Results ignore).
+func AppendJSON(path string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("ladder history %s: encode: %w", path, err)
 	}

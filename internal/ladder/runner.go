@@ -139,7 +139,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	var pending []int
 	var runErr error
 	for i, rate := range cfg.Steps {
-		ls, pend, err := r.step(ctx, i+1, rate, classGates)
+		ls, pend, _, err := r.step(ctx, i+1, rate, 0, classGates)
 		if err != nil {
 			runErr = err
 			break
@@ -165,6 +165,22 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			break
 		}
 	}
+	res = Conclude(cfg, res, steps, pending, runErr != nil)
+	if cfg.HistoryFile != "" {
+		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
+		}
+	}
+	return res, runErr
+}
+
+// Conclude judges a ladder's steps (pending[i]: step i's requests still in
+// flight when it was summarised) into res, the result Run began: rows,
+// capacity and knee for every class together and for each class, and why
+// it was aborted (its last step's abort reason, or "interrupted" when
+// interrupted). One prober's ladder (Run) and a fleet's merged steps are
+// concluded by this one function. It sets Finished and writes no history.
+func Conclude(cfg Config, res Result, steps []stats.LadderStep, pending []int, interrupted bool) Result {
 	res.Summaries = steps
 	var names []string
 	if len(cfg.Classes) > 1 {
@@ -176,20 +192,17 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	res.Steps, v, res.Classes = Analyze(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
 	res.Capacity, res.CapacityStep, res.CapacityBound, res.Knee, res.KneeStep = v.Capacity, v.CapacityStep, v.CapacityBound, v.Knee, v.KneeStep
 	for i := range res.Steps {
-		res.Steps[i].Pending = pending[i]
+		if i < len(pending) {
+			res.Steps[i].Pending = pending[i]
+		}
 	}
 	if n := len(steps); n > 0 && steps[n-1].Aborted {
 		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
-	} else if runErr != nil {
+	} else if interrupted {
 		res.Aborted, res.AbortReason = true, "interrupted"
 	}
 	res.Finished = cfg.Now()
-	if cfg.HistoryFile != "" {
-		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
-		}
-	}
-	return res, runErr
+	return res
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -206,19 +219,25 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// step runs one step: its open-loop stream for StepDuration, then waits for
-// its requests to finish (at most Settle) and summarises them.
-func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[string]stats.Gates) (stats.LadderStep, int, error) {
+// step runs one step: its open-loop stream for StepDuration from ledger
+// offset start (0: now), then waits for its requests to finish (at most
+// Settle) and summarises them.
+func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Duration, classGates map[string]stats.Gates) (stats.LadderStep, int, *stepState, error) {
 	cfg := r.cfg
 	led := r.g.Ledger()
 	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Burstiness: cfg.Burstiness, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
 		schedule.Step{Rate: rate, Duration: cfg.StepDuration})
 	if err != nil {
-		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)
+		return stats.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
 	}
+	// The server's view opens before the step's schedule starts, so a slow
+	// scrape cannot push back its arrivals (a fleet shard's start is fixed
+	// by the timetable; a lone ladder's is now, after the scrape).
 	srv := r.openServer(ctx)
 	defer srv.close()
-	start := led.Now()
+	if start <= 0 {
+		start = led.Now()
+	}
 	st := &stepState{
 		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
 		rng:    rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
@@ -255,10 +274,10 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 
 	stepCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	st.setCancel(cancel)
 	var (
-		midReason string
-		wg        sync.WaitGroup
-		stop      = make(chan struct{})
+		wg   sync.WaitGroup
+		stop = make(chan struct{})
 	)
 	wg.Add(1)
 	go func() { // progress and mid-step abort checks
@@ -289,8 +308,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 				why = st.ttftLowerBound(now, cfg.ExecMarksFirstToken, cfg.MidStepMin, cfg.Abort.TTFTGateMultiple, cfg.TTFTGate)
 			}
 			if why != "" {
-				midReason = "mid-step: " + why
-				cancel()
+				st.abort("mid-step: " + why)
 				return
 			}
 		}
@@ -305,7 +323,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, classGates map[s
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		return stats.LadderStep{}, 0, fmt.Errorf("ladder step %d: %w", n, err)
+		return stats.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
 	}
 
 	// Settle: wait for the step's requests, at most Settle.
@@ -330,7 +348,7 @@ settle:
 		}
 	}
 	sum := st.acc.Summary()
-	reason := midReason
+	reason := st.aborted()
 	if reason == "" && ctx.Err() == nil {
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
@@ -344,5 +362,5 @@ settle:
 	row := Row(ls, cfg.GoodFractionTarget)
 	row.Pending = p - f
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
-	return ls, p - f, nil
+	return ls, p - f, st, nil
 }

@@ -33,6 +33,44 @@ type stepState struct {
 	ttftN    int
 	ttftOver int
 	flight   map[uint64]*inFlight
+	// midReason says why the step was stopped inside its window (a mid-step
+	// rule, or the caller: Session.Abort); cancel stops its arrivals.
+	midReason string
+	cancel    context.CancelFunc
+}
+
+// abort stops the step's arrivals (its requests still settle) with why,
+// once: the first reason stands.
+func (st *stepState) abort(why string) {
+	st.mu.Lock()
+	first := st.midReason == ""
+	if first {
+		st.midReason = why
+	}
+	cancel := st.cancel
+	st.mu.Unlock()
+	if first && cancel != nil {
+		cancel()
+	}
+}
+
+// setCancel gives the step the cancel of its arrivals (at once, if it was
+// aborted before its arrivals began).
+func (st *stepState) setCancel(cancel context.CancelFunc) {
+	st.mu.Lock()
+	st.cancel = cancel
+	early := st.midReason != ""
+	st.mu.Unlock()
+	if early {
+		cancel()
+	}
+}
+
+// aborted is why the step was stopped inside its window, or "".
+func (st *stepState) aborted() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.midReason
 }
 
 // inFlight is one request of the step in flight: its planned offset and,
@@ -113,38 +151,53 @@ func (r *Runner) track(st *stepState) dispatch.Exec {
 	}
 }
 
-// ttftLowerBound applies the TTFT rule to what is known at ledger offset
-// now: the step's finished ok requests, the requests in flight whose first
-// token arrived (their TTFT is known) and those in flight still waiting for
-// it past the limit (their TTFT, should they succeed, exceeds it). Requests
-// waiting less than the limit are not judged yet. It reports why the step
-// must stop, or "". min is the smallest number of judged requests.
-func (st *stepState) ttftLowerBound(now time.Duration, marks bool, min int, multiple float64, gate time.Duration) string {
+// ttftCounts are the in-step TTFT rule's inputs at ledger offset now:
+// judged counts the step's finished ok requests with a TTFT, the requests
+// in flight whose first token arrived (their TTFT is known) and, when the
+// Exec marks first tokens, those in flight still waiting for it past the
+// limit (their TTFT, should they succeed, exceeds it); over counts those
+// above the limit, waiting the ones still waiting. Requests waiting less
+// than the limit are not judged yet.
+func (st *stepState) ttftCounts(now time.Duration, marks bool) (judged, over, waiting int) {
 	if st.limit <= 0 {
-		return ""
+		return 0, 0, 0
 	}
 	st.mu.Lock()
-	n, over, waiting := st.ttftN, st.ttftOver, 0
+	defer st.mu.Unlock()
+	judged, over = st.ttftN, st.ttftOver
 	for _, f := range st.flight {
 		switch first := time.Duration(f.first.Load()); {
 		case first > 0:
-			n++
+			judged++
 			if first-f.planned > st.limit {
 				over++
 			}
 		case marks && now-f.planned > st.limit:
-			n++
+			judged++
 			over++
 			waiting++
 		}
 	}
-	st.mu.Unlock()
-	// Nearest rank: p95 > limit when fewer than 95% of the TTFTs are within it.
-	if n < min || n == 0 || float64(n-over) >= 0.95*float64(n) {
+	return judged, over, waiting
+}
+
+func (st *stepState) ttftLowerBound(now time.Duration, marks bool, min int, multiple float64, gate time.Duration) string {
+	n, over, waiting := st.ttftCounts(now, marks)
+	return TTFTInFlight(n, over, waiting, min, multiple, gate)
+}
+
+// TTFTInFlight is the in-step TTFT rule on its counts (see the step's
+// ttftCounts; a fleet coordinator sums its shards'): the step must stop
+// when at least min requests were judged and more than 5% of them are over
+// multiple × gate (the TTFT p95 is above it, nearest rank). It reports
+// why, or "".
+func TTFTInFlight(judged, over, waiting, min int, multiple float64, gate time.Duration) string {
+	limit := time.Duration(multiple * float64(gate))
+	if limit <= 0 || judged < min || judged == 0 || float64(judged-over) >= 0.95*float64(judged) {
 		return ""
 	}
 	return fmt.Sprintf("TTFT p95 above %g × gate %s: %d of %d requests over %s (%d still waiting for their first token)",
-		multiple, gate, over, n, st.limit, waiting)
+		multiple, gate, over, judged, limit, waiting)
 }
 
 func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {

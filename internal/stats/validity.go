@@ -70,7 +70,7 @@ func (c Cause) Action() string {
 	case CauseRateNotReached:
 		return "look at the unsent reasons: a budget, rate cap or interrupt withheld arrivals; otherwise the generator could not keep up (see dispatch lag)"
 	}
-	return ""
+	return fleetAction(c)
 }
 
 // InvalidCause is one reason a verdict is invalid: its cause, the reason

@@ -72,6 +72,7 @@ const (
 	metricLedgerDropped   = "llmprobe_ledger_records_dropped_total"
 	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
 	metricLedgerRotations = "llmprobe_ledger_rotations_total"
+	metricFleetInfo       = "llmprobe_fleet_info"
 )
 
 // Units of the catalog.
@@ -88,7 +89,7 @@ const (
 // in the order of docs/metrics.md. The slice is new on every call.
 func Metrics() []MetricSpec {
 	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
-	perStep := []string{labelTarget, labelClass, labelStep}
+	perStep := []string{labelTarget, labelClass, labelStep, labelScope}
 	return []MetricSpec{
 		// Latency histograms of one (target, class, traffic, during).
 		{Name: metricTTFT, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentTimeToFirstChunk,
@@ -133,11 +134,11 @@ func Metrics() []MetricSpec {
 			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
 
 		// Capacity and the last ladder.
-		{Name: metricCapacity, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelBound},
+		{Name: metricCapacity, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelBound, labelScope},
 			Help: "Capacity of the class from the last ladder: the class's offered rate at the highest valid step where its good fraction reached the target. bound=\"measured\": a valid step above failed; bound=\"lower\": none did, the capacity is at least this."},
-		{Name: metricKnee, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass},
+		{Name: metricKnee, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelScope},
 			Help: "The class's offered rate at the last ladder's knee: the first valid step whose TTFT p95 for the class exceeds the knee factor times its lowest valid step's."},
-		{Name: metricLadderLast, Kind: KindGauge, Unit: unitTimestamp, Labels: []string{labelTarget},
+		{Name: metricLadderLast, Kind: KindGauge, Unit: unitTimestamp, Labels: []string{labelTarget, labelScope},
 			Help: "Unix time the last ladder finished."},
 		{Name: metricStepRate, Kind: KindGauge, Unit: unitRate, Labels: perStep,
 			Help: "The class's offered rate at each step of the last ladder (step rate × the class's weight share), requests per second."},
@@ -157,6 +158,8 @@ func Metrics() []MetricSpec {
 			Help: "Build information; always 1."},
 		{Name: metricTargetInfo, Kind: KindGauge, Labels: []string{labelTarget, "model", "version"},
 			Help: "Target identity as last seen; always 1."},
+		{Name: metricFleetInfo, Kind: KindGauge, Labels: []string{labelShard, labelShards},
+			Help: "This prober's place in its fleet (shard 0 of 1 when alone); always 1. Join it on instance to label a prober's series by shard."},
 
 		// The JSONL ledger sink (registered by WatchLedgerSink).
 		{Name: metricLedgerWritten, Kind: KindCounter, Unit: unitRecords,
@@ -227,6 +230,10 @@ func Labels() []LabelSpec {
 		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
 			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
 		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
+		{Name: labelScope, Meaning: "Whose ladder a capacity, knee or step figure is: one prober's (local), or a fleet's, merged over every shard and published by its coordinator, shard 0, alone (fleet); see docs/fleet.md.",
+			Values: []string{ScopeLocal, ScopeFleet}},
+		{Name: labelShard, Meaning: "On llmprobe_fleet_info: this prober's shard index (0 is the fleet's coordinator)."},
+		{Name: labelShards, Meaning: "On llmprobe_fleet_info: how many shards the fleet has (1: a prober alone)."},
 		{Name: "model", Meaning: "The model the target names (server-supplied, sanitised, at most 128 bytes)."},
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},

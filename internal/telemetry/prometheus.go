@@ -30,6 +30,9 @@ const (
 	labelReason           = "reason"
 	labelStep             = "step"
 	labelBound            = "bound"
+	labelScope            = "scope"
+	labelShard            = "shard"
+	labelShards           = "shards"
 	labelCause            = "cause"
 	labelTokenType        = "type"
 	exemplarRequestID     = "request_id"
@@ -78,6 +81,7 @@ type promMetrics struct {
 	capacity, knee, ladderLast                                   *prometheus.GaugeVec
 	stepRate, stepTTFT, stepGoodput                              *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
+	fleetInfo                                                    *prometheus.GaugeVec
 }
 
 // histogram, gauge and counter build the collector of a catalog entry
@@ -138,6 +142,7 @@ func newPromMetrics() *promMetrics {
 		sloTTFT:        gauge(metricSLOTTFT),
 		buildInfo:      gauge(metricBuildInfo),
 		targetInfo:     gauge(metricTargetInfo),
+		fleetInfo:      gauge(metricFleetInfo),
 	}
 }
 
@@ -147,7 +152,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo,
+		m.buildInfo, m.targetInfo, m.fleetInfo,
 	}
 }
 

@@ -346,14 +346,14 @@ func TestCapacityBoundLabel(t *testing.T) {
 	r, _ := newTestRecorder(t, Options{})
 	r.SetCapacity("a", "chat", 8, stats.BoundLower, -1)
 	r.SetCapacity("a", "long", 2, stats.BoundMeasured, 4)
-	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "lower")); got != 8 {
+	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "lower", ScopeLocal)); got != 8 {
 		t.Errorf("lower bound %v, want 8", got)
 	}
 	r.SetCapacity("a", "chat", 6, stats.BoundMeasured, 3)
 	if n := testutil.CollectAndCount(r.prom.capacity); n != 2 {
 		t.Errorf("%d capacity series, want 2 (one per class)", n)
 	}
-	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "measured")); got != 6 {
+	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "measured", ScopeLocal)); got != 6 {
 		t.Errorf("measured %v, want 6", got)
 	}
 	r.SetCapacity("a", "chat", -1, stats.BoundMeasured, -1)

@@ -84,6 +84,8 @@ type Recorder struct {
 	log      *slog.Logger
 	logged   sync.Map // drop reason → struct{}: each kind of failure is logged once
 
+	fleet fleetState // scope of the ladder figures, llmprobe_fleet_info (fleet.go)
+
 	mu        sync.Mutex
 	gates     map[classKey]Gates
 	series    map[seriesKey]*promSeries
@@ -123,6 +125,7 @@ func New(o Options) (*Recorder, error) {
 	for _, reason := range dropReasons {
 		r.prom.dropped.WithLabelValues(reason)
 	}
+	r.SetFleet(0, 1) // alone until told otherwise
 	if o.MeterProvider != nil {
 		in, err := newOtelInstruments(o.MeterProvider)
 		if err != nil {
@@ -325,9 +328,10 @@ func (r *Recorder) SetCapacity(target, class string, capacity float64, bound sta
 		if bound != stats.BoundLower {
 			bound = stats.BoundMeasured
 		}
-		r.prom.capacity.WithLabelValues(target, class, string(bound)).Set(capacity)
+		r.prom.capacity.WithLabelValues(target, class, string(bound), r.scope()).Set(capacity)
 	}
-	setOrDelete(r.prom.knee, knee, target, class)
+	r.prom.knee.DeletePartialMatch(prometheus.Labels{labelTarget: target, labelClass: class})
+	setOrDelete(r.prom.knee, knee, target, class, r.scope())
 }
 
 func setOrDelete(g *prometheus.GaugeVec, v float64, lv ...string) {
@@ -347,13 +351,14 @@ func (r *Recorder) SetLadderSteps(target, class string, finished time.Time, step
 	r.prom.stepGoodput.DeletePartialMatch(sel)
 	for _, s := range steps {
 		step := strconv.Itoa(s.Step)
-		r.prom.stepRate.WithLabelValues(target, class, step).Set(s.OfferedRate)
+		r.prom.stepRate.WithLabelValues(target, class, step, r.scope()).Set(s.OfferedRate)
 		if s.TTFTP95 > 0 {
-			r.prom.stepTTFT.WithLabelValues(target, class, step).Set(s.TTFTP95.Seconds())
+			r.prom.stepTTFT.WithLabelValues(target, class, step, r.scope()).Set(s.TTFTP95.Seconds())
 		}
-		r.prom.stepGoodput.WithLabelValues(target, class, step).Set(s.Goodput)
+		r.prom.stepGoodput.WithLabelValues(target, class, step, r.scope()).Set(s.Goodput)
 	}
-	r.prom.ladderLast.WithLabelValues(target).Set(float64(finished.UnixNano()) / 1e9)
+	r.prom.ladderLast.DeletePartialMatch(prometheus.Labels{labelTarget: target})
+	r.prom.ladderLast.WithLabelValues(target, r.scope()).Set(float64(finished.UnixNano()) / 1e9)
 }
 
 // SetBudget sets what is left of today's budgets; a negative value means

@@ -29,7 +29,7 @@ func Load(o config.Options) (*config.Config, error) {
 // ladder, and the /probe endpoint's modules (as the targets they describe)
 // and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
-	return []config.Check{checkTargets, checkProbe}
+	return []config.Check{checkTargets, checkProbe, checkFleet}
 }
 
 func checkTargets(c *config.Config, add func(key, format string, args ...any)) {

@@ -47,6 +47,9 @@ var ranks = map[string]int{
 	"internal/workload": 30, "internal/hostload": 30, "internal/budget": 30, "internal/telemetry": 30, "internal/report": 30,
 	// 40: the ladder
 	"internal/ladder": 40,
+	// 42: a fleet of probers as one (above ladder: it drives and judges
+	// ladders; below config: wiring builds it)
+	"internal/fleet": 42,
 	// 45: the description (imports rank 0 only; imported from rank 50 up)
 	"internal/config": 45,
 	// 50: where the configuration meets the domain; the admin server

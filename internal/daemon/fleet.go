@@ -1,0 +1,149 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/admin"
+	"github.com/llmprobe/llmprobe/internal/fleet"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/wiring"
+)
+
+// hostname is the host's name for fleet.shard "auto": $HOSTNAME (a
+// Kubernetes pod's name), else the kernel's.
+func hostname() (string, error) {
+	if h := os.Getenv("HOSTNAME"); h != "" {
+		return h, nil
+	}
+	return os.Hostname()
+}
+
+// initFleet places the daemon in its fleet (fleet.shard of fleet.shards;
+// --shard sets both): its node, and the scope of the ladder
+// figures it publishes (llmprobe_fleet_info). A prober alone is shard 0 of
+// 1 and nothing changes for it.
+func (d *Daemon) initFleet(o Options) error {
+	h := o.Hostname
+	if h == nil {
+		h = hostname
+	}
+	id, peers, err := wiring.Fleet(o.Config, h)
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	node, err := fleet.NewNode(fleet.NodeOptions{Identity: id, Peers: peers, Logger: d.log, Now: d.now})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	d.node = node
+	d.rec.SetFleet(id.Shard, id.Shards)
+	if id.InFleet() {
+		d.log.Info("fleet member", "shard", id.Shard, "shards", id.Shards, "coordinator", id.Coordinator())
+	}
+	return nil
+}
+
+// startFleet polls the coordinator (on a shard other than 0) until the
+// returned stop is called.
+func (d *Daemon) startFleet() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.node.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		d.node.CloseIdleConnections()
+	}
+}
+
+// withFleet mounts the fleet endpoints (/fleet/v1/…) beside the admin
+// routes.
+func (d *Daemon) withFleet(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/fleet/", d.node.Handler())
+	mux.Handle("/", h)
+	return mux
+}
+
+// fleetLadder builds the target's fleet ladder around its share runner
+// (whose steps are 1/shards of the fleet's): nil for a prober alone.
+func (r *targetRun) fleetLadder(d *Daemon, share *ladder.Runner, fleetSteps []float64) (*fleet.Ladder, error) {
+	if !d.node.Identity().InFleet() {
+		return nil, nil
+	}
+	cfg := share.Config()
+	cfg.Steps = fleetSteps
+	return d.node.NewLadder(fleet.LadderOptions{
+		Config: cfg, Runner: share, LedgerNow: d.led.Now,
+		Begin: func() { r.state.ladderSpan.begin(d.led.Now()) },
+		End: func() {
+			r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
+			r.setLaddering("")
+			for _, c := range r.classes {
+				d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
+			}
+		},
+	})
+}
+
+// runLadder runs one ladder: this prober's own, or, on a fleet's shard 0,
+// the fleet's (announced to every shard, merged and judged here).
+func (r *targetRun) runLadder(ctx context.Context, trigger string) (ladder.Result, error) {
+	if r.fleet == nil {
+		return r.ladder.Run(ctx, trigger)
+	}
+	res, err := r.fleet.Coordinate(ctx, trigger)
+	return res.Result, err
+}
+
+// followLoop offers this shard's share of every fleet ladder shard 0
+// announces, until ctx ends (shards other than 0: their own timetable,
+// start and identity triggers are shard 0's to act on).
+func (r *targetRun) followLoop(ctx context.Context) { r.fleet.Follow(ctx) }
+
+// fleetStatus adds the fleet to a target's row of the status page.
+func (d *Daemon) fleetStatus(r *targetRun, ts *admin.TargetStatus) {
+	id := d.node.Identity()
+	if !id.InFleet() {
+		return
+	}
+	if id.Coordinator() {
+		ts.State = fmt.Sprintf("fleet coordinator (shard 0 of %d): %s", id.Shards, ts.State)
+		if strings.HasPrefix(r.stateText(), "ladder step") {
+			ts.State += " (this shard's share of the fleet's step)"
+		}
+		if !strings.HasPrefix(ts.Capacity, "unknown") {
+			ts.Capacity = fmt.Sprintf("fleet of %d: %s", id.Shards, ts.Capacity)
+		}
+		return
+	}
+	ts.State = fmt.Sprintf("fleet shard %s: %s", id, ts.State)
+	if strings.HasPrefix(r.stateText(), "ladder step") {
+		ts.State += " (this shard's share of the fleet's step)"
+	}
+	ts.Capacity, ts.Knee = "the fleet's, on shard 0", "the fleet's, on shard 0"
+}
+
+// fleetText is the status page's fleet line ("" for a prober alone).
+func (d *Daemon) fleetText() string {
+	st := d.node.Status()
+	if !st.Identity.InFleet() {
+		return ""
+	}
+	if st.Identity.Coordinator() {
+		return fmt.Sprintf("shard 0 of %d: this prober coordinates the fleet's ladders (gathers, merges and judges every shard's steps)", st.Identity.Shards)
+	}
+	where := st.Coordinator
+	if where == "" {
+		where = "not found"
+	}
+	return fmt.Sprintf("shard %d of %d; coordinator (shard 0): %s, its ladder state %s", st.Identity.Shard, st.Identity.Shards, where, st.CoordinatorState)
+}

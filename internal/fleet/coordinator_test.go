@@ -1,0 +1,157 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// okExec answers every request at once: ok, its first token 5 ms late.
+func okExec(led *ledger.Ledger) dispatch.Exec {
+	return func(_ context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
+		dispatched()
+		now := led.Now()
+		rec.Headers, rec.FirstContent, rec.LastContent, rec.ContentEvents = now, now+5*time.Millisecond, now+6*time.Millisecond, 1
+		rec.End = now + 7*time.Millisecond
+		return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	}
+}
+
+// testCoordinator is shard 0 of a fleet of two, served on loopback, whose
+// shard 1 is the handler other.
+func testCoordinator(t *testing.T, steps []float64, other http.HandlerFunc) (*Ladder, string) {
+	t.Helper()
+	var runner *ladder.Runner
+	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) {
+		if runner != nil {
+			runner.Record(r)
+		}
+	}))
+	g := dispatch.NewGroup(led)
+	t.Cleanup(func() { g.Drain(context.Background(), time.Second) })
+	id := Identity{0, 2}
+	cfg := ladder.Config{Target: "t", Classes: []ladder.Class{{Name: "chat", Weight: 1, Gates: stats.Gates{TTFT: 100 * time.Millisecond}}},
+		Steps: id.Rates(steps), StepDuration: time.Second, Gap: MinGap, MaxRate: 100, GoodFractionTarget: 0.5, KneeFactor: 2,
+		StopAt: ladder.StopAtTop, Settle: 500 * time.Millisecond, Validity: stats.ValidityConfig{MaxLagP99: 200 * time.Millisecond}}
+	r, err := ladder.New(cfg, g, okExec(led))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner = r
+	var h http.Handler
+	self := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	t.Cleanup(self.Close)
+	shard1 := httptest.NewServer(other)
+	t.Cleanup(shard1.Close)
+	n, err := NewNode(NodeOptions{Identity: id, Peers: Peers{URLs: []string{self.URL, shard1.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = n.Handler()
+	fc := r.Config()
+	fc.Steps = steps
+	l, err := n.NewLadder(LadderOptions{Config: fc, Runner: r, LedgerNow: led.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Open()
+	return l, self.URL
+}
+
+// TestCoordinatorRefusesBadShardResults: every byte from a peer is
+// hostile until checked. A shard whose results are for another ladder
+// configuration, whose counts cannot be true, or which refuses with a
+// hostile error text, leaves its steps invalid (shard_missing, the refusal
+// named, the text cleaned): the coordinator never merges them into a
+// partial or false figure.
+func TestCoordinatorRefusesBadShardResults(t *testing.T) {
+	var coordinator string
+	other := func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == PathShard:
+			_ = json.NewEncoder(w).Encode(ShardInfo{Identity: Identity{1, 2}, Instance: "fake"})
+			return
+		case strings.HasSuffix(r.URL.Path, "/live"):
+			http.NotFound(w, r)
+			return
+		}
+		var step int
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, PathLadders+"/"), "/") // {id}/steps/{step}
+		if len(parts) != 3 {
+			http.NotFound(w, r)
+			return
+		}
+		id := parts[0]
+		if _, err := fmt.Sscan(parts[2], &step); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if step == 3 {
+			writeError(w, http.StatusConflict, "refused\x1b[31m: \u202enot me")
+			return
+		}
+		// Shard 0's own report for the step, passed off as shard 1's.
+		var rep StepReport
+		resp, err := http.Get(fmt.Sprintf("%s%s/%s/steps/%d", coordinator, PathLadders, id, step))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			if resp != nil {
+				w.WriteHeader(resp.StatusCode)
+				resp.Body.Close()
+			}
+			return
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&rep)
+		resp.Body.Close()
+		rep.Shard = 1
+		switch step {
+		case 1:
+			rep.Fingerprint = "0123456789abcdef"
+		case 2:
+			rep.All.Dispatched += 5
+		}
+		writeJSON(w, http.StatusOK, rep)
+	}
+	l, self := testCoordinator(t, []float64{20, 40, 60}, other)
+	coordinator = self
+	res, err := l.Coordinate(context.Background(), "manual")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"results refused: ladder fingerprint", "results refused: counts: ", "refused"}
+	if len(res.Steps) != 3 {
+		t.Fatalf("%d steps: %+v", len(res.Steps), res.Steps)
+	}
+	for i, s := range res.Steps {
+		reasons := strings.Join(s.Invalid, "; ")
+		t.Logf("step %d: valid %v, planned %d, %s", s.Step, s.Valid, s.Planned, reasons)
+		if s.Valid || len(s.InvalidCauses) != 1 || s.InvalidCauses[0].Cause != stats.CauseShardMissing ||
+			!strings.Contains(reasons, "shard 1: no results: "+want[i]) {
+			t.Errorf("step %d: want invalid, shard 1 missing (%s)", s.Step, want[i])
+		}
+		if strings.ContainsAny(reasons, "\x1b\u202e") {
+			t.Errorf("step %d: the shard's text reached the reason uncleaned: %q", s.Step, reasons)
+		}
+	}
+	if res.CapacityStep != 0 || res.Scope != ScopeFleet || res.Shards != 2 || len(res.ShardSteps) != 6 {
+		t.Errorf("capacity step %d from invalid steps; scope %q, shards %d, %d shard rows", res.CapacityStep, res.Scope, res.Shards, len(res.ShardSteps))
+	}
+	for _, row := range res.ShardSteps {
+		if row.Shard == 0 && (row.Missing != "" || !row.Valid || row.Planned == 0) {
+			t.Errorf("shard 0's own share of step %d: %+v", row.Step, row)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package stats
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// randomCohort is n records of a step: mostly ok with random latencies,
+// some rejected, timed out and unsent at the in-flight cap.
+func randomCohort(seed uint64, n int) []ledger.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	out := make([]ledger.Record, 0, n)
+	for i := range n {
+		p := time.Duration(i) * 10 * ms
+		switch x := rng.IntN(20); {
+		case x == 0:
+			out = append(out, failRec(p, ms, 40*ms, ledger.Rejected, ledger.ReasonStatus429))
+		case x == 1:
+			out = append(out, failRec(p, 2*ms, 900*ms, ledger.Timeout, ledger.ReasonFirstContent))
+		case x == 2:
+			out = append(out, failRec(p, 0, 0, ledger.Unsent, ledger.ReasonClientCap))
+		default:
+			ttft := time.Duration(20+rng.IntN(400)) * ms
+			out = append(out, okRec(p, time.Duration(rng.IntN(3000))*time.Microsecond, ttft, ttft+time.Duration(rng.IntN(800))*ms, 8))
+		}
+	}
+	return out
+}
+
+// TestMergeEqualsOneAccumulator: three shards' cohorts, each summarised by
+// its own accumulator and sent as JSON Parts, merge into exactly the
+// Summary one accumulator makes of all their records: counts, exact
+// percentiles and the validity verdict (same rate, same window).
+func TestMergeEqualsOneAccumulator(t *testing.T) {
+	cfg := Config{Mode: ledger.ModeOpen, RequestedRate: 300, Window: 10 * time.Second,
+		Gates: Gates{TTFT: 300 * ms}, Validity: ValidityConfig{MaxLagP99: 2 * ms}}
+	whole := NewAccumulator(cfg)
+	var parts []Part
+	for shard := range 3 {
+		share := cfg
+		share.RequestedRate = cfg.RequestedRate / 3
+		a := NewAccumulator(share)
+		for _, r := range randomCohort(uint64(shard), 1000) {
+			a.Add(&r)
+			whole.Add(&r)
+		}
+		b, err := json.Marshal(a.Part(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Part
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	got, err := Merge(cfg, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := whole.Summary()
+	if got.Planned != want.Planned || got.Dispatched != want.Dispatched || got.Unsent != want.Unsent || got.Good != want.Good ||
+		got.Rejected != want.Rejected || got.Completed != want.Completed || got.GateMisses != want.GateMisses {
+		t.Fatalf("counts: got %+v\nwant %+v", got, want)
+	}
+	if got.TTFT != want.TTFT || got.E2E != want.E2E || got.DispatchLag != want.DispatchLag {
+		t.Fatalf("percentiles: got ttft %+v e2e %+v lag %+v\nwant ttft %+v e2e %+v lag %+v", got.TTFT, got.E2E, got.DispatchLag, want.TTFT, want.E2E, want.DispatchLag)
+	}
+	if !got.TTFT.Exact || got.TTFT.Count < 2000 {
+		t.Fatalf("TTFT merged from exact samples: %+v", got.TTFT)
+	}
+	if got.GoodFraction != want.GoodFraction || got.AchievedRate != want.AchievedRate || got.GoodputPerSecond != want.GoodputPerSecond {
+		t.Fatalf("derived: got %g %g %g, want %g %g %g", got.GoodFraction, got.AchievedRate, got.GoodputPerSecond, want.GoodFraction, want.AchievedRate, want.GoodputPerSecond)
+	}
+	if got.Validity.Valid != want.Validity.Valid || strings.Join(got.Validity.Reasons, "|") != strings.Join(want.Validity.Reasons, "|") {
+		t.Fatalf("validity: got %+v, want %+v", got.Validity, want.Validity)
+	}
+	if got.Validity.Valid || !got.Validity.Has(CauseInFlightCap) {
+		t.Fatalf("the cohort had client_cap arrivals: want in_flight_cap, got %+v", got.Validity)
+	}
+}
+
+// TestSketchBucketedAboveExportExact: a distribution past ExportExact
+// samples travels as buckets; merging it keeps quantiles within the
+// histogram's stated error and the count, minimum and maximum exact.
+func TestSketchBucketedAboveExportExact(t *testing.T) {
+	d, whole := NewDist(0), NewDist(0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range ExportExact + 10 {
+		v := time.Duration(1+rng.IntN(5000)) * time.Microsecond
+		d.Add(v)
+		whole.Add(v)
+	}
+	sk := d.Sketch(0)
+	if len(sk.Exact) != 0 || len(sk.Buckets) == 0 {
+		t.Fatalf("want buckets past %d samples, got %d exact, %d buckets", ExportExact, len(sk.Exact), len(sk.Buckets))
+	}
+	m := NewDist(0)
+	if err := m.Merge(sk); err != nil {
+		t.Fatal(err)
+	}
+	got, want := m.Percentiles(), whole.Percentiles()
+	if got.Count != want.Count || got.Max != want.Max || got.Exact {
+		t.Fatalf("got %+v, want count and max of %+v, inexact", got, want)
+	}
+	for _, q := range []struct{ g, w time.Duration }{{got.P50, want.P50}, {got.P95, want.P95}, {got.P99, want.P99}} {
+		if rel := float64(q.g-q.w) / float64(q.w); rel > HistogramRelativeError+1e-9 || rel < -HistogramRelativeError-1e-9 {
+			t.Errorf("quantile %v vs exact %v: relative error %g above %g", q.g, q.w, rel, HistogramRelativeError)
+		}
+	}
+}
+
+// TestPartCheckRefusesHostile: a Part or Sketch whose counts cannot be
+// true is refused with what is wrong, never merged.
+func TestPartCheckRefusesHostile(t *testing.T) {
+	good := func() Part {
+		a := NewAccumulator(Config{Window: time.Second})
+		for _, r := range randomCohort(3, 40) {
+			a.Add(&r)
+		}
+		return a.Part(true)
+	}
+	if err := good().Check(); err != nil {
+		t.Fatalf("a real part: %v", err)
+	}
+	tests := []struct {
+		name string
+		mod  func(*Part)
+		want string
+	}{
+		{"negative count", func(p *Part) { p.Good = -1 }, "negative"},
+		{"identity broken", func(p *Part) { p.Dispatched++ }, "dispatched"},
+		{"unknown outcome", func(p *Part) { p.Outcomes["exploded"] = map[ledger.Reason]int{"": 1} }, "unknown outcome"},
+		{"outcomes do not add up", func(p *Part) { p.Outcomes[ledger.OK][ledger.ReasonStop]++ }, "add up"},
+		{"more samples than ok", func(p *Part) {
+			p.TTFT.Exact = append(p.TTFT.Exact, p.TTFT.Max)
+			p.TTFT.Count++
+			p.Completed, p.Good = 0, 0
+		}, "samples for"},
+		{"samples unsorted", func(p *Part) { p.E2E.Exact[1], p.E2E.Exact[2] = p.E2E.Exact[2]+1, p.E2E.Exact[1] }, "order"},
+		{"bucket out of range", func(p *Part) {
+			p.TTFT = Sketch{Count: 1, Min: 1, Max: 1, Buckets: map[int]int{maxBucketIndex + 1: 1}}
+		}, "bucket"},
+		{"no lag limit", func(p *Part) { p.LagLimitNS = 0 }, "limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := good()
+			tt.mod(&p)
+			err := p.Check()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+			if _, err := Merge(Config{Window: time.Second}, []Part{p}); err == nil {
+				t.Fatal("Merge took a part Check refuses")
+			}
+		})
+	}
+}
+
+// TestFleetValidity: a missing shard or an invalid shard makes the step
+// invalid with the fleet cause and the shard named; otherwise the merged
+// cohort's verdict stands.
+func TestFleetValidity(t *testing.T) {
+	merged := Validity{Valid: true, Notes: []string{"n"}}
+	if v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: Validity{Valid: true}}}); !v.Valid {
+		t.Fatalf("all valid: %+v", v)
+	}
+	lag := Validity{Valid: false, Reasons: []string{"dispatch-lag p99 30ms exceeds 10ms"},
+		Causes: []InvalidCause{{Cause: CauseDispatchLag, Reason: "dispatch-lag p99 30ms exceeds 10ms"}}}
+	v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: lag}, {Shard: 2, Missing: "connection refused"}})
+	if v.Valid || !v.Has(CauseShardInvalid) || !v.Has(CauseShardMissing) || len(v.Causes) != 2 {
+		t.Fatalf("got %+v", v)
+	}
+	if !strings.Contains(v.Reasons[0], "shard 1: generator invalid (dispatch_lag): dispatch-lag p99 30ms") ||
+		!strings.Contains(v.Reasons[1], "shard 2: no results: connection refused") || v.Causes[1].Action == "" {
+		t.Fatalf("reasons %q", v.Reasons)
+	}
+}
