@@ -10,9 +10,12 @@ const UIDFleet = "llmprobe-fleet"
 const (
 	// byShard appends the shard index to a per-(job, instance) result.
 	byShard = ` * on (job, instance) group_left (shard) llmprobe_fleet_info{` + selJob + `}`
-	// byShardSeen does the same from the last hour's info, so that a shard
-	// that stopped answering (its series stale) still has its index.
-	byShardSeen = ` * on (job, instance) group_left (shard, shards) max by (job, instance, shard, shards) (last_over_time(llmprobe_fleet_info{` + selJob + `}[1h]))`
+	// byShardSeen does the same for a shard that stopped answering (its
+	// series stale) from its info of the last hour; a live shard's own
+	// current info wins, so a fleet resized within the hour (shards="3",
+	// then "5") joins once.
+	byShardSeen = ` * on (job, instance) group_left (shard, shards) (max by (job, instance, shard, shards) (llmprobe_fleet_info{` + selJob + `})` +
+		` or (max by (job, instance, shard, shards) (last_over_time(llmprobe_fleet_info{` + selJob + `}[1h])) unless on (job, instance) llmprobe_fleet_info{` + selJob + `}))`
 )
 
 // fleet is the fleet view: each shard's health (scraped, dispatch lag,
