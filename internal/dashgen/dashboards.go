@@ -245,7 +245,7 @@ func capacity() board {
 					queries:     []q{query(fmt.Sprintf(`llmprobe_ladder_last_run_timestamp_seconds{%s} * 1000`, selT), "{{target}}").want(ExpectLadder)}},
 				{kind: "stat", title: "Capacity (last ladder)", unit: unitReqPerSec, width: 8, height: 5,
 					description: "The class's offered rate at the highest valid step that met its gates. bound=lower: no valid step above it failed, so the capacity is at least this.",
-					queries:     []q{query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}} ({{bound}})").want(ExpectLadder)}},
+					queries:     []q{query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}} {{scope}} ({{bound}})").want(ExpectLadder)}},
 				{kind: "table", title: "Target identity", unit: unitNone, width: 8, height: 5,
 					description: "Model and version reported by each target (llmprobe_target_info).",
 					queries:     []q{query(fmt.Sprintf(`llmprobe_target_info{%s}`, selT), "").asInstant()}},
@@ -254,7 +254,7 @@ func capacity() board {
 				{kind: "timeseries", title: "Capacity over time", unit: unitReqPerSec,
 					description: "Capacity of each ladder run (bound=lower: at least this); annotations mark target identity changes.",
 					queries: []q{
-						query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}} ({{bound}})").want(ExpectLadder),
+						query(fmt.Sprintf(`llmprobe_capacity_requests_per_second{%s}`, selTC), "{{target}} {{class}} {{scope}} ({{bound}})").want(ExpectLadder),
 						query(fmt.Sprintf(`quantile_over_time(0.5, %s{%s}[7d])`, recCapacity, selTC), "7d median {{target}} {{class}}").want(ExpectLadder),
 					}},
 				{kind: "timeseries", title: "Knee over time", unit: unitReqPerSec,
@@ -339,5 +339,5 @@ func health() board {
 
 // boards returns every dashboard in a stable order.
 func boards(o RuleOptions) []board {
-	return []board{overview(o), capacity(), health()}
+	return []board{overview(o), capacity(), health(), fleet()}
 }

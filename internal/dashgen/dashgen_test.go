@@ -111,13 +111,13 @@ func loadDashboards(t *testing.T) map[string]jsonDashboard {
 
 func TestDashboardsShape(t *testing.T) {
 	ds := loadDashboards(t)
-	for _, uid := range []string{UIDOverview, UIDCapacity, UIDHealth} {
+	for _, uid := range []string{UIDOverview, UIDCapacity, UIDHealth, UIDFleet} {
 		if _, ok := ds[uid]; !ok {
 			t.Errorf("dashboard %q missing", uid)
 		}
 	}
-	if len(ds) != 3 {
-		t.Errorf("got %d dashboards, want 3", len(ds))
+	if len(ds) != 4 {
+		t.Errorf("got %d dashboards, want 4", len(ds))
 	}
 	for uid, d := range ds {
 		var vars []string
@@ -167,7 +167,7 @@ func TestDashboardsShape(t *testing.T) {
 func TestQueriesMatchJSON(t *testing.T) {
 	ds := loadDashboards(t)
 	var fromJSON []string
-	for _, uid := range []string{UIDOverview, UIDCapacity, UIDHealth} {
+	for _, uid := range []string{UIDOverview, UIDCapacity, UIDHealth, UIDFleet} {
 		for _, a := range ds[uid].Annotations.List {
 			fromJSON = append(fromJSON, uid+"|"+AnnotationPrefix+a.Name+"|Anno|"+a.Target.Expr)
 		}

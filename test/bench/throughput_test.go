@@ -29,19 +29,31 @@ import (
 // simulator's CPU time by pid and may renice it.
 func startSimProcess(b *testing.B) (string, int) {
 	b.Helper()
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "llmprobe")
+	return startSim(b, buildLLMProbe(b), "--ttft", "1ms", "--token-time", "100us", "--output-tokens", "8")
+}
+
+// buildLLMProbe builds the llmprobe binary into a temporary directory.
+func buildLLMProbe(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), "llmprobe")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/llmprobe/llmprobe/cmd/llmprobe").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// startSim runs `bin sim` on a free loopback port with no slot or
+// admission limit and the service flags given, until the benchmark ends;
+// it returns the base URL and the simulator's pid.
+func startSim(b *testing.B, bin string, service ...string) (string, int) {
+	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	args := []string{bin, "sim", "--listen", addr, "--ttft", "1ms", "--token-time", "100us", "--output-tokens", "8",
-		"--slots", "100000", "--admission", "100000"}
+	args := append([]string{bin, "sim", "--listen", addr, "--slots", "100000", "--admission", "100000"}, service...)
 	// LLMPROBE_BENCH_SIM_NICE runs the simulator at that nice level, so
 	// that when the two processes compete for the cores the generator is
 	// served first (closer to a target on another host).

@@ -142,6 +142,8 @@ var foreignFlags = map[string]string{
 	"from-literal":             "kubectl create secret",
 	"web.enable-otlp-receiver": "prometheus",
 	"enable-feature":           "prometheus 2.x",
+	"force":                    "kubectl delete pod --force",
+	"query.replica-label":      "thanos query",
 }
 
 var flagSpanRE = regexp.MustCompile(`^--([a-z0-9][a-z0-9.-]*[a-z0-9])(?:[ =].*)?$`)
