@@ -82,3 +82,31 @@ func TestReadmeLength(t *testing.T) {
 		t.Errorf("README.md has %d lines, at most %d: move reference material to docs/", n, maxReadmeLines)
 	}
 }
+
+// The README's /probe scrape job is the first job of
+// docs/probe-endpoint.md's scrape configuration, word for word: that one
+// is run by a real Prometheus in test/integration (TestProbeEndpointPrometheus),
+// so the README's copy is proven with it.
+func TestReadmeProbeScrapeConfigIsTheTestedOne(t *testing.T) {
+	yamlBlock := func(doc, after string) string {
+		text := repoFile(t, doc)
+		i := strings.Index(text, after)
+		if i < 0 {
+			t.Fatalf("%s: no %q", doc, after)
+		}
+		_, block, ok := strings.Cut(text[i:], "```yaml\n")
+		if !ok {
+			t.Fatalf("%s: no yaml block after %q", doc, after)
+		}
+		block, _, _ = strings.Cut(block, "```")
+		return block
+	}
+	readme := yamlBlock("README.md", "through `/probe` as it does through blackbox_exporter")
+	if !strings.Contains(readme, "metrics_path: /probe") || !strings.Contains(readme, "relabel_configs:") {
+		t.Fatalf("README.md's /probe block has no /probe job with relabel_configs:\n%s", readme)
+	}
+	tested := yamlBlock("docs/probe-endpoint.md", "## The Prometheus scrape configuration")
+	if !strings.HasPrefix(tested, readme) {
+		t.Errorf("README.md's /probe scrape job differs from the first job of docs/probe-endpoint.md (the one a real Prometheus runs in the tests):\nREADME:\n%s\ndocs:\n%s", readme, tested)
+	}
+}
