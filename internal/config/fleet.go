@@ -30,6 +30,33 @@ type Fleet struct {
 	// NAME:PORT) that resolves to every prober's address; its port is
 	// admin.listen's when it names none.
 	Peers []string `koanf:"peers" json:"peers,omitempty"`
+	// Scheme is how DNS peers are spoken to: "http" (the default) or
+	// "https" (admin servers serving TLS). Peer URLs carry their own.
+	Scheme string `koanf:"scheme" json:"scheme,omitempty"`
+	// BasicAuth is what this prober sends its peers when their admin
+	// servers require basic auth (admin.web_config_file's basic_auth_users).
+	BasicAuth PeerBasicAuth `koanf:"basic_auth" json:"basic_auth"`
+	// TLS is how this prober checks its peers' certificates (and presents
+	// its own, when their web configuration asks for client certificates).
+	TLS PeerTLS `koanf:"tls_config" json:"tls_config"`
+}
+
+// PeerBasicAuth is a user and the file holding its password (read on
+// every request, so a rotated secret is picked up; never the password
+// itself in the configuration).
+type PeerBasicAuth struct {
+	Username     string `koanf:"username" json:"username,omitempty"`           // the user this prober sends its peers' admin servers (a name in their web configuration's basic_auth_users); with password_file
+	PasswordFile string `koanf:"password_file" json:"password_file,omitempty"` // file holding that user's password (a mounted Secret), read on every request; trailing newline ignored
+}
+
+// PeerTLS is the client side of TLS to the peers' admin servers, as in a
+// Prometheus scrape's tls_config.
+type PeerTLS struct {
+	CAFile             string `koanf:"ca_file" json:"ca_file,omitempty"`                           // PEM file of the CA that signed the peers' admin certificates ("" = the system's)
+	CertFile           string `koanf:"cert_file" json:"cert_file,omitempty"`                       // client certificate shown to peers whose web configuration asks for one; with key_file
+	KeyFile            string `koanf:"key_file" json:"key_file,omitempty"`                         // its private key
+	ServerName         string `koanf:"server_name" json:"server_name,omitempty"`                   // name checked on the peers' certificates instead of the address (DNS peers resolve to pod IPs: give the name the certificate holds)
+	InsecureSkipVerify bool   `koanf:"insecure_skip_verify" json:"insecure_skip_verify,omitempty"` // do not check the peers' certificates (tests only: anyone on the path can then read the fleet's results)
 }
 
 var shardIndex = regexp.MustCompile(`^[0-9]{1,4}$`)
@@ -89,6 +116,17 @@ func (c *Config) validateFleet(el *errorList) {
 		el.add("fleet.shard", "%v", err)
 	case !auto && idx >= f.Shards:
 		el.add("fleet.shard", "shard %d of %d: want 0 to %d (shards are numbered from 0)", idx, f.Shards, f.Shards-1)
+	}
+	switch f.Scheme {
+	case "", "http", "https":
+	default:
+		el.add("fleet.scheme", "want http or https, got %q", f.Scheme)
+	}
+	if a := f.BasicAuth; (a.Username == "") != (a.PasswordFile == "") {
+		el.add("fleet.basic_auth", "username and password_file go together (got username %q, password_file %q)", a.Username, a.PasswordFile)
+	}
+	if t := f.TLS; (t.CertFile == "") != (t.KeyFile == "") {
+		el.add("fleet.tls_config", "cert_file and key_file go together (got cert_file %q, key_file %q)", t.CertFile, t.KeyFile)
 	}
 	if f.Shards > 1 && len(f.Peers) == 0 {
 		el.add("fleet.peers", "a fleet of %d needs its peers: admin base URLs, or one DNS name resolving to every prober", f.Shards)

@@ -36,7 +36,13 @@ func (d *Daemon) initFleet(o Options) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	node, err := fleet.NewNode(fleet.NodeOptions{Identity: id, Peers: peers, Logger: d.log, Now: d.now})
+	var cli *http.Client
+	if id.InFleet() {
+		if cli, err = wiring.FleetClient(o.Config); err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+	}
+	node, err := fleet.NewNode(fleet.NodeOptions{Identity: id, Peers: peers, Client: cli, Logger: d.log, Now: d.now})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}

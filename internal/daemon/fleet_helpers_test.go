@@ -25,6 +25,7 @@ type testFleet struct {
 	shards []*running
 	sinks  []*recSink
 	yaml   func(shard int) string
+	client func() *http.Client // nil: plain HTTP; else HTTPS with this client
 }
 
 // fleetYAML is a whole configuration for shard of a fleet whose admin
@@ -52,7 +53,14 @@ func loadChecked(t *testing.T, yaml string) *config.Config {
 // configuration.
 func startTestFleet(t *testing.T, n int, yaml func(shard int, addrs []string) string) *testFleet {
 	t.Helper()
-	f := &testFleet{t: t, shards: make([]*running, n), sinks: make([]*recSink, n)}
+	return startTestFleetClient(t, n, yaml, nil)
+}
+
+// startTestFleetClient is startTestFleet whose tests speak to the shards'
+// admin servers with client (nil: plain HTTP).
+func startTestFleetClient(t *testing.T, n int, yaml func(shard int, addrs []string) string, client func() *http.Client) *testFleet {
+	t.Helper()
+	f := &testFleet{t: t, shards: make([]*running, n), sinks: make([]*recSink, n), client: client}
 	ls := make([]net.Listener, n)
 	for i := range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -99,6 +107,9 @@ func (f *testFleet) start(i int, l net.Listener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{d: d, rec: rec, admin: "http://" + f.addrs[i], reload: make(chan *config.Config), cancel: cancel, errc: make(chan error, 1),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+	if f.client != nil {
+		r.admin, r.client = "https://"+f.addrs[i], f.client()
+	}
 	go func() { r.errc <- d.Run(ctx, r.reload) }()
 	t.Cleanup(func() { _ = r.stop(t) })
 	f.shards[i], f.sinks[i] = r, sink

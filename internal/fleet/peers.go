@@ -20,11 +20,13 @@ import (
 // Peers is where a shard finds the others: admin base URLs
 // (http://llmprobe-0.llmprobe:9464), or one DNS name (a Kubernetes headless
 // Service) whose every address is a shard's admin server on Port, spoken
-// in plain HTTP. Which address is which shard is asked of each (PathShard).
+// in Scheme. Which address is which shard is asked of each (PathShard).
 type Peers struct {
 	URLs []string
 	DNS  string
 	Port int
+	// Scheme is the DNS peers' scheme, "http" or "https"; "" is "http".
+	Scheme string
 	// Lookup resolves DNS; nil is net.DefaultResolver.LookupHost.
 	Lookup func(ctx context.Context, host string) ([]string, error)
 }
@@ -76,9 +78,13 @@ func (p Peers) addresses(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet peers: resolve %s: %w", p.DNS, err)
 	}
+	scheme := p.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
 	out := make([]string, 0, len(hosts))
 	for _, h := range hosts {
-		out = append(out, "http://"+net.JoinHostPort(h, strconv.Itoa(p.Port)))
+		out = append(out, scheme+"://"+net.JoinHostPort(h, strconv.Itoa(p.Port)))
 	}
 	return out, nil
 }
@@ -167,7 +173,7 @@ func (d *directory) discover(ctx context.Context) {
 	for _, a := range answers {
 		switch {
 		case a.err != nil:
-			silent = append(silent, a.err.Error())
+			silent = append(silent, peerError(a.url, a.err))
 			continue
 		case a.info.Instance == d.self.Instance:
 			continue
@@ -237,6 +243,21 @@ func getJSON(ctx context.Context, c *http.Client, u string, timeout time.Duratio
 		return fmt.Errorf("GET %s: %w", sanitize.URL(u), err)
 	}
 	return nil
+}
+
+// peerError is why the peer at base did not say which shard it is, naming
+// it (a status answer does not), and what to set when it asked for
+// credentials.
+func peerError(base string, err error) string {
+	var st errStatus
+	if !errors.As(err, &st) {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("GET %s: %v", sanitize.URL(base+PathShard), err)
+	if st.code == http.StatusUnauthorized || st.code == http.StatusForbidden {
+		msg += " (its admin server asks for credentials: fleet.basic_auth, fleet.tls_config)"
+	}
+	return msg
 }
 
 func unwrapURL(err error) error {

@@ -95,3 +95,51 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("DNS: asked %q, located %v (%v)", asked, at, why)
 	}
 }
+
+// TestDiscoveryDNSOverTLS: DNS peers are spoken to in their Scheme
+// (fleet.scheme https: admin servers serving TLS), and a peer that
+// refuses this shard's credentials is named with its status.
+func TestDiscoveryDNSOverTLS(t *testing.T) {
+	self := ShardInfo{Identity: Identity{0, 2}, Instance: "self"}
+	info := ShardInfo{Identity: Identity{1, 2}, Instance: "a"}
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "prom" || p != "pw" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="llmprobe"`)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(info)
+	}))
+	defer s.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.URL, "https://"))
+	p, _ := strconv.Atoi(port)
+	lookup := func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }
+	dir := func(c *http.Client) *directory {
+		return &directory{peers: Peers{DNS: "llmprobe.fleet", Port: p, Scheme: "https", Lookup: lookup}, self: self,
+			client: c, at: map[int]string{}, conflict: map[int]string{}}
+	}
+	// Without credentials: refused, and the reason says so.
+	_, why := dir(s.Client()).locate(context.Background(), []int{1})
+	if !strings.Contains(why[1], "https://127.0.0.1:"+port) || !strings.Contains(why[1], "401") {
+		t.Errorf("without credentials: %q, want the peer and its 401 named", why[1])
+	}
+	authed := s.Client()
+	authed.Transport = basicAuth{"prom", "pw", authed.Transport}
+	at, why := dir(authed).locate(context.Background(), []int{1})
+	if at[1] != "https://127.0.0.1:"+port {
+		t.Fatalf("with credentials: located %v (%v), want shard 1 over https", at, why)
+	}
+}
+
+// basicAuth adds a user and password to every request (the daemon's peers'
+// client does it with prometheus/common/config; see wiring.FleetClient).
+type basicAuth struct {
+	user, pass string
+	next       http.RoundTripper
+}
+
+func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.SetBasicAuth(b.user, b.pass)
+	return b.next.RoundTrip(r)
+}

@@ -3,8 +3,12 @@ package wiring
 import (
 	"fmt"
 	"net"
+	"net/http"
+	"os"
 	"strconv"
 	"time"
+
+	promconfig "github.com/prometheus/common/config"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/fleet"
@@ -40,10 +44,43 @@ func Fleet(c *config.Config, hostname func() (string, error)) (fleet.Identity, f
 	if err != nil {
 		return fleet.Identity{}, fleet.Peers{}, fmt.Errorf("%s: fleet.peers: %w", c.Source("fleet.peers"), err)
 	}
+	peers.Scheme = c.Fleet.Scheme
 	if len(peers.URLs) == 0 && peers.DNS == "" {
 		return fleet.Identity{}, fleet.Peers{}, fmt.Errorf("fleet: shard %s has no peers (fleet.peers)", id)
 	}
 	return id, peers, nil
+}
+
+// FleetClient is the HTTP client a shard speaks to its peers with:
+// fleet.basic_auth and fleet.tls_config, as a Prometheus scrape's
+// (prometheus/common/config: the password file is read on every request,
+// the CA and client certificate when they change). A prober alone, or one
+// whose fleet sets neither, gets a plain client.
+func FleetClient(c *config.Config) (*http.Client, error) {
+	f := c.Fleet
+	hc := promconfig.HTTPClientConfig{
+		TLSConfig: promconfig.TLSConfig{
+			CAFile: f.TLS.CAFile, CertFile: f.TLS.CertFile, KeyFile: f.TLS.KeyFile,
+			ServerName: f.TLS.ServerName, InsecureSkipVerify: f.TLS.InsecureSkipVerify,
+		},
+	}
+	if f.BasicAuth.Username != "" {
+		hc.BasicAuth = &promconfig.BasicAuth{Username: f.BasicAuth.Username, PasswordFile: f.BasicAuth.PasswordFile}
+	}
+	if err := hc.Validate(); err != nil {
+		return nil, fmt.Errorf("fleet peers' client: %w", err)
+	}
+	if p := f.BasicAuth.PasswordFile; p != "" {
+		if _, err := os.ReadFile(p); err != nil {
+			return nil, fmt.Errorf("fleet.basic_auth.password_file: %w", err)
+		}
+	}
+	cli, err := promconfig.NewClientFromConfig(hc, "llmprobe_fleet",
+		promconfig.WithIdleConnTimeout(30*time.Second), promconfig.WithUserAgent("llmprobe-fleet"))
+	if err != nil {
+		return nil, fmt.Errorf("fleet.tls_config: %w", err)
+	}
+	return cli, nil
 }
 
 func adminPort(listen string) int {
@@ -113,6 +150,9 @@ func checkFleet(c *config.Config, add func(key, format string, args ...any)) {
 		if _, err := fleet.ParsePeers(c.Fleet.Peers, adminPort(c.Admin.Listen)); err != nil {
 			add("fleet.peers", "%v", err)
 		}
+	}
+	if _, err := FleetClient(c); err != nil {
+		add("fleet", "%v", err)
 	}
 	for i, t := range c.Targets {
 		if !t.Ladder.Enabled {

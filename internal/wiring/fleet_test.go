@@ -1,12 +1,21 @@
 package wiring
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/fleet"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 const fleetTargets = `
@@ -49,6 +58,12 @@ func TestFleetKeys(t *testing.T) {
 		{"steps above 3 × the cap", `{shard: 0, shards: 2, peers: [llmprobe]}`, "", []string{"ladder.steps[2]: 240 req/s is above 2 shards × the hard maximum 100 per shard"}},
 		{"budget below the shard count", `{shard: 0, shards: 16, peers: [llmprobe]}`, "", []string{"budget.tokens_per_day: 10 cannot be split over 16 shards"}},
 		{"a schedule longer than a fleet ladder", `{shard: 0, shards: 3, peers: [llmprobe]}`, "      schedule: {every: 1m}\n", nil},
+		{"DNS peers over TLS", `{shard: 0, shards: 3, peers: [llmprobe:9464], scheme: https, tls_config: {server_name: llmprobe.default.svc}}`, "", nil},
+		{"a scheme that is not one", `{shard: 0, shards: 3, peers: [llmprobe:9464], scheme: ftp}`, "", []string{`fleet.scheme: want http or https, got "ftp"`}},
+		{"a user without a password file", `{shard: 0, shards: 3, peers: [llmprobe:9464], basic_auth: {username: prom}}`, "", []string{"fleet.basic_auth: username and password_file go together"}},
+		{"a password file that is not there", `{shard: 0, shards: 3, peers: [llmprobe:9464], basic_auth: {username: prom, password_file: /nonexistent/llmprobe-pw}}`, "", []string{"fleet.basic_auth.password_file:", "/nonexistent/llmprobe-pw"}},
+		{"a certificate without its key", `{shard: 0, shards: 3, peers: [llmprobe:9464], tls_config: {cert_file: /c.pem}}`, "", []string{"fleet.tls_config: cert_file and key_file go together"}},
+		{"a CA file that is not there", `{shard: 0, shards: 3, peers: [llmprobe:9464], tls_config: {ca_file: /nonexistent/llmprobe-ca.pem}}`, "", []string{"fleet.tls_config:", "/nonexistent/llmprobe-ca.pem"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,5 +166,73 @@ func TestForShard(t *testing.T) {
 	}
 	if config.MaxShards != fleet.MaxShards {
 		t.Errorf("config.MaxShards %d ≠ fleet.MaxShards %d", config.MaxShards, fleet.MaxShards)
+	}
+}
+
+// TestFleetClient: the peers' client sends fleet.basic_auth, with the
+// password read from its file on every request (a rotated secret is used
+// at once), and trusts the admin servers' certificates through
+// fleet.tls_config.ca_file; without the CA the same server is refused.
+func TestFleetClient(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, _ := testutil.SelfSigned(t, dir, x509.ExtKeyUsageServerAuth)
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%v %s:%s", ok, u, p))
+		mu.Unlock()
+		if !ok || u != "prom" || p != "first" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+
+	pw := filepath.Join(dir, "password")
+	if err := os.WriteFile(pw, []byte("first\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	get := func(c *config.Config) (int, error) {
+		cli, err := FleetClient(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.CloseIdleConnections()
+		resp, err := cli.Get(srv.URL + fleet.PathShard)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	c := &config.Config{Fleet: config.Fleet{Shards: 2, BasicAuth: config.PeerBasicAuth{Username: "prom", PasswordFile: pw},
+		TLS: config.PeerTLS{CAFile: certFile}}}
+	if code, err := get(c); err != nil || code != http.StatusOK {
+		t.Fatalf("with the credentials and the CA: %d, %v", code, err)
+	}
+	if err := os.WriteFile(pw, []byte("rotated"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := get(c); err != nil || code != http.StatusUnauthorized {
+		t.Fatalf("after the password file changed: %d, %v; want 401 (the new password sent)", code, err)
+	}
+	mu.Lock()
+	if len(seen) != 2 || seen[0] != "true prom:first" || seen[1] != "true prom:rotated" {
+		t.Errorf("the server saw %q: want the file's password on each request", seen)
+	}
+	mu.Unlock()
+	noCA := *c
+	noCA.Fleet.TLS = config.PeerTLS{}
+	if _, err := get(&noCA); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("without the CA: %v, want the certificate refused", err)
 	}
 }
