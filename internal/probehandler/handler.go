@@ -81,11 +81,17 @@ func New(o Options) (*Handler, error) {
 	return &Handler{o: o}, nil
 }
 
-// ServeHTTP serves one scrape: 400 for a bad request, 403 for a target
-// that may not be probed, 503 beyond probe.max_concurrent, and otherwise
-// the probe's metrics (or, with debug=true, its logs, metrics, ledger
-// records and module as text).
+// ServeHTTP serves one scrape: 405 for any method but GET (a HEAD from a
+// link checker or a load balancer must not spend a request on a target),
+// 400 for a bad request, 403 for a target that may not be probed, 503
+// beyond probe.max_concurrent, and otherwise the probe's metrics (or, with
+// debug=true, its logs, metrics, ledger records and module as text).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, fmt.Sprintf("%s /probe: only GET sends a probe (nothing was sent)", r.Method), http.StatusMethodNotAllowed)
+		return
+	}
 	cfg := h.o.Config()
 	p, err := h.prepare(r, cfg)
 	if err != nil {

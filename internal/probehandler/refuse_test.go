@@ -112,3 +112,35 @@ func TestProbeBadRequests(t *testing.T) {
 		t.Errorf("a burst that fits: %d %s", code, body)
 	}
 }
+
+// TestProbeOnlyGET: a HEAD (a link checker, a load balancer's health
+// check) or any other method but GET is refused with 405 and Allow: GET,
+// and sends and records nothing; the same scrape as a GET probes.
+func TestProbeOnlyGET(t *testing.T) {
+	var hits atomic.Int64
+	srv := httpServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	e := newEnv(t, targetsYAML("known", srv+"/v1")+"probe: {modules: {m: {model: x}}}\n")
+	for _, m := range []string{http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodOptions} {
+		req, err := http.NewRequest(m, e.url+"/probe?module=m&target=known", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != http.MethodGet {
+			t.Errorf("%s /probe: %d, Allow %q; want 405, Allow GET", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	if n, r := hits.Load(), len(e.records()); n != 0 || r != 0 {
+		t.Errorf("%d requests reached the target and %d records were planned: want none", n, r)
+	}
+	if code, _ := e.get(t, "module=m&target=known"); code != http.StatusOK || hits.Load() != 1 {
+		t.Errorf("GET: %d, %d requests sent; want 200 and one", code, hits.Load())
+	}
+}
