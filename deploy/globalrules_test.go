@@ -6,26 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-// promtool finds promtool: $PROMTOOL, then PATH, then the cache location
-// .ci/run installs it to; the test skips (loudly) without it.
+// promtool is testutil.Promtool for these tests.
 func promtool(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("PROMTOOL"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("promtool"); err == nil {
-		return p
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(dir, "llmprobe", "bin", "promtool")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("promtool not installed: set PROMTOOL or put promtool on PATH to check the global rules of docs/scale.md")
-	return ""
+	return testutil.Promtool(t, "check the global rules of docs/scale.md")
 }
 
 // globalRules is the YAML block of docs/scale.md's section on regions that

@@ -44,7 +44,7 @@ func TestFleetBehindAuth(t *testing.T) {
 	tlsClient := func(auth bool) *http.Client {
 		var rt http.RoundTripper = &http.Transport{DisableKeepAlives: true, TLSClientConfig: &tls.Config{RootCAs: pool}}
 		if auth {
-			rt = basicAuthRT{"fleet", "fleet-pw", rt}
+			rt = testutil.BasicAuth{User: "fleet", Password: "fleet-pw", Next: rt}
 		}
 		return &http.Client{Timeout: 10 * time.Second, Transport: rt}
 	}
@@ -80,16 +80,4 @@ func TestFleetBehindAuth(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET %s without credentials: %d, want 401", fleet.PathShard, resp.StatusCode)
 	}
-}
-
-// basicAuthRT adds a user and password to every request.
-type basicAuthRT struct {
-	user, pass string
-	next       http.RoundTripper
-}
-
-func (b basicAuthRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.SetBasicAuth(b.user, b.pass)
-	return b.next.RoundTrip(r)
 }

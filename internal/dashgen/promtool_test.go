@@ -6,26 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-// promtool finds promtool: $PROMTOOL, then PATH, then the cache location the
-// project's tool installer uses. The tests skip (loudly) when it is missing.
+// promtool is testutil.Promtool for these tests.
 func promtool(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("PROMTOOL"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("promtool"); err == nil {
-		return p
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(dir, "llmprobe", "bin", "promtool")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("promtool not installed: set PROMTOOL or put promtool on PATH to run the rule tests")
-	return ""
+	return testutil.Promtool(t, "run the rule tests")
 }
 
 func runPromtool(t *testing.T, bin, dir string, args ...string) {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 func TestParsePeers(t *testing.T) {
@@ -124,22 +126,9 @@ func TestDiscoveryDNSOverTLS(t *testing.T) {
 		t.Errorf("without credentials: %q, want the peer and its 401 named", why[1])
 	}
 	authed := s.Client()
-	authed.Transport = basicAuth{"prom", "pw", authed.Transport}
+	authed.Transport = testutil.BasicAuth{User: "prom", Password: "pw", Next: authed.Transport}
 	at, why := dir(authed).locate(context.Background(), []int{1})
 	if at[1] != "https://127.0.0.1:"+port {
 		t.Fatalf("with credentials: located %v (%v), want shard 1 over https", at, why)
 	}
-}
-
-// basicAuth adds a user and password to every request (the daemon's peers'
-// client does it with prometheus/common/config; see wiring.FleetClient).
-type basicAuth struct {
-	user, pass string
-	next       http.RoundTripper
-}
-
-func (b basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.SetBasicAuth(b.user, b.pass)
-	return b.next.RoundTrip(r)
 }

@@ -1,6 +1,7 @@
 // Package testutil holds test helpers that more than one package's tests
 // need: polling (Eventually, EventuallyOK), a goroutine-safe output buffer
 // (SyncBuffer), simulators that stop with the test (NewSim, StartSim,
-// ServeSim) and self-signed certificates (SelfSigned). Only _test.go files
+// ServeSim), self-signed certificates (SelfSigned), a basic-auth client
+// (BasicAuth) and the promtool binary (Promtool). Only _test.go files
 // import it. It imports internal/sim, so sim's own tests cannot use it.
 package testutil

@@ -147,3 +147,33 @@ func TestStartSimStopsWithTheTest(t *testing.T) {
 		t.Errorf("the simulator still answers after its test ended: %s", resp.Status)
 	}
 }
+
+// TestBasicAuth: every request sent through BasicAuth carries the
+// credentials; the caller's request is left as it was.
+func TestBasicAuth(t *testing.T) {
+	var got []string
+	next := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		u, p, ok := r.BasicAuth()
+		got = append(got, fmt.Sprintf("%v %s:%s", ok, u, p))
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+	})
+	rt := BasicAuth{User: "fleet", Password: "pw", Next: next}
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/x", nil)
+	for range 2 {
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if len(got) != 2 || got[0] != "true fleet:pw" || got[1] != got[0] {
+		t.Errorf("sent %q, want the credentials on each request", got)
+	}
+	if _, _, ok := req.BasicAuth(); ok {
+		t.Error("the caller's request was changed")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

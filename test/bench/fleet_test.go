@@ -17,24 +17,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/fleet"
 )
 
-// fleetSteps is the fleet ladder's step rates: LLMPROBE_BENCH_FLEET_STEPS
-// (comma separated, req/s for the whole fleet) or the default.
-func fleetSteps(b *testing.B) []float64 {
-	v := os.Getenv("LLMPROBE_BENCH_FLEET_STEPS")
-	if v == "" {
-		return []float64{250, 500, 1000, 1500, 2000, 3000, 4000, 5000, 6000}
-	}
-	var out []float64
-	for _, f := range strings.Split(v, ",") {
-		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || r <= 0 {
-			b.Fatalf("LLMPROBE_BENCH_FLEET_STEPS: %q is not a positive rate", f)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 // freeAddrs reserves n loopback addresses (closed again: the daemons
 // listen on them).
 func freeAddrs(b *testing.B, n int) []string {
@@ -220,15 +202,8 @@ func highestValid(res fleet.Result) (rate float64, first string) {
 func BenchmarkFleetLadder(b *testing.B) {
 	bin := buildLLMProbe(b)
 	base, _ := startSim(b, bin, "--ttft", "1ms", "--token-time", "100us", "--output-tokens", "8")
-	steps := fleetSteps(b)
-	step := 5 * time.Second
-	if v := os.Getenv("LLMPROBE_BENCH_STEP"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			b.Fatalf("LLMPROBE_BENCH_STEP: %q is not a positive duration", v)
-		}
-		step = d
-	}
+	steps := envFloats(b, "LLMPROBE_BENCH_FLEET_STEPS", []float64{250, 500, 1000, 1500, 2000, 3000, 4000, 5000, 6000}) // the fleet's step rates
+	step := envDuration(b, "LLMPROBE_BENCH_STEP", 5*time.Second)
 	shards := 3
 	if v := os.Getenv("LLMPROBE_BENCH_SHARDS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -20,48 +20,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// envInts reads a comma-separated list of positive integers from the
-// environment variable name, or returns def.
-func envInts(b *testing.B, name string, def []int) []int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("%s: %q is not a positive integer", name, f)
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-func envFloat(b *testing.B, name string, def float64) float64 {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f <= 0 {
-		b.Fatalf("%s: %q is not a positive number", name, v)
-	}
-	return f
-}
-
-func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		b.Fatalf("%s: %q is not a positive duration", name, v)
-	}
-	return d
-}
-
 // memSample is the generator's memory at one instant, after a collection.
 type memSample struct {
 	heap, stack uint64 // live heap (HeapAlloc after GC), goroutine stacks (StackInuse)

@@ -110,24 +110,6 @@ func procCPU(pid int) (time.Duration, bool) {
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
 const clockTicks = 100
 
-// rates is the ladder of request rates: LLMPROBE_BENCH_RATES (comma
-// separated) or the default.
-func rates(b *testing.B) []float64 {
-	v := os.Getenv("LLMPROBE_BENCH_RATES")
-	if v == "" {
-		return []float64{250, 500, 1000, 2000, 3000, 4000}
-	}
-	var out []float64
-	for _, f := range strings.Split(v, ",") {
-		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || r <= 0 {
-			b.Fatalf("LLMPROBE_BENCH_RATES: %q is not a positive rate", f)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -156,7 +138,7 @@ func BenchmarkThroughput(b *testing.B) {
 	defer client.CloseIdleConnections()
 	target := protocol.Target{Base: base, Adapter: protocol.OpenAIChat{}}
 	params := protocol.Params{Model: "bench", MaxTokens: 8, Messages: []protocol.Message{{Role: "user", Content: "benchmark prompt"}}}
-	for _, rate := range rates(b) {
+	for _, rate := range envFloats(b, "LLMPROBE_BENCH_RATES", []float64{250, 500, 1000, 2000, 3000, 4000}) {
 		b.Run(fmt.Sprintf("rate=%g", rate), func(b *testing.B) {
 			for range b.N {
 				var mu sync.Mutex
