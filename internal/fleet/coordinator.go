@@ -37,6 +37,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 	a := Announcement{
 		ID: fmt.Sprintf("%s-%d", cfg.Target, start.UnixMilli()), Target: cfg.Target, Trigger: trigger, Start: start,
 		PeriodSeconds: l.period.Seconds(), Steps: cfg.Steps, Fingerprint: l.print, Allowed: 1, State: StateRunning,
+		StepStarts: []time.Time{start},
 	}
 	l.publish(a)
 	log := l.log().With("ladder", a.ID)
@@ -101,6 +102,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 			a.State, a.Reason = StateStopped, why
 			break
 		}
+		a.StepStarts = append(a.StepStarts, l.nextStart(a, i, g))
 		a.Allowed = i + 1
 		l.publish(a)
 	}
@@ -126,6 +128,25 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 	return res, err
 }
 
+// nextStart is when step i+1 starts, decided after step i was gathered
+// (g): as a lone prober's ladder goes on, ladder.gap after every shard's
+// results are in (each shard's requests finished, the settle over) rather
+// than after the whole settle the timetable keeps for the slowest request;
+// at least AnnounceLead from now, so every shard reads it in time; and
+// never later than the timetable. With a shard's results missing it is the
+// timetable's start.
+func (l *Ladder) nextStart(a Announcement, i int, g gathered) time.Time {
+	latest := l.stepStart(a, i+1)
+	if len(g.reports) < l.n.id.Shards {
+		return latest
+	}
+	early := l.n.now().Add(max(l.cfg.Gap, AnnounceLead))
+	if early.Before(latest) {
+		return early
+	}
+	return latest
+}
+
 // shardAbort is why a shard stopped its share by its own abort rule (the
 // first, by shard), or "".
 func shardAbort(g gathered, shards int) string {
@@ -143,6 +164,7 @@ func (l *Ladder) publish(a Announcement) {
 	defer l.mu.Unlock()
 	cp := a
 	cp.Steps = append([]float64(nil), a.Steps...)
+	cp.StepStarts = append([]time.Time(nil), a.StepStarts...)
 	l.ann = &cp
 	if s, ok := l.shares[a.ID]; ok {
 		s.ann = cp

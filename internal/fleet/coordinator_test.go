@@ -155,3 +155,45 @@ func TestCoordinatorRefusesBadShardResults(t *testing.T) {
 		}
 	}
 }
+
+// TestNextStart: the next step starts ladder.gap after every shard's
+// results are in (at least AnnounceLead ahead), never later than the
+// timetable; with a shard's results missing, on the timetable.
+func TestNextStart(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	const period = 25 * time.Second // 3s step + 20s settle + 2s gap
+	a := Announcement{Start: t0, StepStarts: []time.Time{t0}}
+	all := gathered{reports: map[int]*StepReport{0: {}, 1: {}}}
+	one := gathered{reports: map[int]*StepReport{0: {}}, missing: map[int]string{1: "not found"}}
+	tests := []struct {
+		name string
+		gap  time.Duration
+		now  time.Duration // after step 1's start
+		g    gathered
+		want time.Duration // step 2's start, after step 1's
+	}{
+		{"results in early: the gap after them", 3 * time.Second, 4 * time.Second, all, 7 * time.Second},
+		{"a gap shorter than the announcement's lead", time.Second, 4 * time.Second, all, 4*time.Second + AnnounceLead},
+		{"results in late: never after the timetable", 3 * time.Second, 23 * time.Second, all, period},
+		{"a shard's results missing: the timetable", 3 * time.Second, 4 * time.Second, one, period},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &Ladder{n: &Node{id: Identity{0, 2}, now: func() time.Time { return t0.Add(tt.now) }},
+				cfg: ladder.Config{Gap: tt.gap}, period: period}
+			if got := l.nextStart(a, 1, tt.g).Sub(t0); got != tt.want {
+				t.Errorf("step 2 at %v after step 1, want %v", got, tt.want)
+			}
+		})
+	}
+	// A step not yet allowed is placed a period after the last announced
+	// start, and an announced start is used as it is.
+	b := Announcement{Start: t0, StepStarts: []time.Time{t0, t0.Add(7 * time.Second)}}
+	l := &Ladder{period: period}
+	if got := l.stepStart(b, 2).Sub(t0); got != 7*time.Second {
+		t.Errorf("step 2 at %v, want the announced 7s", got)
+	}
+	if got := l.stepStart(b, 4).Sub(t0); got != 7*time.Second+2*period {
+		t.Errorf("step 4 at %v, want 7s + 2 periods", got)
+	}
+}

@@ -8,17 +8,20 @@
 // independent Poisson streams of rate λ/N is a Poisson stream of rate λ).
 //
 // A fleet ladder is announced by the coordinator (Announcement: an id, a
-// wall-clock start and the step rates); every shard computes the same
-// timetable from it and its own configuration (step i starts at start +
-// (i−1)·(step_duration + settle + gap)) and offers its share of step i
-// through its own ladder.Runner (a ladder.Session), judged by its own abort
-// rules, while the coordinator allows it. Each shard serves its per-step
-// results (counts and mergeable latency sketches, stats.Part) on its admin
-// server (Handler, under /fleet/v1/). The coordinator gathers them within
-// each step's settle window, merges them (stats.Merge), judges the merged
-// steps with the one ladder judge (ladder.AbortRules.Check,
-// ladder.StopHere, ladder.Conclude), and tells the shards whether the next
-// step may start; a step with a missing or generator-invalid share is
+// wall-clock start and the step rates) and offered by every shard, its
+// share of step i through its own ladder.Runner (a ladder.Session), judged
+// by its own abort rules, from step i's announced start while the
+// coordinator allows it. Each shard serves its per-step results (counts
+// and mergeable latency sketches, stats.Part) on its admin server
+// (Handler, under /fleet/v1/). The coordinator gathers them once the step
+// has ended, merges them (stats.Merge), judges the merged steps with the
+// one ladder judge (ladder.AbortRules.Check, ladder.StopHere,
+// ladder.Conclude), and tells the shards whether the next step may start
+// and when: gap after every shard's results were in, and never later than
+// the timetable every shard computes from the last start and its own
+// configuration (start + step_duration + settle + gap, where it starts
+// when a shard's results are missing). A step with a missing or
+// generator-invalid share is
 // invalid (stats.CauseShardMissing, stats.CauseShardInvalid). Shards poll
 // the coordinator's ladder state every PollEvery and stop offering at once
 // when it aborts; a shard that cannot reach it for LostAfter stops on its

@@ -111,9 +111,17 @@ func (l *Ladder) log() *slog.Logger {
 	return l.n.log.With("target", l.cfg.Target, "shard", l.n.id.String())
 }
 
-// stepStart is the wall-clock start of step i (1-based) of a: every shard
-// computes it from the announced start and its own configuration.
+// stepStart is the wall-clock start of step i (1-based) of a: the
+// announced one for an allowed step, else the latest it can be, Period
+// after the last announced start (every shard computes the period from its
+// own configuration; the fingerprint holds them equal).
 func (l *Ladder) stepStart(a Announcement, i int) time.Time {
+	if k := len(a.StepStarts); k > 0 {
+		if i <= k {
+			return a.StepStarts[i-1]
+		}
+		return a.StepStarts[k-1].Add(time.Duration(i-k) * l.period)
+	}
 	return a.Start.Add(time.Duration(i-1) * l.period)
 }
 

@@ -57,8 +57,10 @@ const (
 )
 
 // Announcement is a fleet ladder as the coordinator declares it: every
-// shard offers its share of step i at Start + (i−1)·Period while the state
-// is running and Allowed ≥ i.
+// shard offers its share of step i at StepStarts[i−1] while the state is
+// running and Allowed ≥ i. A step not yet allowed starts at the latest
+// Period after the one before (the timetable, Start + (i−1)·Period when
+// no step ended early).
 type Announcement struct {
 	ID      string    `json:"id"`
 	Target  string    `json:"target"`
@@ -71,7 +73,14 @@ type Announcement struct {
 	Steps       []float64 `json:"steps"`
 	Fingerprint string    `json:"fingerprint"`
 	// Allowed is the highest step that may start.
-	Allowed   int        `json:"allowed_step"`
+	Allowed int `json:"allowed_step"`
+	// StepStarts are the starts of steps 1 to Allowed: step 1 at Start;
+	// each next one set when it is allowed, ladder.gap after every
+	// shard's results of the step before were in (their requests all
+	// finished) but at least AnnounceLead ahead, and never later than
+	// Period after the step before.
+	StepStarts []time.Time `json:"step_starts"`
+
 	State     string     `json:"state"`
 	Reason    string     `json:"reason,omitempty"`
 	AbortedAt *time.Time `json:"aborted_at,omitempty"`

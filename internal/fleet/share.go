@@ -66,14 +66,20 @@ func (l *Ladder) runShare(ctx context.Context, a Announcement, state stateFunc) 
 		log.Info("fleet ladder share stopped", "after_step", after, "why", why)
 	}
 	for i := first; i <= len(a.Steps); i++ {
-		start := l.stepStart(a, i)
-		if err := sleepUntil(ctx, l.n.now, start.Add(-checkLead)); err != nil {
+		var start time.Time
+		if a, start = l.awaitStart(ctx, state, a, i); ctx.Err() != nil {
 			stop(i-1, "interrupted")
 			return
 		}
 		if why := l.goAhead(ctx, state, i, start); why != "" {
 			stop(i-1, why)
 			return
+		}
+		// The go-ahead carries the step's start: a shard that read the
+		// state late offers at the announced start (late, judged by its
+		// own lag), never on a timetable of its own.
+		if cur, _, ok, _ := state(); ok && cur.ID == a.ID {
+			a, start = cur, l.stepStart(cur, i)
 		}
 		watchCtx, endWatch := context.WithCancel(ctx)
 		go l.watch(watchCtx, state, a.ID)
@@ -94,6 +100,35 @@ func (l *Ladder) runShare(ctx context.Context, a Announcement, state stateFunc) 
 		if res.Step.Aborted {
 			stop(i, res.Step.AbortReason)
 			return
+		}
+	}
+}
+
+// awaitStart waits until checkLead before step i's start and returns it,
+// with the latest announcement of a: the start is read again whenever the
+// coordinator's state changes (it moves a step earlier when the step
+// before ended early), so a shard never sleeps past a start that moved.
+// ctx ending returns at once.
+func (l *Ladder) awaitStart(ctx context.Context, state stateFunc, a Announcement, i int) (Announcement, time.Time) {
+	for {
+		cur, _, ok, next := state()
+		if ok && cur.ID == a.ID {
+			a = cur
+		}
+		start := l.stepStart(a, i)
+		d := start.Add(-checkLead).Sub(l.n.now())
+		if d <= 0 {
+			return a, start
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return a, start
+		case <-t.C:
+			return a, start
+		case <-next:
+			t.Stop()
 		}
 	}
 }
