@@ -19,7 +19,7 @@ type AnthropicMessages struct{}
 // Name implements Adapter.
 func (AnthropicMessages) Name() string { return APIAnthropicMessages }
 
-// AuthStyle implements AuthStyler: Anthropic takes its key in x-api-key.
+// AuthStyle implements Adapter: Anthropic takes its key in x-api-key.
 func (AnthropicMessages) AuthStyle() AuthStyle { return AuthXAPIKey }
 
 type anthRequest struct {

@@ -21,7 +21,7 @@ const DefaultAnthropicVersion = "2023-06-01"
 type AuthOptions struct {
 	KeyEnv           string    // name of an environment variable holding the key
 	KeyFile          string    // path of a file holding the key (surrounding whitespace trimmed)
-	Style            AuthStyle // "" = the adapter's style (AuthStyleOf)
+	Style            AuthStyle // "" = the adapter's style (Adapter.AuthStyle)
 	AnthropicVersion string    // sent with x-api-key auth; "" = DefaultAnthropicVersion
 }
 
@@ -106,7 +106,7 @@ func (h *authHeaders) apply(hdr map[string][]string, a Adapter) {
 	}
 	style := h.style
 	if style == "" {
-		style = AuthStyleOf(a)
+		style = a.AuthStyle()
 	}
 	switch style {
 	case AuthXAPIKey:
@@ -128,17 +128,3 @@ const (
 	AuthXAPIKey AuthStyle = "x-api-key" // x-api-key: <key> (Anthropic)
 )
 
-// AuthStyler is implemented by adapters whose API does not use a bearer
-// token. The Client asks it; an adapter that does not implement it uses
-// AuthBearer.
-type AuthStyler interface {
-	AuthStyle() AuthStyle
-}
-
-// AuthStyleOf returns the auth style of an adapter (AuthBearer by default).
-func AuthStyleOf(a Adapter) AuthStyle {
-	if s, ok := a.(AuthStyler); ok {
-		return s.AuthStyle()
-	}
-	return AuthBearer
-}

@@ -28,6 +28,8 @@ func (o firstTokenAdapter) NewRequest(ctx context.Context, base string, p Params
 	return o.a.NewRequest(ctx, base, p)
 }
 
+func (o firstTokenAdapter) AuthStyle() AuthStyle { return o.a.AuthStyle() }
+
 func (o firstTokenAdapter) NewDecoder() Decoder {
 	return &firstTokenDecoder{d: o.a.NewDecoder(), anyToken: o.anyToken, fn: o.fn}
 }

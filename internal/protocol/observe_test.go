@@ -63,3 +63,38 @@ func TestObserveFirstToken(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveFirstTokenKeepsAuth: the wrapper sends the key as the wrapped
+// API takes it (a ladder on an Anthropic target must send x-api-key and
+// anthropic-version, never Authorization: Bearer).
+func TestObserveFirstTokenKeepsAuth(t *testing.T) {
+	type seen struct{ auth, key, version string }
+	got := make(chan seen, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("Anthropic-Version")}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	t.Setenv("LLMPROBE_TEST_OBSERVE_KEY", "sk-ant-observe")
+	c, err := NewClient(ClientOptions{NoProxy: true, Auth: AuthOptions{KeyEnv: "LLMPROBE_TEST_OBSERVE_KEY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	for _, tc := range []struct {
+		name string
+		a    Adapter
+		want seen
+	}{
+		{"anthropic", ObserveFirstToken(AnthropicMessages{}, false, func() {}), seen{"", "sk-ant-observe", DefaultAnthropicVersion}},
+		{"openai", ObserveFirstToken(OpenAIChat{}, false, func() {}), seen{"Bearer sk-ant-observe", "", ""}},
+	} {
+		start := time.Now()
+		now := func() time.Duration { return time.Since(start) + 1 }
+		rec := &ledger.Record{}
+		c.Do(context.Background(), Target{Base: srv.URL, Adapter: tc.a}, Params{Model: "m", MaxTokens: 4}, rec, now, func() {})
+		if s := <-got; s != tc.want {
+			t.Errorf("%s observed: sent Authorization %q, x-api-key %q, anthropic-version %q; want %+v", tc.name, s.auth, s.key, s.version, tc.want)
+		}
+	}
+}

@@ -62,6 +62,9 @@ func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.
 // NewDecoder implements Adapter.
 func (OpenAIChat) NewDecoder() Decoder { return &chatDecoder{} }
 
+// AuthStyle implements Adapter: a bearer token.
+func (OpenAIChat) AuthStyle() AuthStyle { return AuthBearer }
+
 // chatChoice is one choice of a chunk. Content fields are only tested for
 // being non-empty strings, never copied.
 type chatChoice struct {

@@ -43,6 +43,9 @@ func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) 
 // NewDecoder implements Adapter.
 func (OpenAICompletions) NewDecoder() Decoder { return &cmplDecoder{} }
 
+// AuthStyle implements Adapter: a bearer token.
+func (OpenAICompletions) AuthStyle() AuthStyle { return AuthBearer }
+
 type cmplChunk struct {
 	Model   string `json:"model"`
 	Choices []struct {

@@ -49,6 +49,9 @@ func (OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*
 // NewDecoder implements Adapter.
 func (OpenAIResponses) NewDecoder() Decoder { return &respDecoder{} }
 
+// AuthStyle implements Adapter: a bearer token.
+func (OpenAIResponses) AuthStyle() AuthStyle { return AuthBearer }
+
 type respUsage struct {
 	InputTokens         int `json:"input_tokens"`
 	OutputTokens        int `json:"output_tokens"`

@@ -59,6 +59,9 @@ type Adapter interface {
 	// NewDecoder returns a decoder for one stream; decoders may keep state
 	// (event order) and are used by one goroutine.
 	NewDecoder() Decoder
+	// AuthStyle is how the API takes its key (the Client adds it): a
+	// method of every adapter, so no wrapper can hide it.
+	AuthStyle() AuthStyle
 }
 
 // Decoder turns one SSE event (its event name and joined data) into an Event.

@@ -45,7 +45,10 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestAuthStyleOf(t *testing.T) {
+// TestAuthStyle: each API's key style, also through ObserveFirstToken's
+// wrapper (the ladder wraps every request's adapter: an Anthropic ladder
+// once sent Authorization: Bearer because the wrapper hid the style).
+func TestAuthStyle(t *testing.T) {
 	for _, tc := range []struct {
 		api  string
 		want AuthStyle
@@ -59,8 +62,11 @@ func TestAuthStyleOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := AuthStyleOf(a); got != tc.want {
+		if got := a.AuthStyle(); got != tc.want {
 			t.Errorf("%s: auth style %q, want %q", tc.api, got, tc.want)
+		}
+		if got := ObserveFirstToken(a, false, nil).AuthStyle(); got != tc.want {
+			t.Errorf("%s observed for its first token: auth style %q, want %q", tc.api, got, tc.want)
 		}
 	}
 }
