@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // probeTargetYAML is a target with no baseline (only /probe sends to it).
@@ -128,5 +129,34 @@ func TestProbeEndpoint(t *testing.T) {
 	}
 	if err := r.d.led.Verify(); err != nil {
 		t.Errorf("ledger: %v", err)
+	}
+}
+
+// TestProbeRecordsLeaveGeneratorVerdict: /probe requests reach the
+// target's sinks (budget, series, ledger) but not its generator verdict: a
+// scrape refused at probe.max_concurrent (unsent/client_cap) is not the
+// target's in-flight cap, and a probe's lag is its handler's. The same
+// record from the target's own baseline does count.
+func TestProbeRecordsLeaveGeneratorVerdict(t *testing.T) {
+	fake := newFakeTarget(t)
+	r := startDaemon(t, loadConfig(t, "admin: {listen: \"127.0.0.1:0\"}\ndrain: {timeout: 2s}\ntargets:"+probeTargetYAML("t1", fake.url, "")), nil)
+	r.d.mu.Lock()
+	tr := r.d.targets["t1"]
+	r.d.mu.Unlock()
+	sink := tr.sink(r.d)
+	judge := func() stats.Validity { return tr.state.validity.Judge(r.d.now(), stats.HostHealth{}) }
+	if v := judge(); !v.Valid {
+		t.Fatalf("before any record: %+v", v)
+	}
+	refused := &ledger.Record{Target: "t1", Class: "m", Traffic: ledger.TrafficProbe, Outcome: ledger.Unsent, Reason: ledger.ReasonClientCap}
+	sink.Record(refused)
+	if v := judge(); !v.Valid {
+		t.Errorf("a refused /probe scrape made the target's generator invalid: %v", v.Reasons)
+	}
+	own := *refused
+	own.Traffic, own.Class = ledger.TrafficBaseline, "default"
+	sink.Record(&own)
+	if v := judge(); v.Valid {
+		t.Error("the target's own arrival left unsent at its in-flight cap did not count against the generator")
 	}
 }

@@ -270,7 +270,12 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
-		r.state.validity.Record(d.now(), rec)
+		if rec.Traffic != ledger.TrafficProbe {
+			// The generator's verdict judges the target's own schedules: a
+			// /probe scrape is planned by its handler, and one refused at
+			// probe.max_concurrent is not this target's in-flight cap.
+			r.state.validity.Record(d.now(), rec)
+		}
 		r.speakOutcome(d, rec)
 		r.state.status.rolling.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
