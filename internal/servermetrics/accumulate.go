@@ -293,7 +293,7 @@ func (x *acc) stat(seconds float64) Stat {
 			c.Increase += s.inc
 			c.Resets += s.resets
 		}
-		c.LowerBound = c.Resets > 0 || x.gaps > 0
+		c.LowerBound = c.Resets > 0 || x.gaps > 0 || x.dropped > 0
 		if seconds > 0 && finite(c.Increase/seconds) {
 			c.Rate = c.Increase / seconds
 		}
@@ -307,7 +307,7 @@ func (x *acc) stat(seconds float64) Stat {
 		}
 	case Histogram:
 		st.Histogram = x.histogram()
-		st.Histogram.LowerBound = st.Histogram.LowerBound || x.gaps > 0
+		st.Histogram.LowerBound = st.Histogram.LowerBound || x.gaps > 0 || x.dropped > 0
 		if n := x.relayouts(); n > 0 {
 			st.Notes = append(st.Notes, fmt.Sprintf("bucket layout changed %d times: counted anew after each change", n))
 		}

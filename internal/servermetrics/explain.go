@@ -50,17 +50,20 @@ func Explain(v View) string {
 	if s := v.Get(Preemptions); s != nil && s.Counter != nil && s.Counter.Increase > 0 {
 		parts = append(parts, num(s.Counter.Increase)+" preemptions")
 	}
-	resets := 0
+	resets, bounds := 0, false
 	for _, s := range v.Stats {
 		switch {
 		case s.Counter != nil:
-			resets = max(resets, s.Counter.Resets)
+			resets, bounds = max(resets, s.Counter.Resets), bounds || s.Counter.LowerBound
 		case s.Histogram != nil:
-			resets = max(resets, s.Histogram.Resets)
+			resets, bounds = max(resets, s.Histogram.Resets), bounds || s.Histogram.LowerBound
 		}
 	}
-	if resets > 0 {
+	switch {
+	case resets > 0:
 		parts = append(parts, "server counters reset during the window (a restart?): counts are lower bounds")
+	case bounds:
+		parts = append(parts, "some server series were missing at the start or left out: counts are lower bounds")
 	}
 	if v.FailedScrapes > 0 {
 		parts = append(parts, fmt.Sprintf("%d of %d scrapes failed", v.FailedScrapes, v.FailedScrapes+v.Scrapes))
@@ -109,6 +112,9 @@ func num(x float64) string {
 func seconds(s float64) string {
 	if s < 0 {
 		return "-" + seconds(-s)
+	}
+	if s >= 1e6 || math.IsInf(s, 0) || math.IsNaN(s) { // past what a Duration holds (a server's bucket bound may be anything)
+		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
 	}
 	d := time.Duration(s * float64(time.Second))
 	var unit time.Duration

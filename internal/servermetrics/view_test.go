@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -445,6 +446,19 @@ func TestTooManySeries(t *testing.T) {
 	s := get(t, window(t, VLLM, nil, time.Second, b.String(), b.String()), Running)
 	if s.Series != MaxSeries || s.Gauge.Max != MaxSeries || len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "10 series") {
 		t.Errorf("%+v notes %q", s, s.Notes)
+	}
+	// A counter summed over the series kept is a lower bound of the family's.
+	var start, end strings.Builder
+	for _, w := range []*strings.Builder{&start, &end} {
+		w.WriteString("# TYPE vllm:num_preemptions_total counter\n")
+	}
+	for i := range MaxSeries + 10 {
+		fmt.Fprintf(&start, "vllm:num_preemptions_total{engine=\"%d\"} 1\n", i)
+		fmt.Fprintf(&end, "vllm:num_preemptions_total{engine=\"%d\"} 2\n", i)
+	}
+	c := get(t, window(t, VLLM, nil, time.Second, start.String(), end.String()), Preemptions).Counter
+	if c == nil || c.Increase != MaxSeries || !c.LowerBound {
+		t.Errorf("counter over too many series: %+v, want the %d kept summed and marked a lower bound", c, MaxSeries)
 	}
 }
 
