@@ -72,7 +72,12 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	load := func() (*config.Config, error) { return wiring.Load(config.Options{Path: *path, Flags: fs}) }
+	overrides, err := shardOverrides(*shard)
+	if err != nil {
+		return err
+	}
+	opts := config.Options{Path: *path, Flags: fs, Overrides: overrides, OverridesFrom: "flag --shard"}
+	load := func() (*config.Config, error) { return wiring.Load(opts) }
 	if *path == "" {
 		s, err := sim.New(builtInSim())
 		if err != nil {
@@ -85,11 +90,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		defer func() { _ = closeSim() }()
 		fmt.Fprintf(e.stderr, "no --config.file: probing the built-in simulator at %s\n", u)
 		yaml := []byte(strings.NewReplacer("SIM_URL", u, "SIM_METRICS_URL", simMetricsURL(u)).Replace(builtInConfig))
-		load = func() (*config.Config, error) { return wiring.Load(config.Options{BuiltIn: yaml, Flags: fs}) }
-	}
-	load, err = withShard(load, *shard)
-	if err != nil {
-		return err
+		opts.BuiltIn = yaml
 	}
 	cfg, err := load()
 	if err != nil {

@@ -36,6 +36,12 @@ type Options struct {
 	// Checks run after the built-in rules, on the decoded configuration,
 	// and report into the same list (see Check).
 	Checks []Check
+	// Overrides are keys (dotted: "fleet.shards") set over every other
+	// layer, before validation, by a command-line option that is not one
+	// key's flag (run's --shard sets two); OverridesFrom names it in
+	// errors ("flag --shard").
+	Overrides     map[string]any
+	OverridesFrom string
 }
 
 // Load reads defaults, the YAML file at path, LLMPROBE_ environment variables
@@ -136,6 +142,16 @@ func LoadWith(o Options) (*Config, error) {
 		}
 		for key, n := range names {
 			sources[key] = n
+		}
+	}
+
+	if len(o.Overrides) > 0 {
+		from := o.OverridesFrom
+		if from == "" {
+			from = "overrides"
+		}
+		if err := layer(from, confmap.Provider(o.Overrides, "."), nil); err != nil {
+			return nil, fmt.Errorf("config: %s: %w", from, err)
 		}
 	}
 
