@@ -13,7 +13,7 @@ import (
 )
 
 // TestRunShardFlag: --shard INDEX/COUNT sets fleet.shard and fleet.shards
-// over the file's, and the configuration is checked again with them: a
+// over the file's, and the configuration is checked with them: a
 // malformed --shard is a usage error, and a fleet without peers is refused
 // naming the key, before anything starts.
 func TestRunShardFlag(t *testing.T) {
