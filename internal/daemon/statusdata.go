@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -27,6 +28,7 @@ type statusData struct {
 	rolling *stats.Rolling
 
 	mu      sync.Mutex
+	classes map[string]*stats.Rolling // per class, for the SLO rows: the alerts judge each class
 	ladders []ladderPoint // oldest first, at most maxLadderHistory
 	seeded  bool          // the history file was read once
 
@@ -46,7 +48,42 @@ type ladderPoint struct {
 }
 
 func newStatusData() *statusData {
-	return &statusData{rolling: stats.NewRolling(statusSpan, time.Minute)}
+	return &statusData{rolling: stats.NewRolling(statusSpan, time.Minute), classes: map[string]*stats.Rolling{}}
+}
+
+// maxStatusClasses bounds the per-class windows kept (a target's classes
+// come from its configuration; a reload may rename them).
+const maxStatusClasses = 64
+
+// record takes one finished record into the target's window and its
+// class's.
+func (s *statusData) record(now time.Time, rec *ledger.Record, g stats.Gates) {
+	s.rolling.Record(now, rec, g)
+	if rec.Traffic != ledger.TrafficBaseline {
+		return
+	}
+	s.mu.Lock()
+	c, ok := s.classes[rec.Class]
+	if !ok && len(s.classes) < maxStatusClasses {
+		c = stats.NewRolling(statusSpan, time.Minute)
+		s.classes[rec.Class] = c
+	}
+	s.mu.Unlock()
+	if c != nil {
+		c.Record(now, rec, g)
+	}
+}
+
+// classWindows returns each class's window of length d ending at now, by
+// class name.
+func (s *statusData) classWindows(now time.Time, d time.Duration) map[string]stats.RollingWindow {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]stats.RollingWindow, len(s.classes))
+	for name, c := range s.classes {
+		out[name] = c.Window(now, d)
+	}
+	return out
 }
 
 func pointOf(res ladder.Result) ladderPoint {

@@ -55,21 +55,15 @@ func (d *Daemon) status() admin.Status {
 		sd := r.state.status
 		m, ver, since, changes := sd.identity()
 		ts.Identity = admin.Identity{Model: m, Version: ver, Since: since, Changes: changes}
-		windows := make([]stats.RollingWindow, len(statusWindows))
-		for i, w := range statusWindows {
+		for _, w := range statusWindows {
 			rw := sd.rolling.Window(now, w.d)
-			windows[i] = rw
 			ts.Latency = append(ts.Latency, latencyRows(w.name, rw)...)
 			ts.Availability = append(ts.Availability, admin.AvailabilityRow{Window: w.name, Good: rw.Good, Planned: rw.Planned,
 				Ratio: ratioText(rw.Good, rw.Planned), DuringGood: rw.DuringGood, DuringPlanned: rw.DuringPlanned,
 				DuringRatio: ratioText(rw.DuringGood, rw.DuringPlanned)})
 		}
 		sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
-		short, long := windows[0], windows[1] // 5 and 60 minutes
-		ts.SLO = []admin.SLORow{
-			sloRow("availability", slo.AvailabilityObjective, short.Planned-short.Good, short.Planned, long.Planned-long.Good, long.Planned, slo.MinBadEvents),
-			sloRow("latency (TTFT within the class gate)", slo.LatencyObjective, short.LatencyBad, short.LatencyEvents, long.LatencyBad, long.LatencyEvents, slo.MinBadEvents),
-		}
+		ts.SLO = sloRows(sd.classWindows(now, statusWindows[0].d), sd.classWindows(now, statusWindows[1].d))
 		for _, p := range sd.history() {
 			ts.CapacityHistory = append(ts.CapacityHistory, admin.CapacityPoint{When: p.finished, Capacity: p.capacity,
 				LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger})
@@ -87,6 +81,35 @@ func (d *Daemon) status() admin.Status {
 		st.Targets = append(st.Targets, ts)
 	}
 	return st
+}
+
+// sloRows are the SLO rows of each class (the shipped alerts judge each
+// class: a small class burning its budget beside a large healthy one
+// pages), from its short (5 min) and long (60 min) windows; a target of one
+// class names none.
+func sloRows(short, long map[string]stats.RollingWindow) []admin.SLORow {
+	names := make([]string, 0, len(long))
+	for n := range long {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var rows []admin.SLORow
+	for _, n := range names {
+		s, l := short[n], long[n]
+		of := ""
+		if len(names) > 1 {
+			of = ", class " + n
+		}
+		rows = append(rows,
+			sloRow("availability"+of, slo.AvailabilityObjective, s.Planned-s.Good, s.Planned, l.Planned-l.Good, l.Planned, slo.MinBadEvents),
+			sloRow("latency (TTFT within the class gate)"+of, slo.LatencyObjective, s.LatencyBad, s.LatencyEvents, l.LatencyBad, l.LatencyEvents, slo.MinBadEvents))
+	}
+	if len(rows) == 0 { // nothing recorded yet: the rows say no data
+		rows = append(rows,
+			sloRow("availability", slo.AvailabilityObjective, 0, 0, 0, 0, slo.MinBadEvents),
+			sloRow("latency (TTFT within the class gate)", slo.LatencyObjective, 0, 0, 0, 0, slo.MinBadEvents))
+	}
+	return rows
 }
 
 // lastLadder fills the last ladder's figures and returns its notes.

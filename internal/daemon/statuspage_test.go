@@ -174,3 +174,44 @@ func TestStatusPageFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusSLOPerClass: the status page judges the SLO per class, as the
+// shipped alerts do: a small class failing beside a large healthy one is
+// burning, though the target's pooled ratio would be within budget.
+func TestStatusSLOPerClass(t *testing.T) {
+	sd := newStatusData()
+	now := time.Now()
+	rec := func(class string, o ledger.Outcome) *ledger.Record {
+		return &ledger.Record{Target: "t1", Class: class, Traffic: ledger.TrafficBaseline, Outcome: o,
+			Planned: time.Second, Dispatched: time.Second, Headers: 2 * time.Second, FirstContent: 2 * time.Second, End: 3 * time.Second}
+	}
+	for range 2000 {
+		sd.record(now, rec("big", ledger.OK), stats.Gates{})
+	}
+	for i := range 20 {
+		o := ledger.OK
+		if i < 10 {
+			o = ledger.HTTPError
+		}
+		sd.record(now, rec("small", o), stats.Gates{})
+	}
+	pooled := sd.rolling.Window(now, 5*time.Minute)
+	rows := sloRows(sd.classWindows(now, 5*time.Minute), sd.classWindows(now, time.Hour))
+	byName := map[string]admin.SLORow{}
+	for _, r := range rows {
+		byName[r.SLI] = r
+	}
+	t.Logf("pooled: %d bad of %d; rows %+v", pooled.Planned-pooled.Good, pooled.Planned, rows)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want availability and latency for each of 2 classes", len(rows))
+	}
+	if r := byName["availability, class small"]; !r.Burning {
+		t.Errorf("the small class with half its requests failing: %+v, want burning", r)
+	}
+	if r := byName["availability, class big"]; r.Burning || r.NoData {
+		t.Errorf("the healthy class: %+v", r)
+	}
+	if one := sloRows(map[string]stats.RollingWindow{"default": {}}, map[string]stats.RollingWindow{"default": {}}); len(one) != 2 || one[0].SLI != "availability" {
+		t.Errorf("one class: %+v, want rows naming no class", one)
+	}
+}

@@ -277,7 +277,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			r.state.validity.Record(d.now(), rec)
 		}
 		r.speakOutcome(d, rec)
-		r.state.status.rolling.Record(d.now(), rec, r.gates(rec.Class))
+		r.state.status.record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()
