@@ -90,6 +90,36 @@ func TestClosedLoopBacksOffFailures(t *testing.T) {
 	}
 }
 
+// TestClosedLoopBacksOffWhenRetryRefused: a failed request whose retry is
+// refused admission (a spent budget) is still the target's failure to the
+// user: it waits the failure backoff, rather than taking the refused
+// retry's unsent outcome for a success and sending again at once.
+func TestClosedLoopBacksOffWhenRetryRefused(t *testing.T) {
+	g, led, col := newRun(t)
+	const users, window = 4, time.Second
+	noRetries := func(rec *ledger.Record) (ledger.Reason, bool) {
+		if rec.IsRetry() {
+			return ledger.ReasonBudget, false
+		}
+		return "", true
+	}
+	if err := g.Closed(context.Background(), ClosedConfig{Users: users, Window: window, Exec: failExec, Admit: noRetries,
+		Retry: Retry{MaxAttempts: 3, Backoff: time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	g.Drain(context.Background(), time.Second)
+	checkLedger(t, led, col)
+	sent := 0
+	for _, r := range col.all() {
+		if !r.IsRetry() {
+			sent++
+		}
+	}
+	if most := users * 5; sent > most || sent < users {
+		t.Errorf("%d first attempts by %d users in %v with every retry refused: want at most %d (failure backoff)", sent, users, window, most)
+	}
+}
+
 // TestClosedLoopBackoffResetsOnSuccess: a success resets the backoff, and
 // an outcome that is not the target's failure (a cancellation) neither
 // starts nor grows one. Five failures in a row make the wait grow to 16

@@ -85,8 +85,9 @@ func withAttempt(m ledger.Meta, r Retry) ledger.Meta {
 
 // chain runs a registered first attempt and, when the retry policy says so,
 // its retries; it ends the chain counted in g.flights. It returns the
-// outcome recorded for the chain's last attempt (unsent when a retry was
-// refused).
+// outcome of the chain's last attempt sent: a retry refused admission
+// (recorded unsent) leaves the failure it would have repeated, so a
+// closed-loop user still backs off from a failing target.
 func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 	g := st.g
 	defer g.flights.Done()
@@ -127,7 +128,6 @@ func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 		// unsent/shutdown; the first attempt's stream reports such errors.
 		var rctx context.Context
 		if f, rctx, _ = st.admitAndRegister(rec, false); f == nil {
-			res = ledger.Result{Outcome: ledger.Unsent}
 			return
 		}
 		res, own = g.run(rctx, st.s, f, st.exec)
