@@ -244,9 +244,12 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	validateServerMetrics(el, p+".server_metrics", t.ServerMetrics)
 }
 
-// Bounds of server_metrics (servermetrics.MinInterval is the lower one).
+// MinServerMetricsInterval is the shortest server_metrics.interval
+// (servermetrics.MinInterval; a wiring test holds the two equal).
+const MinServerMetricsInterval = 100 * time.Millisecond
+
+// Other bounds of server_metrics.
 const (
-	minServerMetricsInterval = 100 * time.Millisecond
 	maxServerMetricsDuration = time.Minute
 	maxServerMetricsNames    = 64
 )
@@ -259,8 +262,8 @@ func validateServerMetrics(el *errorList, p string, sm ServerMetrics) {
 	} else {
 		checkURL(el, p+".url", sm.URL, "http://127.0.0.1:8000/metrics (the server's metrics endpoint)", "")
 	}
-	if d := sm.Interval.D(); d != 0 && (d < minServerMetricsInterval || d > maxServerMetricsDuration) {
-		el.add(p+".interval", "want 0 (start and end of each step only) or %s to %s, got %s", minServerMetricsInterval, maxServerMetricsDuration, d)
+	if d := sm.Interval.D(); d != 0 && (d < MinServerMetricsInterval || d > maxServerMetricsDuration) {
+		el.add(p+".interval", "want 0 (start and end of each step only) or %s to %s, got %s", MinServerMetricsInterval, maxServerMetricsDuration, d)
 	}
 	if d := sm.Timeout.D(); d <= 0 || d > maxServerMetricsDuration {
 		el.add(p+".timeout", "want above 0 and at most %s, got %s", maxServerMetricsDuration, d)

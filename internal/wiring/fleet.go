@@ -54,8 +54,8 @@ func Fleet(c *config.Config, hostname func() (string, error)) (fleet.Identity, f
 // FleetClient is the HTTP client a shard speaks to its peers with:
 // fleet.basic_auth and fleet.tls_config, as a Prometheus scrape's
 // (prometheus/common/config: the password file is read on every request,
-// the CA and client certificate when they change). A prober alone, or one
-// whose fleet sets neither, gets a plain client.
+// the CA and client certificate when they change). It follows no redirect
+// (credentials go to the peers named, nowhere else) and speaks HTTP/1.1.
 func FleetClient(c *config.Config) (*http.Client, error) {
 	f := c.Fleet
 	hc := promconfig.HTTPClientConfig{

@@ -106,3 +106,11 @@ func TestServerMetricsScraper(t *testing.T) {
 		t.Error("an interval below the scraper's minimum was accepted")
 	}
 }
+
+// TestServerMetricsIntervalBound: config (a leaf) and servermetrics hold
+// the same shortest scrape interval.
+func TestServerMetricsIntervalBound(t *testing.T) {
+	if config.MinServerMetricsInterval != servermetrics.MinInterval {
+		t.Errorf("config.MinServerMetricsInterval %v ≠ servermetrics.MinInterval %v", config.MinServerMetricsInterval, servermetrics.MinInterval)
+	}
+}
