@@ -161,12 +161,6 @@ type Server struct {
 	healthWithoutAuth bool
 }
 
-// NewServer returns a server for h listening on addrs (e.g. ":9464"), with
-// TLS and basic auth from webConfigFile when it is not empty.
-func NewServer(h http.Handler, addrs []string, webConfigFile string, log *slog.Logger) *Server {
-	return NewServerWith(ServerOptions{Handler: h, Addrs: addrs, WebConfigFile: webConfigFile, Logger: log})
-}
-
 // ValidateWebConfig checks a web configuration file (TLS, basic auth users).
 func ValidateWebConfig(path string) error {
 	if path == "" {

@@ -226,7 +226,7 @@ func TestServerBasicAuthFromWebConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Handler(Options{Gatherer: testRegistry(t)}), []string{l.Addr().String()}, cfgPath, nil)
+	srv := NewServerWith(ServerOptions{Handler: Handler(Options{Gatherer: testRegistry(t)}), Addrs: []string{l.Addr().String()}, WebConfigFile: cfgPath})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()

@@ -28,7 +28,7 @@ func TestServerTLSFromWebConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(Handler(Options{Gatherer: testRegistry(t)}), []string{l.Addr().String()}, cfg, nil)
+	srv := NewServerWith(ServerOptions{Handler: Handler(Options{Gatherer: testRegistry(t)}), Addrs: []string{l.Addr().String()}, WebConfigFile: cfg})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()
@@ -63,7 +63,7 @@ func TestServerTLSFromWebConfig(t *testing.T) {
 
 func TestServerRunStopsAndBadConfigFails(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	srv := NewServer(Handler(Options{Gatherer: testRegistry(t)}), []string{"127.0.0.1:0"}, "", nil)
+	srv := NewServerWith(ServerOptions{Handler: Handler(Options{Gatherer: testRegistry(t)}), Addrs: []string{"127.0.0.1:0"}, WebConfigFile: ""})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
@@ -87,7 +87,7 @@ func TestServerRunStopsAndBadConfigFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	srv = NewServer(Handler(Options{Gatherer: testRegistry(t)}), []string{l.Addr().String()}, bad, nil)
+	srv = NewServerWith(ServerOptions{Handler: Handler(Options{Gatherer: testRegistry(t)}), Addrs: []string{l.Addr().String()}, WebConfigFile: bad})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
 	if err := srv.Serve(ctx2, l); err == nil || ctx2.Err() != nil {
