@@ -132,6 +132,41 @@ func TestSecretHeaderValuesRedacted(t *testing.T) {
 	}
 }
 
+// TestBareCredentialsRedacted: a secret given as a whole Authorization
+// value ("Bearer <token>" in headers, or through the caller's Redactor as a
+// header_env value is) is redacted when the server echoes the token alone.
+func TestBareCredentialsRedacted(t *testing.T) {
+	const hdrTok, envTok = "sk-hdr-0123456789abcdef", "sk-env-fedcba9876543210"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, a, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		_, b, _ := strings.Cut(r.Header.Get("X-Upstream-Id"), " ")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"type":"invalid key %s","code":"%s"}}`, a, b)
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{
+		Headers:  http.Header{"Authorization": {"Bearer " + hdrTok}, "X-Upstream-Id": {"bearer " + envTok}},
+		Redactor: sanitize.NewRedactor("bearer " + envTok),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	res, _ := probe(t, c, context.Background(), srv.URL, Params{})
+	if res.Outcome != ledger.HTTPError {
+		t.Fatalf("result %+v, want http_error", res)
+	}
+	for _, tok := range []string{hdrTok, envTok} {
+		if strings.Contains(res.Err, tok[:sanitize.MinFragment]) {
+			t.Errorf("error %q holds the token %s (or its start)", res.Err, tok)
+		}
+	}
+	if strings.Count(res.Err, sanitize.Marker) < 2 {
+		t.Errorf("error %q: want both echoed tokens shown as %s", res.Err, sanitize.Marker)
+	}
+}
+
 // TestServerStringsCleanedAlike (issue 8, defect 13): the model and the
 // finish reason are cleaned by the same rule: control characters (ESC, BEL,
 // NUL) and invalid UTF-8 become U+FFFD, and both are bounded.
