@@ -200,10 +200,15 @@ func TestSecretParam(t *testing.T) {
 func TestSecretName(t *testing.T) {
 	secret := []string{"api_key", "apiKey", "API-KEY", "x-api-key", "X-Api-Key", "Authorization", "Proxy-Authorization",
 		"Cookie", "X-Auth-Token", "access_token", "accesstoken", "xapikey", "client_secret", "password", "passwd",
-		"sig", "Ocp-Apim-Subscription-Key", "x-goog-api-key", "bearer", "credentials", "session", "jwt"}
+		"sig", "Ocp-Apim-Subscription-Key", "x-goog-api-key", "bearer", "credentials", "session", "jwt",
+		// Words the whole-word rule once missed: authentication in any
+		// form, and plural keys.
+		"Authentication", "X-Authentication", "authentication_token", "authenticate",
+		"OAuth", "X-Api-Keys", "apikeys", "api_keys", "access_keys", "keys", "AccessKeys", "cookies", "Set-Cookie"}
 	plain := []string{"max_tokens", "tokens_per_day", "api_key_env", "api_key_file", "key_file", "cert_file",
 		"header_env", "headers", "response_header", "insecure_skip_verify", "model", "url", "name", "X-Request-Id",
-		"OpenAI-Organization", "anthropic-version", "api-version", "models_field", "passage"}
+		"OpenAI-Organization", "anthropic-version", "api-version", "models_field", "passage",
+		"author", "authority", "X-Author", "max_output_tokens", "keyboard", "X-Keyed-By", "api_keys_env"}
 	for _, n := range secret {
 		if !SecretName(n) {
 			t.Errorf("SecretName(%q) = false, want true", n)
