@@ -439,6 +439,51 @@ func TestStaleConnectionErrors(t *testing.T) {
 	}
 }
 
+// TestBufferBoundCountsHeldMemory: the process-wide bound counts what a
+// stream's reader holds, not the size of its event. A 600 KiB event sent
+// as one line is held as the line it arrived in and again as its data
+// (about 1.2 MiB): with a 1 MiB bound it ends stream_error/buffer_limit
+// naming the bound, and nothing stays charged; within a 2 MiB bound the
+// same stream is read to its end.
+func TestBufferBoundCountsHeldMemory(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 600<<10)+`"}}]}`+"\n\n")
+		io.WriteString(w, `data: {"choices":[{"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name    string
+		limit   int64
+		outcome ledger.Outcome
+		reason  ledger.Reason
+	}{
+		{"held twice, over the bound", 1 << 20, ledger.StreamError, ledger.ReasonBufferLimit},
+		{"within the bound", 2 << 20, ledger.OK, ledger.ReasonStop},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buffers := sse.NewBudget(tt.limit)
+			c, err := NewClient(ClientOptions{MaxEventBytes: 1 << 20, Buffers: buffers, Timeouts: Timeouts{Total: 30 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			res, _ := probe(t, c, context.Background(), srv.URL, Params{})
+			if res.Outcome != tt.outcome || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.outcome, tt.reason)
+			}
+			if tt.outcome == ledger.StreamError && !strings.Contains(res.Err, "process-wide bound") {
+				t.Errorf("error %q does not name the bound", res.Err)
+			}
+			if u := buffers.Used(); u != 0 {
+				t.Errorf("%d bytes still charged after the stream ended", u)
+			}
+		})
+	}
+}
+
 // TestBufferBoundAcrossStreams (issue 8, defect 7): streams each holding an
 // unfinished ~1 MiB event share the process-wide bound on buffered event
 // bytes: the first ones keep their events, every later one ends
