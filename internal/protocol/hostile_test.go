@@ -330,8 +330,9 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 // `answer` requests of each connection with a complete event stream
 // (Content-Length, no "Connection: close") and then, on reading the next
 // request of that connection, closes it without a response byte (with a
-// reset, RST, when reset is true).
-func closingServer(t *testing.T, answer int, reset bool) string {
+// reset, RST, when reset is true), after holding it for wait (a target
+// working on the request, e.g. in prefill, before it dies).
+func closingServer(t *testing.T, answer int, reset bool, wait time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -360,6 +361,7 @@ func closingServer(t *testing.T, answer int, reset bool) string {
 					}
 					_, _ = io.Copy(io.Discard, req.Body)
 					if n >= answer {
+						time.Sleep(wait)
 						if reset {
 							_ = conn.(*net.TCPConn).SetLinger(0) // Close sends RST
 						}
@@ -386,7 +388,7 @@ func TestStaleConnectionReason(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.CloseIdleConnections()
-			reused := closingServer(t, 1, reset)
+			reused := closingServer(t, 1, reset, 0)
 			if res, _ := probe(t, c, context.Background(), reused, Params{}); res.Outcome != ledger.OK {
 				t.Fatalf("first request: %+v, want ok", res)
 			}
@@ -398,10 +400,35 @@ func TestStaleConnectionReason(t *testing.T) {
 				t.Error("a stale-connection failure counted as admitted")
 			}
 
-			fresh := closingServer(t, 0, reset)
+			fresh := closingServer(t, 0, reset, 0)
 			res, _ = probe(t, c, context.Background(), fresh, Params{})
 			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
 				t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+			}
+		})
+	}
+}
+
+// TestDyingTargetOnReusedConnection: a target that takes the request on a
+// reused keep-alive connection, works on it (a prefill well past
+// StaleWindow) and then dies, closing or resetting the connection before
+// any response byte, is a failing target (connection_reset), not a
+// keep-alive race.
+func TestDyingTargetOnReusedConnection(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			srv := closingServer(t, 1, reset, 4*StaleWindow)
+			if res, _ := probe(t, c, context.Background(), srv, Params{}); res.Outcome != ledger.OK {
+				t.Fatalf("first request: %+v, want ok", res)
+			}
+			res, rec := probe(t, c, context.Background(), srv, Params{})
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Headers != 0 {
+				t.Errorf("reused connection closed after a prefill: %+v (headers %v), want transport_error/connection_reset", res, rec.Headers)
 			}
 		})
 	}
