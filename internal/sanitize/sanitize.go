@@ -130,9 +130,12 @@ func (r *Redactor) String(s string, max int) string {
 	if len(s) <= max && plainASCII(s) && !r.mayHold(s) {
 		return s
 	}
-	// Only a bounded prefix of a hostile string is looked at. Cleaning never
-	// shrinks text, so whatever part of a secret the pre-cut leaves at the
-	// end of the input lies beyond max and is cut again below.
+	// Only a bounded prefix of a hostile string is looked at. Cleaning may
+	// shrink text (a secret longer than Marker becomes Marker), so a start
+	// of a secret the pre-cut leaves at the end of the input may end up
+	// within max: one of MinFragment bytes or more is redacted like any
+	// cut-off start, and a shorter one gives away no more than the
+	// MinFragment-1 bytes a server echoing a cut-off key may.
 	if in := 4*max + 64; len(s) > in {
 		s = s[:in]
 	}
