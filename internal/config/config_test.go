@@ -66,6 +66,9 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"zero rate", minimal + "    baseline: {rate: 0}\n", []string{"targets[0].baseline.rate: must be above 0"}},
 		{"secret header", minimal + "    headers: {Authorization: Bearer x}\n", []string{"targets[0].headers.Authorization: looks secret"}},
 		{"auth header", minimal + "    headers: {X-Auth: sk-abc}\n", []string{"targets[0].headers.X-Auth: looks secret"}},
+		{"authentication header", minimal + "    headers: {Authentication: sk-abc}\n", []string{"targets[0].headers.Authentication: looks secret"}},
+		{"plural keys header", minimal + "    headers: {X-Api-Keys: sk-abc}\n", []string{"targets[0].headers.X-Api-Keys: looks secret"}},
+		{"plural keys query", strings.Replace(minimal, "/v1", "/v1?access_keys=sk-abc", 1), []string{"targets[0].url: query parameter \"access_keys\" looks secret"}},
 		{"timeout over total", minimal + "    timeouts: {connect: 10m, total: 1m}\n", []string{"targets[0].timeouts.connect:", "longer than timeouts.total"}},
 		{"duplicate names", minimal + "  - name: t1\n    url: http://127.0.0.1:1/v1\n    model: m\n", []string{"targets[1].name: duplicate target name"}},
 		{"label-unsafe name", strings.Replace(minimal, "name: t1", "name: \"T 1\"", 1), []string{"targets[0].name: want 1-63"}},
@@ -253,11 +256,13 @@ targets:
 	}
 	// Built in code, bypassing validation (which refuses both).
 	c.Targets[0].Headers["X-Session-Token"] = "zzz"
+	c.Targets[0].Headers["Authentication"] = "yyy"
+	c.Targets[0].Headers["X-Api-Keys"] = "xxx"
 	c.Targets[0].URL = "https://api.example.com/v1?api-key=abc123"
 	r := c.Redacted()
 	b, _ := json.Marshal(r)
 	s := string(b)
-	for _, leak := range []string{"abc123", "zzz"} {
+	for _, leak := range []string{"abc123", "zzz", "yyy", "xxx"} {
 		if strings.Contains(s, leak) {
 			t.Errorf("redacted config leaks %q: %s", leak, s)
 		}

@@ -127,4 +127,3 @@ const (
 	AuthBearer  AuthStyle = "bearer"    // Authorization: Bearer <key> (OpenAI and compatibles)
 	AuthXAPIKey AuthStyle = "x-api-key" // x-api-key: <key> (Anthropic)
 )
-

@@ -9,7 +9,6 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -163,11 +162,10 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res ledger.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// Whether the request went out on a reused idle connection: a failure
-	// there before any response byte is a keep-alive race (the server
-	// closed the connection while it sat idle), not a failing target.
-	var reused atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { reused.Store(ci.Reused) }})
+	// What the transport did with the connection, for telling a keep-alive
+	// race from a failing target (see keepAliveRace).
+	var conn connTrace
+	ctx = httptrace.WithClientTrace(ctx, conn.trace())
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
@@ -212,7 +210,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	if err != nil {
 		rec.End = now()
-		if reused.Load() && ctx.Err() == nil && staleConnection(err) {
+		if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
 			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
 				Err: "connection closed before response headers on a reused keep-alive connection"}
 		}

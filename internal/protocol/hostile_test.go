@@ -132,6 +132,41 @@ func TestSecretHeaderValuesRedacted(t *testing.T) {
 	}
 }
 
+// TestBareCredentialsRedacted: a secret given as a whole Authorization
+// value ("Bearer <token>" in headers, or through the caller's Redactor as a
+// header_env value is) is redacted when the server echoes the token alone.
+func TestBareCredentialsRedacted(t *testing.T) {
+	const hdrTok, envTok = "sk-hdr-0123456789abcdef", "sk-env-fedcba9876543210"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, a, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		_, b, _ := strings.Cut(r.Header.Get("X-Upstream-Id"), " ")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"type":"invalid key %s","code":"%s"}}`, a, b)
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{
+		Headers:  http.Header{"Authorization": {"Bearer " + hdrTok}, "X-Upstream-Id": {"bearer " + envTok}},
+		Redactor: sanitize.NewRedactor("bearer " + envTok),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	res, _ := probe(t, c, context.Background(), srv.URL, Params{})
+	if res.Outcome != ledger.HTTPError {
+		t.Fatalf("result %+v, want http_error", res)
+	}
+	for _, tok := range []string{hdrTok, envTok} {
+		if strings.Contains(res.Err, tok[:sanitize.MinFragment]) {
+			t.Errorf("error %q holds the token %s (or its start)", res.Err, tok)
+		}
+	}
+	if strings.Count(res.Err, sanitize.Marker) < 2 {
+		t.Errorf("error %q: want both echoed tokens shown as %s", res.Err, sanitize.Marker)
+	}
+}
+
 // TestServerStringsCleanedAlike (issue 8, defect 13): the model and the
 // finish reason are cleaned by the same rule: control characters (ESC, BEL,
 // NUL) and invalid UTF-8 become U+FFFD, and both are bounded.
@@ -295,8 +330,9 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 // `answer` requests of each connection with a complete event stream
 // (Content-Length, no "Connection: close") and then, on reading the next
 // request of that connection, closes it without a response byte (with a
-// reset, RST, when reset is true).
-func closingServer(t *testing.T, answer int, reset bool) string {
+// reset, RST, when reset is true), after holding it for wait (a target
+// working on the request, e.g. in prefill, before it dies).
+func closingServer(t *testing.T, answer int, reset bool, wait time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -325,6 +361,7 @@ func closingServer(t *testing.T, answer int, reset bool) string {
 					}
 					_, _ = io.Copy(io.Discard, req.Body)
 					if n >= answer {
+						time.Sleep(wait)
 						if reset {
 							_ = conn.(*net.TCPConn).SetLinger(0) // Close sends RST
 						}
@@ -351,7 +388,7 @@ func TestStaleConnectionReason(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.CloseIdleConnections()
-			reused := closingServer(t, 1, reset)
+			reused := closingServer(t, 1, reset, 0)
 			if res, _ := probe(t, c, context.Background(), reused, Params{}); res.Outcome != ledger.OK {
 				t.Fatalf("first request: %+v, want ok", res)
 			}
@@ -363,10 +400,35 @@ func TestStaleConnectionReason(t *testing.T) {
 				t.Error("a stale-connection failure counted as admitted")
 			}
 
-			fresh := closingServer(t, 0, reset)
+			fresh := closingServer(t, 0, reset, 0)
 			res, _ = probe(t, c, context.Background(), fresh, Params{})
 			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
 				t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+			}
+		})
+	}
+}
+
+// TestDyingTargetOnReusedConnection: a target that takes the request on a
+// reused keep-alive connection, works on it (a prefill well past
+// StaleWindow) and then dies, closing or resetting the connection before
+// any response byte, is a failing target (connection_reset), not a
+// keep-alive race.
+func TestDyingTargetOnReusedConnection(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			srv := closingServer(t, 1, reset, 4*StaleWindow)
+			if res, _ := probe(t, c, context.Background(), srv, Params{}); res.Outcome != ledger.OK {
+				t.Fatalf("first request: %+v, want ok", res)
+			}
+			res, rec := probe(t, c, context.Background(), srv, Params{})
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Headers != 0 {
+				t.Errorf("reused connection closed after a prefill: %+v (headers %v), want transport_error/connection_reset", res, rec.Headers)
 			}
 		})
 	}
@@ -401,6 +463,51 @@ func TestStaleConnectionErrors(t *testing.T) {
 		if got := staleConnection(tt.err); got != tt.stale {
 			t.Errorf("%s: staleConnection(%v) = %v, want %v", tt.name, tt.err, got, tt.stale)
 		}
+	}
+}
+
+// TestBufferBoundCountsHeldMemory: the process-wide bound counts what a
+// stream's reader holds, not the size of its event. A 600 KiB event sent
+// as one line is held as the line it arrived in and again as its data
+// (about 1.2 MiB): with a 1 MiB bound it ends stream_error/buffer_limit
+// naming the bound, and nothing stays charged; within a 2 MiB bound the
+// same stream is read to its end.
+func TestBufferBoundCountsHeldMemory(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"`+strings.Repeat("x", 600<<10)+`"}}]}`+"\n\n")
+		io.WriteString(w, `data: {"choices":[{"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	tests := []struct {
+		name    string
+		limit   int64
+		outcome ledger.Outcome
+		reason  ledger.Reason
+	}{
+		{"held twice, over the bound", 1 << 20, ledger.StreamError, ledger.ReasonBufferLimit},
+		{"within the bound", 2 << 20, ledger.OK, ledger.ReasonStop},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buffers := sse.NewBudget(tt.limit)
+			c, err := NewClient(ClientOptions{MaxEventBytes: 1 << 20, Buffers: buffers, Timeouts: Timeouts{Total: 30 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			res, _ := probe(t, c, context.Background(), srv.URL, Params{})
+			if res.Outcome != tt.outcome || res.Reason != tt.reason {
+				t.Fatalf("result %+v, want %s/%s", res, tt.outcome, tt.reason)
+			}
+			if tt.outcome == ledger.StreamError && !strings.Contains(res.Err, "process-wide bound") {
+				t.Errorf("error %q does not name the bound", res.Err)
+			}
+			if u := buffers.Used(); u != 0 {
+				t.Errorf("%d bytes still charged after the stream ended", u)
+			}
+		})
 	}
 }
 

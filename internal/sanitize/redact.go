@@ -99,21 +99,23 @@ var secretWords = map[string]bool{
 }
 
 // Endings of words that name a secret fused with other words (xapikey,
-// accesstoken, clientsecret).
-var secretSuffixes = []string{"key", "token", "secret", "password", "passwd", "cookie", "credential", "credentials", "auth", "signature"}
+// accesstoken, clientsecret, apikeys, oauth).
+var secretSuffixes = []string{"key", "keys", "token", "secret", "password", "passwd", "cookie", "cookies", "credential", "credentials", "auth", "signature"}
 
-// Parts of words that name a secret wherever they appear.
-var secretParts = []string{"passw", "secret", "credential", "bearer", "authoriz"}
+// Parts of words that name a secret wherever they appear (authorization,
+// authentication, authenticate).
+var secretParts = []string{"passw", "secret", "credential", "bearer", "authoriz", "authent"}
 
 // SecretName reports whether a name (a configuration key, a header or a
 // query parameter name) says its value is a secret: one of its words (split
 // at _ - . space and lower-to-upper case changes, lower-cased) is key,
 // token, secret, password, auth, bearer, cookie, credential, session, sig,
-// … or ends in key, token, secret, … (apikey, accesstoken), or contains
-// passw, secret, credential, bearer or authoriz. A name whose last word is
-// env, file or path names where a secret is kept (api_key_env holds a
-// variable name) and is not itself secret; a plural such as max_tokens
-// counts something and is not secret either.
+// … or ends in key, keys, token, secret, … (apikey, apikeys, accesstoken),
+// or contains passw, secret, credential, bearer, authoriz or authent. A
+// name whose last word is env, file or path names where a secret is kept
+// (api_key_env holds a variable name) and is not itself secret; a plural
+// of token such as max_tokens counts something and is not secret either
+// (keys, cookies and credentials are secrets in the plural too).
 func SecretName(name string) bool {
 	if locates(name) {
 		return false

@@ -23,6 +23,7 @@ const MinFragment = 8
 // immutable and safe for concurrent use.
 type Redactor struct {
 	secrets []secret // longest first, each with its "Bearer " form
+	n       int      // values given that were new (Len)
 }
 
 // secret is one value to redact and the shortest cut-off start of it that
@@ -40,36 +41,80 @@ func NewRedactor(secrets ...string) *Redactor {
 }
 
 // With returns a Redactor that knows r's secrets and secrets too. r is not
-// changed.
+// changed. Each value is learnt with its "Bearer " form; a value of the
+// form "<scheme> <credentials>" (an Authorization header value such as
+// "Bearer sk-…" or "Basic dXNlcjpwdw==", the scheme in any case) is learnt
+// with its credentials alone too, since a server may echo the bare key.
 func (r *Redactor) With(secrets ...string) *Redactor {
 	out := &Redactor{}
 	if r != nil {
 		out.secrets = slices.Clone(r.secrets)
+		out.n = r.n
 	}
 	const bearer = "Bearer "
+	add := func(s string) bool {
+		frag := min(len(s), MinFragment)
+		added := false
+		for _, x := range []secret{{s, frag}, {bearer + s, len(bearer) + frag}} {
+			if !slices.Contains(out.secrets, x) {
+				out.secrets = append(out.secrets, x)
+				added = true
+			}
+		}
+		return added
+	}
 	for _, s := range secrets {
 		s = strings.TrimSpace(s)
 		if s == "" {
 			continue
 		}
-		frag := min(len(s), MinFragment)
-		for _, x := range []secret{{s, frag}, {bearer + s, len(bearer) + frag}} {
-			if !slices.Contains(out.secrets, x) {
-				out.secrets = append(out.secrets, x)
-			}
+		if add(s) {
+			out.n++
+		}
+		if cred, ok := credentials(s); ok {
+			add(cred)
 		}
 	}
 	slices.SortStableFunc(out.secrets, func(a, b secret) int { return len(b.v) - len(a.v) })
 	return out
 }
 
-// Len reports how many secret values r knows (each with its Bearer form
-// counted once).
+// credentials returns the credentials of a value of the form
+// "<scheme> <credentials>": a scheme of HTTP token characters, white space,
+// then the rest (trimmed), which must not be empty.
+func credentials(s string) (string, bool) {
+	i := strings.IndexAny(s, " \t")
+	if i <= 0 {
+		return "", false
+	}
+	for j := 0; j < i; j++ {
+		if !tchar(s[j]) {
+			return "", false
+		}
+	}
+	cred := strings.TrimSpace(s[i:])
+	return cred, cred != ""
+}
+
+// tchar reports whether c may appear in an HTTP token (RFC 9110 5.6.2),
+// such as an authentication scheme.
+func tchar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// Len reports how many of the values given to r (and to the Redactors it
+// was made from) were new to it: empty values, repeats and values learnt
+// already (as another's credentials) are not counted, nor are the forms
+// learnt from each.
 func (r *Redactor) Len() int {
 	if r == nil {
 		return 0
 	}
-	return len(r.secrets) / 2
+	return r.n
 }
 
 // String is the one rule for a server-supplied string: valid UTF-8, every
@@ -85,9 +130,12 @@ func (r *Redactor) String(s string, max int) string {
 	if len(s) <= max && plainASCII(s) && !r.mayHold(s) {
 		return s
 	}
-	// Only a bounded prefix of a hostile string is looked at. Cleaning never
-	// shrinks text, so whatever part of a secret the pre-cut leaves at the
-	// end of the input lies beyond max and is cut again below.
+	// Only a bounded prefix of a hostile string is looked at. Cleaning may
+	// shrink text (a secret longer than Marker becomes Marker), so a start
+	// of a secret the pre-cut leaves at the end of the input may end up
+	// within max: one of MinFragment bytes or more is redacted like any
+	// cut-off start, and a shorter one gives away no more than the
+	// MinFragment-1 bytes a server echoing a cut-off key may.
 	if in := 4*max + 64; len(s) > in {
 		s = s[:in]
 	}

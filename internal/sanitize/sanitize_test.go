@@ -78,6 +78,44 @@ func TestRedactorWith(t *testing.T) {
 	}
 }
 
+// TestRedactorCredentials: a secret given as an Authorization-style value
+// ("<scheme> <credentials>") is redacted when a server echoes its
+// credentials alone, wherever they appear and cut off, in any scheme case.
+func TestRedactorCredentials(t *testing.T) {
+	const tok = "sk-abcdefgh123456"
+	tests := []struct {
+		name   string
+		secret string
+		in     string
+		want   string
+	}{
+		{"bare token after Bearer value", "Bearer " + tok, "invalid key " + tok, "invalid key " + Marker},
+		{"bare token inside a word", "Bearer " + tok, "key=" + tok + ".", "key=" + Marker + "."},
+		{"cut-off bare token", "Bearer " + tok, "got " + tok[:9], "got " + Marker},
+		{"the value itself", "Bearer " + tok, "Bearer " + tok, Marker},
+		{"lower-case scheme", "bearer " + tok, "invalid key " + tok, "invalid key " + Marker},
+		{"echoed with the other case", "bearer " + tok, "Bearer " + tok, Marker},
+		{"Basic", "Basic dXNlcjpwYXNzd29yZA==", "bad credentials dXNlcjpwYXNzd29yZA==", "bad credentials " + Marker},
+		{"any scheme, extra white space", "Token \t " + tok + " ", "token " + tok, "token " + Marker},
+		{"the scheme alone is no secret", "Bearer " + tok, "Bearer token required", "Bearer token required"},
+		{"a value without a scheme is learnt whole only", "abc" + tok, "x " + tok, "x " + tok},
+		{"a first word that is no scheme", "a=1; " + tok, "x " + tok, "x " + tok},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NewRedactor(tt.secret).String(tt.in, 64); got != tt.want {
+				t.Errorf("NewRedactor(%q).String(%q) = %q, want %q", tt.secret, tt.in, got, tt.want)
+			}
+			if got := NewRedactor("other-secret-value").With(tt.secret).String(tt.in, 64); got != tt.want {
+				t.Errorf("With(%q).String(%q) = %q, want %q", tt.secret, tt.in, got, tt.want)
+			}
+		})
+	}
+	if n := NewRedactor("Bearer " + tok).Len(); n != 1 {
+		t.Errorf("Len = %d, want 1: the credentials learnt from a value are not a value given", n)
+	}
+}
+
 // TestStringFastPath: a clean string costs no allocation.
 func TestStringFastPath(t *testing.T) {
 	r := NewRedactor(key)
@@ -162,10 +200,15 @@ func TestSecretParam(t *testing.T) {
 func TestSecretName(t *testing.T) {
 	secret := []string{"api_key", "apiKey", "API-KEY", "x-api-key", "X-Api-Key", "Authorization", "Proxy-Authorization",
 		"Cookie", "X-Auth-Token", "access_token", "accesstoken", "xapikey", "client_secret", "password", "passwd",
-		"sig", "Ocp-Apim-Subscription-Key", "x-goog-api-key", "bearer", "credentials", "session", "jwt"}
+		"sig", "Ocp-Apim-Subscription-Key", "x-goog-api-key", "bearer", "credentials", "session", "jwt",
+		// Words the whole-word rule once missed: authentication in any
+		// form, and plural keys.
+		"Authentication", "X-Authentication", "authentication_token", "authenticate",
+		"OAuth", "X-Api-Keys", "apikeys", "api_keys", "access_keys", "keys", "AccessKeys", "cookies", "Set-Cookie"}
 	plain := []string{"max_tokens", "tokens_per_day", "api_key_env", "api_key_file", "key_file", "cert_file",
 		"header_env", "headers", "response_header", "insecure_skip_verify", "model", "url", "name", "X-Request-Id",
-		"OpenAI-Organization", "anthropic-version", "api-version", "models_field", "passage"}
+		"OpenAI-Organization", "anthropic-version", "api-version", "models_field", "passage",
+		"author", "authority", "X-Author", "max_output_tokens", "keyboard", "X-Keyed-By", "api_keys_env"}
 	for _, n := range secret {
 		if !SecretName(n) {
 			t.Errorf("SecretName(%q) = false, want true", n)

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -79,4 +80,65 @@ func (b *Budget) release(n int64) {
 	if b != nil && n > 0 {
 		b.used.Add(-n)
 	}
+}
+
+// heldBytes returns the capacity of the buffers a stream grows (line, data,
+// name, lastID): what the Reader holds for it beyond its fixed read buffer.
+func (r *Reader) heldBytes() int {
+	return cap(r.line) + cap(r.data) + cap(r.name) + cap(r.lastID)
+}
+
+// grow returns b (one of the Reader's buffers) with room for n more bytes,
+// never more capacity than limit unless len(b)+n needs it. Growing is
+// charged before the new buffer is made: the Budget covers the capacity of
+// every buffer the stream holds (ErrBudget when it cannot).
+func (r *Reader) grow(b []byte, n, limit int) ([]byte, error) {
+	need := len(b) + n
+	if need <= cap(b) {
+		return b, nil
+	}
+	c := 2 * cap(b)
+	if cap(b) >= 256<<10 {
+		c = cap(b) + cap(b)/4
+	}
+	c = max(min(max(c, 64), limit), need)
+	if err := r.charge(r.heldBytes() - cap(b) + c); err != nil {
+		return b, err
+	}
+	nb := make([]byte, len(b), c)
+	copy(nb, b)
+	return nb, nil
+}
+
+// appendTo appends parts to the buffer *b, growing it by grow.
+func (r *Reader) appendTo(b *[]byte, limit int, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	nb, err := r.grow(*b, n, limit)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		nb = append(nb, p...)
+	}
+	*b = nb
+	return nil
+}
+
+// charge makes sure the Budget covers n held bytes (the capacity of line,
+// data, name and lastID together): within FreeBytes nothing is charged;
+// past it the stream's high-water mark is, rounded up to FreeBytes, and
+// kept until Reset.
+func (r *Reader) charge(n int) error {
+	if r.budget == nil || n <= FreeBytes || int64(n) <= r.held {
+		return nil
+	}
+	want := (int64(n) + FreeBytes - 1) / FreeBytes * FreeBytes
+	if !r.budget.reserve(want - r.held) {
+		return fmt.Errorf("%w (%d bytes)", ErrBudget, r.budget.Limit())
+	}
+	r.held = want
+	return nil
 }

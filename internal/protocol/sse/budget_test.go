@@ -2,6 +2,7 @@ package sse
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -12,7 +13,9 @@ import (
 // ErrBudget (and only that stream); small events never touch the shared
 // counter; what a stream charged is released at Reset.
 func TestBudgetBoundsEveryReader(t *testing.T) {
-	b := NewBudget(64 << 10)
+	// A 40 KiB event on one line holds about 104 KiB (the line as it
+	// arrived, then its data): one fits in 128 KiB, two do not.
+	b := NewBudget(128 << 10)
 	big := "data: " + strings.Repeat("x", 40<<10) + "\n\n"
 	small := strings.Repeat("data: {\"a\":1}\n\n", 100)
 
@@ -35,8 +38,8 @@ func TestBudgetBoundsEveryReader(t *testing.T) {
 	if _, err := first.Next(); err != nil {
 		t.Fatalf("first stream: %v", err)
 	}
-	if u := b.Used(); u < 40<<10 || u > 64<<10 {
-		t.Fatalf("used %d after a 40 KiB event, want its size rounded up", u)
+	if u, held := b.Used(), int64(first.MemoryBytes()-bufSize); u < held || u >= held+FreeBytes {
+		t.Fatalf("used %d after a 40 KiB event, want what the reader holds (%d) rounded up", u, held)
 	}
 	second := NewReader(strings.NewReader(big), Options{Budget: b})
 	_, err := second.Next()
@@ -97,6 +100,75 @@ func TestBudgetCountsManyShortLines(t *testing.T) {
 		t.Errorf("used %d after Reset", b.Used())
 	}
 }
+
+// TestBudgetCountsHeldMemory: the Budget covers what a Reader holds (the
+// capacity of its line and data buffers together), not the length of the
+// event. A 150 KiB event that arrives as one line over many reads is held
+// twice (the line, then its data) plus growth room: with a 256 KiB Budget
+// it ends with ErrBudget, and at no read does the Reader hold more than
+// it has charged, nor the Budget pass its limit. The same event within a
+// budget that covers it is read whole.
+func TestBudgetCountsHeldMemory(t *testing.T) {
+	const limit = 256 << 10
+	event := "data: " + strings.Repeat("w", 150<<10) + "\n\n"
+	tests := []struct {
+		name  string
+		limit int64
+		want  error
+	}{
+		{"held memory over the bound", limit, ErrBudget},
+		{"held memory within the bound", 2 * limit, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewBudget(tt.limit)
+			var r *Reader
+			check := func(when string) {
+				t.Helper()
+				held := int64(r.MemoryBytes() - bufSize)
+				if held > FreeBytes && held > b.Used() {
+					t.Fatalf("%s: the reader holds %d bytes, %d charged", when, held, b.Used())
+				}
+				if u := b.Used(); u > b.Limit() {
+					t.Fatalf("%s: %d bytes charged, over the %d bound", when, u, b.Limit())
+				}
+				if m := r.MemoryBytes(); m > bufSize+int(b.Limit()) {
+					t.Fatalf("%s: MemoryBytes %d, over the bound %d and the read buffer", when, m, b.Limit())
+				}
+			}
+			reads := 0
+			src := readFunc(func(p []byte) (int, error) {
+				check(fmt.Sprintf("read %d", reads))
+				reads++
+				return strings.NewReader(event).ReadAt(p, int64(reads-1)*int64(len(p)))
+			})
+			r = NewReader(src, Options{Budget: b, MaxEventBytes: 1 << 20})
+			ev, err := r.Next()
+			check("after Next")
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err %v, want %v", err, tt.want)
+			}
+			if tt.want == nil && len(ev.Data) != 150<<10 {
+				t.Errorf("event of %d bytes, want %d", len(ev.Data), 150<<10)
+			}
+			if tt.want != nil && !strings.Contains(err.Error(), fmt.Sprint(tt.limit)) {
+				t.Errorf("error %q does not name the bound", err)
+			}
+			r.Reset(nil, Options{})
+			if b.Used() != 0 {
+				t.Errorf("used %d after Reset", b.Used())
+			}
+			if m := r.MemoryBytes(); m > bufSize+FreeBytes {
+				t.Errorf("a reset reader keeps %d bytes, over the read buffer and FreeBytes (charged to nobody)", m)
+			}
+		})
+	}
+}
+
+// readFunc is an io.Reader made of a function.
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
 func TestNilBudgetIsUnbounded(t *testing.T) {
 	var b *Budget

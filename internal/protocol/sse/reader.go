@@ -80,8 +80,17 @@ type Reader struct {
 	curName string // interned Name of the last dispatched event
 
 	budget *Budget
-	held   int64 // bytes charged to budget (this stream's high-water mark, rounded up)
+	held   int64 // bytes charged to budget: what line, data, name and lastID hold, rounded up
 }
+
+// What Reset keeps of each buffer for the next stream: together no more
+// than FreeBytes, so that a pooled Reader holds nothing its next stream
+// would have to charge.
+const (
+	keepLine  = 4 << 10
+	keepData  = 8 << 10
+	keepSmall = 2 << 10 // name and lastID each
+)
 
 // NewReader returns a Reader over src.
 func NewReader(src io.Reader, opts Options) *Reader {
@@ -103,12 +112,19 @@ func (r *Reader) Reset(src io.Reader, opts Options) {
 	if buf == nil {
 		buf = make([]byte, bufSize)
 	}
-	// Drop buffers that grew beyond what a fresh stream needs by default.
-	if cap(line) > 2*bufSize {
+	// Drop buffers that grew beyond what a fresh stream needs by default:
+	// what is kept stays within FreeBytes, and is charged to nobody.
+	if cap(line) > keepLine {
 		line = nil
 	}
-	if cap(data) > 4*bufSize {
+	if cap(data) > keepData {
 		data = nil
+	}
+	if cap(name) > keepSmall {
+		name = nil
+	}
+	if cap(lastID) > keepSmall {
+		lastID = nil
 	}
 	*r = Reader{
 		src: src, max: max, maxLine: max + lineSlack, activity: opts.Activity,
@@ -117,29 +133,15 @@ func (r *Reader) Reset(src io.Reader, opts Options) {
 	}
 }
 
-// charge makes sure the Budget covers n buffered bytes (line and event data
-// together): within FreeBytes nothing is charged; past it the stream's
-// high-water mark is, rounded up to FreeBytes, and kept until Reset.
-func (r *Reader) charge(n int) error {
-	if r.budget == nil || n <= FreeBytes || int64(n) <= r.held {
-		return nil
-	}
-	want := (int64(n) + FreeBytes - 1) / FreeBytes * FreeBytes
-	if !r.budget.reserve(want - r.held) {
-		return fmt.Errorf("%w (%d bytes)", ErrBudget, r.budget.Limit())
-	}
-	r.held = want
-	return nil
-}
-
 // LastEventID returns the last event ID the stream set (the `id:` field).
 func (r *Reader) LastEventID() string { return string(r.lastID) }
 
 // MemoryBytes reports the capacity of the Reader's buffers: the memory it
 // holds for its stream. It stays below about 4×MaxEventBytes plus a small
-// constant whatever the stream contains.
+// constant whatever the stream contains. With a Budget, all of it but the
+// fixed read buffer is charged once it passes FreeBytes.
 func (r *Reader) MemoryBytes() int {
-	return cap(r.buf) + cap(r.line) + cap(r.data) + cap(r.name) + cap(r.lastID)
+	return cap(r.buf) + r.heldBytes()
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
@@ -212,17 +214,17 @@ func (r *Reader) field(line []byte) error {
 		if len(r.data)+len(value) > r.max {
 			return fmt.Errorf("%w: data over %d bytes", ErrEventTooLarge, r.max)
 		}
-		if err := r.charge(len(r.line) + len(r.data) + len(value) + 1); err != nil {
+		if err := r.appendTo(&r.data, r.max+1, value, newline); err != nil {
 			return err
 		}
-		r.data = append(r.data, value...)
-		r.data = append(r.data, '\n')
 		r.hasData = true
 	case "event":
-		r.name = append(r.name[:0], value...)
+		r.name = r.name[:0]
+		return r.appendTo(&r.name, r.maxLine, value)
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
-			r.lastID = append(r.lastID[:0], value...)
+			r.lastID = r.lastID[:0]
+			return r.appendTo(&r.lastID, r.maxLine, value)
 		}
 	default:
 		// "retry" (reconnection time) is meaningless for a probe that never
@@ -302,11 +304,7 @@ func (r *Reader) spanLine(part []byte) error {
 	if len(r.line)+len(part) > r.maxLine {
 		return fmt.Errorf("%w: line over %d bytes", ErrEventTooLarge, r.maxLine)
 	}
-	if err := r.charge(len(r.line) + len(part) + len(r.data)); err != nil {
-		return err
-	}
-	r.line = append(r.line, part...)
-	return nil
+	return r.appendTo(&r.line, r.maxLine, part)
 }
 
 // fill reads more bytes into the (empty) window.
@@ -342,7 +340,8 @@ func (r *Reader) fill() error {
 
 var (
 	bom         = []byte{0xEF, 0xBB, 0xBF}
-	commentLine = []byte(":") // read-only
+	commentLine = []byte(":")  // read-only
+	newline     = []byte("\n") // read-only
 )
 
 // skipBOM drops one leading UTF-8 byte order mark, however it is split.
