@@ -358,10 +358,11 @@ func TestClosedLoopDoesNotHammer(t *testing.T) {
 }
 
 // TestMaxBufferedBytesFlag (issue 8, defect 7): --max-buffered-bytes
-// bounds the event bytes the probe's streams buffer together: with a 1 MiB
-// bound, arrivals that would buffer a second unfinished ~700 KiB event while
-// another stream holds one end stream_error/buffer_limit, each alone being
-// within the 1 MiB event maximum.
+// bounds the event bytes the probe's streams buffer together: with a bound
+// of 1,589,248 bytes (the least for 768 KiB events: 2 × 768 KiB + 16 KiB),
+// arrivals that would buffer a third unfinished ~700 KiB event while two
+// other streams hold one end stream_error/buffer_limit, each alone being
+// within the event maximum.
 func TestMaxBufferedBytesFlag(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -376,7 +377,7 @@ func TestMaxBufferedBytesFlag(t *testing.T) {
 	// No stream ends ok here: exit 3 (no request succeeded) is the verdict.
 	mustExit(t, []int{exitNoSuccess}, "probe", "--url", srv.URL+"/v1", "--rate", "5", "--arrival", "constant", "--duration", "1s",
 		"--timeout-total", "3s", "--timeout-connect", "3s", "--timeout-headers", "3s", "--timeout-first-content", "3s", "--timeout-idle", "3s",
-		"--max-buffered-bytes", "1048576", "--json", "--ledger", path)
+		"--max-event-bytes", "786432", "--max-buffered-bytes", "1589248", "--json", "--ledger", path)
 	_, recs := readLedger(t, path)
 	checkLedgerInvariants(t, recs)
 	_, byR := countOutcomes(recs)
@@ -384,7 +385,7 @@ func TestMaxBufferedBytesFlag(t *testing.T) {
 		t.Errorf("no stream_error/buffer_limit record; got %v", byR)
 	}
 	for _, r := range recs {
-		if r.Reason == ledger.ReasonBufferLimit && !strings.Contains(r.Error, "1048576") {
+		if r.Reason == ledger.ReasonBufferLimit && !strings.Contains(r.Error, "1589248") {
 			t.Errorf("record %d: error %q does not name the bound", r.ID, r.Error)
 		}
 	}

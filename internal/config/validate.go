@@ -16,8 +16,8 @@ import (
 // HardMaxRate is the largest limits.max_rate accepted (req/s).
 const HardMaxRate = 10000.0
 
-// Bounds of limits.max_buffered_bytes: at least one maximum-size event (the
-// SSE reader's default, 1 MiB), at most 64 GiB.
+// Bounds of limits.max_buffered_bytes: 1 MiB to 64 GiB (wiring also asks
+// room for each target's largest event: sse.BudgetForEvent).
 const (
 	MinMaxBufferedBytes = 1 << 20
 	MaxMaxBufferedBytes = 64 << 30
@@ -88,7 +88,7 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 		el.add("limits.max_rate", "want above 0 and at most %g req/s, got %g", HardMaxRate, c.Limits.MaxRate)
 	}
 	if b := c.Limits.MaxBufferedBytes; b < MinMaxBufferedBytes || b > MaxMaxBufferedBytes {
-		el.add("limits.max_buffered_bytes", "want %d (1 MiB, one maximum-size event) to %d bytes, got %d", MinMaxBufferedBytes, MaxMaxBufferedBytes, b)
+		el.add("limits.max_buffered_bytes", "want %d (1 MiB) to %d bytes, got %d", MinMaxBufferedBytes, MaxMaxBufferedBytes, b)
 	}
 	if len(c.Targets) == 0 {
 		el.add("targets", "at least one target is required")

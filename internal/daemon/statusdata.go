@@ -29,8 +29,8 @@ type statusData struct {
 
 	mu      sync.Mutex
 	classes map[string]*stats.Rolling // per class, for the SLO rows: the alerts judge each class
-	ladders []ladderPoint // oldest first, at most maxLadderHistory
-	seeded  bool          // the history file was read once
+	ladders []ladderPoint             // oldest first, at most maxLadderHistory
+	seeded  bool                      // the history file was read once
 
 	model, version string
 	since          time.Time // first seen or last changed

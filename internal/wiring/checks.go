@@ -39,8 +39,9 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		if _, err := protocol.Lookup(t.API); err != nil {
 			add(p+".api", "want one of %s; got %q", strings.Join(protocol.Names(), ", "), t.API)
 		}
-		if ev := eventBytes(*t); int64(ev) > c.Limits.MaxBufferedBytes {
-			add(p+".max_event_bytes", "%d bytes is more than limits.max_buffered_bytes %d: one event must fit the process-wide buffer", ev, c.Limits.MaxBufferedBytes)
+		if ev := eventBytes(*t); sse.BudgetForEvent(ev) > c.Limits.MaxBufferedBytes {
+			add(p+".max_event_bytes", "%d bytes needs limits.max_buffered_bytes of at least %d (one event sent as one line is held twice, as its line and its data), got %d",
+				ev, sse.BudgetForEvent(ev), c.Limits.MaxBufferedBytes)
 		}
 		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
 			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)

@@ -634,8 +634,8 @@ func cases() []*chaosCase {
 			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkIdentity, also: "`llmprobe_target_info` published, its labels valid UTF-8 and at most 128 bytes"},
 
 		// ----- what the fixes of issue 8 bound -----
-		{name: "buffered_bytes_bound", defect: 7, what: "900 KB of an event that never ends, then silence, on every stream (the process-wide bound on buffered event bytes set to 2 MiB)",
-			probeArgs: []string{"--max-buffered-bytes", "2097152"}, daemonGlobal: "limits: {max_buffered_bytes: 2097152}",
+		{name: "buffered_bytes_bound", defect: 7, what: "900 KB of an event that never ends, then silence, on every stream (the process-wide bound on buffered event bytes set to 2 MiB + 16 KiB, the least the default 1 MiB events allow)",
+			probeArgs: []string{"--max-buffered-bytes", "2113536"}, daemonGlobal: "limits: {max_buffered_bytes: 2113536}",
 			serve: streamHead(func(h *hconn) bool {
 				h.chunk("data: {")
 				for n := 0; n < 900<<10 && h.chunk(filler); n += len(filler) {

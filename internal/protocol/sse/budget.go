@@ -17,6 +17,14 @@ var ErrBudget = errors.New("sse: process-wide bound on buffered event bytes reac
 // buffers, in steps of FreeBytes, up to its high-water mark, until Reset.
 const FreeBytes = 16 << 10
 
+// BudgetForEvent is the least Budget in which one stream reads an event of
+// maxEvent bytes (its MaxEventBytes) sent as one data line: the line and
+// the joined data are both held until the event is dispatched, charged in
+// steps of FreeBytes.
+func BudgetForEvent(maxEvent int) int64 {
+	return 2*int64(maxEvent) + FreeBytes
+}
+
 // Budget is a bound on the bytes buffered for events across every Reader
 // that shares it (one per process). It is safe for concurrent use; the nil
 // *Budget is unbounded.

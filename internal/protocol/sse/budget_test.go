@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestBudgetBoundsEveryReader (issue 8, defect 7): Readers sharing a Budget
@@ -181,3 +182,23 @@ func TestNilBudgetIsUnbounded(t *testing.T) {
 type neverEnds struct{}
 
 func (neverEnds) Read([]byte) (int, error) { return 0, io.ErrNoProgress }
+
+// TestBudgetForEvent: a Budget of BudgetForEvent(E) reads an event of E
+// bytes sent as one data line, in small reads; one FreeBytes step less
+// does not (the rule config validation holds max_buffered_bytes to).
+func TestBudgetForEvent(t *testing.T) {
+	for _, e := range []int{64 << 10, 1 << 20} {
+		ev := "data: " + strings.Repeat("x", e) + "\n\n"
+		read := func(limit int64) error {
+			r := NewReader(iotest.HalfReader(strings.NewReader(ev)), Options{MaxEventBytes: e, Budget: NewBudget(limit)})
+			_, err := r.Next()
+			return err
+		}
+		if err := read(BudgetForEvent(e)); err != nil {
+			t.Errorf("event of %d bytes in BudgetForEvent %d: %v", e, BudgetForEvent(e), err)
+		}
+		if err := read(BudgetForEvent(e) - FreeBytes); !errors.Is(err, ErrBudget) {
+			t.Errorf("event of %d bytes in %d: %v, want ErrBudget", e, BudgetForEvent(e)-FreeBytes, err)
+		}
+	}
+}
