@@ -175,6 +175,14 @@ func (d *directory) discover(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Cut short (the caller's deadline): the silent peers may only
+		// have run out of time, so what was known is kept.
+		d.mu.Lock()
+		d.silent = "; the last discovery was cut short: " + err.Error()
+		d.mu.Unlock()
+		return
+	}
 	at, claims := map[int]string{}, map[int][]string{}
 	var silent []string
 	for _, a := range answers {

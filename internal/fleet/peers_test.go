@@ -192,3 +192,43 @@ func TestDiscoverySingleFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoveryCutShortKeepsDirectory: a discovery its caller's deadline
+// cut short learnt nothing of the peers that had no time to answer, so
+// the shards already known stay known (an emptied directory would send the
+// next gather to discover again, and miss every shard until then).
+func TestDiscoveryCutShortKeepsDirectory(t *testing.T) {
+	self := ShardInfo{Identity: Identity{0, 3}, Instance: "self"}
+	var hang atomic.Bool
+	release := make(chan struct{})
+	one := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		_ = json.NewEncoder(w).Encode(ShardInfo{Identity: Identity{1, 3}, Instance: "a"})
+	}))
+	t.Cleanup(one.Close)
+	t.Cleanup(func() { close(release) }) // runs first
+	d := &directory{peers: Peers{URLs: []string{one.URL}}, self: self, client: http.DefaultClient,
+		at: map[int]string{}, conflict: map[int]string{}}
+	if at, why := d.locate(context.Background(), []int{1}); at[1] != one.URL {
+		t.Fatalf("located %v (%v), want shard 1", at, why)
+	}
+	hang.Store(true) // shard 1 is slow to answer now
+	d.mu.Lock()
+	d.last = time.Time{} // the next locate may discover at once
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	at, why := d.locate(ctx, []int{1, 2}) // shard 2 unknown: a discovery, cut short by ctx
+	if at[1] != one.URL {
+		t.Errorf("after a cut-short discovery: located %v (%v), want shard 1 still known", at, why)
+	}
+	if !strings.Contains(why[2], "cut short") {
+		t.Errorf("shard 2: %q, want the cut-short discovery named", why[2])
+	}
+}
