@@ -225,7 +225,7 @@ func (l *Ladder) gather(ctx context.Context, a Announcement, i int, deadline tim
 					delete(g.missing, s)
 					return
 				}
-				g.missing[s], final[s] = why, done
+				g.missing[s], final[s] = sanitizeReason(why), done // it may quote the shard's answer
 			}()
 		}
 		wg.Wait()

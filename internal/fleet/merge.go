@@ -137,7 +137,7 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	sum, err := stats.Merge(scfg, parts)
 	if err != nil { // every part was checked: a limit differs (the fingerprint holds it)
 		sum, _ = stats.Merge(scfg, nil)
-		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: "the shards' results do not merge: " + err.Error()})
+		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})
 	}
 	sum.Validity = stats.FleetValidity(sum.Validity, verdicts)
 	ls := stats.LadderStep{Index: i, Rate: rate, Summary: sum}
