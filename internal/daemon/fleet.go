@@ -80,24 +80,29 @@ func (d *Daemon) withFleet(h http.Handler) http.Handler {
 }
 
 // fleetLadder builds the target's fleet ladder around its share runner
-// (whose steps are 1/shards of the fleet's): nil for a prober alone.
+// (whose steps are 1/shards of the fleet's): nil for a prober alone. On a
+// shard other than 0 the share marks the ladder's span (baseline arrivals
+// during="ladder"); on shard 0 the ladder loop already marks it around
+// the whole coordination (ladderLoop), so the share does not again.
 func (r *targetRun) fleetLadder(d *Daemon, share *ladder.Runner, fleetSteps []float64) (*fleet.Ladder, error) {
-	if !d.node.Identity().InFleet() {
+	id := d.node.Identity()
+	if !id.InFleet() {
 		return nil, nil
 	}
 	cfg := share.Config()
 	cfg.Steps = fleetSteps
-	return d.node.NewLadder(fleet.LadderOptions{
-		Config: cfg, Runner: share, LedgerNow: d.led.Now,
-		Begin: func() { r.state.ladderSpan.begin(d.led.Now()) },
-		End: func() {
+	o := fleet.LadderOptions{Config: cfg, Runner: share, LedgerNow: d.led.Now}
+	if !id.Coordinator() {
+		o.Begin = func() { r.state.ladderSpan.begin(d.led.Now()) }
+		o.End = func() {
 			r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 			r.setLaddering("")
 			for _, c := range r.classes {
 				d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, 0)
 			}
-		},
-	})
+		}
+	}
+	return d.node.NewLadder(o)
 }
 
 // runLadder runs one ladder: this prober's own, or, on a fleet's shard 0,

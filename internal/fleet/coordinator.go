@@ -193,8 +193,12 @@ func (l *Ladder) ownState(id string) stateFunc {
 }
 
 // gather collects every shard's final results of step i until each is in
-// or cannot come, or until deadline.
+// or cannot come, or until deadline: everything it does (finding a shard
+// among the peers, a DNS lookup included, and reading its report) ends by
+// then, so the decision it feeds is published in time.
 func (l *Ladder) gather(ctx context.Context, a Announcement, i int, deadline time.Time) gathered {
+	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(l.n.now())) // the node's clock, as deadline is
+	defer cancel()
 	g := gathered{reports: map[int]*StepReport{}, missing: map[int]string{}}
 	final := map[int]bool{}
 	for {
@@ -221,7 +225,7 @@ func (l *Ladder) gather(ctx context.Context, a Announcement, i int, deadline tim
 					delete(g.missing, s)
 					return
 				}
-				g.missing[s], final[s] = why, done
+				g.missing[s], final[s] = sanitizeReason(why), done // it may quote the shard's answer
 			}()
 		}
 		wg.Wait()
@@ -253,8 +257,7 @@ func (l *Ladder) fetchReport(ctx context.Context, a Announcement, i, s int, dead
 		return nil, why[s], false
 	}
 	var r StepReport
-	timeout := max(deadline.Sub(l.n.now()), 100*time.Millisecond)
-	err := getJSON(ctx, l.n.cli, fmt.Sprintf("%s%s/%s/steps/%d", u, PathLadders, a.ID, i), timeout, MaxReportBytes, &r)
+	err := getJSON(ctx, l.n.cli, fmt.Sprintf("%s%s/%s/steps/%d", u, PathLadders, a.ID, i), deadline.Sub(l.n.now()), MaxReportBytes, &r)
 	var st errStatus
 	switch {
 	case errors.As(err, &st) && st.code == 409:
@@ -305,8 +308,12 @@ func (l *Ladder) liveChecks(ctx context.Context, a Announcement, i int) string {
 	return ""
 }
 
-// checkLive is one in-step check of step i.
+// checkLive is one in-step check of step i, done within CheckEvery (a slow
+// discovery of the peers must not hold the step's checks, nor its gather,
+// past their time).
 func (l *Ladder) checkLive(ctx context.Context, a Announcement, i int) string {
+	ctx, cancel := context.WithTimeout(ctx, CheckEvery)
+	defer cancel()
 	cfg := l.cfg
 	reps := l.gatherLive(ctx, a, i)
 	var parts []stats.Part

@@ -197,3 +197,44 @@ func TestNextStart(t *testing.T) {
 		t.Errorf("step 4 at %v, want 7s + 2 periods", got)
 	}
 }
+
+// TestGatherEndsByItsDeadline: the coordinator must publish its decision
+// DecisionLead before the next step, or the shards stop for want of a
+// go-ahead. A shard it has to find again (forgotten after a transport
+// error) sends it to the peers' DNS name; a lookup that hangs must not
+// hold the gather past its deadline: the shard is missing, named, and the
+// gather returns.
+func TestGatherEndsByItsDeadline(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	lookupEnded := make(chan error, 1)
+	slow := func(ctx context.Context, _ string) ([]string, error) {
+		select {
+		case <-ctx.Done():
+			lookupEnded <- ctx.Err()
+			return nil, ctx.Err()
+		case <-release: // the test is over
+			return nil, fmt.Errorf("released")
+		}
+	}
+	n, err := NewNode(NodeOptions{Identity: Identity{0, 2}, Peers: Peers{DNS: "llmprobe.fleet", Port: 9464, Lookup: slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Ladder{n: n, cfg: ladder.Config{Target: "t", Steps: []float64{1, 2}}, shares: map[string]*share{}}
+	a := Announcement{ID: "t-1", Target: "t", Steps: []float64{1, 2}}
+	done := make(chan gathered, 1)
+	go func() { done <- l.gather(context.Background(), a, 1, time.Now().Add(300*time.Millisecond)) }()
+	var g gathered
+	select {
+	case g = <-done:
+	case <-time.After(20 * time.Second): // generous: the deadline was 300 ms
+		t.Fatal("gather still running 20 s after its deadline: the DNS lookup held it")
+	}
+	if err := <-lookupEnded; err == nil {
+		t.Error("the lookup did not end with the gather's deadline")
+	}
+	if len(g.reports) != 0 || !strings.Contains(g.missing[1], "not found among the peers") || !strings.Contains(g.missing[1], "deadline") {
+		t.Errorf("shard 1: %q, want it missing, the lookup cut short by the deadline named", g.missing[1])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
@@ -40,6 +41,9 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	if err := r.All.Check(); err != nil {
 		return fmt.Errorf("counts: %w", err)
 	}
+	if lim := l.cfg.Validity.Limit(); time.Duration(r.All.LagLimitNS) != lim {
+		return fmt.Errorf("dispatch lags counted against %s, not %s", time.Duration(r.All.LagLimitNS), lim)
+	}
 	var names []string
 	for name := range r.Classes {
 		names = append(names, name)
@@ -57,6 +61,10 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	for name, p := range r.Classes {
 		if err := p.Check(); err != nil {
 			return fmt.Errorf("class %s: %w", name, err)
+		}
+		if p.LagLimitNS != r.All.LagLimitNS { // it would not merge
+			return fmt.Errorf("class %s: dispatch lags counted against %s, every class together against %s", name,
+				time.Duration(p.LagLimitNS), time.Duration(r.All.LagLimitNS))
 		}
 		planned += p.Planned
 		attempts += p.Attempts
@@ -137,10 +145,9 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	sum, err := stats.Merge(scfg, parts)
 	if err != nil { // every part was checked: a limit differs (the fingerprint holds it)
 		sum, _ = stats.Merge(scfg, nil)
-		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: "the shards' results do not merge: " + err.Error()})
+		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})
 	}
-	sum.Validity = stats.FleetValidity(sum.Validity, verdicts)
-	ls := stats.LadderStep{Index: i, Rate: rate, Summary: sum}
+	var classes []stats.ClassStep
 	for _, c := range cfg.Classes {
 		var cparts []stats.Part
 		for shard := range l.n.id.Shards {
@@ -149,12 +156,18 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 			}
 		}
 		crate := rate * c.Weight / total
-		cs, err := stats.Merge(stats.Config{Mode: ledger.ModeOpen, RequestedRate: crate, Window: cfg.StepDuration, Gates: c.Gates, Validity: cfg.Validity}, cparts)
-		if err != nil {
-			cs, _ = stats.Merge(stats.Config{Mode: ledger.ModeOpen, RequestedRate: crate, Window: cfg.StepDuration}, nil)
+		ccfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: crate, Window: cfg.StepDuration, Gates: c.Gates, Validity: cfg.Validity}
+		cs, err := stats.Merge(ccfg, cparts)
+		if err != nil { // every part was checked (checkReport): a class without figures makes the step invalid, never zeros as if measured
+			cs, _ = stats.Merge(ccfg, nil)
+			verdicts = append(verdicts, stats.ShardVerdict{Shard: -1,
+				Missing: sanitizeReason(fmt.Sprintf("class %s: the shards' results do not merge: %v", c.Name, err))})
 		}
-		cs.Validity = sum.Validity // one fleet generator: the step's verdict is every class's
-		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: crate, Summary: cs})
+		classes = append(classes, stats.ClassStep{Class: c.Name, Rate: crate, Summary: cs})
 	}
-	return ls, pending, rows
+	sum.Validity = stats.FleetValidity(sum.Validity, verdicts)
+	for k := range classes {
+		classes[k].Summary.Validity = sum.Validity // one fleet generator: the step's verdict is every class's
+	}
+	return stats.LadderStep{Index: i, Rate: rate, Summary: sum, Classes: classes}, pending, rows
 }

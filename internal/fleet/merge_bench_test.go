@@ -16,7 +16,7 @@ import (
 
 // benchCoordinator is shard 0 of a fleet of n with one class, its peers
 // never contacted: what the merge benchmark needs of a coordinator.
-func benchCoordinator(b *testing.B, n int, rate float64) *Ladder {
+func benchCoordinator(b testing.TB, n int, rate float64) *Ladder {
 	b.Helper()
 	led := ledger.New(time.Now())
 	g := dispatch.NewGroup(led)
@@ -48,7 +48,7 @@ func benchCoordinator(b *testing.B, n int, rate float64) *Ladder {
 
 // benchReport is shard's report of step 1 with s requests (most ok, with
 // random latencies; some rejected or timed out), as JSON.
-func benchReport(b *testing.B, l *Ladder, shard, s int) []byte {
+func benchReport(b testing.TB, l *Ladder, shard, s int) []byte {
 	b.Helper()
 	id := l.n.id
 	rate := id.Rate(l.cfg.Steps[0])

@@ -8,8 +8,12 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // NodeOptions configure a Node.
@@ -39,7 +43,10 @@ type Node struct {
 	view    View      // the coordinator's, last read (shards other than 0)
 	viewAt  time.Time // when it was read (zero: never)
 	viewErr string    // why the last read failed ("" when it did not)
-	changed chan struct{}
+	// viewRefused is why announcements of the last state read were
+	// ignored (logged when it changes).
+	viewRefused string
+	changed     chan struct{}
 }
 
 // NewNode checks the identity and returns a node.
@@ -112,8 +119,18 @@ func (n *Node) poll(ctx context.Context) {
 			n.dir.forget(0)
 		}
 	}
+	var refused []string
+	if err == nil {
+		refused = checkView(&v)
+	}
 	n.mu.Lock()
 	if err == nil {
+		if r := strings.Join(refused, "; "); r != n.viewRefused {
+			n.viewRefused = r
+			if r != "" {
+				n.log.Warn("fleet: the coordinator's ladder state holds announcements this shard ignores", "why", sanitizeReason(r))
+			}
+		}
 		n.view, n.viewAt, n.viewErr = v, n.now(), ""
 	} else {
 		n.viewErr = err.Error()
@@ -121,6 +138,39 @@ func (n *Node) poll(ctx context.Context) {
 	close(n.changed)
 	n.changed = make(chan struct{})
 	n.mu.Unlock()
+}
+
+// maxIDBytes bounds a fleet ladder id: a target name (at most 63 bytes), a
+// dash and a Unix time in milliseconds.
+const maxIDBytes = 100
+
+// checkView keeps, of the coordinator's ladder state v, the announcements
+// a shard may act on, their texts cleaned: every byte from a peer is
+// hostile until checked. An announcement whose id is not the one
+// Coordinate makes of its target and start (ids name URL paths and log
+// lines), or whose state is unknown, is dropped, and why is returned; the
+// abort reason (logged, the runner's abort reason, a share's stop reason
+// served back to the coordinator), the trigger and the fingerprint (quoted
+// when a shard refuses the ladder) are cleaned and bounded.
+func checkView(v *View) (refused []string) {
+	kept := v.Ladders[:0]
+	for _, a := range v.Ladders {
+		id := a.Target + "-" + strconv.FormatInt(a.Start.UnixMilli(), 10)
+		switch {
+		case len(a.ID) > maxIDBytes || a.ID != id:
+			refused = append(refused, fmt.Sprintf("ladder id %q is not its target and start (%s)", sanitize.String(a.ID, 100), sanitize.String(id, 100)))
+			continue
+		case !slices.Contains([]string{StateRunning, StateStopped, StateAborted, StateDone}, a.State):
+			refused = append(refused, fmt.Sprintf("ladder %s: unknown state %q", a.ID, sanitize.String(a.State, 40)))
+			continue
+		}
+		a.Reason = sanitizeReason(a.Reason)
+		a.Trigger = sanitize.String(a.Trigger, 40)
+		a.Fingerprint = sanitize.String(a.Fingerprint, 32)
+		kept = append(kept, a)
+	}
+	v.Ladders = kept
+	return refused
 }
 
 // coordinatorView returns the coordinator's announcement of ladder id (or,

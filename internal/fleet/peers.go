@@ -98,12 +98,15 @@ type directory struct {
 	at       map[int]string // shard → base URL
 	conflict map[int]string // shard → why it cannot be told (two processes claim it)
 	silent   string         // the peers that did not answer the last discovery, and why
-	last     time.Time      // last discovery
+	last     time.Time      // when the last discovery began
+	now      func() time.Time
 }
 
 // locate returns the base URL of each shard asked for that it knows,
 // discovering the peers again when one is unknown (at most once per
-// PollEvery). It never returns this shard.
+// PollEvery, and one discovery at a time: the caller that starts one marks
+// it begun under the lock, and concurrent callers answer from what is
+// known). It never returns this shard.
 func (d *directory) locate(ctx context.Context, want []int) (map[int]string, map[int]string) {
 	d.mu.Lock()
 	missing := false
@@ -112,9 +115,16 @@ func (d *directory) locate(ctx context.Context, want []int) (map[int]string, map
 			missing = true
 		}
 	}
-	stale := time.Since(d.last) >= PollEvery
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	discover := missing && now().Sub(d.last) >= PollEvery
+	if discover {
+		d.last = now()
+	}
 	d.mu.Unlock()
-	if missing && stale {
+	if discover {
 		d.discover(ctx)
 	}
 	d.mu.Lock()
@@ -139,11 +149,8 @@ func (d *directory) forget(shard int) {
 	d.mu.Unlock()
 }
 
-// discover asks every peer which shard it is.
+// discover asks every peer which shard it is (locate starts it).
 func (d *directory) discover(ctx context.Context) {
-	d.mu.Lock()
-	d.last = time.Now()
-	d.mu.Unlock()
 	addrs, err := d.peers.addresses(ctx)
 	if err != nil {
 		d.mu.Lock()
@@ -168,6 +175,14 @@ func (d *directory) discover(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Cut short (the caller's deadline): the silent peers may only
+		// have run out of time, so what was known is kept.
+		d.mu.Lock()
+		d.silent = "; the last discovery was cut short: " + err.Error()
+		d.mu.Unlock()
+		return
+	}
 	at, claims := map[int]string{}, map[int][]string{}
 	var silent []string
 	for _, a := range answers {

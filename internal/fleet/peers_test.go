@@ -8,7 +8,10 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
@@ -130,5 +133,102 @@ func TestDiscoveryDNSOverTLS(t *testing.T) {
 	at, why := dir(authed).locate(context.Background(), []int{1})
 	if at[1] != "https://127.0.0.1:"+port {
 		t.Fatalf("with credentials: located %v (%v), want shard 1 over https", at, why)
+	}
+}
+
+// TestDiscoverySingleFlight: callers that find a shard unknown at once
+// (the coordinator's gather asks for each shard in its own goroutine)
+// start one discovery between them, not one each: the others answer from
+// what is known while it runs, and the directory is written once. The
+// callers are let go together, many times over, since a second discovery
+// needs them to meet in a short window.
+func TestDiscoverySingleFlight(t *testing.T) {
+	self := ShardInfo{Identity: Identity{0, 3}, Instance: "self"}
+	one := fakeShard(t, ShardInfo{Identity: Identity{1, 3}, Instance: "a"})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(one.URL, "http://"))
+	p, _ := strconv.Atoi(port)
+	const rounds, callers = 1000, 16
+	for round := range rounds {
+		var lookups atomic.Int32
+		release := make(chan struct{})
+		lookup := func(ctx context.Context, _ string) ([]string, error) {
+			lookups.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return []string{"127.0.0.1"}, nil
+		}
+		t0 := time.Now()
+		d := &directory{peers: Peers{DNS: "llmprobe.fleet", Port: p, Lookup: lookup}, self: self, client: http.DefaultClient,
+			at: map[int]string{}, conflict: map[int]string{}, now: func() time.Time { return t0 }} // one instant: never stale again
+		var returned atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				d.locate(context.Background(), []int{1, 2})
+				returned.Add(1)
+			}()
+		}
+		close(start)
+		// With one discovery, every caller but the one running it returns
+		// while it is held; with one each, the lookups pile up instead.
+		deadline := time.Now().Add(10 * time.Second)
+		for returned.Load() < callers-1 && lookups.Load() < 2 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		close(release)
+		wg.Wait()
+		if n := lookups.Load(); n != 1 {
+			t.Fatalf("round %d: %d discoveries for %d concurrent callers, want 1", round, n, callers)
+		}
+		if at, why := d.locate(context.Background(), []int{1}); at[1] != "http://127.0.0.1:"+port {
+			t.Fatalf("round %d: after the discovery: located %v (%v), want shard 1", round, at, why)
+		}
+	}
+}
+
+// TestDiscoveryCutShortKeepsDirectory: a discovery its caller's deadline
+// cut short learnt nothing of the peers that had no time to answer, so
+// the shards already known stay known (an emptied directory would send the
+// next gather to discover again, and miss every shard until then).
+func TestDiscoveryCutShortKeepsDirectory(t *testing.T) {
+	self := ShardInfo{Identity: Identity{0, 3}, Instance: "self"}
+	var hang atomic.Bool
+	release := make(chan struct{})
+	one := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hang.Load() {
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		_ = json.NewEncoder(w).Encode(ShardInfo{Identity: Identity{1, 3}, Instance: "a"})
+	}))
+	t.Cleanup(one.Close)
+	t.Cleanup(func() { close(release) }) // runs first
+	d := &directory{peers: Peers{URLs: []string{one.URL}}, self: self, client: http.DefaultClient,
+		at: map[int]string{}, conflict: map[int]string{}}
+	if at, why := d.locate(context.Background(), []int{1}); at[1] != one.URL {
+		t.Fatalf("located %v (%v), want shard 1", at, why)
+	}
+	hang.Store(true) // shard 1 is slow to answer now
+	d.mu.Lock()
+	d.last = time.Time{} // the next locate may discover at once
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	at, why := d.locate(ctx, []int{1, 2}) // shard 2 unknown: a discovery, cut short by ctx
+	if at[1] != one.URL {
+		t.Errorf("after a cut-short discovery: located %v (%v), want shard 1 still known", at, why)
+	}
+	if !strings.Contains(why[2], "cut short") {
+		t.Errorf("shard 2: %q, want the cut-short discovery named", why[2])
 	}
 }
