@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -290,5 +293,55 @@ func TestLadderTitleNamesTarget(t *testing.T) {
 	}
 	if got := (&targetFlags{url: "https://api.example.com/v1/?x=1"}).displayName(""); got != "https://api.example.com/v1" {
 		t.Errorf("display name %q: want scheme, host and path only", got)
+	}
+}
+
+// TestLadderAbortedByTargetExits6: a target that stops answering mid-step
+// trips the in-step TTFT rule after about a second of a 20 s step. The
+// step's arrivals stopped early, so it is judged over the time they ran:
+// the generator kept its schedule (no rate_not_reached), the exit is 6
+// (aborted), not 4 (generator invalid), and the history line says so.
+// Judged over the full 20 s it was "0 dispatched … for 800.0 expected".
+func TestLadderAbortedByTargetExits6(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, fastSim())
+	var n atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 30 { // then it stalls: no headers, no token
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // before Close: it waits for the handlers
+	hist := tempPath(t, "h.jsonl")
+	args := append([]string{"ladder", "--url", srv.URL + "/v1", "--steps", "40", "--step-duration", "20s", "--arrival", "constant",
+		"--max-tokens", "8", "--slo-ttft", "100ms", "--abort-ttft-gate-multiple", "5",
+		"--timeout-connect", "1s", "--timeout-headers", "2s", "--timeout-first-content", "2s", "--timeout-idle", "2s", "--timeout-total", "3s",
+		"--history", hist}, lenient...)
+	r := mustExit(t, []int{exitLadderNoCapacity}, args...)
+	if !strings.Contains(r.stderr, "ladder aborted: step 1: mid-step: TTFT p95 above 5 × gate 100ms") {
+		t.Errorf("stderr does not name the abort:\n%s", r.stderr)
+	}
+	b, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res ladder.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("history line: %v\n%s", err, b)
+	}
+	if len(res.Steps) != 1 || !res.Steps[0].Valid || len(res.Steps[0].InvalidCauses) != 0 {
+		t.Fatalf("steps %+v: want one valid step", res.Steps)
+	}
+	st := res.Steps[0]
+	if offered := st.Planned + st.Pending; offered >= 400 || st.AchievedRate < 20 || st.AchievedRate > 60 {
+		t.Errorf("%d arrivals offered at %g req/s: want the step stopped early (under half its 800) and its rate about 40 req/s over the time it ran",
+			offered, st.AchievedRate)
 	}
 }

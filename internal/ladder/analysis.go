@@ -84,9 +84,9 @@ type StepRow struct {
 	Unsent       int            `json:"unsent"`
 	OK           int            `json:"ok"`
 	Good         int            `json:"good"`
-	Pending      int            `json:"pending,omitempty"` // still in flight when the step was summarised (not in any count above but planned)
+	Pending      int            `json:"pending,omitempty"` // still in flight when the step was summarised: planned, in no count above, not good
 	Outcomes     map[string]int `json:"outcomes"`
-	GoodFraction float64        `json:"good_fraction"` // good / planned
+	GoodFraction float64        `json:"good_fraction"` // good / (planned + pending)
 	Goodput      float64        `json:"goodput"`       // good req/s
 	TTFTCount    int            `json:"ttft_count"`
 	TTFTP50      float64        `json:"ttft_p50_s"`
@@ -121,6 +121,7 @@ type ClassRow struct {
 	Planned      int     `json:"planned"`
 	OK           int     `json:"ok"`
 	Good         int     `json:"good"`
+	Pending      int     `json:"pending,omitempty"` // still in flight when the step was summarised
 	GoodFraction float64 `json:"good_fraction"`
 	Goodput      float64 `json:"goodput"`
 	TTFTCount    int     `json:"ttft_count"`
@@ -143,7 +144,7 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 	s := st.Summary
 	r := StepRow{
 		Step: st.Index, Rate: st.Rate, AchievedRate: s.AchievedRate,
-		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, OK: s.Completed, Good: s.Good,
+		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, OK: s.Completed, Good: s.Good, Pending: s.Pending,
 		Outcomes:     map[string]int{},
 		GoodFraction: s.GoodFraction, Goodput: s.GoodputPerSecond,
 		TTFTCount: s.TTFT.Count, TTFTP50: s.TTFT.P50.Seconds(), TTFTP95: s.TTFT.P95.Seconds(), TTFTP99: s.TTFT.P99.Seconds(),
@@ -168,7 +169,7 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 		for _, c := range st.Classes {
 			cs := c.Summary
 			r.Classes = append(r.Classes, ClassRow{
-				Class: c.Class, Rate: c.Rate, Planned: cs.Planned, OK: cs.Completed, Good: cs.Good,
+				Class: c.Class, Rate: c.Rate, Planned: cs.Planned, OK: cs.Completed, Good: cs.Good, Pending: cs.Pending,
 				GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFTCount: cs.TTFT.Count, TTFTP95: cs.TTFT.P95.Seconds(),
 				Met: stats.Met(cs, goodTarget),
 			})

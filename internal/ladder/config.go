@@ -71,8 +71,9 @@ type Config struct {
 
 	// Settle is how long a step's requests may still run after its window
 	// before the step is summarised (use the target's total timeout); those
-	// still in flight then are reported as Pending and left out of the
-	// step's counts. 0 means 30s.
+	// still in flight then are reported as Pending (stats.Summary.Pending):
+	// in no outcome count, but planned and not good, so the step's good
+	// fraction counts them against it. 0 means 30s.
 	Settle time.Duration
 	// MidStepMin is the number of finished requests from which abort rules
 	// (all but generator validity) are also checked while a step runs;

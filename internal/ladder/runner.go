@@ -320,6 +320,18 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	// The arrivals are over: the host's health over the step's window
 	// tells a starved prober from a slow target.
 	st.acc.SetHost(hostload.Between(hostBefore, cfg.Host.Take()))
+	// Arrivals stopped early (a mid-step rule, Abort, ctx ended) shorten
+	// the step's window to the time its schedule actually ran: every
+	// arrival recorded was planned before now (Open ends those that fell
+	// due unsent), and rates and the generator's verdict are judged over
+	// what was asked of it, not over the StepDuration it never reached.
+	if stepCtx.Err() != nil {
+		w := led.Now() - start // SetWindow: never longer, never under 1 ms
+		st.acc.SetWindow(w)
+		for _, a := range st.class {
+			a.SetWindow(w)
+		}
+	}
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -347,6 +359,13 @@ settle:
 			break settle
 		}
 	}
+	// Requests still in flight now (the settle wait ended, or ctx did) have
+	// no record: they count as planned and not good (Summary.Pending).
+	p, f := st.counts()
+	st.acc.SetPending(p - f)
+	for name, a := range st.class {
+		a.SetPending(st.classPending(name))
+	}
 	sum := st.acc.Summary()
 	reason := st.aborted()
 	if reason == "" && ctx.Err() == nil {
@@ -358,9 +377,7 @@ settle:
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
 		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
 	}
-	p, f := st.counts()
 	row := Row(ls, cfg.GoodFractionTarget)
-	row.Pending = p - f
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
-	return ls, p - f, st, nil
+	return ls, sum.Pending, st, nil
 }

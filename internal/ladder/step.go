@@ -25,7 +25,11 @@ type stepState struct {
 	mu       sync.Mutex
 	planned  int
 	finished int
-	rng      *rand.Rand
+	// classPlanned and classFinished split planned and finished by class:
+	// each class's requests still pending when the step is summarised.
+	classPlanned  map[string]int
+	classFinished map[string]int
+	rng           *rand.Rand
 	// The in-step TTFT rule: limit is TTFTGateMultiple × TTFTGate (0:
 	// off); ttftN/ttftOver count the step's finished ok requests with a
 	// TTFT and those above limit; flight holds its requests in flight.
@@ -86,6 +90,13 @@ func (st *stepState) counts() (planned, finished int) {
 	return st.planned, st.finished
 }
 
+// classPending is class's requests planned and not yet finished.
+func (st *stepState) classPending(class string) int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.classPlanned[class] - st.classFinished[class]
+}
+
 // Record implements ledger.Sink: it keeps this target's ladder records of
 // the step being run.
 func (r *Runner) Record(rec *ledger.Record) {
@@ -104,6 +115,10 @@ func (r *Runner) Record(rec *ledger.Record) {
 	}
 	st.mu.Lock()
 	st.finished++
+	if st.classFinished == nil {
+		st.classFinished = map[string]int{}
+	}
+	st.classFinished[rec.Class]++
 	if ttft, ok := rec.TTFT(); ok && rec.Outcome == ledger.OK && st.limit > 0 {
 		st.ttftN++
 		if ttft > st.limit {
@@ -209,7 +224,6 @@ func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
 		st.mu.Lock()
 		st.planned++
 		x := st.rng.Float64() * total
-		st.mu.Unlock()
 		class := r.cfg.Classes[len(r.cfg.Classes)-1].Name
 		for _, c := range r.cfg.Classes {
 			if x < c.Weight {
@@ -218,6 +232,11 @@ func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
 			}
 			x -= c.Weight
 		}
+		if st.classPlanned == nil {
+			st.classPlanned = map[string]int{}
+		}
+		st.classPlanned[class]++
+		st.mu.Unlock()
 		return ledger.Meta{Traffic: ledger.TrafficLadder, Target: r.cfg.Target, Class: class, API: r.cfg.API, Step: st.n,
 			During: ledger.DuringLadder, TTFTBoundary: r.cfg.TTFTBoundary}
 	}

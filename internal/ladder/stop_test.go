@@ -204,6 +204,107 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 		t.Fatalf("step planned %d of %d arrivals before the abort: not stopped within a bounded time", row.Planned+row.Pending, full)
 	}
 	t.Logf("aborted after %d of %d planned arrivals: %s", row.Planned+row.Pending, full, row.AbortReason)
+
+	// The target's overload stopped the step, not the generator: judged
+	// over the time its arrivals ran, it kept its schedule. (Judged over
+	// the whole 20 s it was rate_not_reached: "0 dispatched, … accepted
+	// for 800.0 expected".)
+	if !row.Valid {
+		t.Errorf("the aborted step is generator-invalid: %v", row.Invalid)
+	}
+	for _, c := range row.InvalidCauses {
+		if c.Cause == stats.CauseRateNotReached {
+			t.Errorf("rate_not_reached on a step the target's overload stopped: %s", c.Reason)
+		}
+	}
+	s := res.Summaries[0].Summary
+	if s.WindowAsked != cfg.StepDuration || s.Window <= 0 || s.Window >= cfg.StepDuration/2 {
+		t.Fatalf("window %s (asked %s): want it cut short to the time the arrivals ran", s.Window, s.WindowAsked)
+	}
+	offered := s.FirstDispatched + s.Pending
+	if want := float64(offered) / s.Window.Seconds(); s.AchievedRate != want || row.AchievedRate != want {
+		t.Errorf("achieved rate %g (row %g), want %d offered / %s = %g", s.AchievedRate, row.AchievedRate, offered, s.Window, want)
+	}
+	// Constant arrivals at 40 req/s over the window that ran, within the
+	// arrival landing on either edge of it.
+	if lo, hi := 40*s.Window.Seconds()-2, 40*s.Window.Seconds()+2; float64(s.Planned+s.Pending) < lo || float64(s.Planned+s.Pending) > hi {
+		t.Errorf("%d arrivals planned in a %s window at 40 req/s", s.Planned+s.Pending, s.Window)
+	}
+	cs := res.Summaries[0].Classes[0].Summary
+	if cs.Window != s.Window || cs.WindowAsked != s.WindowAsked || cs.AchievedRate != s.AchievedRate {
+		t.Errorf("class window %s (asked %s) rate %g; the step's %s (%s) %g", cs.Window, cs.WindowAsked, cs.AchievedRate, s.Window, s.WindowAsked, s.AchievedRate)
+	}
+	// No request ever got a first token, and the settle (500 ms) ended
+	// before they did: they are pending, planned and not good.
+	if s.Pending == 0 || row.Pending != s.Pending || cs.Pending != s.Pending || s.GoodFraction != 0 {
+		t.Errorf("pending %d (row %d, class %d), good fraction %g: want every unfinished request pending and the fraction 0",
+			s.Pending, row.Pending, cs.Pending, s.GoodFraction)
+	}
+}
+
+// TestPendingNotGood: requests still in flight when a step's settle wait
+// ends count against its good fraction (planned, not good), in the step
+// and in its classes; without them the step's good fraction would be 1
+// and the step met.
+func TestPendingNotGood(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("fake")
+	cfg.Steps = []float64{20}
+	cfg.StepDuration = time.Second
+	cfg.Classes = []Class{{Name: "a", Weight: 1, Gates: stats.Gates{TTFT: time.Second}}, {Name: "b", Weight: 1, Gates: stats.Gates{TTFT: time.Second}}}
+	cfg.Settle = 300 * time.Millisecond
+	cfg.Validity = stats.ValidityConfig{MaxLagP99: 5 * time.Second} // about pending, not the generator
+	release := make(chan struct{})
+	var r *Runner
+	led := ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) { r.Record(rec) }))
+	g := dispatch.NewGroup(led)
+	var err error
+	r, err = New(cfg, g, func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
+		dispatched()
+		if rec.ID%3 == 0 { // a straggler: outlives the settle
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			rec.End = led.Now()
+			return ledger.Result{Outcome: ledger.Timeout, Reason: ledger.ReasonFirstContent, Err: "first content timeout"}
+		}
+		rec.FirstContent = led.Now()
+		rec.LastContent, rec.End = rec.FirstContent, rec.FirstContent
+		rec.ContentEvents = 1
+		return ledger.Result{Outcome: ledger.OK, Reason: ledger.ReasonStop}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), "manual")
+	close(release)
+	g.Drain(context.Background(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summaries[0].Summary
+	if s.Pending == 0 || s.Good != s.Planned {
+		t.Fatalf("pending %d, good %d of %d recorded: want stragglers pending and every recorded request good", s.Pending, s.Good, s.Planned)
+	}
+	if want := float64(s.Good) / float64(s.Planned+s.Pending); s.GoodFraction != want || s.GoodFraction >= 0.9 {
+		t.Errorf("good fraction %g, want %d / (%d + %d pending) = %g", s.GoodFraction, s.Good, s.Planned, s.Pending, want)
+	}
+	row := res.Steps[0]
+	if row.Pending != s.Pending || row.Met || res.CapacityStep != 0 {
+		t.Errorf("row pending %d met %v, capacity step %d: a step with a third of its requests unfinished must not meet 0.9", row.Pending, row.Met, res.CapacityStep)
+	}
+	pending := 0
+	for _, c := range res.Summaries[0].Classes {
+		cs := c.Summary
+		pending += cs.Pending
+		if want := float64(cs.Good) / float64(cs.Planned+cs.Pending); cs.GoodFraction != want {
+			t.Errorf("class %s: good fraction %g, want %d / (%d + %d) = %g", c.Class, cs.GoodFraction, cs.Good, cs.Planned, cs.Pending, want)
+		}
+	}
+	if pending != s.Pending {
+		t.Errorf("the classes hold %d pending, the step %d", pending, s.Pending)
+	}
 }
 
 // TestInStepAbortIgnoresLongStreams: a request streaming a long answer past

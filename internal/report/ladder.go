@@ -96,7 +96,7 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 	}
 	next := 0.0
 	for _, st := range res.Steps {
-		if st.Rate > v.Capacity && st.Summary.Validity.Valid && st.Summary.Planned > 0 && !stats.Met(st.Summary, res.GoodFractionTarget) && (next == 0 || st.Rate < next) {
+		if st.Rate > v.Capacity && st.Summary.Validity.Valid && st.Summary.Planned+st.Summary.Pending > 0 && !stats.Met(st.Summary, res.GoodFractionTarget) && (next == 0 || st.Rate < next) {
 			next = st.Rate
 		}
 	}
@@ -147,9 +147,11 @@ func kneeShort(v stats.Verdict) string {
 // rejected nor censored (errors, timeouts, cancellations).
 func otherFailures(s stats.Summary) int { return s.Dispatched - s.Completed - s.Rejected - s.Censored }
 
-// goodFraction formats good / (planned − injected cancellations), "n/a"
-// when that denominator is 0.
-func goodFraction(s stats.Summary) string { return pct(s.GoodFraction, s.Planned-s.InjectedCancels) }
+// goodFraction formats good / (planned + pending − injected cancellations),
+// "n/a" when that denominator is 0.
+func goodFraction(s stats.Summary) string {
+	return pct(s.GoodFraction, s.Planned+s.Pending-s.InjectedCancels)
+}
 
 // stepNotes are a step's invalid causes (with what to do) and abort, one
 // line each.
@@ -162,6 +164,14 @@ func stepNotes(st stats.LadderStep) []string {
 		for _, r := range st.Summary.Validity.Reasons {
 			out = append(out, fmt.Sprintf("step %d invalid, not used for capacity or knee: %s", st.Index, r))
 		}
+	}
+	if s := st.Summary; s.WindowAsked > 0 {
+		out = append(out, fmt.Sprintf("step %d: its arrivals stopped after %s of its %s: its achieved rate, goodput, planned rate and generator verdict are over the %s they ran",
+			st.Index, dur(s.Window), dur(s.WindowAsked), dur(s.Window)))
+	}
+	if s := st.Summary; s.Pending > 0 {
+		out = append(out, fmt.Sprintf("step %d: %d request(s) still in flight when it was summarised (the settle wait ended): in no outcome column, counted as planned and not good in its good fraction (good %d / (planned %d + pending %d))",
+			st.Index, s.Pending, s.Good, s.Planned, s.Pending))
 	}
 	if st.Aborted {
 		out = append(out, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
@@ -207,12 +217,19 @@ func pdur(p stats.Percentiles, d time.Duration) string {
 
 // LadderStepJSON is one ladder step in JSON (seconds).
 type LadderStepJSON struct {
-	Index        int             `json:"index"`
-	Rate         float64         `json:"rate"`
-	Planned      int             `json:"planned"`
-	PlannedRate  float64         `json:"planned_rate"` // planned / step duration: goodput's ceiling (Poisson arrivals vary around rate)
-	Retries      int             `json:"retries"`      // further attempts of those arrivals (not demand)
-	Dispatched   int             `json:"dispatched"`   // attempts sent, retries included
+	Index   int     `json:"index"`
+	Rate    float64 `json:"rate"`
+	Planned int     `json:"planned"`
+	// Pending counts arrivals still in flight when the step was summarised
+	// (its settle wait ended): in no outcome, planned and not good.
+	Pending     int     `json:"pending,omitempty"`
+	PlannedRate float64 `json:"planned_rate"` // (planned + pending) / window: goodput's ceiling (Poisson arrivals vary around rate)
+	// WindowS is the step's window in seconds when its arrivals stopped
+	// early (an abort or interrupt): every rate is over it. Absent when
+	// the step ran its whole duration.
+	WindowS      float64         `json:"window_s,omitempty"`
+	Retries      int             `json:"retries"`    // further attempts of those arrivals (not demand)
+	Dispatched   int             `json:"dispatched"` // attempts sent, retries included
 	Unsent       int             `json:"unsent"`
 	Outcomes     map[string]int  `json:"outcomes"`
 	TTFT         Dist            `json:"ttft"`
@@ -239,6 +256,7 @@ type ClassStepJSON struct {
 	Class        string  `json:"class"`
 	Rate         float64 `json:"rate"` // the class's offered rate: step rate × its weight share
 	Planned      int     `json:"planned"`
+	Pending      int     `json:"pending,omitempty"` // still in flight when the step was summarised
 	Good         int     `json:"good"`
 	GoodFraction float64 `json:"good_fraction"`
 	Goodput      float64 `json:"goodput"`
@@ -315,11 +333,14 @@ func LadderOf(res stats.LadderResult) Ladder {
 			o[string(oc)] = s.Outcomes.ByOutcome[oc]
 		}
 		js := LadderStepJSON{
-			Index: st.Index, Rate: st.Rate, Planned: s.Planned, PlannedRate: plannedRate(s), Retries: s.Retries, Dispatched: s.Dispatched, Unsent: s.Unsent,
+			Index: st.Index, Rate: st.Rate, Planned: s.Planned, Pending: s.Pending, PlannedRate: plannedRate(s), Retries: s.Retries, Dispatched: s.Dispatched, Unsent: s.Unsent,
 			Outcomes: o, TTFT: DistOf(s.TTFT), E2E: DistOf(s.E2E), DispatchLag: DistOf(s.DispatchLag),
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
 			Invalid: append([]string{}, s.Validity.Reasons...), Causes: causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
 			Met: stats.Met(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
+		}
+		if s.WindowAsked > 0 {
+			js.WindowS = s.Window.Seconds()
 		}
 		if st.Server != nil {
 			js.Server, js.TTFTGap = st.Server, servermetrics.Gap(*st.Server, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)
@@ -327,7 +348,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 		if len(st.Classes) > 1 {
 			for _, c := range st.Classes {
 				cs := c.Summary
-				js.Classes = append(js.Classes, ClassStepJSON{Class: c.Class, Rate: c.Rate, Planned: cs.Planned, Good: cs.Good,
+				js.Classes = append(js.Classes, ClassStepJSON{Class: c.Class, Rate: c.Rate, Planned: cs.Planned, Pending: cs.Pending, Good: cs.Good,
 					GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFT: DistOf(cs.TTFT), Met: stats.Met(cs, res.GoodFractionTarget)})
 			}
 		}
@@ -336,11 +357,12 @@ func LadderOf(res stats.LadderResult) Ladder {
 	return l
 }
 
-// plannedRate is planned arrivals / window: the most goodput a step could
-// have (goodput counts good arrivals planned in the same window).
+// plannedRate is arrivals planned in the window (pending ones included) /
+// window: the most goodput a step could have (goodput counts good arrivals
+// planned in the same window).
 func plannedRate(s stats.Summary) float64 {
 	if secs := s.Window.Seconds(); secs > 0 {
-		return float64(s.Planned) / secs
+		return float64(s.Planned+s.Pending) / secs
 	}
 	return 0
 }

@@ -462,3 +462,56 @@ func TestCapacityLowerBound(t *testing.T) {
 		t.Errorf("measured capacity: %+v\n%s\n%s", full.Verdict, t2.String(), js)
 	}
 }
+
+// TestLadderPendingAndCutWindow: a step whose arrivals were stopped early
+// and whose settle ended with requests in flight says both, in the text,
+// the HTML and the JSON: the window its rates are over, and its pending
+// requests counted in its good fraction as planned and not good.
+func TestLadderPendingAndCutWindow(t *testing.T) {
+	cfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: 10, Window: 20 * time.Second, Gates: stats.Gates{TTFT: 300 * ms}}
+	a := stats.NewAccumulator(cfg)
+	for j := range 16 {
+		p := time.Duration(j) * 100 * ms
+		r := ledger.Record{Mode: ledger.ModeOpen, Planned: p, Dispatched: p + ms, FirstContent: p + 100*ms,
+			LastContent: p + 200*ms, End: p + 210*ms, Outcome: ledger.OK, Reason: ledger.ReasonStop}
+		a.Add(&r)
+	}
+	a.SetWindow(2 * time.Second)
+	a.SetPending(4)
+	st := stats.LadderStep{Index: 1, Rate: 10, Summary: a.Summary(), Aborted: true, AbortReason: "mid-step: TTFT p95 above 5 × gate 300ms"}
+	res := stats.LadderResult{Target: "t", Gates: cfg.Gates, GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []stats.LadderStep{st},
+		Aborted: true, AbortReason: "step 1: " + st.AbortReason}
+	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	if !st.Summary.Validity.Valid || st.Summary.GoodFraction != 0.8 || res.CapacityStep != 0 {
+		t.Fatalf("valid %v, good fraction %g, capacity step %d: want valid, 16/(16+4) = 0.8, no capacity at 0.9",
+			st.Summary.Validity.Valid, st.Summary.GoodFraction, res.CapacityStep)
+	}
+	var txt, page bytes.Buffer
+	if err := LadderText(&txt, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := LadderHTML(&page, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"step 1: its arrivals stopped after 2.000s of its 20.000s",
+		"step 1: 4 request(s) still in flight when it was summarised",
+		"(good 16 / (planned 16 + pending 4))",
+	} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+		// html/template escapes "+" as &#43;.
+		if want = strings.ReplaceAll(want, "+", "&#43;"); !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if !strings.Contains(txt.String(), "80.0%") {
+		t.Errorf("text good%% is not 80.0%% (16 good of 16 planned + 4 pending):\n%s", txt.String())
+	}
+	js := LadderOf(res).Steps[0]
+	if js.Pending != 4 || js.WindowS != 2 || js.PlannedRate != 10 || js.GoodFraction != 0.8 || js.Goodput != 8 || js.Met {
+		t.Errorf("JSON step: pending %d window %gs planned rate %g good fraction %g goodput %g met %v; want 4, 2, 10, 0.8, 8, false",
+			js.Pending, js.WindowS, js.PlannedRate, js.GoodFraction, js.Goodput, js.Met)
+	}
+}

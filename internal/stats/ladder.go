@@ -117,9 +117,10 @@ type point struct {
 }
 
 // Met reports whether one step counts toward capacity: its generator was
-// valid, it planned arrivals, and its good fraction reached target.
+// valid, it planned arrivals, and its good fraction (arrivals still pending
+// counted as planned and not good) reached target.
 func Met(s Summary, target float64) bool {
-	return s.Validity.Valid && s.Planned > 0 && s.GoodFraction >= target
+	return s.Validity.Valid && s.Planned+s.Pending > 0 && s.GoodFraction >= target
 }
 
 // Judge returns the capacity and knee over every class together.
@@ -171,7 +172,7 @@ func judge(pts []point, target, factor float64) Verdict {
 	if v.CapacityStep > 0 {
 		v.CapacityBound = BoundLower
 		for _, p := range pts {
-			if p.valid && p.s.Planned > 0 && p.rate > v.Capacity && !Met(p.s, target) {
+			if p.valid && p.s.Planned+p.s.Pending > 0 && p.rate > v.Capacity && !Met(p.s, target) {
 				v.CapacityBound = BoundMeasured
 				break
 			}

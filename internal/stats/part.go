@@ -29,6 +29,13 @@ type Part struct {
 	Cancelled       int `json:"cancelled"`
 	Good            int `json:"good"`
 	InjectedCancels int `json:"injected_cancels"`
+	// Pending counts arrivals still in flight when the part was taken
+	// (Summary.Pending; in no other count).
+	Pending int `json:"pending,omitempty"`
+	// WindowNS is the cohort's arrival window when it was cut short
+	// (Accumulator.SetWindow: an aborted step), in nanoseconds; 0 when it
+	// ran its whole window.
+	WindowNS int64 `json:"window_ns,omitempty"`
 	// Outcomes counts attempts by outcome and reason.
 	Outcomes map[ledger.Outcome]map[ledger.Reason]int `json:"outcomes"`
 	// Gate misses of ok records (see GateMisses).
@@ -63,7 +70,10 @@ func (a *Accumulator) Part(samples bool) Part {
 		Outcomes: map[ledger.Outcome]map[ledger.Reason]int{},
 		MissTTFT: s.GateMisses.TTFT, MissTPOT: s.GateMisses.TPOT, MissE2E: s.GateMisses.E2E, Unverifiable: s.GateMisses.Unverifiable,
 		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap, LagOver: a.lagOver, LagLimitNS: int64(a.lagLimit),
-		TTFTBoundary: s.TTFTBoundary,
+		TTFTBoundary: s.TTFTBoundary, Pending: s.Pending,
+	}
+	if a.s.Window < a.window0 {
+		p.WindowNS = int64(a.s.Window)
 	}
 	for o, m := range s.Outcomes.ByReason {
 		p.Outcomes[o] = map[ledger.Reason]int{}
@@ -102,6 +112,10 @@ func (p Part) Check() error {
 		return fmt.Errorf("good %d above ok %d", p.Good, p.Completed)
 	case p.LagLimitNS <= 0:
 		return fmt.Errorf("no dispatch-lag limit")
+	case p.Pending < 0 || p.Pending > 1<<30:
+		return fmt.Errorf("pending %d", p.Pending)
+	case p.WindowNS < 0:
+		return fmt.Errorf("window %dns is negative", p.WindowNS)
 	}
 	if _, err := ledger.ParseTTFTBoundary(string(p.TTFTBoundary)); err != nil {
 		return err
@@ -143,8 +157,17 @@ func (p Part) Check() error {
 // requested rate and window (the host's health unknown). Each part is
 // checked first (Part.Check), and all must have counted dispatch lags
 // against the same limit as cfg.Validity.
+//
+// When a part's window was cut short (Part.WindowNS: its arrivals were
+// stopped early), the merged window is the mean of the parts' windows (a
+// part not cut short counting cfg.Window): the time the parts together
+// offered their load, exact when they offered equal shares of the rate,
+// as a fleet's shards do. A part's window longer than cfg.Window is an
+// error.
 func Merge(cfg Config, parts []Part) (Summary, error) {
 	a := NewAccumulator(cfg)
+	var sum time.Duration
+	cut := false
 	for i, p := range parts {
 		if err := p.Check(); err != nil {
 			return Summary{}, fmt.Errorf("part %d: %w", i, err)
@@ -152,9 +175,20 @@ func Merge(cfg Config, parts []Part) (Summary, error) {
 		if time.Duration(p.LagLimitNS) != a.lagLimit {
 			return Summary{}, fmt.Errorf("part %d: dispatch lags counted against %s, not %s", i, time.Duration(p.LagLimitNS), a.lagLimit)
 		}
+		w := cfg.Window
+		if p.WindowNS > 0 && cfg.Window > 0 {
+			if time.Duration(p.WindowNS) > cfg.Window {
+				return Summary{}, fmt.Errorf("part %d: window %s longer than the cohort's %s", i, time.Duration(p.WindowNS), cfg.Window)
+			}
+			w, cut = time.Duration(p.WindowNS), true
+		}
+		sum += w
 		if err := a.absorb(p); err != nil {
 			return Summary{}, fmt.Errorf("part %d: %w", i, err)
 		}
+	}
+	if cut {
+		a.SetWindow(sum / time.Duration(len(parts)))
 	}
 	return a.Summary(), nil
 }
@@ -177,6 +211,7 @@ func (a *Accumulator) absorb(p Part) error {
 	s.Cancelled += p.Cancelled
 	s.Good += p.Good
 	s.InjectedCancels += p.InjectedCancels
+	s.Pending += p.Pending
 	s.GateMisses.TTFT += p.MissTTFT
 	s.GateMisses.TPOT += p.MissTPOT
 	s.GateMisses.E2E += p.MissE2E

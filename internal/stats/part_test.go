@@ -182,3 +182,85 @@ func TestFleetValidity(t *testing.T) {
 		t.Fatalf("reasons %q", v.Reasons)
 	}
 }
+
+// TestWindowCutAndPending: a cohort whose arrivals stopped early is judged
+// over the time they ran (SetWindow: rates and the generator's expected
+// arrivals), its pending requests are offered, planned and not good
+// (SetPending), and both travel through a Part into Merge: shards stopped
+// early together merge into the window they ran.
+func TestWindowCutAndPending(t *testing.T) {
+	cfg := Config{Mode: ledger.ModeOpen, RequestedRate: 100, Window: 20 * time.Second, Gates: Gates{TTFT: time.Second}}
+	// 100 req/s for 1 s, then stopped: 80 finished ok, 20 still in flight.
+	a := NewAccumulator(cfg)
+	for i := range 80 {
+		r := okRec(time.Duration(i)*10*ms, ms, 50*ms, 60*ms, 4)
+		a.Add(&r)
+	}
+	full := a.Summary()
+	if full.Validity.Valid || !full.Validity.Has(CauseRateNotReached) {
+		t.Fatalf("over the full 20 s, 80 arrivals of 2000 expected: want rate_not_reached, got %+v", full.Validity)
+	}
+	a.SetWindow(time.Second)
+	a.SetWindow(5 * time.Second) // never lengthens
+	a.SetPending(20)
+	s := a.Summary()
+	if s.Window != time.Second || s.WindowAsked != 20*time.Second {
+		t.Fatalf("window %s asked %s, want 1s of 20s", s.Window, s.WindowAsked)
+	}
+	if !s.Validity.Valid {
+		t.Fatalf("80 dispatched + 20 in flight in 1 s at 100 req/s: want valid, got %v", s.Validity.Reasons)
+	}
+	if s.AchievedRate != 100 || s.GoodputPerSecond != 80 || s.GoodFraction != 0.8 || s.Pending != 20 {
+		t.Fatalf("achieved %g goodput %g good fraction %g pending %d: want 100, 80, 0.8, 20", s.AchievedRate, s.GoodputPerSecond, s.GoodFraction, s.Pending)
+	}
+	// A cut of 0 (stopped before the schedule began) is 1 ms, not 0 (which
+	// would disable every rate).
+	z := NewAccumulator(cfg)
+	z.SetWindow(0)
+	if w := z.Summary().Window; w != time.Millisecond {
+		t.Fatalf("window cut to 0: %s, want 1ms", w)
+	}
+
+	// Two shards at 50 req/s each, stopped at 1 s and 1.2 s, merge into the
+	// mean window 1.1 s; a shard's pending requests stay planned and not good.
+	share := cfg
+	share.RequestedRate = 50
+	var parts []Part
+	for i, w := range []time.Duration{time.Second, 1200 * ms} {
+		b := NewAccumulator(share)
+		for j := range 50 {
+			r := okRec(time.Duration(j)*20*ms, ms, 50*ms, 60*ms, 4)
+			b.Add(&r)
+		}
+		b.SetWindow(w)
+		b.SetPending(i * 5)
+		j, err := json.Marshal(b.Part(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Part
+		if err := json.Unmarshal(j, &p); err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	m, err := Merge(cfg, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Window != 1100*ms || m.WindowAsked != cfg.Window || m.Pending != 5 || m.GoodFraction != 100.0/105 || !m.Validity.Valid {
+		t.Fatalf("merged window %s (asked %s), pending %d, good fraction %g, valid %v: want 1.1s (20s), 5, 100/105, valid",
+			m.Window, m.WindowAsked, m.Pending, m.GoodFraction, m.Validity.Valid)
+	}
+	// A part claiming a window longer than the cohort's is refused.
+	bad := parts[0]
+	bad.WindowNS = int64(21 * time.Second)
+	if _, err := Merge(cfg, []Part{bad}); err == nil || !strings.Contains(err.Error(), "window") {
+		t.Fatalf("a 21 s part in a 20 s cohort: err %v", err)
+	}
+	bad = parts[0]
+	bad.Pending = -1
+	if err := bad.Check(); err == nil {
+		t.Fatal("a negative pending count passed Check")
+	}
+}

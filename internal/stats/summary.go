@@ -68,6 +68,10 @@ type Summary struct {
 	TTFTBoundary  ledger.TTFTBoundary // which first token TTFT measures to ("" = visible content)
 	RequestedRate float64             // req/s asked for (0: unknown / closed loop)
 	Window        time.Duration       // arrival window (0: unknown)
+	// WindowAsked is the window the cohort was given when its arrivals
+	// were stopped early and Window cut short to the time they ran
+	// (SetWindow: an aborted or interrupted ladder step); 0 otherwise.
+	WindowAsked time.Duration
 
 	// Planned counts arrivals planned inside the window (first attempts
 	// only): the demand. Retries counts the further attempts of those
@@ -98,14 +102,21 @@ type Summary struct {
 
 	// OutsideWindow counts records fed but planned outside the window.
 	OutsideWindow int
+	// Pending counts arrivals planned inside the window that were still in
+	// flight when the summary was taken (a ladder step whose settle wait
+	// ended, or was cut short by an interrupt): they have no record, so
+	// they are in no other count, but they were demand and did not finish
+	// in time, so GoodFraction counts them as planned and not good. 0
+	// outside ladder steps (a run's drain ends them as censored).
+	Pending int
 
 	Outcomes Outcomes
 
-	AchievedRate      float64 // FirstDispatched / Window seconds: offered load, retries excluded
+	AchievedRate      float64 // (FirstDispatched + Pending) / Window seconds: offered load, retries excluded
 	AcceptedFraction  float64 // Admitted / Dispatched, per attempt (0 when nothing was dispatched)
 	CompletedFraction float64 // Completed / (Admitted − InjectedCancels); 0 when that is 0
 	GoodputPerSecond  float64 // Good / Window seconds
-	GoodFraction      float64 // Good / (Planned − InjectedCancels); 0 when that is 0
+	GoodFraction      float64 // Good / (Planned + Pending − InjectedCancels); 0 when that is 0
 
 	Gates      Gates // the default gates (ClassGates may override per class)
 	GateMisses GateMisses
@@ -146,6 +157,7 @@ type Accumulator struct {
 	lagLimit                                                   time.Duration // the validity rule's dispatch-lag limit
 	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
 	host                                                       HostHealth
+	window0                                                    time.Duration // cfg.Window before SetWindow
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -156,7 +168,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 		arrTTFT: NewDist(c), arrE2E: NewDist(c),
-		lagLimit: cfg.Validity.Limit(),
+		lagLimit: cfg.Validity.Limit(), window0: cfg.Window,
 	}
 	a.s.Mode = cfg.Mode
 	a.s.RequestedRate = cfg.RequestedRate
@@ -295,12 +307,12 @@ func (a *Accumulator) Summary() Summary {
 		s.Outcomes.ByReason[o] = maps.Clone(m)
 	}
 	if secs := s.Window.Seconds(); secs > 0 {
-		s.AchievedRate = float64(s.FirstDispatched) / secs
+		s.AchievedRate = float64(s.FirstDispatched+s.Pending) / secs
 		s.GoodputPerSecond = float64(s.Good) / secs
 	}
 	s.AcceptedFraction = ratio(s.Admitted, s.Dispatched)
 	s.CompletedFraction = ratio(s.Completed, s.Admitted-s.InjectedCancels)
-	s.GoodFraction = ratio(s.Good, s.Planned-s.InjectedCancels)
+	s.GoodFraction = ratio(s.Good, s.Planned+s.Pending-s.InjectedCancels)
 	s.TTFT = a.ttft.Percentiles()
 	s.TTFTFromDispatch = a.ttftD.Percentiles()
 	s.TTFR = a.ttfr.Percentiles()
@@ -317,7 +329,7 @@ func (a *Accumulator) Summary() Summary {
 		Mode: s.Mode, LagCount: s.DispatchLag.Count, LagOver: a.lagOver, LagP99: s.DispatchLag.P99, LagP99Approx: !s.DispatchLag.Exact,
 		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap,
 		RequestedRate: s.RequestedRate, Window: s.Window,
-		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Host: a.host,
+		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,
 	})
 	return s
 }
@@ -328,6 +340,33 @@ func (a *Accumulator) Summary() Summary {
 func (a *Accumulator) SetHost(h HostHealth) {
 	a.mu.Lock()
 	a.host = h
+	a.mu.Unlock()
+}
+
+// SetWindow ends the cohort's window early: arrivals stopped at Start+w
+// (an aborted or interrupted ladder step), so rates, and the validity
+// verdict's expected arrivals, are over the time the schedule actually
+// ran. It never lengthens the window, and a w below 1 ms is taken as 1 ms
+// (a window of 0 would disable every rate). Records already added stay;
+// the caller shortens the window only once no arrival can be planned past
+// it.
+func (a *Accumulator) SetWindow(w time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cfg.Window <= 0 {
+		return // no window: nothing to shorten
+	}
+	w = max(w, time.Millisecond)
+	if w < a.cfg.Window {
+		a.cfg.Window, a.s.Window, a.s.WindowAsked = w, w, a.window0
+	}
+}
+
+// SetPending records n arrivals of the cohort still in flight when it is
+// summarised (see Summary.Pending).
+func (a *Accumulator) SetPending(n int) {
+	a.mu.Lock()
+	a.s.Pending = max(n, 0)
 	a.mu.Unlock()
 }
 

@@ -165,7 +165,10 @@ type Evidence struct {
 	Window        time.Duration
 	// FirstDispatched and FirstUnsent split the first attempts planned.
 	FirstDispatched, FirstUnsent int
-	Host                         HostHealth
+	// Pending counts arrivals dispatched and still in flight (no record
+	// yet: Summary.Pending): offered, so the rate counts them.
+	Pending int
+	Host    HostHealth
 }
 
 func (c ValidityConfig) withDefaults() ValidityConfig {
@@ -271,16 +274,20 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 	// explain (a budget, a rate cap, a shutdown, a generator that fell
 	// behind).
 	lo, hi := RateBounds(lambda, c.RateTolerance, c.Z)
-	if n := float64(e.FirstDispatched + e.FirstClientCap); n < lo || n > hi {
+	offered := e.FirstDispatched + e.Pending
+	if n := float64(offered + e.FirstClientCap); n < lo || n > hi {
 		capped, why := "", ""
+		if e.Pending > 0 {
+			capped = fmt.Sprintf(", %d of them still in flight", e.Pending)
+		}
 		if e.FirstClientCap > 0 {
-			capped = fmt.Sprintf(" + %d unsent at the in-flight cap", e.FirstClientCap)
+			capped += fmt.Sprintf(" + %d unsent at the in-flight cap", e.FirstClientCap)
 		}
 		if withheld := e.FirstUnsent - e.FirstClientCap; withheld > 0 {
 			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
 		}
 		fail(CauseRateNotReached, "achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched%s, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
-			float64(e.FirstDispatched)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, e.FirstDispatched, capped, math.Max(lo, 0), hi, lambda, why)
+			float64(offered)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, offered, capped, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
 }
