@@ -19,9 +19,6 @@ const (
 	CauseShardInvalid Cause = "shard_invalid"
 )
 
-// FleetCauses lists the fleet causes in a stable order.
-var FleetCauses = []Cause{CauseShardMissing, CauseShardInvalid}
-
 func fleetAction(c Cause) string {
 	switch c {
 	case CauseShardMissing:

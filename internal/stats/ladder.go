@@ -144,24 +144,6 @@ func JudgeClass(steps []LadderStep, class string, target, factor float64) Verdic
 	return judge(pts, target, factor)
 }
 
-// Capacity returns the highest step rate whose generator was valid and whose
-// good fraction (ok and within every gate, over planned) reached target,
-// with its 1-based step index and what the figure is; (0, 0, "") when no
-// step qualified. Steps are not assumed sorted.
-func Capacity(steps []LadderStep, target float64) (rate float64, step int, bound Bound) {
-	v := Judge(steps, target, 2)
-	return v.Capacity, v.CapacityStep, v.CapacityBound
-}
-
-// Knee returns the first valid step, in rate order, whose TTFT p95 exceeds
-// factor times the TTFT p95 of the lowest-rate valid step that has one;
-// (0, 0) when there is none. Invalid steps and steps without TTFT samples
-// are skipped.
-func Knee(steps []LadderStep, factor float64) (rate float64, step int) {
-	v := Judge(steps, 1, factor)
-	return v.Knee, v.KneeStep
-}
-
 func judge(pts []point, target, factor float64) Verdict {
 	var v Verdict
 	for i, p := range pts {

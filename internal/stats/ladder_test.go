@@ -55,17 +55,12 @@ func TestCapacityAndKnee(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, s, b := Capacity(tt.steps, tt.target)
-			if r != tt.capRate || s != tt.capStep || b != tt.bound {
-				t.Errorf("capacity = %v@%d (%q), want %v@%d (%q)", r, s, b, tt.capRate, tt.capStep, tt.bound)
-			}
-			r, s = Knee(tt.steps, tt.factor)
-			if r != tt.kneeRate || s != tt.kneeStep {
-				t.Errorf("knee = %v@%d, want %v@%d", r, s, tt.kneeRate, tt.kneeStep)
-			}
 			v := Judge(tt.steps, tt.target, tt.factor)
-			if v.Capacity != tt.capRate || v.KneeStep != tt.kneeStep {
-				t.Errorf("Judge = %+v", v)
+			if v.Capacity != tt.capRate || v.CapacityStep != tt.capStep || v.CapacityBound != tt.bound {
+				t.Errorf("capacity = %v@%d (%q), want %v@%d (%q)", v.Capacity, v.CapacityStep, v.CapacityBound, tt.capRate, tt.capStep, tt.bound)
+			}
+			if v.Knee != tt.kneeRate || v.KneeStep != tt.kneeStep {
+				t.Errorf("knee = %v@%d, want %v@%d", v.Knee, v.KneeStep, tt.kneeRate, tt.kneeStep)
 			}
 		})
 	}
