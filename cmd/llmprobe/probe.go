@@ -253,6 +253,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	if err != nil {
 		return run, err
 	}
+	defer srv.Close() // a run that fails before its end scrape abandons the window
 	// The run's context: the first interrupt stops arrivals (the window ends
 	// early) and drains; the drain itself is bounded by --drain.
 	start := led.Now()
@@ -290,7 +291,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
-	run.server = srv.end(ctx)
+	run.server = srv.End(ctx)
 	if err := led.Verify(); err != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
 		run.ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)

@@ -38,8 +38,8 @@ type Options struct {
 	Checks []Check
 	// Overrides are keys (dotted: "fleet.shards") set over every other
 	// layer, before validation, by a command-line option that is not one
-	// key's flag (run's --shard sets two); OverridesFrom names it in
-	// errors ("flag --shard").
+	// key's flag (run's --shard sets two); OverridesFrom (required with
+	// them) names it in errors ("flag --shard").
 	Overrides     map[string]any
 	OverridesFrom string
 }
@@ -146,12 +146,8 @@ func LoadWith(o Options) (*Config, error) {
 	}
 
 	if len(o.Overrides) > 0 {
-		from := o.OverridesFrom
-		if from == "" {
-			from = "overrides"
-		}
-		if err := layer(from, confmap.Provider(o.Overrides, "."), nil); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", from, err)
+		if err := layer(o.OverridesFrom, confmap.Provider(o.Overrides, "."), nil); err != nil {
+			return nil, fmt.Errorf("config: %s: %w", o.OverridesFrom, err)
 		}
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -233,8 +234,8 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	// The server's view opens before the step's schedule starts, so a slow
 	// scrape cannot push back its arrivals (a fleet shard's start is fixed
 	// by the timetable; a lone ladder's is now, after the scrape).
-	srv := r.openServer(ctx)
-	defer srv.close()
+	srv := servermetrics.Open(ctx, r.cfg.ServerMetrics)
+	defer srv.Close()
 	if start <= 0 {
 		start = led.Now()
 	}
@@ -371,7 +372,7 @@ settle:
 	if reason == "" && ctx.Err() == nil {
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
-	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.end(ctx)}
+	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
 	for _, c := range cfg.Classes {
 		cs := st.class[c.Name].Summary()
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
