@@ -70,7 +70,7 @@ func (r *Reader) Take() Snapshot {
 
 // Between returns the host's health from a to b (b taken after a).
 func Between(a, b Snapshot) stats.HostHealth {
-	h := stats.HostHealth{Known: true, CPUs: b.Procs}
+	h := stats.HostHealth{Known: true, CPUs: b.Procs, Window: b.At.Sub(a.At)}
 	if len(a.Sched) == len(b.Sched) && len(b.Buckets) == len(b.Sched)+1 {
 		diff := make([]uint64, len(b.Sched))
 		var n uint64

@@ -262,7 +262,11 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 			Gates: c.Gates, Validity: cfg.Validity,
 		})
 	}
-	hostBefore := cfg.Host.Take()
+	// The host's health is read over the step's window, from its start: a
+	// fleet step starts seconds after it is set up, and that idle wait
+	// would dilute the CPU figure that tells a starved prober.
+	hostBefore := make(chan hostload.Snapshot, 1)
+	hostAt := time.AfterFunc(max(start-led.Now(), 0), func() { hostBefore <- cfg.Host.Take() })
 	r.mu.Lock()
 	r.cur = st
 	r.mu.Unlock()
@@ -320,7 +324,10 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	})
 	// The arrivals are over: the host's health over the step's window
 	// tells a starved prober from a slow target.
-	st.acc.SetHost(hostload.Between(hostBefore, cfg.Host.Take()))
+	if hostAt.Stop() { // stopped before its start: nothing was offered
+		hostBefore <- cfg.Host.Take()
+	}
+	st.acc.SetHost(hostload.Between(<-hostBefore, cfg.Host.Take()))
 	// Arrivals stopped early (a mid-step rule, Abort, ctx ended) shorten
 	// the step's window to the time its schedule actually ran: every
 	// arrival recorded was planned before now (Open ends those that fell

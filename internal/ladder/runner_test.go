@@ -478,3 +478,32 @@ func TestLadderInvalidStep(t *testing.T) {
 		}
 	}
 }
+
+// TestStepHostWindowFromStart: a step set up ahead of its start (a fleet
+// step is) reads the prober host's health from its start, not over the
+// idle wait before it, which would dilute the CPU figure that tells a
+// starved prober from a slow target.
+func TestStepHostWindowFromStart(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cfg := baseConfig("host")
+	cfg.Steps, cfg.StepDuration = []float64{20}, time.Second
+	var led *ledger.Ledger
+	r, g := buildFake(t, cfg, func(l *ledger.Ledger) dispatch.Exec { led = l; return fakeExec(l, 2*time.Millisecond, nil) })
+	defer g.Drain(context.Background(), time.Second)
+	sess, err := r.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.End()
+	const lead = 1500 * time.Millisecond
+	res, err := sess.Step(context.Background(), 1, led.Now()+lead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := res.Step.Summary.Validity.Host
+	t.Logf("host health read over %v for a %v step set up %v ahead", h.Window, cfg.StepDuration, lead)
+	// From the start to the last arrival (975 ms at 20 req/s, constant).
+	if !h.Known || h.Window < cfg.StepDuration/2 || h.Window >= cfg.StepDuration+lead/2 {
+		t.Errorf("host window %v (known %v): want the step's %v from its start, not the %v wait before it", h.Window, h.Known, cfg.StepDuration, lead)
+	}
+}

@@ -122,6 +122,8 @@ type HostHealth struct {
 	// (/proc/stat); StealKnown says /proc/stat had it.
 	Steal      float64
 	StealKnown bool
+	// Window is the time the health was read over.
+	Window time.Duration
 }
 
 // String describes the health in words, for reasons and logs.
