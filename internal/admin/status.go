@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // Status is what the status page shows: the daemon's view, rendered as it
@@ -229,9 +231,9 @@ func capacityPoint(p CapacityPoint) string {
 	case p.None:
 		return "none"
 	case p.LowerBound:
-		return fmt.Sprintf("≥ %.3g", p.Capacity)
+		return "≥ " + stats.FormatRate(p.Capacity)
 	}
-	return fmt.Sprintf("%.3g", p.Capacity)
+	return stats.FormatRate(p.Capacity)
 }
 
 // sparkline draws the capacity history as a small inline SVG from numbers

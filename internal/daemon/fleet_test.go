@@ -271,7 +271,7 @@ func TestFleetLadderCapacity(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("shard %d's status page lacks %q", i, want)
 		}
-		if i == 0 && !strings.Contains(string(page), "fleet of 3: 18.00 req/s") && !strings.Contains(string(page), fmt.Sprintf("fleet of 3: %.2f req/s", fleetRes.Capacity)) {
+		if i == 0 && !strings.Contains(string(page), "fleet of 3: "+stats.FormatRate(fleetRes.Capacity)+" req/s") {
 			t.Errorf("shard 0's status page does not show the fleet's capacity")
 		}
 	}

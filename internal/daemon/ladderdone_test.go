@@ -136,7 +136,7 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 		t.Fatalf("targets %+v", st.Targets)
 	}
 	ts := st.Targets[0]
-	if !strings.HasPrefix(ts.Capacity, "≥ 4.00 req/s (lower bound") {
+	if !strings.HasPrefix(ts.Capacity, "≥ 4 req/s (lower bound") {
 		t.Errorf("capacity %q", ts.Capacity)
 	}
 	if !strings.Contains(ts.Notes, "invalid step(s) 3 (host_starved)") {
@@ -151,7 +151,7 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"≥ 4.00 req/s", "INVALID: ", "what to do: "} {
+	for _, want := range []string{"≥ 4 req/s", "INVALID: ", "what to do: "} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("status page lacks %q", want)
 		}

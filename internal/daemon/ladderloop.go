@@ -10,6 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // ladderExec routes a ladder request to its class's prompts (the ladder
@@ -121,7 +122,7 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 			}
 			return
 		}
-		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %.3g req/s", p.Step, p.Steps, p.Rate))
+		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, stats.FormatRate(p.Rate)))
 		total := 0.0
 		for _, c := range r.classes {
 			total += c.Weight

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // defaultFailureLogEvery is how often a target that keeps failing gets a
@@ -179,7 +180,7 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
 	if res.KneeStep > 0 {
-		attrs = append(attrs, "knee", fmt.Sprintf("%.2f req/s", res.Knee), "knee_rps", res.Knee)
+		attrs = append(attrs, "knee", stats.FormatRate(res.Knee)+" req/s", "knee_rps", res.Knee)
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}

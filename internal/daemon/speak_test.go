@@ -186,7 +186,7 @@ func TestDaemonSpeaksUpOnLadders(t *testing.T) {
 		level   string
 		capText string
 	}{
-		{"finished", modeOK, "ladder finished", "INFO", "≥ 10.00 req/s"},
+		{"finished", modeOK, "ladder finished", "INFO", "≥ 10 req/s"},
 		{"aborted", mode503, "ladder aborted", "WARN", "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -130,9 +130,9 @@ func capacityText(rate float64, step int, bound stats.Bound) string {
 	case step == 0:
 		return "none"
 	case bound == stats.BoundLower:
-		return fmt.Sprintf("≥ %.2f req/s", rate)
+		return "≥ " + stats.FormatRate(rate) + " req/s"
 	default:
-		return fmt.Sprintf("%.2f req/s", rate)
+		return stats.FormatRate(rate) + " req/s"
 	}
 }
 

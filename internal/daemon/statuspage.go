@@ -133,13 +133,13 @@ func lastLadder(ts *admin.TargetStatus, res ladder.Result) []string {
 		ts.Capacity += "; per class (its own offered rate): " + strings.Join(per, ", ")
 	}
 	if res.KneeStep > 0 {
-		ts.Knee = fmt.Sprintf("%.2f req/s", res.Knee)
+		ts.Knee = stats.FormatRate(res.Knee) + " req/s"
 	}
 	for _, s := range res.Steps {
 		if s.Server == nil {
 			continue
 		}
-		ss := admin.ServerStep{Step: s.Step, Rate: fmt.Sprintf("%.3g", s.Rate), Explanation: s.Server.Explanation,
+		ss := admin.ServerStep{Step: s.Step, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
 		if g := s.TTFTGap; g != nil {
 			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", report.GapText(g.P50, g.P50AtMost, g.P50Range), report.GapText(g.P95, g.P95AtMost, g.P95Range))
@@ -239,7 +239,7 @@ func ladderServerLog(res ladder.Result) string {
 	var parts []string
 	for _, s := range res.Steps {
 		if s.Server != nil {
-			parts = append(parts, fmt.Sprintf("step %d (%.3g req/s): %s", s.Step, s.Rate, s.Server.Explanation))
+			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Step, stats.FormatRate(s.Rate), s.Server.Explanation))
 		}
 	}
 	return strings.Join(parts, " | ")

@@ -26,10 +26,10 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
 	for _, st := range res.Steps {
 		s := st.Summary
-		fmt.Fprintf(tw, "%d\t%.3g\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.3g\t%s\t%s\t%d\t\n",
-			st.Index, st.Rate, s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, otherFailures(s), s.Censored,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
+			st.Index, num(st.Rate), s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, otherFailures(s), s.Censored,
 			pdur(s.TTFT, s.TTFT.P50), pdur(s.TTFT, s.TTFT.P95), pdur(s.E2E, s.E2E.P95),
-			s.GoodputPerSecond, goodFraction(s), validCell(s.Validity), s.Retries)
+			num(s.GoodputPerSecond), goodFraction(s), validCell(s.Validity), s.Retries)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: ladder table: %w", err)
@@ -91,8 +91,8 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 		return fmt.Sprintf("none: no valid step reached good fraction ≥ %s%s", pct(res.GoodFractionTarget, 1), invalidNote(res))
 	}
 	if v.CapacityBound == stats.BoundLower {
-		return fmt.Sprintf("≥ %.3g req/s%s (step %d), a LOWER BOUND: the highest valid step with good fraction ≥ %s, and no valid step above it failed its gates%s, so the capacity is at least this",
-			v.Capacity, unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), invalidNote(res))
+		return fmt.Sprintf("≥ %s req/s%s (step %d), a LOWER BOUND: the highest valid step with good fraction ≥ %s, and no valid step above it failed its gates%s, so the capacity is at least this",
+			num(v.Capacity), unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), invalidNote(res))
 	}
 	next := 0.0
 	for _, st := range res.Steps {
@@ -100,8 +100,8 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 			next = st.Rate
 		}
 	}
-	return fmt.Sprintf("%.3g req/s%s (step %d): the highest valid step with good fraction ≥ %s; the valid %.3g req/s step failed, so the limit lies between the two",
-		v.Capacity, unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), next)
+	return fmt.Sprintf("%s req/s%s (step %d): the highest valid step with good fraction ≥ %s; the valid %s req/s step failed, so the limit lies between the two",
+		num(v.Capacity), unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), num(next))
 }
 
 // invalidNote names the invalid steps, which capacity and knee never use.
@@ -121,8 +121,8 @@ func kneeText(res stats.LadderResult, v stats.Verdict) string {
 	if v.KneeStep == 0 {
 		return "none within the valid steps run" + invalidNote(res)
 	}
-	return fmt.Sprintf("%.3g req/s (step %d): the first valid step whose TTFT p95 exceeds %.3g × the lowest valid step's",
-		v.Knee, v.KneeStep, res.KneeFactor)
+	return fmt.Sprintf("%s req/s (step %d): the first valid step whose TTFT p95 exceeds %.3g × the lowest valid step's",
+		num(v.Knee), v.KneeStep, res.KneeFactor)
 }
 
 // capacityShort and kneeShort are a class's figures in a table cell.
@@ -131,16 +131,16 @@ func capacityShort(v stats.Verdict) string {
 	case v.CapacityStep == 0:
 		return "none"
 	case v.CapacityBound == stats.BoundLower:
-		return fmt.Sprintf("≥ %.3g req/s (step %d, lower bound)", v.Capacity, v.CapacityStep)
+		return fmt.Sprintf("≥ %s req/s (step %d, lower bound)", num(v.Capacity), v.CapacityStep)
 	}
-	return fmt.Sprintf("%.3g req/s (step %d)", v.Capacity, v.CapacityStep)
+	return fmt.Sprintf("%s req/s (step %d)", num(v.Capacity), v.CapacityStep)
 }
 
 func kneeShort(v stats.Verdict) string {
 	if v.KneeStep == 0 {
 		return "none"
 	}
-	return fmt.Sprintf("%.3g req/s (step %d)", v.Knee, v.KneeStep)
+	return fmt.Sprintf("%s req/s (step %d)", num(v.Knee), v.KneeStep)
 }
 
 // otherFailures counts a step's attempts sent that ended neither ok,

@@ -515,3 +515,39 @@ func TestLadderPendingAndCutWindow(t *testing.T) {
 			js.Pending, js.WindowS, js.PlannedRate, js.GoodFraction, js.Goodput, js.Met)
 	}
 }
+
+// TestLadderRatesPrintedAsConfigured: step rates, capacity, knee and
+// goodput above 1000 req/s print as numbers, in the text, the SVG and the
+// HTML (%.3g once printed a 1500 req/s capacity as 1.5e+03 and a 1234
+// req/s step as 1.23e+03).
+func TestLadderRatesPrintedAsConfigured(t *testing.T) {
+	res := ladderResult("big")
+	for i := range res.Steps {
+		res.Steps[i].Rate = []float64{1234, 1500, 3000, 4500, 6000}[i]
+	}
+	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	if res.CapacityStep == 0 {
+		t.Fatal("fixture: no capacity")
+	}
+	var txt, svg, page bytes.Buffer
+	for _, f := range []func() error{
+		func() error { return LadderText(&txt, res) }, func() error { return LadderSVG(&svg, res) }, func() error { return LadderHTML(&page, res) },
+	} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := stats.FormatRate(res.Capacity) + " req/s"
+	for name, out := range map[string]string{"text": txt.String(), "svg": svg.String(), "html": page.String()} {
+		if strings.Contains(out, "e+0") {
+			i := strings.Index(out, "e+0")
+			t.Errorf("%s prints a rate in exponent form: …%s…", name, out[max(i-30, 0):min(i+10, len(out))])
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks the capacity %q", name, want)
+		}
+	}
+	if !strings.Contains(txt.String(), "1234") {
+		t.Error("the text report does not print the 1234 req/s step as configured")
+	}
+}

@@ -140,7 +140,7 @@ func writeServerText(b *strings.Builder, res stats.LadderResult) error {
 	for _, s := range steps {
 		p50, p95, n := serverTTFT(s.View)
 		g50, g95 := gapCells(s.Gap)
-		fmt.Fprintf(tw, "%d\t%.3g\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Index, s.Rate,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Index, num(s.Rate),
 			gaugeCell(s.View, servermetrics.Running, false), gaugeCell(s.View, servermetrics.Waiting, false),
 			gaugeCell(s.View, servermetrics.KVCache, true), p50, p95, n, g50, g95)
 	}

@@ -205,4 +205,4 @@ func niceAxis(max float64) (step, top float64) {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // num formats a number compactly (no trailing zeros).
-func num(v float64) string { return fmt.Sprintf("%.4g", v) }
+func num(v float64) string { return stats.FormatRate(v) }

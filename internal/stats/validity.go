@@ -288,8 +288,8 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 		if withheld := e.FirstUnsent - e.FirstClientCap; withheld > 0 {
 			why = fmt.Sprintf("; %d arrival(s) were withheld unsent by budget, rate cap or shutdown", withheld)
 		}
-		fail(CauseRateNotReached, "achieved rate %.3g req/s is outside requested %.3g req/s ±%.0f%% (%d dispatched%s, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
-			float64(offered)/e.Window.Seconds(), e.RequestedRate, c.RateTolerance*100, offered, capped, math.Max(lo, 0), hi, lambda, why)
+		fail(CauseRateNotReached, "achieved rate %s req/s is outside requested %s req/s ±%.0f%% (%d dispatched%s, %.0f–%.0f accepted for %.1f expected allowing for Poisson noise%s)",
+			FormatRate(float64(offered)/e.Window.Seconds()), FormatRate(e.RequestedRate), c.RateTolerance*100, offered, capped, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
 }

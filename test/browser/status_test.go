@@ -232,8 +232,8 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 
 	t.Logf("capacity %q; latency %q; server %q; failures %q; SLO %q", capacity, latency, server, failures, slo)
-	if !strings.HasPrefix(capacity, "≥ 4.00 req/s") || !strings.Contains(capacity, "lower bound") {
-		t.Errorf("capacity rendered %q, want a lower bound ≥ 4.00 req/s", capacity)
+	if !strings.HasPrefix(capacity, "≥ 4 req/s") || !strings.Contains(capacity, "lower bound") {
+		t.Errorf("capacity rendered %q, want a lower bound ≥ 4 req/s", capacity)
 	}
 	if n, err := strconv.Atoi(refresh.Value); err != nil || n <= 0 {
 		t.Errorf("meta refresh %+v", refresh)
