@@ -129,10 +129,11 @@ func parseXML(t *testing.T, what, s string) string {
 }
 
 // TestLadderJSON: --json prints one object that decodes into the report's
-// ladder shape, with consistent counts per step.
+// ladder shape, with consistent counts per step, and its gates are the
+// --slo-ttft given (not a zero beside the right class gates).
 func TestLadderJSON(t *testing.T) {
 	t.Parallel()
-	res := mustExit(t, ladderCodes, append(ladderArgs, "--json")...)
+	res := mustExit(t, ladderCodes, append(ladderArgs, "--json", "--slo-ttft", "30s")...)
 	var l report.Ladder
 	dec := json.NewDecoder(strings.NewReader(res.stdout))
 	dec.DisallowUnknownFields()
@@ -141,6 +142,9 @@ func TestLadderJSON(t *testing.T) {
 	}
 	if dec.More() {
 		t.Error("ladder --json printed more than one JSON value")
+	}
+	if l.Gates == nil || l.Gates.TTFT != 30 {
+		t.Errorf("ladder --json --slo-ttft 30s: gates %+v, class gates %+v; want TTFT 30 s", l.Gates, l.ClassGates)
 	}
 	if len(l.Steps) == 0 || len(l.Steps) > 2 {
 		t.Fatalf("%d steps, want 1 or 2", len(l.Steps))

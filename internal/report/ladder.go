@@ -282,10 +282,13 @@ type ClassVerdictJSON struct {
 
 // Ladder is a ladder result in JSON (one line of a ladder history).
 type Ladder struct {
-	Target             string               `json:"target,omitempty"`
-	Started            string               `json:"started,omitempty"` // RFC 3339
-	Steps              []LadderStepJSON     `json:"steps"`
-	Gates              GatesJSON            `json:"gates"`
+	Target  string           `json:"target,omitempty"`
+	Started string           `json:"started,omitempty"` // RFC 3339
+	Steps   []LadderStepJSON `json:"steps"`
+	// Gates are the gates every record was judged by: the one class's, or
+	// the gates all classes share; absent when classes have their own
+	// (ClassGates says which applied where).
+	Gates              *GatesJSON           `json:"gates,omitempty"`
 	ClassGates         map[string]GatesJSON `json:"class_gates,omitempty"`   // per class; when set, they apply instead of gates
 	TTFTBoundary       string               `json:"ttft_boundary,omitempty"` // "any_token" when TTFT includes reasoning; absent: first visible content
 	GoodFractionTarget float64              `json:"good_fraction_target"`
@@ -306,7 +309,7 @@ func verdictJSON(v stats.Verdict) VerdictJSON {
 func LadderOf(res stats.LadderResult) Ladder {
 	l := Ladder{
 		Target: res.Target, Steps: make([]LadderStepJSON, 0, len(res.Steps)),
-		Gates: gatesJSON(res.Gates), TTFTBoundary: string(ladderTTFTBoundary(res)),
+		TTFTBoundary:       string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
 		VerdictJSON: verdictJSON(res.Verdict), InvalidSteps: []int{},
 		Aborted: res.Aborted, AbortReason: res.AbortReason, Stopped: res.Stopped,
@@ -316,6 +319,10 @@ func LadderOf(res stats.LadderResult) Ladder {
 	}
 	for _, c := range res.Classes {
 		l.Classes = append(l.Classes, ClassVerdictJSON{Class: c.Class, VerdictJSON: verdictJSON(c.Verdict)})
+	}
+	if g, ok := commonGates(res); ok {
+		gj := gatesJSON(g)
+		l.Gates = &gj
 	}
 	if len(res.ClassGates) > 0 {
 		l.ClassGates = make(map[string]GatesJSON, len(res.ClassGates))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +77,38 @@ func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
 	}
 	if d := LadderOf(ladderResult("x")); d.TTFTBoundary != "" || d.ClassGates != nil {
 		t.Errorf("default ladder JSON: ttft_boundary %q, class gates %+v; want both absent", d.TTFTBoundary, d.ClassGates)
+	}
+}
+
+// TestLadderJSONGates: a ladder's JSON "gates" are the gates every record
+// was judged by: the one class's (a ladder run with --slo-ttft has only
+// class gates), the shared ones when every class has the same, and absent
+// when the classes differ (class_gates then says which applied where),
+// never a zero that reads as "no gate".
+func TestLadderJSONGates(t *testing.T) {
+	ttft := stats.Gates{TTFT: 300 * time.Millisecond}
+	for _, tc := range []struct {
+		name  string
+		res   stats.LadderResult
+		want  *GatesJSON
+		wantJ string // in the encoded line
+	}{
+		{"one class (--slo-ttft)", stats.LadderResult{ClassGates: map[string]stats.Gates{"default": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,"tpot":0,"e2e":0}`},
+		{"classes with the same gates", stats.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
+		{"classes with their own gates", stats.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": {E2E: time.Second}}}, nil, `"class_gates":`},
+		{"no classes", stats.LadderResult{Gates: ttft}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
+		{"no gates at all", stats.LadderResult{ClassGates: map[string]stats.Gates{"default": {}}}, &GatesJSON{}, `"gates":{"ttft":0,"tpot":0,"e2e":0}`},
+	} {
+		l := LadderOf(tc.res)
+		if (l.Gates == nil) != (tc.want == nil) || (l.Gates != nil && *l.Gates != *tc.want) {
+			t.Errorf("%s: gates %+v, want %+v", tc.name, l.Gates, tc.want)
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tc.wantJ) || (tc.want == nil && strings.Contains(string(b), `"gates":`)) {
+			t.Errorf("%s: JSON %s\nwant %s", tc.name, b, tc.wantJ)
+		}
 	}
 }

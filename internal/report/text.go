@@ -185,13 +185,8 @@ func reasons(m map[ledger.Reason]int) string {
 // ladderGates describes a ladder's gates: per class when it had several
 // classes with their own gates.
 func ladderGates(res stats.LadderResult) string {
-	switch len(res.ClassGates) {
-	case 0:
-		return gates(res.Gates)
-	case 1:
-		for _, g := range res.ClassGates {
-			return gates(g)
-		}
+	if g, ok := commonGates(res); ok {
+		return gates(g)
 	}
 	names := make([]string, 0, len(res.ClassGates))
 	for n := range res.ClassGates {
@@ -203,6 +198,26 @@ func ladderGates(res stats.LadderResult) string {
 		parts = append(parts, n+": "+gates(res.ClassGates[n]))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// commonGates are the gates every record of a ladder was judged by: its
+// Gates without class gates, else the gates all its classes share; false
+// when classes have gates of their own. A ladder's gates live in its class
+// gates (--slo-ttft sets the one class's), so reading Gates alone would
+// say "none" of a gated ladder.
+func commonGates(res stats.LadderResult) (stats.Gates, bool) {
+	var g stats.Gates
+	first := true
+	for _, cg := range res.ClassGates {
+		if !first && cg != g {
+			return stats.Gates{}, false
+		}
+		g, first = cg, false
+	}
+	if first {
+		return res.Gates, true
+	}
+	return g, true
 }
 
 func gates(g stats.Gates) string {
