@@ -15,13 +15,13 @@ import (
 // holds the two together. When several apply, the first in this order wins
 // (after 1 and 2): 7, 3, 4, then 5 or 6.
 const (
-	exitOK               = 0 // the run completed and none of the codes below applies
+	exitOK               = 0 // the run completed and none of the codes below applies (ladder: also an abort after its capacity was measured)
 	exitError            = 1 // llmprobe itself failed (a file it could not open, a broken ledger invariant, …)
 	exitUsage            = 2 // bad flags or arguments
 	exitNoSuccess        = 3 // not one planned request ended ok (a refused port, a wrong URL or key)
 	exitGeneratorInvalid = 4 // the prober did not keep its schedule: the figures may describe the prober, not the target
 	exitGatesFailed      = 5 // probe with --slo-* gates: the good fraction is below --good-fraction
-	exitLadderNoCapacity = 6 // ladder: aborted (an abort rule or an interrupt), or no valid step met the gates
+	exitLadderNoCapacity = 6 // ladder: aborted before any capacity was measured (an abort rule or an interrupt), or no valid step met the gates
 	exitNotWritten       = 7 // the ledger (--ledger) or the ladder history (--history) was not completely written
 )
 
@@ -30,13 +30,13 @@ var exitCodes = []struct {
 	code    int
 	meaning string
 }{
-	{exitOK, "fine: the run completed and none of the codes below applies"},
+	{exitOK, "fine: the run completed and none of the codes below applies (ladder: an abort rule that fired after the capacity was measured ended it; stderr names the rule)"},
 	{exitError, "llmprobe failed (a file it could not open or write, a broken ledger invariant, …)"},
 	{exitUsage, "bad flags or arguments"},
 	{exitNoSuccess, "no request succeeded: not one planned request ended ok"},
-	{exitGeneratorInvalid, "generator invalid: the prober did not keep its schedule, so the figures cannot be trusted (ladder: an invalid step aborted it, or no step was valid)"},
+	{exitGeneratorInvalid, "generator invalid: the prober did not keep its schedule, so the figures cannot be trusted (ladder: the generator-invalid rule stopped it, or no step was valid)"},
 	{exitGatesFailed, "gates failed: probe with --slo-* gates whose good fraction is below --good-fraction"},
-	{exitLadderNoCapacity, "ladder aborted or no capacity: an abort rule or an interrupt stopped it, or no valid step met the gates"},
+	{exitLadderNoCapacity, "ladder aborted or no capacity: an abort rule stopped it before any capacity was measured, an interrupt stopped it, or no valid step met the gates"},
 	{exitNotWritten, "ledger not written: the --ledger file (or the ladder --history) is incomplete"},
 }
 
@@ -99,7 +99,14 @@ func probeExit(s stats.Summary, gated bool, goodTarget float64, lost int, lostEr
 }
 
 // ladderExit is a ladder's exit status (nil: exit 0). historyErr is the
-// error appending to --history, if any.
+// error appending to --history, if any. The line names what stopped the
+// ladder: the rule that fired, with its figure. Exit 4 when the
+// generator-invalid rule stopped it (or the unsent rule on a step whose
+// generator was invalid: the prober's own limits held the load back), or
+// no step was valid; an abort by another rule (errors, rejections, TTFT,
+// unsent on a valid step) is the ladder's normal
+// end once it has a capacity (exit 0, said on stderr: the rule kept the
+// climb from going further past it), exit 6 before any; an interrupt is 6.
 func ladderExit(res ladder.Result, historyErr error) error {
 	planned, ok, valid := 0, 0, 0
 	for _, s := range res.Steps {
@@ -109,14 +116,31 @@ func ladderExit(res ladder.Result, historyErr error) error {
 			valid++
 		}
 	}
-	last := len(res.Steps) - 1
+	var last ladder.StepRow
+	if n := len(res.Steps); n > 0 {
+		last = res.Steps[n-1]
+	}
+	by := ladder.AbortedBy(last.AbortReason)
+	if res.AbortReason == ladder.ReasonInterrupted {
+		by = ladder.ReasonInterrupted
+	}
 	switch {
 	case historyErr != nil:
 		return exitStatus{exitNotWritten, historyErr.Error()} // says "ladder history not written: …"
 	case planned > 0 && ok == 0:
 		return exitStatus{exitNoSuccess, fmt.Sprintf("no request succeeded: 0 of %d planned arrivals ended ok", planned)}
-	case res.Aborted && last >= 0 && !res.Steps[last].Valid:
-		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder", res.Steps[last].Step, strings.Join(res.Steps[last].CauseNames(), ", "))}
+	case res.Aborted && by == ladder.ReasonGeneratorInvalid:
+		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder", last.Step, strings.Join(last.CauseNames(), ", "))}
+	case res.Aborted && by == ladder.ReasonUnsent && !last.Valid:
+		// What the prober's own limits held back stopped it, and its
+		// generator was invalid for it: the prober's doing.
+		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder by its unsent rule: %s",
+			last.Step, strings.Join(last.CauseNames(), ", "), last.AbortReason)}
+	case res.Aborted && by != ladder.ReasonInterrupted && res.CapacityStep > 0:
+		return exitStatus{exitOK, fmt.Sprintf("capacity %s req/s (step %d, %s bound); the ladder ended at its abort rule: %s%s",
+			stats.FormatRate(res.Capacity), res.CapacityStep, res.CapacityBound, res.AbortReason, alsoInvalid(last))}
+	case res.Aborted && by != ladder.ReasonInterrupted:
+		return exitStatus{exitLadderNoCapacity, "ladder aborted before any capacity was measured: " + res.AbortReason + alsoInvalid(last)}
 	case len(res.Steps) > 0 && valid == 0:
 		return exitStatus{exitGeneratorInvalid, "generator invalid: no step was valid, so the ladder measured nothing it can trust"}
 	case res.Aborted:
@@ -125,4 +149,17 @@ func ladderExit(res ladder.Result, historyErr error) error {
 		return exitStatus{exitLadderNoCapacity, "no capacity: no valid step met the gates"}
 	}
 	return nil
+}
+
+// alsoInvalid notes that the step an abort rule stopped was invalid too
+// (never used for capacity or knee), "" when it was valid.
+func alsoInvalid(st ladder.StepRow) string {
+	if st.Valid {
+		return ""
+	}
+	causes := ""
+	if names := st.CauseNames(); len(names) > 0 {
+		causes = " (" + strings.Join(names, ", ") + ")"
+	}
+	return fmt.Sprintf("; step %d's generator was also invalid%s: not used for capacity or knee", st.Step, causes)
 }

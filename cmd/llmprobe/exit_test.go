@@ -53,7 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"ladder: no capacity", append([]string{"ladder", "--steps", "5,10", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "8", "--slo-ttft", "1ns",
 			"--abort-ttft-gate-multiple", "0", "--on-invalid", "continue", "--arrival", "constant"}, lenient...), exitLadderNoCapacity, "no capacity: no valid step met the gates"},
 		{"ladder: aborted", append([]string{"ladder", "--steps", "5,10", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "8", "--slo-ttft", "1ns",
-			"--abort-ttft-gate-multiple", "1", "--arrival", "constant"}, lenient...), exitLadderNoCapacity, "ladder aborted: step 1"},
+			"--abort-ttft-gate-multiple", "1", "--arrival", "constant"}, lenient...), exitLadderNoCapacity, "ladder aborted before any capacity was measured: step 1"},
 		{"ladder: no valid step", append([]string{"ladder", "--steps", "20,40", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "64", "--max-in-flight", "1",
 			"--on-invalid", "continue", "--arrival", "constant"}, lenient...), exitGeneratorInvalid, "generator invalid: no step was valid"},
 		{"ladder: an invalid step aborts it", append([]string{"ladder", "--steps", "20,40", "--step-duration", "1s", "--gap", "0s", "--max-tokens", "64", "--max-in-flight", "1",
@@ -110,8 +110,11 @@ func TestExitPrecedence(t *testing.T) {
 		{"capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}, CapacityStep: 1}, nil, exitOK},
 		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, false, 10)}, CapacityStep: 1}, nil, exitOK},
 		{"no capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}}, nil, exitLadderNoCapacity},
-		{"aborted", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, true, 3)}, CapacityStep: 1, Aborted: true}, nil, exitLadderNoCapacity},
-		{"aborted by an invalid step", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, false, 10)}, CapacityStep: 1, Aborted: true}, nil, exitGeneratorInvalid},
+		{"aborted before any capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 3)}, Aborted: true}, nil, exitLadderNoCapacity},
+		{"aborted after capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, true, 3)}, CapacityStep: 1, Aborted: true}, nil, exitOK},
+		{"interrupted after capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, true, 3), ladder.ReasonInterrupted)}, CapacityStep: 1, Aborted: true, AbortReason: "step 2: interrupted"}, nil, exitLadderNoCapacity},
+		{"aborted by the generator rule", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, false, 10), "generator invalid: x")}, CapacityStep: 1, Aborted: true}, nil, exitGeneratorInvalid},
+		{"aborted by the TTFT rule on an invalid step", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, false, 10), "mid-step: TTFT p95 9s above 5 × gate 1s")}, CapacityStep: 1, Aborted: true}, nil, exitOK},
 		{"nothing valid", ladder.Result{Steps: []ladder.StepRow{step(1, false, 10)}}, nil, exitGeneratorInvalid},
 		{"nothing ok", ladder.Result{Steps: []ladder.StepRow{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
 		{"history", ladder.Result{Steps: []ladder.StepRow{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
@@ -120,6 +123,11 @@ func TestExitPrecedence(t *testing.T) {
 			t.Errorf("ladder %s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}
+}
+
+func aborted(r ladder.StepRow, why string) ladder.StepRow {
+	r.AbortReason = why
+	return r
 }
 
 func codeOf(err error) int {
@@ -325,7 +333,7 @@ func TestLadderAbortedByTargetExits6(t *testing.T) {
 		"--timeout-connect", "1s", "--timeout-headers", "2s", "--timeout-first-content", "2s", "--timeout-idle", "2s", "--timeout-total", "3s",
 		"--history", hist}, lenient...)
 	r := mustExit(t, []int{exitLadderNoCapacity}, args...)
-	if !strings.Contains(r.stderr, "ladder aborted: step 1: mid-step: TTFT p95 above 5 × gate 100ms") {
+	if !strings.Contains(r.stderr, "ladder aborted before any capacity was measured: step 1: mid-step: TTFT p95 above 5 × gate 100ms") {
 		t.Errorf("stderr does not name the abort:\n%s", r.stderr)
 	}
 	b, err := os.ReadFile(hist)

@@ -59,11 +59,11 @@ func (a AbortRules) Check(s stats.Summary, ttftGate time.Duration) string {
 	}
 	if a.OnUnsent && s.Planned > 0 && s.Unsent > 0 {
 		if f := float64(s.Unsent) / float64(s.Planned); f > a.UnsentFraction {
-			return fmt.Sprintf("unsent fraction %.3f above %.3f (%d of %d planned)", f, a.UnsentFraction, s.Unsent, s.Planned)
+			return fmt.Sprintf(ReasonUnsent+" %.3f above %.3f (%d of %d planned)", f, a.UnsentFraction, s.Unsent, s.Planned)
 		}
 	}
 	if a.OnGeneratorInvalid && !s.Validity.Valid {
-		why := "generator invalid"
+		why := ReasonGeneratorInvalid
 		if len(s.Validity.Reasons) > 0 {
 			why += ": " + s.Validity.Reasons[0]
 		}

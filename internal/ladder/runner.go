@@ -148,7 +148,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		steps = append(steps, ls)
 		pending = append(pending, pend)
 		if ctx.Err() != nil {
-			ls.Aborted, ls.AbortReason = true, "interrupted"
+			ls.Aborted, ls.AbortReason = true, ReasonInterrupted
 			steps[len(steps)-1] = ls
 			runErr = ctx.Err()
 			break
@@ -161,7 +161,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			break
 		}
 		if err := sleep(ctx, cfg.Gap); err != nil {
-			steps[len(steps)-1].Aborted, steps[len(steps)-1].AbortReason = true, "interrupted"
+			steps[len(steps)-1].Aborted, steps[len(steps)-1].AbortReason = true, ReasonInterrupted
 			runErr = err
 			break
 		}
@@ -200,7 +200,7 @@ func Conclude(cfg Config, res Result, steps []stats.LadderStep, pending []int, i
 	if n := len(steps); n > 0 && steps[n-1].Aborted {
 		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
 	} else if interrupted {
-		res.Aborted, res.AbortReason = true, "interrupted"
+		res.Aborted, res.AbortReason = true, ReasonInterrupted
 	}
 	res.Finished = cfg.Now()
 	return res
@@ -313,7 +313,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 				why = st.ttftLowerBound(now, cfg.ExecMarksFirstToken, cfg.MidStepMin, cfg.Abort.TTFTGateMultiple, cfg.TTFTGate)
 			}
 			if why != "" {
-				st.abort("mid-step: " + why)
+				st.abort(midStep + why)
 				return
 			}
 		}

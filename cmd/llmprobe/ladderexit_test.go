@@ -1,0 +1,105 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// TestLadderExitNamesTheRule: the exit line names the rule that stopped the
+// ladder, with its figure, and the generator's causes only when its rule
+// did (or beside the rule, when the aborted step was invalid too). An abort
+// after capacity was measured is the ladder's normal end (exit 0, the abort
+// said); before any capacity it is exit 6.
+func TestLadderExitNamesTheRule(t *testing.T) {
+	inFlight := []stats.InvalidCause{{Cause: stats.CauseInFlightCap}}
+	met := ladder.StepRow{Step: 1, Planned: 10, OK: 10, Valid: true}
+	ttft := "mid-step: TTFT p95 9.1s above 5 × gate 1s"
+	invalid := ladder.StepRow{Step: 2, Planned: 40, OK: 12, InvalidCauses: inFlight, AbortReason: ttft}
+	for _, tc := range []struct {
+		name string
+		res  ladder.Result
+		want int
+		says []string
+		not  string
+	}{
+		{"TTFT abort on an invalid step, no capacity", ladder.Result{Steps: []ladder.StepRow{{Step: 1, Planned: 40, OK: 12, InvalidCauses: inFlight, AbortReason: ttft}},
+			Aborted: true, AbortReason: "step 1: " + ttft}, exitLadderNoCapacity,
+			[]string{"ladder aborted before any capacity was measured: step 1: " + ttft, "step 1's generator was also invalid (in_flight_cap)"}, "stopped the ladder"},
+		{"TTFT abort on an invalid step after capacity", ladder.Result{Steps: []ladder.StepRow{met, invalid}, CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundLower,
+			Aborted: true, AbortReason: "step 2: " + ttft}, exitOK,
+			[]string{"capacity 5 req/s (step 1, lower bound); the ladder ended at its abort rule: step 2: " + ttft, "in_flight_cap"}, "generator invalid:"},
+		{"generator rule", ladder.Result{Steps: []ladder.StepRow{met, aborted(invalid, "generator invalid: 3 of 40 unsent (in-flight cap)")}, CapacityStep: 1,
+			Aborted: true, AbortReason: "step 2: generator invalid: 3 of 40 unsent (in-flight cap)"}, exitGeneratorInvalid,
+			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder"}, ""},
+		{"unsent rule on an invalid step (the prober's cap)", ladder.Result{Steps: []ladder.StepRow{met, aborted(invalid, "mid-step: unsent fraction 0.900 above 0.000 (18 of 20 planned)")},
+			CapacityStep: 1, Aborted: true}, exitGeneratorInvalid,
+			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder by its unsent rule: mid-step: unsent fraction 0.900"}, ""},
+		{"unsent rule on a valid step after capacity", ladder.Result{Steps: []ladder.StepRow{met, {Step: 2, Planned: 40, OK: 30, Valid: true, AbortReason: "unsent fraction 0.050 above 0.000 (2 of 40 planned)"}},
+			CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundMeasured, Aborted: true, AbortReason: "step 2: unsent fraction 0.050 above 0.000 (2 of 40 planned)"}, exitOK,
+			[]string{"capacity 5 req/s (step 1, measured bound); the ladder ended at its abort rule: step 2: unsent fraction 0.050"}, "also invalid"},
+	} {
+		err := ladderExit(tc.res, nil)
+		if got := codeOf(err); got != tc.want {
+			t.Errorf("%s: exit %d, want %d (%v)", tc.name, got, tc.want, err)
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		for _, w := range tc.says {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s: exit line %q lacks %q", tc.name, msg, w)
+			}
+		}
+		if tc.not != "" && strings.Contains(msg, tc.not) {
+			t.Errorf("%s: exit line %q says %q", tc.name, msg, tc.not)
+		}
+	}
+}
+
+// TestLadderAbortAfterCapacityExits0 runs the CLI against a target that
+// answers step 1 (5 req/s) and then stalls: step 2's in-step TTFT rule
+// stops the ladder. Its capacity (step 1) was measured before the abort,
+// so the abort is the ladder's normal end: exit 0, the capacity and the
+// rule with its figure on stderr. (Before: exit 6 "ladder aborted".)
+func TestLadderAbortAfterCapacityExits0(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, fastSim())
+	var n atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 20 { // step 1's 20 arrivals answered; then it stalls
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	args := append([]string{"ladder", "--url", srv.URL + "/v1", "--steps", "5,40", "--step-duration", "4s", "--gap", "0s", "--arrival", "constant",
+		"--max-tokens", "8", "--slo-ttft", "100ms", "--abort-ttft-gate-multiple", "5", "--stop-at", "top",
+		"--timeout-connect", "1s", "--timeout-headers", "2s", "--timeout-first-content", "2s", "--timeout-idle", "2s", "--timeout-total", "3s"}, lenient...)
+	r := mustExit(t, []int{exitOK, exitGeneratorInvalid}, args...)
+	if r.code == exitGeneratorInvalid {
+		if !strings.Contains(r.stderr, "generator invalid: step 1") {
+			t.Fatalf("exit 4 without step 1 invalid:\n%s", r.stderr)
+		}
+		t.Skipf("step 1's generator was invalid on this host (%s): no capacity to judge the abort after", lastLine(r.stderr))
+	}
+	if !strings.Contains(r.stderr, "exit 0: capacity 5 req/s (step 1, ") ||
+		!strings.Contains(r.stderr, "the ladder ended at its abort rule: step 2: mid-step: TTFT p95 above 5 × gate 100ms") {
+		t.Errorf("stderr does not give the capacity and the abort:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "step 2 aborted the ladder: mid-step: TTFT p95 above 5 × gate 100ms") {
+		t.Errorf("report does not say the abort:\n%s", r.stdout)
+	}
+}
