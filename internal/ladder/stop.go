@@ -50,7 +50,10 @@ func firstFailing(steps []stats.LadderStep, target float64) int {
 			js = append(js, judged{"", stats.Met(s.Summary, target)})
 		}
 		for _, c := range s.Classes {
-			if c.Summary.Planned > 0 { // a class with no arrivals in the step says nothing
+			// A class with no arrivals in the step says nothing; one whose
+			// arrivals were all still in flight when the step was summarised
+			// (pending) had arrivals, none good: judged as stats.Met judges.
+			if c.Summary.Planned+c.Summary.Pending > 0 {
 				js = append(js, judged{c.Class, stats.Met(c.Summary, target)})
 			}
 		}

@@ -332,6 +332,14 @@ func TestInStepAbortIgnoresLongStreams(t *testing.T) {
 	}
 }
 
+// pendingOnly gives st's last class pending arrivals (planned in the step,
+// still in flight when it was summarised) and no planned ones.
+func pendingOnly(st stats.LadderStep, pending int) stats.LadderStep {
+	c := &st.Classes[len(st.Classes)-1].Summary
+	c.Planned, c.Pending, c.GoodFraction = 0, pending, 0
+	return st
+}
+
 // TestFirstFailing: the step that ends the climb, on its own figures.
 func TestFirstFailing(t *testing.T) {
 	sum := func(valid bool, planned int, good float64) stats.Summary {
@@ -359,6 +367,10 @@ func TestFirstFailing(t *testing.T) {
 		{"a class that met, then failed, does", []stats.LadderStep{two(1, 1, 10), two(1, 0.5, 10)}, 2},
 		{"nobody meets", []stats.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
 		{"a class with no arrivals in a step is not judged there", []stats.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
+		// Every arrival of the class still in flight when the step was
+		// summarised: planned, none good (stats.Met's rule), so it is judged
+		// and fails, as the table's met column and the capacity say.
+		{"a class whose arrivals were all still pending is judged (and fails)", []stats.LadderStep{two(1, 1, 10), pendingOnly(two(1, 0, 0), 4)}, 2},
 	} {
 		if got := firstFailing(tc.steps, 0.9); got != tc.want {
 			t.Errorf("%s: first failing step %d, want %d", tc.name, got, tc.want)
