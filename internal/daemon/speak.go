@@ -43,7 +43,7 @@ const (
 type failureEvent struct {
 	kind     failureKind
 	rec      *ledger.Record // the failure that started it (failureStarted)
-	downFor  time.Duration  // since the first failure of the episode
+	downFor  time.Duration  // since the planned send of the episode's first failing request
 	failed   int            // failures in the episode so far
 	recent   int            // failures since the last line (failureContinues)
 	byReason string         // "http_error/status_503 ×12, timeout/first_content ×3" since the last line
@@ -54,7 +54,8 @@ type failureEvent struct {
 type failureLog struct {
 	mu       sync.Mutex
 	failing  bool
-	since    time.Time // first failure of the episode
+	since    time.Time // planned send of the episode's first failing request (or the last success seen after it)
+	lastOK   time.Time // when the last success was seen
 	lastLine time.Time
 	failed   int
 	recent   map[string]int // outcome/reason → failures since the last line
@@ -75,18 +76,30 @@ func judges(rec *ledger.Record) (judged, failed bool) {
 	return false, false
 }
 
-// observe takes one finished record at wall time now and returns the line
-// it calls for (kind failureNone: none).
-func (f *failureLog) observe(now time.Time, every time.Duration, rec *ledger.Record) failureEvent {
+// observe takes one finished record at wall time now, whose arrival was
+// planned at wall time planned, and returns the line it calls for (kind
+// failureNone: none).
+func (f *failureLog) observe(now, planned time.Time, every time.Duration, rec *ledger.Record) failureEvent {
 	judged, failed := judges(rec)
 	if !judged {
 		return failureEvent{}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !failed {
+		defer func() { f.lastOK = now }()
+	}
 	switch {
 	case failed && !f.failing:
-		f.failing, f.since, f.lastLine, f.failed = true, now, now, 1
+		// The outage began when the failing request was planned (its
+		// latency counts from there), not when its failure was seen: a
+		// timeout is seen its timeout later. A success seen after that
+		// planned send shows the target was still answering then.
+		since := planned
+		if f.lastOK.After(since) {
+			since = f.lastOK
+		}
+		f.failing, f.since, f.lastLine, f.failed = true, since, now, 1
 		f.recent = map[string]int{}
 		return failureEvent{kind: failureStarted, rec: rec, failed: 1}
 	case failed:
@@ -134,7 +147,11 @@ func (r *targetRun) speakOutcome(d *Daemon, rec *ledger.Record) {
 	if every <= 0 {
 		every = defaultFailureLogEvery
 	}
-	ev := r.state.failures.observe(d.now(), every, rec)
+	// The arrival's planned send on the wall clock: the ledger's offsets
+	// and the wall clock advance together.
+	now := d.now()
+	planned := now.Add(-max(d.led.Now()-rec.ArrivalPlanned(), 0))
+	ev := r.state.failures.observe(now, planned, every, rec)
 	switch ev.kind {
 	case failureStarted:
 		attrs := []any{"target", r.name, "class", ev.rec.Class, "outcome", string(ev.rec.Outcome), "reason", string(ev.rec.Reason)}

@@ -55,9 +55,48 @@ func TestFailureLogSequence(t *testing.T) {
 	}
 	var f failureLog
 	for i, s := range steps {
-		got := f.observe(t0.Add(s.at), time.Minute, s.rec)
+		got := f.observe(t0.Add(s.at), t0.Add(s.at), time.Minute, s.rec)
 		if fmt.Sprint(got) != fmt.Sprint(s.want) {
 			t.Errorf("step %d (%s %s/%s): got %+v, want %+v", i, s.at, s.rec.Outcome, s.rec.Reason, got, s.want)
+		}
+	}
+}
+
+// TestOutageCountsFromPlannedSend simulates an outage: the first request
+// to fail was planned 1 s in and timed out 10.5 s later; requests planned
+// during the outage fail; the first success, planned at 21.2 s, is seen at
+// 21.3 s. The target was down from the failing request's planned send (as
+// latencies are counted from it), so down_for is 20.3 s, not the 9.8 s
+// since the timeout was detected; the summaries count from there too.
+func TestOutageCountsFromPlannedSend(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	base := func(o ledger.Outcome, r ledger.Reason) *ledger.Record {
+		return &ledger.Record{Traffic: ledger.TrafficBaseline, Outcome: o, Reason: r}
+	}
+	ok, tmo := base(ledger.OK, ledger.ReasonStop), base(ledger.Timeout, ledger.ReasonFirstContent)
+	steps := []struct {
+		seen, planned float64
+		rec           *ledger.Record
+		want          failureEvent
+	}{
+		{0.1, 0, ok, failureEvent{}},
+		{11.5, 1, tmo, failureEvent{kind: failureStarted, rec: tmo, failed: 1}},
+		{12.5, 2, tmo, failureEvent{}},
+		{13.5, 3, tmo, failureEvent{kind: failureContinues, downFor: 12500 * time.Millisecond, failed: 3, recent: 2, byReason: "timeout/first_content ×2"}},
+		{21.3, 21.2, ok, failureEvent{kind: failureRecovered, downFor: 20300 * time.Millisecond, failed: 3}},
+		// A slow failure planned before a success that was seen since:
+		// the target was answering until that success, not down since
+		// the failure's planned send.
+		{25, 25, ok, failureEvent{}},
+		{32, 22, tmo, failureEvent{kind: failureStarted, rec: tmo, failed: 1}},
+		{33, 32.9, ok, failureEvent{kind: failureRecovered, downFor: 8 * time.Second, failed: 1}},
+	}
+	var f failureLog
+	for i, s := range steps {
+		got := f.observe(at(s.seen), at(s.planned), 2*time.Second, s.rec)
+		if fmt.Sprint(got) != fmt.Sprint(s.want) {
+			t.Errorf("step %d (seen %gs, planned %gs, %s): got %+v, want %+v", i, s.seen, s.planned, s.rec.Outcome, got, s.want)
 		}
 	}
 }
