@@ -21,11 +21,15 @@ type Remaining struct {
 	Requests        int64 // requests left, counting in-flight ones as spent; meaningful when RequestsLimited
 	TokensLimited   bool
 	RequestsLimited bool
-	TokensUsed      int64     // prompt + completion tokens charged today
-	RequestsUsed    int64     // requests sent and finished today
-	InFlight        int64     // admitted, not yet charged
-	UnknownUsage    int64     // finished sent requests today whose server reported no usage (not charged tokens)
-	ResetAt         time.Time // next midnight in the zone
+	TokensUsed      int64 // prompt + completion tokens charged today
+	RequestsUsed    int64 // requests sent and finished today
+	InFlight        int64 // admitted, not yet charged
+	UnknownUsage    int64 // finished sent requests today whose server reported no usage, nor bound known (not charged tokens)
+	// InvalidUsage counts finished sent requests today whose server
+	// reported usage that cannot be true (ledger.Usage.Invalid): each was
+	// charged its bound (see Bound) in TokensUsed.
+	InvalidUsage int64
+	ResetAt      time.Time // next midnight in the zone
 	// ByUse splits today's spend by what the requests were for (see Use):
 	// every request is charged, and this says which ones a ladder caused.
 	ByUse map[Use]Spend
@@ -43,7 +47,7 @@ type Use struct {
 // Spend is what one Use cost today.
 type Spend struct {
 	Requests int64 // sent and finished
-	Tokens   int64 // server-reported prompt + completion tokens
+	Tokens   int64 // server-reported prompt + completion tokens (a request's bound when its usage was impossible)
 }
 
 // Budget is one target's daily budget. It is safe for concurrent use.
@@ -56,8 +60,11 @@ type Budget struct {
 	tokens   int64
 	requests int64
 	unknown  int64
+	invalid  int64
 	byUse    map[Use]Spend
-	admitted map[uint64]struct{}
+	// admitted are the requests admitted and not yet charged, each with
+	// its bound in tokens (0: unknown; see Bound).
+	admitted map[uint64]int64
 }
 
 // New returns a budget with limits, reading time from now (nil = time.Now).
@@ -68,7 +75,7 @@ func New(l Limits, now func() time.Time) *Budget {
 	if l.Zone == nil {
 		l.Zone = time.UTC
 	}
-	b := &Budget{now: now, limits: l, admitted: map[uint64]struct{}{}, byUse: map[Use]Spend{}}
+	b := &Budget{now: now, limits: l, admitted: map[uint64]int64{}, byUse: map[Use]Spend{}}
 	b.dayStart = startOfDay(now(), l.Zone)
 	return b
 }
@@ -99,36 +106,61 @@ func (b *Budget) Admit(rec *ledger.Record) (ledger.Reason, bool) {
 	if b.limits.RequestsPerDay > 0 && addSat(b.requests, int64(len(b.admitted))) >= b.limits.RequestsPerDay {
 		return ledger.ReasonBudget, false
 	}
-	b.admitted[rec.ID] = struct{}{}
+	b.admitted[rec.ID] = 0
 	return "", true
+}
+
+// Bound sets the most an admitted request can cost in tokens: its prompt
+// estimate + the max tokens it asks for (the daemon sets it when it builds
+// the request). It is charged instead of the server's usage when that usage
+// cannot be true (ledger.Usage.Invalid), so a server that reports absurd
+// counts still spends the budget. A record not in flight is ignored.
+func (b *Budget) Bound(id uint64, tokens int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.admitted[id]; ok {
+		b.admitted[id] = max(tokens, 0)
+	}
 }
 
 // Charge accounts a finished record: a sent record costs one request and
 // its server-reported prompt + completion tokens; an unsent one costs
-// nothing but releases its admission. The daemon calls it from the
-// target's ledger sink for every finished record. Sums saturate: counts
-// near the int64 maximum spend the budget, never wrap it around, and a
-// negative count (never believed: see ledger.CheckUsage) costs nothing.
-func (b *Budget) Charge(rec *ledger.Record) {
+// nothing but releases its admission. A sent record whose usage the
+// server reported but that cannot be true (ledger.Usage.Invalid) costs its
+// bound (see Bound) instead, which Charge returns (0 otherwise) so the
+// caller can say so; without a bound it counts as unknown usage. The
+// daemon calls it from the target's ledger sink for every finished record.
+// Sums saturate: counts near the int64 maximum spend the budget, never
+// wrap it around, and a negative count (never believed: see
+// ledger.CheckUsage) costs nothing.
+func (b *Budget) Charge(rec *ledger.Record) (bound int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.rollLocked()
+	limit := b.admitted[rec.ID]
 	delete(b.admitted, rec.ID)
 	if !rec.Sent() {
-		return
+		return 0
 	}
 	b.requests = addSat(b.requests, 1)
 	u := Use{Traffic: rec.Traffic, During: rec.DuringLabel()}
 	sp := b.byUse[u]
 	sp.Requests = addSat(sp.Requests, 1)
-	if rec.Usage.Known {
+	switch {
+	case rec.Usage.Known:
 		tok := addSat(max(int64(rec.Usage.Prompt), 0), max(int64(rec.Usage.Completion), 0))
 		b.tokens = addSat(b.tokens, tok)
 		sp.Tokens = addSat(sp.Tokens, tok)
-	} else {
+	case rec.Usage.Invalid && limit > 0:
+		bound = limit
+		b.tokens = addSat(b.tokens, bound)
+		sp.Tokens = addSat(sp.Tokens, bound)
+		b.invalid++
+	default:
 		b.unknown++
 	}
 	b.byUse[u] = sp
+	return bound
 }
 
 // Remaining returns what is left today (for the budget gauge).
@@ -143,6 +175,7 @@ func (b *Budget) Remaining() Remaining {
 		RequestsUsed:    b.requests,
 		InFlight:        int64(len(b.admitted)),
 		UnknownUsage:    b.unknown,
+		InvalidUsage:    b.invalid,
 		ResetAt:         nextMidnight(b.dayStart, b.limits.Zone),
 		ByUse:           make(map[Use]Spend, len(b.byUse)),
 	}
@@ -174,7 +207,7 @@ func (b *Budget) rollLocked() {
 		return
 	}
 	b.dayStart = d
-	b.tokens, b.requests, b.unknown = 0, 0, 0
+	b.tokens, b.requests, b.unknown, b.invalid = 0, 0, 0, 0
 	clear(b.byUse)
 }
 

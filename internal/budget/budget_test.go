@@ -224,3 +224,62 @@ func TestSpendByUse(t *testing.T) {
 		t.Errorf("split after midnight: %v, want empty", rem.ByUse)
 	}
 }
+
+// TestInvalidUsageChargesBound: a response whose usage was refused as
+// impossible (9.2e18 tokens: ledger.CheckUsage flags it Invalid, counts
+// unknown) is charged the most the request could have cost, its prompt
+// estimate + the max tokens it asked for (set by Bound when it was built),
+// so a server reporting nonsense cannot spend nothing; without a bound the
+// request counts as unknown usage, as one without usage does.
+func TestInvalidUsageChargesBound(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	b := New(Limits{TokensPerDay: 100}, c.now)
+	refused := func(id uint64) *ledger.Record {
+		return &ledger.Record{ID: id, Dispatched: time.Second, Usage: ledger.CheckUsage(math.MaxInt64, math.MaxInt64, 0)}
+	}
+	for _, tc := range []struct {
+		id           uint64
+		bound        int64 // 0: none set
+		wantCharged  int64
+		wantUsed     int64
+		wantInvalid  int64
+		wantUnknown  int64
+		wantAdmitted bool
+	}{
+		{1, 16 + 8, 24, 24, 1, 0, true},    // prompt estimate 16 + max_tokens 8
+		{2, 0, 0, 24, 1, 1, true},          // no bound known: unknown usage, as before
+		{3, 50 + 64, 114, 138, 2, 1, true}, // spends the budget
+		{4, 10, 0, 138, 2, 1, false},       // refused at admission: nothing to charge
+	} {
+		_, ok := b.Admit(&ledger.Record{ID: tc.id})
+		if ok != tc.wantAdmitted {
+			t.Fatalf("record %d: admitted %v, want %v", tc.id, ok, tc.wantAdmitted)
+		}
+		if !ok {
+			continue
+		}
+		if tc.bound > 0 {
+			b.Bound(tc.id, tc.bound)
+		}
+		if got := b.Charge(refused(tc.id)); got != tc.wantCharged {
+			t.Errorf("record %d: charged its bound %d, want %d", tc.id, got, tc.wantCharged)
+		}
+		r := b.Remaining()
+		if r.TokensUsed != tc.wantUsed || r.InvalidUsage != tc.wantInvalid || r.UnknownUsage != tc.wantUnknown || r.InFlight != 0 {
+			t.Errorf("record %d: used %d invalid %d unknown %d in flight %d; want %d %d %d 0", tc.id, r.TokensUsed, r.InvalidUsage, r.UnknownUsage, r.InFlight,
+				tc.wantUsed, tc.wantInvalid, tc.wantUnknown)
+		}
+	}
+	// A believable usage is charged as reported, whatever the bound.
+	c.set(c.now().Add(24 * time.Hour))
+	b.Admit(&ledger.Record{ID: 5})
+	b.Bound(5, 1000)
+	if got := b.Charge(sent(5, 3, 4)); got != 0 || b.Remaining().TokensUsed != 7 {
+		t.Errorf("believable usage: bound charged %d, tokens used %d; want 0 and 7", got, b.Remaining().TokensUsed)
+	}
+	// Bound for a record never admitted (or already charged) is ignored.
+	b.Bound(99, 5)
+	if r := b.Remaining(); r.InFlight != 0 {
+		t.Errorf("Bound admitted record 99: in flight %d", r.InFlight)
+	}
+}

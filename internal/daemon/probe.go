@@ -38,7 +38,7 @@ func (d *Daemon) probeTarget(name string) (probehandler.Configured, bool) {
 		return probehandler.Configured{}, false
 	}
 	c := probehandler.Configured{Target: r.cfg, Exec: func(params func(*ledger.Record) protocol.Params) dispatch.Exec {
-		return r.exec(d, params)
+		return r.exec(d, r.boundUsage(params))
 	}}
 	if r.budget != nil {
 		c.Admit = r.budget.Admit

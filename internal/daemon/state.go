@@ -35,6 +35,9 @@ type targetState struct {
 	ladderSpan ladderSpan
 	// failures turns baseline outcomes into failing/recovered log lines.
 	failures failureLog
+	// usageLog says when a response's impossible usage was charged its
+	// bound (usagebound.go).
+	usageLog usageLog
 	// status is what the status page keeps: recent baseline figures,
 	// the last ladders, identity changes (statusdata.go).
 	status *statusData

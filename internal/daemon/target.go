@@ -155,12 +155,12 @@ func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params {
 	m := r.mixes[class]
 	model, deltas := r.cfg.Model, r.cfg.UsageDeltas
-	return func(*ledger.Record) protocol.Params {
+	return r.boundUsage(func(*ledger.Record) protocol.Params {
 		p := m.Next().Params
 		p.Model = model
 		p.UsageDeltas = deltas
 		return p
-	}
+	})
 }
 
 // start launches the baseline streams, the ladder timetable and the identity
@@ -264,7 +264,9 @@ func (r *targetRun) wait() {
 func (r *targetRun) sink(d *Daemon) ledger.Sink {
 	return ledger.SinkFunc(func(rec *ledger.Record) {
 		if b := r.state.budget.Load(); b != nil {
-			b.Charge(rec)
+			if bound := b.Charge(rec); bound > 0 {
+				r.speakInvalidUsage(d, rec, bound)
+			}
 		}
 		r.state.ladderSpan.count(rec)
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {

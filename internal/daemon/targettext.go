@@ -48,8 +48,12 @@ func (r *targetRun) budgetText() string {
 	dur := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder.Label()})
 	lad := sp(budget.Use{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder.Label()})
 	prb := sp(budget.Use{Traffic: ledger.TrafficProbe, During: ledger.DuringNone.Label()}) // /probe scrapes
-	return fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d, /probe %d/%d (requests/tokens)",
+	txt := fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d, /probe %d/%d (requests/tokens)",
 		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens, prb.Requests, prb.Tokens)
+	if rem.InvalidUsage > 0 {
+		txt += fmt.Sprintf("; %d answers reported impossible usage and were charged their upper bound (prompt estimate + max tokens)", rem.InvalidUsage)
+	}
+	return txt
 }
 
 func (r *targetRun) lastOutcome() string {

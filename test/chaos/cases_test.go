@@ -506,12 +506,12 @@ func cases() []*chaosCase {
 		{name: "usage_negative", defect: 1, covers: "usage negative", what: "usage with negative token counts",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":-5,"completion_tokens":-10,"total_tokens":-15}`})
-			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
+			}, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted; a budget is charged the request's upper bound (prompt estimate + max tokens)"},
 		{name: "usage_int64_max", defect: 5, covers: "usage int64 max", what: "usage of 9223372036854775807 tokens, against a 1,000-token daily budget",
 			serve: func(h *hconn) bool {
 				const m = "9223372036854775807"
 				return serveStream(h, stream{usage: `{"prompt_tokens":` + m + `,"completion_tokens":` + m + `,"total_tokens":` + m + `}`})
-			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted or charged"},
+			}, budget: 1000, want: []want{w(ledger.OK, ledger.ReasonStop)}, check: checkUsageUnknown, also: "usage unknown and flagged `invalid`; no token counted; the budget is charged each request's upper bound (prompt estimate + max tokens), never the absurd count"},
 		{name: "usage_float", defect: 13, covers: "usage float", what: "usage with fractional token counts (valid JSON of the wrong type: the error says which member)",
 			serve: func(h *hconn) bool {
 				return serveStream(h, stream{usage: `{"prompt_tokens":12.5,"completion_tokens":4.5,"total_tokens":17}`})

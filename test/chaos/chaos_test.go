@@ -690,6 +690,15 @@ func checkUsageUnknown(t *testing.T, r *caseRun) {
 		if !r.metrics.has("llmprobe_budget_remaining_tokens", map[string]string{"target": "chaos"}) || rem < 0 || rem > float64(r.c.budget) {
 			t.Errorf("run: llmprobe_budget_remaining_tokens %v, want within [0, %d]", rem, r.c.budget)
 		}
+		sent := 0
+		for _, rec := range r.daemonRecs {
+			if rec.Sent() {
+				sent++
+			}
+		}
+		if sent > 0 && rem >= float64(r.c.budget) {
+			t.Errorf("run: %d answers with impossible usage spent nothing of the %d-token budget: each costs its upper bound", sent, r.c.budget)
+		}
 	}
 }
 
