@@ -86,7 +86,7 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{Err: se}, nil
 	}
 	if name == "error" {
-		return Event{Err: &ServerError{Type: "error"}}, nil
+		return Event{Err: errorObject(data)}, nil
 	}
 	ev := Event{Model: c.Model, Usage: c.Usage.ledger()}
 	for _, ch := range c.Choices {

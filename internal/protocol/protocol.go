@@ -42,10 +42,13 @@ type Event struct {
 }
 
 // ServerError is an error the server reported in-band (in the stream or in a
-// JSON error body). Only the type/code are kept: messages may echo prompts.
+// JSON error body): its type, code and message as sent (server text: the
+// Client cleans each before it reaches a record, and keeps the message
+// only for in-band errors, cut short).
 type ServerError struct {
-	Type string
-	Code string
+	Type    string
+	Code    string
+	Message string
 }
 
 // Adapter is one streaming API: how to build its request and how to turn its
