@@ -263,7 +263,7 @@ func TestFixtureCoverage(t *testing.T) {
 	want := []ledger.Reason{
 		ledger.ReasonStop, ledger.ReasonDataAfterDone, ledger.ReasonTruncated, ledger.ReasonMalformed,
 		ledger.ReasonInBandError, ledger.ReasonContentType, ledger.ReasonErrorBody, ledger.ReasonEventTooLarge,
-		ledger.ReasonIdle, ledger.ReasonTotal,
+		ledger.ReasonIdle, ledger.ReasonTotal, ledger.ReasonNoContent,
 	}
 	for _, api := range Names() {
 		for _, r := range want {
