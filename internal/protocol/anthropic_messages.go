@@ -123,6 +123,10 @@ type anthDecoder struct {
 	ev      anthEvent // reused: one allocation less per event
 }
 
+// CanEnd implements Decoder: the stream could end here but for
+// message_stop when it started and no content block is open.
+func (d *anthDecoder) CanEnd() bool { return d.started && len(d.open) == 0 }
+
 // Decode implements Decoder.
 func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	const api = APIAnthropicMessages

@@ -113,6 +113,9 @@ type chatDecoder struct {
 	slowOnly bool // tests: always decode with encoding/json (the reference)
 }
 
+// CanEnd implements Decoder: a chat stream has no state to leave open.
+func (d *chatDecoder) CanEnd() bool { return true }
+
 // Decode implements Decoder. A chunk whose delta carries only a role, or an
 // empty content string, is not content. Chunks are read by a single-pass
 // scanner specialised to the chunk shape (chatScan); whatever it is not sure

@@ -80,6 +80,10 @@ type respDecoder struct {
 	ev      respEvent // reused: one allocation less per event
 }
 
+// CanEnd implements Decoder: a Responses stream gives its finish reason
+// only with its terminal event, so it never ends without one.
+func (d *respDecoder) CanEnd() bool { return d.done }
+
 // Decode implements Decoder.
 func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 	const api = APIOpenAIResponses

@@ -71,6 +71,11 @@ type Adapter interface {
 // An error means the stream is malformed: it carries the ledger reason.
 type Decoder interface {
 	Decode(name string, data []byte) (Event, error)
+	// CanEnd says whether the stream could end at this point but for its
+	// terminal marker (e.g. no Anthropic content block is left open): a
+	// body that ends cleanly after a finish reason is then ok. A method of
+	// every decoder, so that no wrapper can hide it.
+	CanEnd() bool
 }
 
 // Timeouts bound one request. Zero disables a bound.

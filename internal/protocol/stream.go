@@ -114,7 +114,7 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) ledger.R
 				// marker (EOF, a reset, a timer) does not undo it.
 				return s.ok(doneAt)
 			}
-			return s.readError(ctx, err)
+			return s.readError(ctx, err, dec)
 		}
 		if e.Error {
 			// A non-standard `error:` field line (llama.cpp, early 2025):
@@ -240,7 +240,7 @@ func (s *stream) ok(doneAt time.Duration) ledger.Result {
 // readError classifies a body read error before the terminal marker. Once
 // the request's context has ended (a timer, the caller) the error is only
 // its consequence: the cause decides.
-func (s *stream) readError(ctx context.Context, err error) ledger.Result {
+func (s *stream) readError(ctx context.Context, err error, dec Decoder) ledger.Result {
 	if ctx.Err() == nil {
 		switch {
 		case errors.Is(err, sse.ErrEventTooLarge):
@@ -250,7 +250,7 @@ func (s *stream) readError(ctx context.Context, err error) ledger.Result {
 				"buffered event bytes of all streams would pass the process-wide bound of "+strconv.FormatInt(s.c.buffers.Limit(), 10))
 		case err == io.EOF && s.empty():
 			return s.fail(ledger.StreamError, ledger.ReasonNoContent, noContentText)
-		case err == io.EOF && s.rec.FinishReason != "":
+		case err == io.EOF && s.rec.FinishReason != "" && dec.CanEnd():
 			// The body ended cleanly after the server said why it stopped:
 			// a missing terminal marker is the only fault, not a failure.
 			return s.ok(s.now())

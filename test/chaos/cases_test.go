@@ -591,9 +591,17 @@ func cases() []*chaosCase {
 				h.named("content_block_delta", `{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"hi"}}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonProtocolError)}},
-		{name: "anthropic_ends_block_open", api: "anthropic-messages", what: "the body ends while a content block is open, without message_stop",
+		{name: "anthropic_ends_block_open", api: "anthropic-messages", what: "a stop_reason while a content block is open, then the body ends without content_block_stop and message_stop",
+			serve: streamHead(func(h *hconn) bool {
+				h.named("message_start", `{"type":"message_start","message":{"model":"chaos-model","usage":{"input_tokens":3}}}`)
+				h.named("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+				h.named("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`)
+				h.named("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`)
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
+		{name: "anthropic_no_message_stop", api: "anthropic-messages", what: "a well-formed stream whose body ends after message_delta (stop_reason, usage), without message_stop: only the marker is missing",
 			serve: func(h *hconn) bool { return serveStream(h, stream{noDone: true}) },
-			want:  []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
+			want:  []want{w(ledger.OK, ledger.ReasonStop)}},
 		{name: "responses_missing_created", covers: "Responses missing start event", api: "openai-responses",
 			what: "output text deltas without response.created",
 			serve: streamHead(func(h *hconn) bool {
