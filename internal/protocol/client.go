@@ -39,10 +39,10 @@ type ClientOptions struct {
 	// ends stream_error/buffer_limit. nil: unbounded (each stream is still
 	// bounded by MaxEventBytes).
 	Buffers         *sse.Budget
-	TLS             TLSOptions  // CA file, client certificate, skip-verify
-	DisableHTTP2    bool        // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
-	NoProxy         bool        // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
-	MaxConnsPerHost int         // 0 = unlimited
+	TLS             TLSOptions // CA file, client certificate, skip-verify
+	DisableHTTP2    bool       // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
+	NoProxy         bool       // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
+	MaxConnsPerHost int        // 0 = unlimited
 	// IdleConnTimeout is how long an idle keep-alive connection is kept for
 	// reuse; 0 = DefaultIdleConnTimeout. A server's Keep-Alive: timeout=N
 	// shortens it for that server's connections (see keepalive.go).
