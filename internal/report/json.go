@@ -156,6 +156,9 @@ type Probe struct {
 	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
 	Server  *servermetrics.View    `json:"server,omitempty"`
 	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
+	// MatchedGaps are the client − server gaps matched request by request
+	// from the server's own timings (MatchedGapNote); absent without them.
+	MatchedGaps *MatchedGaps `json:"matched_gaps,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -194,7 +197,8 @@ func ProbeOf(s stats.Summary) Probe {
 		Gates:       gatesJSON(s.Gates),
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
-		Boundaries: boundariesFor(s),
+		Boundaries:  boundariesFor(s),
+		MatchedGaps: MatchedGapsOf(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

@@ -92,6 +92,7 @@ func Text(w io.Writer, s stats.Summary) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", f.label, p.Count, dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max), bounds[f.key], approx)
 	}
 	tw.Flush()
+	writeMatchedGaps(&b, s)
 
 	b.WriteString("\ngoodput\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
