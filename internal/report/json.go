@@ -125,6 +125,9 @@ type Probe struct {
 	// InjectedCancels are left out of completed_fraction and goodput.fraction.
 	InjectedCancels int `json:"injected_cancels"`
 	OutsideWindow   int `json:"outside_window"`
+	// Replayed counts attempts sent again on a new connection after a
+	// keep-alive race (records with replays).
+	Replayed int `json:"replayed"`
 
 	Outcomes map[string]int            `json:"outcomes"` // every outcome of the closed set, zeros included
 	Reasons  map[string]map[string]int `json:"reasons"`  // outcome → reason → count, seen reasons only
@@ -183,7 +186,7 @@ func ProbeOf(s stats.Summary) Probe {
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
 		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
-		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow,
+		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow, Replayed: s.Replayed,
 		Outcomes:      make(map[string]int, len(ledger.Outcomes)),
 		Reasons:       map[string]map[string]int{},
 		RequestedRate: s.RequestedRate, AchievedRate: s.AchievedRate, WindowSeconds: s.Window.Seconds(),

@@ -13,7 +13,8 @@ import (
 
 // TestMatchedGaps: the per-request client − server gaps appear in the probe
 // text and JSON and the ladder's step view when requests carried the
-// server's timings, with the figures of the records, and nowhere without.
+// server's timings, with the figures of the records, and nowhere without;
+// a replayed request is counted in the text and JSON.
 func TestMatchedGaps(t *testing.T) {
 	ms := time.Millisecond
 	summary := func(timings bool) stats.Summary {
@@ -23,6 +24,9 @@ func TestMatchedGaps(t *testing.T) {
 			r := ledger.Record{Mode: ledger.ModeOpen, Planned: p, Dispatched: p + ms, FirstContent: p + 11*ms,
 				LastContent: p + 20*ms, End: p + 21*ms, Usage: ledger.Usage{Known: true, Completion: 10},
 				Outcome: ledger.OK, Reason: ledger.ReasonStop}
+			if timings && j == 0 {
+				r.Replays, r.ReplayReason = 1, ledger.ReasonStaleConnection
+			}
 			if timings {
 				// TTFT from dispatch 10ms, TPOT 1ms: gaps 10 − (4+j/10) ms and 1 − 0.5 ms.
 				r.ServerTimings = &ledger.ServerTimings{PromptN: 8, PromptMS: 4 + float64(j)/10, PredictedN: 10, PredictedPerTokenMS: 0.5}
@@ -47,16 +51,20 @@ func TestMatchedGaps(t *testing.T) {
 		}
 		var p struct {
 			MatchedGaps *MatchedGaps `json:"matched_gaps"`
+			Replayed    int          `json:"replayed"`
 		}
 		if err := json.Unmarshal(js.Bytes(), &p); err != nil {
 			t.Fatal(err)
 		}
 		shown := strings.Contains(txt.String(), "client − server per request") && strings.Contains(lad.String(), "client − server per request")
 		if !timings {
-			if shown || p.MatchedGaps != nil {
+			if shown || p.MatchedGaps != nil || p.Replayed != 0 || strings.Contains(txt.String(), "replayed") {
 				t.Errorf("gaps shown without server timings:\n%s\n%s", txt.String(), js.String())
 			}
 			continue
+		}
+		if p.Replayed != 1 || !strings.Contains(txt.String(), "  replayed  ") {
+			t.Errorf("replayed %d, want 1 in the JSON and the text:\n%s", p.Replayed, txt.String())
 		}
 		if !shown || p.MatchedGaps == nil {
 			t.Fatalf("gaps not shown:\n%s\n%s", txt.String(), lad.String())

@@ -100,6 +100,11 @@ type Summary struct {
 	// so left out of the denominators of GoodFraction and CompletedFraction.
 	InjectedCancels int
 
+	// Replayed counts dispatched attempts the transport sent again on a new
+	// connection after a keep-alive race (Record.Replays > 0): not retries,
+	// not failures, shown so that nothing is hidden.
+	Replayed int
+
 	// OutsideWindow counts records fed but planned outside the window.
 	OutsideWindow int
 	// Pending counts arrivals planned inside the window that were still in
@@ -235,6 +240,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	s.Dispatched++
 	if !retry {
 		s.FirstDispatched++
+	}
+	if r.Replays > 0 {
+		s.Replayed++
 	}
 	if r.Admitted() {
 		s.Admitted++
