@@ -157,6 +157,8 @@ type Window struct {
 	lastErr   string
 	lastCause string
 	ended     bool
+	slots     int    // the server's slots (llama.cpp), 0 = unknown
+	slotsErr  string // why they are unknown
 }
 
 // Start scrapes the endpoint and opens a window. A failed start scrape is
@@ -168,6 +170,13 @@ func (s *Scraper) Start(ctx context.Context) (*Window, error) {
 	}
 	w := &Window{s: s, acc: NewAccumulator(s.o.Flavour, s.o.Metrics), stop: make(chan struct{}), done: make(chan struct{})}
 	w.acc.Add(e)
+	if w.acc.Flavour() == LlamaCPP {
+		if n, err := s.slots(ctx); err != nil {
+			w.slotsErr = cleanErr(s.o.Redactor, err)
+		} else {
+			w.slots = n
+		}
+	}
 	if s.o.Interval <= 0 {
 		close(w.done)
 		return w, nil
@@ -252,6 +261,10 @@ func (w *Window) End(ctx context.Context) (View, error) {
 	}
 	if w.failed > 0 {
 		v.FailureCause = w.lastCause
+	}
+	v.Slots = w.slots
+	if w.slotsErr != "" {
+		v.Notes = append(v.Notes, "number of slots unknown (idle slots not given): "+w.slotsErr)
 	}
 	v.Explanation = Explain(v)
 	return v, err
