@@ -1,0 +1,31 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+)
+
+// ServerHeads are the server table's running and waiting column heads for
+// the steps' flavour: llama.cpp's running requests are its busy slots
+// (shown busy/idle) and its waiting ones its deferred requests.
+func ServerHeads(steps []ServerStep) (running, waiting string) {
+	for _, s := range steps {
+		if s.View != nil && !s.View.Unavailable && s.View.Flavour == servermetrics.LlamaCPP {
+			return "slots busy/idle", "deferred start→max"
+		}
+	}
+	return "running max", "waiting start→max"
+}
+
+// missingRole reports whether a view lists a known role among what the
+// server did not expose ("kv_cache (llamacpp:kv_cache_usage_ratio)").
+func missingRole(v *servermetrics.View, r servermetrics.Role) bool {
+	prefix := fmt.Sprintf("%s (", r)
+	for _, m := range v.Missing {
+		if len(m) > len(prefix) && m[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}
