@@ -29,3 +29,11 @@ func missingRole(v *servermetrics.View, r servermetrics.Role) bool {
 	}
 	return false
 }
+
+// ServerCells are a view's running, waiting and KV-cache cells as the
+// ladder's server table prints them ("64", "0→37", "98 %"; for llama.cpp
+// "4/0" busy/idle slots, "0→4" deferred, "n/a" for its KV cache), "-"
+// without a figure.
+func ServerCells(v *servermetrics.View) (running, waiting, kv string) {
+	return gaugeCell(v, servermetrics.Running, false), gaugeCell(v, servermetrics.Waiting, false), gaugeCell(v, servermetrics.KVCache, true)
+}
