@@ -132,10 +132,14 @@ func nameList(names []string) string {
 }
 
 // num prints a whole number without decimals, anything else with three
-// significant digits.
+// significant digits, and from 1000 on rounded to a whole number (never in
+// exponent form: 1040, not 1.04e+03).
 func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+	switch {
+	case x == math.Trunc(x) && math.Abs(x) < 1e15:
 		return strconv.FormatInt(int64(x), 10)
+	case math.Abs(x) >= 1000 && math.Abs(x) < 1e15:
+		return strconv.FormatInt(int64(math.Round(x)), 10)
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
 }

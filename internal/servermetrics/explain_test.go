@@ -49,6 +49,9 @@ func TestExplain(t *testing.T) {
 			{Role: GenSeconds, Kind: Counter, Counter: &CounterStat{Increase: 11.6, Rate: 1.16}},
 			g(SlotsPerDec, 3.3, 2.9, 3.3, 2.9)}},
 			"deferred requests grew from 0 to 4 (0 at the end); slots busy up to 4 of 4; 214 prompt tokens (21.4/s); 2900 tokens generated (290/s; 250/s per sequence)"},
+		{"a rate of thousands, never in exponent form", View{Flavour: LlamaCPP, Stats: []Stat{
+			{Role: GenTokens, Kind: Counter, Counter: &CounterStat{Increase: 10752, Rate: 1036.4}}}},
+			"10752 tokens generated (1036/s)"},
 		{"fractional gauge", View{Stats: []Stat{g(Running, 0.5, 0.5, 2.25, 2.25)}}, "running up to 2.25"},
 		{"nothing known", View{Flavour: None}, "no known server metrics"},
 		{"nothing of the flavour", View{Flavour: SGLang}, "no server metrics of sglang exposed"},
