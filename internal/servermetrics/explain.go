@@ -38,6 +38,9 @@ func Explain(v View) string {
 		if v.Slots > 0 {
 			p += " of " + strconv.Itoa(v.Slots)
 		}
+		if v.Flavour == LlamaCPP && s.Gauge.Max == 0 {
+			p = "no slot busy at any scrape" // short requests can finish between scrapes
+		}
 		parts = append(parts, p)
 	}
 	if s := v.Get(KVCache); s != nil && s.Gauge != nil {

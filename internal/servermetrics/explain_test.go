@@ -49,6 +49,8 @@ func TestExplain(t *testing.T) {
 			{Role: GenSeconds, Kind: Counter, Counter: &CounterStat{Increase: 11.6, Rate: 1.16}},
 			g(SlotsPerDec, 3.3, 2.9, 3.3, 2.9)}},
 			"deferred requests grew from 0 to 4 (0 at the end); slots busy up to 4 of 4; 214 prompt tokens (21.4/s); 2900 tokens generated (290/s; 250/s per sequence)"},
+		{"llama.cpp: no slot busy when scraped", View{Flavour: LlamaCPP, Slots: 4, Stats: []Stat{g(Running, 0, 0, 0, 0), g(Waiting, 0, 0, 0, 0)}},
+			"no deferred requests; no slot busy at any scrape"},
 		{"a rate of thousands, never in exponent form", View{Flavour: LlamaCPP, Stats: []Stat{
 			{Role: GenTokens, Kind: Counter, Counter: &CounterStat{Increase: 10752, Rate: 1036.4}}}},
 			"10752 tokens generated (1036/s)"},
