@@ -1,7 +1,6 @@
 package wiring
 
 import (
-
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
