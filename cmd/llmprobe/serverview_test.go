@@ -93,3 +93,32 @@ func TestProbeServerViewByDefault(t *testing.T) {
 		t.Errorf("server TTFT %+v for %d ok requests", ttft, p.Completed)
 	}
 }
+
+// TestServerMetricsFlavourFlag: --server-metrics-flavour picks the names
+// read (checked by servermetrics' one parser), --server-metric adds one by
+// name; an unknown flavour is a usage error naming the flag.
+func TestServerMetricsFlavourFlag(t *testing.T) {
+	t.Parallel()
+	res := mustExit(t, []int{exitUsage}, "probe", "--server-metrics-flavour", "triton", "--rate", "5", "--duration", "1s")
+	if !strings.Contains(res.stderr, "--server-metrics-flavour: want "+servermetrics.FlavourChoices) {
+		t.Errorf("stderr: %s", res.stderr)
+	}
+	s, err := sim.New(sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, stop, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { s.Close(); _ = stop() }()
+	res = mustExit(t, []int{exitOK, exitGeneratorInvalid}, "probe", "--url", u, "--server-metrics", simMetricsURL(u), "--server-metrics-flavour", "tgi",
+		"--server-metric", "vllm:num_requests_waiting", "--rate", "5", "--duration", "1s", "--json")
+	var p report.Probe
+	if err := json.Unmarshal([]byte(res.stdout), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Server == nil || p.Server.Flavour != servermetrics.TGI || p.Server.Metric("vllm:num_requests_waiting") == nil {
+		t.Fatalf("server view %+v", p.Server)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -87,6 +88,8 @@ func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
 			fs.Int64Var(p, f.flag, *p, f.help)
 		case *float64:
 			fs.Float64Var(p, f.flag, *p, f.help)
+		case *[]string:
+			fs.StringArrayVar(p, f.flag, *p, f.help)
 		default:
 			panic(fmt.Sprintf("llmprobe: flag --%s: unsupported type %T", f.flag, p))
 		}
@@ -139,6 +142,8 @@ func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
 		keyFlag{"usage-deltas", "usage_deltas", "ask for per-chunk usage (vendor extension; strict proxies reject it)"},
 		keyFlag{"ttft-boundary", "ttft_boundary", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)"},
 		keyFlag{"server-metrics", "server_metrics.url", "the target's own Prometheus endpoint (e.g. vLLM's http://host:8000/metrics), read beside the run to say what the server saw; no credentials are sent (default: off, or the built-in simulator's /metrics without --url)"},
+		keyFlag{"server-metrics-flavour", "server_metrics.flavour", "which server's metric names --server-metrics reads: " + servermetrics.FlavourChoices + " (auto: told by the names it exposes)"},
+		keyFlag{"server-metric", "server_metrics.metrics", "a further metric of --server-metrics to report, by name, read by the type the server declares (repeatable)"},
 	)
 	fs.StringArrayVar(&t.simStall, "sim-stall", nil, "built-in simulator only: a stall window START+DURATION, e.g. 10s+5s (repeatable)")
 	fs.StringArrayVar(&t.simSlowdown, "sim-slowdown", nil, "built-in simulator only: a slowdown START+DURATION*FACTOR, e.g. 20s+10s*4 (repeatable)")

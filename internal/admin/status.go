@@ -64,7 +64,12 @@ type TargetStatus struct {
 	// LadderServer is the last ladder's server view per step (empty
 	// without server_metrics).
 	LadderServer []ServerStep
-	LastOutcome  string
+	// LadderServerRunning and LadderServerWaiting head the server table's
+	// running and waiting columns ("slots busy/idle" and "deferred
+	// start→max" for llama.cpp); "" heads them "running max" and "waiting
+	// start→max".
+	LadderServerRunning, LadderServerWaiting string
+	LastOutcome                              string
 	// DuringLadder says how many baseline requests were planned during a
 	// ladder (labelled during="ladder", kept out of the SLO figures), e.g.
 	// "12 of 340; labelled during a ladder now".
@@ -126,6 +131,9 @@ type ServerStep struct {
 	Explanation string
 	Gap         string // the network + queueing gap, "" without one
 	Unavailable bool
+	// Running, Waiting and KV are the step's cells as the ladder report
+	// prints them ("4/0", "0→4", "n/a"); "" shows "-".
+	Running, Waiting, KV string
 }
 
 // Failure is one failed request.
@@ -210,8 +218,8 @@ ol.failures li{margin:.15rem 0}
 {{if $obj}}<p class="small">{{$obj}}</p>{{end}}</div>
 </div>
 {{if .LadderServer}}<h3>Last ladder: what the server saw (its own metrics)</h3>
-<div class="scroll"><table class="server"><tr><th class="n">step</th><th class="n">rate</th><th>server view</th><th>network + queueing gap</th></tr>
-{{range .LadderServer}}<tr><td class="n">{{.Step}}</td><td class="n">{{.Rate}}</td><td{{if .Unavailable}} class="bad"{{end}}>{{.Explanation}}</td><td>{{.Gap}}</td></tr>
+<div class="scroll"><table class="server"><tr><th class="n">step</th><th class="n">rate</th><th class="n">{{or .LadderServerRunning "running max"}}</th><th class="n">{{or .LadderServerWaiting "waiting start→max"}}</th><th class="n">KV cache max</th><th>server view</th><th>network + queueing gap</th></tr>
+{{range .LadderServer}}<tr><td class="n">{{.Step}}</td><td class="n">{{.Rate}}</td><td class="n">{{or .Running "-"}}</td><td class="n">{{or .Waiting "-"}}</td><td class="n">{{or .KV "-"}}</td><td{{if .Unavailable}} class="bad"{{end}}>{{.Explanation}}</td><td>{{.Gap}}</td></tr>
 {{end}}</table></div>
 <p class="small">gap = client TTFT minus the server's own TTFT at p50 / p95: a difference of percentiles, not a percentile of differences; in brackets the range the server's buckets allow. The server's window counts every client of the server, this daemon's baseline too.</p>{{end}}
 <h3>Last failures</h3>

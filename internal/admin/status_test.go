@@ -25,9 +25,11 @@ func fullStatus() Status {
 			Capacity: "≥ 23.00 req/s (lower bound: no valid step above it failed)", CapacityLowerBound: true, Knee: "20.00 req/s",
 			CapacityHistory: []CapacityPoint{{When: now.Add(-2 * time.Hour), Capacity: 20}, {When: now.Add(-time.Hour), Capacity: 23, LowerBound: true}, {When: now, None: true}},
 			LastLadder:      now.Add(-time.Minute),
-			LadderServer:    []ServerStep{{Step: 1, Rate: "5", Explanation: "no waiting queue", Gap: "p50 2ms, p95 5ms"}, {Step: 2, Rate: "40", Explanation: "server metrics unavailable: <script>x</script>", Unavailable: true}},
-			Failures:        []Failure{{When: now.Add(-30 * time.Second), Traffic: "baseline", Class: "chat", Outcome: "rejected", Reason: "status_503", Status: 503, Error: `overloaded <img src=x onerror="alert(1)">`}},
-			DuringLadder:    "4 of 62 baseline requests",
+			LadderServer: []ServerStep{{Step: 1, Rate: "5", Explanation: "no deferred requests", Gap: "p50 2ms, p95 5ms", Running: "3/1", Waiting: "0→0", KV: "n/a"},
+				{Step: 2, Rate: "40", Explanation: "server metrics unavailable: <script>x</script>", Unavailable: true}},
+			LadderServerRunning: "slots busy/idle", LadderServerWaiting: "deferred start→max",
+			Failures:     []Failure{{When: now.Add(-30 * time.Second), Traffic: "baseline", Class: "chat", Outcome: "rejected", Reason: "status_503", Status: 503, Error: `overloaded <img src=x onerror="alert(1)">`}},
+			DuringLadder: "4 of 62 baseline requests",
 		}},
 		LadderSVG: `<svg xmlns="http://www.w3.org/2000/svg"><polyline points="0,0 1,1"/></svg>`,
 	}
@@ -45,7 +47,9 @@ func TestStatusPageSections(t *testing.T) {
 		`class="capacity lower-bound">≥ 23.00 req/s`, `<td class="n p50">120ms</td>`, `<td class="n p99">480ms</td>`, `<td class="n count">58</td>`,
 		"98.28 %", "57 / 58", "25.00 %", "within budget", "objectives: availability 99.5 %",
 		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
-		"20 · ≥ 23 · none", `<svg class="spark"`, "no waiting queue", "p50 2ms, p95 5ms",
+		"20 · ≥ 23 · none", `<svg class="spark"`, "no deferred requests", "p50 2ms, p95 5ms",
+		`<th class="n">slots busy/idle</th><th class="n">deferred start→max</th><th class="n">KV cache max</th>`,
+		`<td class="n">3/1</td><td class="n">0→0</td><td class="n">n/a</td>`, `<td class="n">-</td><td class="n">-</td><td class="n">-</td>`,
 		"rejected/status_503</strong> (HTTP 503)", "overloaded &lt;img", "4 of 62 baseline requests", "<polyline points=\"0,0 1,1\"/>",
 	} {
 		if !strings.Contains(body, want) {

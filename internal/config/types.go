@@ -167,7 +167,7 @@ type ServerMetrics struct {
 	URL      string   `koanf:"url" json:"url,omitempty"`         // e.g. http://127.0.0.1:8000/metrics; "" = off
 	Interval Duration `koanf:"interval" json:"interval"`         // between samples inside a step; 0 = start and end only
 	Timeout  Duration `koanf:"timeout" json:"timeout"`           // per scrape
-	Flavour  string   `koanf:"flavour" json:"flavour"`           // auto | vllm | sglang | tgi
+	Flavour  string   `koanf:"flavour" json:"flavour"`           // auto | vllm | sglang | tgi | llamacpp (servermetrics.ParseFlavour)
 	Metrics  []string `koanf:"metrics" json:"metrics,omitempty"` // further metric names to report
 }
 

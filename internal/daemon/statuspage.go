@@ -141,6 +141,10 @@ func lastLadder(ts *admin.TargetStatus, res ladder.Result) []string {
 		}
 		ss := admin.ServerStep{Step: s.Step, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
+		ss.Running, ss.Waiting, ss.KV = report.ServerCells(s.Server)
+		if !s.Server.Unavailable && s.Server.Flavour == servermetrics.LlamaCPP {
+			ts.LadderServerRunning, ts.LadderServerWaiting = report.ServerHeads([]report.ServerStep{{View: s.Server}})
+		}
 		if g := s.TTFTGap; g != nil {
 			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", report.GapText(g.P50, g.P50AtMost, g.P50Range), report.GapText(g.P95, g.P95AtMost, g.P95Range))
 		}

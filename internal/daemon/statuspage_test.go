@@ -86,6 +86,8 @@ func TestDaemonLadderServerView(t *testing.T) {
 			st := r.d.status()
 			if got := st.Targets[0].LadderServer; len(got) != 2 || !strings.HasPrefix(got[1].Explanation, tc.wantSteps) || got[1].Unavailable != tc.failing {
 				t.Errorf("status page server rows %+v", got)
+			} else if hasCells := got[1].Waiting != "-" && strings.Contains(got[1].Waiting, "→"); hasCells == tc.failing {
+				t.Errorf("status page server cells %+v (an unavailable view has none, another its waiting start→max)", got[1])
 			}
 			page := r.get(t, "/")
 			if !strings.Contains(page, "what the server saw") || !strings.Contains(page, tc.wantSteps) {

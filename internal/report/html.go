@@ -43,7 +43,7 @@ Gates: {{.Gates}}.</p>
 {{end}}{{if .Server}}<h2>Server view ({{.ServerSource}})</h2>
 <p class="note">The target's own metrics over each step's window: what the server saw while the step ran.</p>
 <table class="server">
-<tr><th>step</th><th>rate (req/s)</th><th>running max</th><th>waiting start→max</th><th>KV cache max</th><th>server TTFT p50</th><th>server TTFT p95</th><th>n</th><th>client TTFT p50</th><th>client TTFT p95</th><th>network + queueing gap p50</th><th>gap p95</th><th>what the server saw</th></tr>
+<tr><th>step</th><th>rate (req/s)</th><th>{{.ServerRunning}}</th><th>{{.ServerWaiting}}</th><th>KV cache max</th><th>server TTFT p50</th><th>server TTFT p95</th><th>n</th><th>client TTFT p50</th><th>client TTFT p95</th><th>network + queueing gap p50</th><th>gap p95</th><th>what the server saw</th></tr>
 {{range .Server}}<tr{{if .Unavailable}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Running}}</td><td>{{.Waiting}}</td><td>{{.KV}}</td><td>{{.SrvP50}}</td><td>{{.SrvP95}}</td><td>{{.SrvN}}</td><td>{{.CliP50}}</td><td>{{.CliP95}}</td><td>{{.GapP50}}</td><td>{{.GapP95}}</td><td style="text-align:left">{{.Explanation}}</td></tr>
 {{end}}</table>
 <p class="note">{{.GapNote}}.</p>
@@ -81,6 +81,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		Notes                                                       []string
 		Server                                                      []serverRow
 		ServerSource, GapNote                                       string
+		ServerRunning, ServerWaiting                                string
 	}{
 		Title: title, Gates: ladderGates(res),
 		Capacity: capacityText(res, res.Verdict, ""),
@@ -93,6 +94,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 	}
 	if data.Server = serverRows(res); len(data.Server) > 0 {
 		data.ServerSource, data.GapNote = ServerSource(ServerSteps(res)), GapNote
+		data.ServerRunning, data.ServerWaiting = ServerHeads(ServerSteps(res))
 	}
 	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
 		data.TTFTTo = "the first token of any kind (reasoning or visible content)"

@@ -108,14 +108,27 @@ func GapText(v float64, atMost bool, r *servermetrics.GapRange) string {
 	return servermetrics.Seconds(v)
 }
 
-// gauge formats a role's gauge as "start→max" (waiting) or its max.
+// gauge formats a role's gauge as "start→max" (waiting) or its max;
+// llama.cpp's busy slots as "busy/idle" (the most busy and so the fewest
+// idle; "?" idle when its number of slots is unknown); "n/a" for a role
+// the server does not export.
 func gaugeCell(v *servermetrics.View, r servermetrics.Role, pct bool) string {
 	if v == nil {
 		return "-"
 	}
 	s := v.Get(r)
 	if s == nil || s.Gauge == nil {
+		if !v.Unavailable && missingRole(v, r) {
+			return "n/a"
+		}
 		return "-"
+	}
+	if r == servermetrics.Running && v.Flavour == servermetrics.LlamaCPP {
+		idle := "?"
+		if v.Slots > 0 {
+			idle = servermetrics.Num(max(float64(v.Slots)-s.Gauge.Max, 0))
+		}
+		return servermetrics.Num(s.Gauge.Max) + "/" + idle
 	}
 	if pct {
 		return fmt.Sprintf("%s %%", servermetrics.Num(float64(int(s.Gauge.Max*100+0.5))))
@@ -136,7 +149,8 @@ func writeServerText(b *strings.Builder, res stats.LadderResult) error {
 	}
 	fmt.Fprintf(b, "\nserver view (%s): the target's own metrics over each step's window\n", ServerSource(steps))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "step\trate\trunning max\twaiting start→max\tKV cache max\tserver TTFT p50\tserver TTFT p95\tn\tgap p50\tgap p95\t\n")
+	running, waiting := ServerHeads(steps)
+	fmt.Fprintf(tw, "step\trate\t%s\t%s\tKV cache max\tserver TTFT p50\tserver TTFT p95\tn\tgap p50\tgap p95\t\n", running, waiting)
 	for _, s := range steps {
 		p50, p95, n := serverTTFT(s.View)
 		g50, g95 := gapCells(s.Gap)

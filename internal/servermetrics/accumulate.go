@@ -37,7 +37,7 @@ func NewAccumulator(flavour Flavour, metrics []string) *Accumulator {
 func (a *Accumulator) track() {
 	seen := map[string]bool{}
 	for _, k := range profiles[a.flavour] {
-		a.accs = append(a.accs, &acc{role: k.Role, names: k.Names, want: k.Kind, max: k.Max})
+		a.accs = append(a.accs, &acc{role: k.Role, names: k.Names, want: k.Kind, max: k.Max, asGauge: k.AsGauge})
 		for _, n := range k.Names {
 			seen[n] = true
 		}
@@ -99,6 +99,10 @@ type acc struct {
 	names []string // candidates, the first present winning
 	want  Kind     // the kind a role needs; "" = as exposed
 	max   bool
+	// asGauge reads a gauge role whatever type is declared (Known.AsGauge).
+	asGauge bool
+
+	declared Kind // the type the server declares, when it is not the one read
 
 	name    string // the name found; fixed at the first scrape that has it
 	kind    Kind   // the kind read (untyped read as gauge)
@@ -142,6 +146,8 @@ func (x *acc) readKind(f *Family) (Kind, string) {
 	switch {
 	case k == Other:
 		return "", "a type not read (gauge histogram or newer)"
+	case x.asGauge && x.want == Gauge && (k == Counter || k == Gauge || k == Untyped):
+		return Gauge, ""
 	case x.want == "":
 		if k == Untyped {
 			return Gauge, ""
@@ -179,6 +185,9 @@ func (x *acc) add(e *Exposition, first bool) {
 		return
 	}
 	x.kind = k
+	if f.Kind != k && f.Kind != Untyped {
+		x.declared = f.Kind
+	}
 	x.series = max(x.series, len(f.Series))
 	x.dropped = max(x.dropped, f.Dropped)
 	x.dups = max(x.dups, f.Duplicates)
@@ -205,7 +214,11 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // nonNegative reports whether a role's gauge counts or measures something
 // that cannot be negative.
 func (x *acc) nonNegative() bool {
-	return x.role == Running || x.role == Waiting || x.role == KVCache
+	switch x.role {
+	case Running, Waiting, KVCache, KVTokens, TokensMax, PromptTPSLife, GenTPSLife, SlotsPerDec:
+		return true
+	}
+	return false
 }
 
 func (x *acc) addGauge(f *Family) {
@@ -276,7 +289,7 @@ func (x *acc) addCounter(key string, v float64, first bool) {
 }
 
 func (x *acc) stat(seconds float64) Stat {
-	st := Stat{Role: x.role, Metric: sanitize.String(x.name, nameMax), Kind: x.kind, Series: x.series, Aggregation: "sum"}
+	st := Stat{Role: x.role, Metric: sanitize.String(x.name, nameMax), Kind: x.kind, Declared: x.declared, Series: x.series, Aggregation: "sum"}
 	if x.max {
 		st.Aggregation = "max"
 	}

@@ -17,17 +17,31 @@ import (
 //	waiting queue grew from 0 to 37; running up to 64; KV cache up to 98 %; server TTFT p95 1.2s (n=412)
 func Explain(v View) string {
 	if v.Unavailable {
+		if v.FailureCause != "" && v.Error == "" {
+			return "server metrics unavailable: " + v.FailureCause
+		}
 		if v.Error == "" {
 			return "server metrics unavailable"
 		}
 		return "server metrics unavailable: " + v.Error
 	}
 	var parts []string
+	queue, running := "waiting queue", "running up to "
+	if v.Flavour == LlamaCPP {
+		queue, running = "deferred requests", "slots busy up to "
+	}
 	if s := v.Get(Waiting); s != nil && s.Gauge != nil {
-		parts = append(parts, queuePhrase(s.Gauge))
+		parts = append(parts, queuePhrase(queue, s.Gauge))
 	}
 	if s := v.Get(Running); s != nil && s.Gauge != nil {
-		parts = append(parts, "running up to "+num(s.Gauge.Max))
+		p := running + num(s.Gauge.Max)
+		if v.Slots > 0 {
+			p += " of " + strconv.Itoa(v.Slots)
+		}
+		if v.Flavour == LlamaCPP && s.Gauge.Max == 0 {
+			p = "no slot busy at any scrape" // short requests can finish between scrapes
+		}
+		parts = append(parts, p)
 	}
 	if s := v.Get(KVCache); s != nil && s.Gauge != nil {
 		parts = append(parts, fmt.Sprintf("KV cache up to %s %%", num(math.Round(s.Gauge.Max*100))))
@@ -50,23 +64,37 @@ func Explain(v View) string {
 	if s := v.Get(Preemptions); s != nil && s.Counter != nil && s.Counter.Increase > 0 {
 		parts = append(parts, num(s.Counter.Increase)+" preemptions")
 	}
-	resets, bounds := 0, false
+	if v.Flavour == LlamaCPP {
+		parts = append(parts, tokenPhrases(v)...)
+	}
+	var reset []string
+	bounds := false
 	for _, s := range v.Stats {
 		switch {
 		case s.Counter != nil:
-			resets, bounds = max(resets, s.Counter.Resets), bounds || s.Counter.LowerBound
+			bounds = bounds || s.Counter.LowerBound
+			if s.Counter.Resets > 0 {
+				reset = append(reset, s.Metric)
+			}
 		case s.Histogram != nil:
-			resets, bounds = max(resets, s.Histogram.Resets), bounds || s.Histogram.LowerBound
+			bounds = bounds || s.Histogram.LowerBound
+			if s.Histogram.Resets > 0 {
+				reset = append(reset, s.Metric)
+			}
 		}
 	}
 	switch {
-	case resets > 0:
-		parts = append(parts, "server counters reset during the window (a restart?): counts are lower bounds")
+	case len(reset) > 0:
+		parts = append(parts, "server counters reset during the window (a restart?): "+nameList(reset)+" went down; counts are lower bounds")
 	case bounds:
 		parts = append(parts, "some server series were missing at the start or left out: counts are lower bounds")
 	}
 	if v.FailedScrapes > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d scrapes failed", v.FailedScrapes, v.FailedScrapes+v.Scrapes))
+		p := fmt.Sprintf("%d of %d scrapes failed", v.FailedScrapes, v.FailedScrapes+v.Scrapes)
+		if v.FailureCause != "" {
+			p += " (last: " + v.FailureCause + ")"
+		}
+		parts = append(parts, p)
 	}
 	if v.Partial {
 		parts = append(parts, "no end scrape")
@@ -80,29 +108,41 @@ func Explain(v View) string {
 	return strings.Join(parts, "; ")
 }
 
-// queuePhrase says how the waiting queue moved.
-func queuePhrase(g *GaugeStat) string {
+// queuePhrase says how the waiting queue (named q) moved.
+func queuePhrase(q string, g *GaugeStat) string {
 	switch {
 	case g.Max == 0:
-		return "no waiting queue"
+		return "no " + q
 	case g.Min == g.Max:
-		return "waiting queue steady at " + num(g.Max)
+		return q + " steady at " + num(g.Max)
 	case g.Max > g.Start && g.Last < g.Max:
-		return fmt.Sprintf("waiting queue grew from %s to %s (%s at the end)", num(g.Start), num(g.Max), num(g.Last))
+		return fmt.Sprintf("%s grew from %s to %s (%s at the end)", q, num(g.Start), num(g.Max), num(g.Last))
 	case g.Max > g.Start:
-		return fmt.Sprintf("waiting queue grew from %s to %s", num(g.Start), num(g.Max))
+		return fmt.Sprintf("%s grew from %s to %s", q, num(g.Start), num(g.Max))
 	case g.Last < g.Start:
-		return fmt.Sprintf("waiting queue fell from %s to %s", num(g.Start), num(g.Last))
+		return fmt.Sprintf("%s fell from %s to %s", q, num(g.Start), num(g.Last))
 	default:
-		return fmt.Sprintf("waiting queue between %s and %s", num(g.Min), num(g.Max))
+		return fmt.Sprintf("%s between %s and %s", q, num(g.Min), num(g.Max))
 	}
 }
 
+// nameList names at most three metrics, and how many more.
+func nameList(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
+}
+
 // num prints a whole number without decimals, anything else with three
-// significant digits.
+// significant digits, and from 1000 on rounded to a whole number (never in
+// exponent form: 1040, not 1.04e+03).
 func num(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+	switch {
+	case x == math.Trunc(x) && math.Abs(x) < 1e15:
 		return strconv.FormatInt(int64(x), 10)
+	case math.Abs(x) >= 1000 && math.Abs(x) < 1e15:
+		return strconv.FormatInt(int64(math.Round(x)), 10)
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
 }

@@ -40,6 +40,16 @@ func TestParseFixtures(t *testing.T) {
 			"tgi_request_success":        Counter,
 			"tgi_request_queue_duration": Histogram,
 		}, map[string]int{"tgi_batch_inference_duration": 2}},
+		// captured from llama.cpp's llama-server (../shared/engines/llama.cpp)
+		// with 4 requests in its 4 slots and 4 deferred
+		{"llamacpp_mid.prom", LlamaCPP, 11, map[string]Kind{
+			"llamacpp:tokens_predicted_total":   Counter,
+			"llamacpp:n_tokens_max":             Counter, // declared so; a high-water mark
+			"llamacpp:n_busy_slots_per_decode":  Gauge,
+			"llamacpp:requests_processing":      Gauge,
+			"llamacpp:requests_deferred":        Gauge,
+			"llamacpp:predicted_tokens_seconds": Gauge,
+		}, map[string]int{"llamacpp:requests_processing": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

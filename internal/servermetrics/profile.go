@@ -16,19 +16,26 @@ const (
 	VLLM   Flavour = "vllm"
 	SGLang Flavour = "sglang"
 	TGI    Flavour = "tgi"
-	None   Flavour = "none"
+	// LlamaCPP is llama.cpp's llama-server (its llamacpp: names).
+	LlamaCPP Flavour = "llamacpp"
+	None     Flavour = "none"
 )
 
+// FlavourChoices lists the flavours ParseFlavour accepts, for messages and
+// flag help.
+const FlavourChoices = "auto, vllm, sglang, tgi or llamacpp"
+
 // ParseFlavour reads a configured flavour: auto (or empty), vllm, sglang,
-// tgi.
+// tgi, llamacpp. It is the one parser of a flavour: configuration checks,
+// wiring and the command-line flags all call it.
 func ParseFlavour(s string) (Flavour, error) {
 	switch f := Flavour(strings.ToLower(strings.TrimSpace(s))); f {
 	case "", Auto:
 		return Auto, nil
-	case VLLM, SGLang, TGI:
+	case VLLM, SGLang, TGI, LlamaCPP:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown server flavour %q (want auto, vllm, sglang or tgi)", s)
+	return "", fmt.Errorf("unknown server flavour %q (want %s)", s, FlavourChoices)
 }
 
 // Role is what a known metric means, whatever its name on a given server.
@@ -47,7 +54,17 @@ const (
 	Finished    Role = "finished"    // requests finished (counter)
 	GenTokens   Role = "gen_tokens"  // output tokens generated (counter)
 	Preemptions Role = "preemptions" // requests preempted (counter)
-	Configured  Role = ""            // a configured metric name, no known meaning
+	// Roles llama.cpp exposes (some may serve other engines later).
+	KVTokens      Role = "kv_tokens"           // tokens held in the KV cache (gauge)
+	PromptTokens  Role = "prompt_tokens"       // prompt tokens computed (counter)
+	PromptSeconds Role = "prompt_seconds"      // time spent on prompts, summed over slots (counter, seconds)
+	GenSeconds    Role = "gen_seconds"         // time spent generating, summed over slots (counter, seconds)
+	Decodes       Role = "decodes"             // decode calls (counter)
+	TokensMax     Role = "tokens_max"          // largest context a slot has held (a high-water mark: gauge)
+	PromptTPSLife Role = "prompt_tps_lifetime" // prompt tokens/s averaged over the server's life (gauge)
+	GenTPSLife    Role = "gen_tps_lifetime"    // generated tokens/s averaged over the server's life (gauge)
+	SlotsPerDec   Role = "busy_slots_lifetime" // busy slots per decode averaged over the server's life (gauge)
+	Configured    Role = ""                    // a configured metric name, no known meaning
 )
 
 // Known is one row of a flavour's profile: a role and the names that carry
@@ -59,6 +76,11 @@ type Known struct {
 	// Max aggregates the series of a gauge by their maximum instead of
 	// their sum (a fraction such as KV-cache usage: the fullest engine).
 	Max bool
+	// AsGauge reads a gauge role whatever type the server declares: a
+	// server that declares an average or a high-water mark a counter
+	// (llama.cpp) must not have it read by increase, where each fall
+	// would look like a restart.
+	AsGauge bool
 }
 
 // Profile returns the metric names known for a flavour (nil for Auto and
@@ -78,39 +100,60 @@ func Profile(f Flavour) []Known {
 // profiles is the table behind Profile; it is never modified.
 var profiles = map[Flavour][]Known{
 	VLLM: {
-		{Running, Gauge, []string{"vllm:num_requests_running"}, false},
-		{Waiting, Gauge, []string{"vllm:num_requests_waiting"}, false},
-		{KVCache, Gauge, []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, true},
-		{TTFT, Histogram, []string{"vllm:time_to_first_token_seconds"}, false},
-		{ITL, Histogram, []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, false},
-		{TPOT, Histogram, []string{"vllm:request_time_per_output_token_seconds"}, false},
-		{E2E, Histogram, []string{"vllm:e2e_request_latency_seconds"}, false},
-		{QueueTime, Histogram, []string{"vllm:request_queue_time_seconds"}, false},
-		{Finished, Counter, []string{"vllm:request_success_total"}, false},
-		{GenTokens, Counter, []string{"vllm:generation_tokens_total"}, false},
-		{Preemptions, Counter, []string{"vllm:num_preemptions_total"}, false},
+		{Running, Gauge, []string{"vllm:num_requests_running"}, false, false},
+		{Waiting, Gauge, []string{"vllm:num_requests_waiting"}, false, false},
+		{KVCache, Gauge, []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, true, false},
+		{TTFT, Histogram, []string{"vllm:time_to_first_token_seconds"}, false, false},
+		{ITL, Histogram, []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, false, false},
+		{TPOT, Histogram, []string{"vllm:request_time_per_output_token_seconds"}, false, false},
+		{E2E, Histogram, []string{"vllm:e2e_request_latency_seconds"}, false, false},
+		{QueueTime, Histogram, []string{"vllm:request_queue_time_seconds"}, false, false},
+		{Finished, Counter, []string{"vllm:request_success_total"}, false, false},
+		{GenTokens, Counter, []string{"vllm:generation_tokens_total"}, false, false},
+		{Preemptions, Counter, []string{"vllm:num_preemptions_total"}, false, false},
 	},
 	// SGLang is reported to spell its prefix sglang_ in newer releases;
 	// both spellings are tried.
 	SGLang: {
-		{Running, Gauge, []string{"sglang:num_running_reqs", "sglang_num_running_reqs"}, false},
-		{Waiting, Gauge, []string{"sglang:num_queue_reqs", "sglang_num_queue_reqs"}, false},
-		{KVCache, Gauge, []string{"sglang:token_usage", "sglang_token_usage"}, true},
-		{TTFT, Histogram, []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"}, false},
-		{ITL, Histogram, []string{"sglang:inter_token_latency_seconds", "sglang_inter_token_latency_seconds"}, false},
-		{TPOT, Histogram, []string{"sglang:time_per_output_token_seconds", "sglang_time_per_output_token_seconds"}, false},
-		{E2E, Histogram, []string{"sglang:e2e_request_latency_seconds", "sglang_e2e_request_latency_seconds"}, false},
-		{Finished, Counter, []string{"sglang:num_requests_total", "sglang_num_requests_total"}, false},
-		{GenTokens, Counter, []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"}, false},
+		{Running, Gauge, []string{"sglang:num_running_reqs", "sglang_num_running_reqs"}, false, false},
+		{Waiting, Gauge, []string{"sglang:num_queue_reqs", "sglang_num_queue_reqs"}, false, false},
+		{KVCache, Gauge, []string{"sglang:token_usage", "sglang_token_usage"}, true, false},
+		{TTFT, Histogram, []string{"sglang:time_to_first_token_seconds", "sglang_time_to_first_token_seconds"}, false, false},
+		{ITL, Histogram, []string{"sglang:inter_token_latency_seconds", "sglang_inter_token_latency_seconds"}, false, false},
+		{TPOT, Histogram, []string{"sglang:time_per_output_token_seconds", "sglang_time_per_output_token_seconds"}, false, false},
+		{E2E, Histogram, []string{"sglang:e2e_request_latency_seconds", "sglang_e2e_request_latency_seconds"}, false, false},
+		{Finished, Counter, []string{"sglang:num_requests_total", "sglang_num_requests_total"}, false, false},
+		{GenTokens, Counter, []string{"sglang:generation_tokens_total", "sglang_generation_tokens_total"}, false, false},
 	},
 	// TGI has no TTFT histogram and no KV-cache fraction.
 	TGI: {
-		{Running, Gauge, []string{"tgi_batch_current_size"}, false},
-		{Waiting, Gauge, []string{"tgi_queue_size"}, false},
-		{TPOT, Histogram, []string{"tgi_request_mean_time_per_token_duration"}, false},
-		{E2E, Histogram, []string{"tgi_request_duration"}, false},
-		{QueueTime, Histogram, []string{"tgi_request_queue_duration"}, false},
-		{Finished, Counter, []string{"tgi_request_success"}, false},
+		{Running, Gauge, []string{"tgi_batch_current_size"}, false, false},
+		{Waiting, Gauge, []string{"tgi_queue_size"}, false, false},
+		{TPOT, Histogram, []string{"tgi_request_mean_time_per_token_duration"}, false, false},
+		{E2E, Histogram, []string{"tgi_request_duration"}, false, false},
+		{QueueTime, Histogram, []string{"tgi_request_queue_duration"}, false, false},
+		{Finished, Counter, []string{"tgi_request_success"}, false, false},
+	},
+	// llama.cpp's llama-server (tools/server, checked against the build in
+	// ../shared/engines/llama.cpp): busy slots and deferred requests are
+	// its running and waiting; its KV-cache series exist only in older
+	// builds (b4747 had them); its lifetime averages and high-water mark
+	// are gauges, whatever it declares (b4747 declared
+	// n_busy_slots_per_decode a counter, and n_tokens_max is one still).
+	LlamaCPP: {
+		{Running, Gauge, []string{"llamacpp:requests_processing"}, false, true},
+		{Waiting, Gauge, []string{"llamacpp:requests_deferred"}, false, true},
+		{KVCache, Gauge, []string{"llamacpp:kv_cache_usage_ratio"}, true, true},
+		{KVTokens, Gauge, []string{"llamacpp:kv_cache_tokens"}, false, true},
+		{PromptTokens, Counter, []string{"llamacpp:prompt_tokens_total"}, false, false},
+		{GenTokens, Counter, []string{"llamacpp:tokens_predicted_total"}, false, false},
+		{PromptSeconds, Counter, []string{"llamacpp:prompt_seconds_total"}, false, false},
+		{GenSeconds, Counter, []string{"llamacpp:tokens_predicted_seconds_total"}, false, false},
+		{Decodes, Counter, []string{"llamacpp:n_decode_total"}, false, false},
+		{TokensMax, Gauge, []string{"llamacpp:n_tokens_max"}, false, true},
+		{PromptTPSLife, Gauge, []string{"llamacpp:prompt_tokens_seconds"}, false, true},
+		{GenTPSLife, Gauge, []string{"llamacpp:predicted_tokens_seconds"}, false, true},
+		{SlotsPerDec, Gauge, []string{"llamacpp:n_busy_slots_per_decode"}, false, true},
 	},
 }
 
@@ -122,11 +165,12 @@ var prefixes = []struct {
 	{VLLM, []string{"vllm:"}},
 	{SGLang, []string{"sglang:", "sglang_"}},
 	{TGI, []string{"tgi_"}},
+	{LlamaCPP, []string{"llamacpp:"}},
 }
 
-// Detect names the flavour of an exposition: the first of vLLM, SGLang and
-// TGI whose prefix (vllm:, sglang: or sglang_, tgi_) starts some family
-// name, or None.
+// Detect names the flavour of an exposition: the first of vLLM, SGLang, TGI
+// and llama.cpp whose prefix (vllm:, sglang: or sglang_, tgi_, llamacpp:)
+// starts some family name, or None.
 func Detect(e *Exposition) Flavour {
 	if e == nil {
 		return None
@@ -168,6 +212,8 @@ func roleLabel(r Role) string {
 		return "generated tokens"
 	case Preemptions:
 		return "preemptions"
+	case PromptTokens:
+		return "prompt tokens"
 	}
 	return string(r)
 }

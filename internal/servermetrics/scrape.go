@@ -90,7 +90,10 @@ func New(o Options) (*Scraper, error) {
 func (s *Scraper) Scrape(ctx context.Context) (*Exposition, error) {
 	e, err := s.scrape(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %s", s.url, cleanErr(s.o.Redactor, err))
+		return nil, &ScrapeError{
+			msg:   fmt.Sprintf("scrape %s: %s", s.url, cleanErr(s.o.Redactor, err)),
+			cause: s.o.Redactor.String(causeOf(err, s.o.Timeout), causeMax),
+		}
 	}
 	return e, nil
 }
@@ -115,7 +118,7 @@ func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("HTTP %d (want 200)", resp.StatusCode)
+		return nil, statusError(resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.o.MaxBodyBytes+1))
 	if err != nil {
@@ -127,7 +130,7 @@ func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
 	at := s.o.Now()
 	e, err := Parse(body, resp.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, err
+		return nil, parseError{err}
 	}
 	e.At = at
 	return e, nil
@@ -148,11 +151,14 @@ type Window struct {
 	stopOnce sync.Once
 	done     chan struct{} // closed when the sampler has returned
 
-	mu      sync.Mutex
-	acc     *Accumulator
-	failed  int
-	lastErr string
-	ended   bool
+	mu        sync.Mutex
+	acc       *Accumulator
+	failed    int
+	lastErr   string
+	lastCause string
+	ended     bool
+	slots     int    // the server's slots (llama.cpp), 0 = unknown
+	slotsErr  string // why they are unknown
 }
 
 // Start scrapes the endpoint and opens a window. A failed start scrape is
@@ -164,6 +170,13 @@ func (s *Scraper) Start(ctx context.Context) (*Window, error) {
 	}
 	w := &Window{s: s, acc: NewAccumulator(s.o.Flavour, s.o.Metrics), stop: make(chan struct{}), done: make(chan struct{})}
 	w.acc.Add(e)
+	if w.acc.Flavour() == LlamaCPP {
+		if n, err := s.slots(ctx); err != nil {
+			w.slotsErr = cleanErr(s.o.Redactor, err)
+		} else {
+			w.slots = n
+		}
+	}
 	if s.o.Interval <= 0 {
 		close(w.done)
 		return w, nil
@@ -193,7 +206,7 @@ func (w *Window) sample(ctx context.Context) {
 		w.mu.Lock()
 		if err != nil {
 			w.failed++
-			w.lastErr = err.Error()
+			w.lastErr, w.lastCause = err.Error(), FailureCause(err)
 		} else {
 			w.acc.Add(e)
 		}
@@ -233,7 +246,7 @@ func (w *Window) End(ctx context.Context) (View, error) {
 		w.acc.Add(e)
 	} else {
 		w.failed++
-		w.lastErr = err.Error()
+		w.lastErr, w.lastCause = err.Error(), FailureCause(err)
 	}
 	v := w.acc.View()
 	v.URL = w.s.url
@@ -245,6 +258,13 @@ func (w *Window) End(ctx context.Context) (View, error) {
 	}
 	if w.failed > 0 && err == nil {
 		v.Error = w.lastErr
+	}
+	if w.failed > 0 {
+		v.FailureCause = w.lastCause
+	}
+	v.Slots = w.slots
+	if w.slotsErr != "" {
+		v.Notes = append(v.Notes, "number of slots unknown (idle slots not given): "+w.slotsErr)
 	}
 	v.Explanation = Explain(v)
 	return v, err

@@ -53,6 +53,7 @@ func TestScrape(t *testing.T) {
 		name    string
 		h       http.HandlerFunc
 		wantErr string // "" = success
+		cause   string // the start of FailureCause
 	}{
 		{"vLLM text", func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Accept") == "" || !strings.HasPrefix(r.Header.Get("Accept"), "text/plain") {
@@ -61,36 +62,36 @@ func TestScrape(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 			_, _ = w.Write(vllm)
-		}, ""},
+		}, "", ""},
 		{"gzip", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			w.Header().Set("Content-Encoding", "gzip")
 			_, _ = w.Write(gzipped(vllm))
-		}, ""},
+		}, "", ""},
 		{"body over the bound", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
 			for range 100 {
 				_, _ = w.Write(vllm)
 			}
-		}, "body larger than 1048576 bytes"},
+		}, "body larger than 1048576 bytes", "body larger than 1048576 bytes"},
 		{"gzip bomb", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
 			w.Header().Set("Content-Encoding", "gzip")
 			_, _ = w.Write(bomb)
-		}, "body larger than 1048576 bytes"},
-		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "HTTP 404 (want 200)"},
+		}, "body larger than 1048576 bytes", "body larger"},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "HTTP 404 (want 200)", "HTTP 404"},
 		{"redirect not followed", func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://127.0.0.1:1/elsewhere", http.StatusFound)
-		}, "HTTP 302"},
+		}, "HTTP 302", "HTTP 302"},
 		{"a login page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			_, _ = io.WriteString(w, "<html>sign in</html>")
-		}, "unsupported content type \"text/html; charset=utf-8\""},
+		}, "unsupported content type \"text/html; charset=utf-8\"", "parse error: unsupported content type"},
 		{"garbage echoing a secret", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
 			_, _ = io.WriteString(w, "vllm:num_requests_waiting{key=\""+secret+"\" 1 \x1b[2J\xff\n")
-		}, "text format parsing error"},
-		{"server hangs", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "deadline exceeded"},
+		}, "text format parsing error", "parse error: parse text format: text format parsing error"},
+		{"server hangs", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "deadline exceeded", "timeout after 300ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +116,11 @@ func TestScrape(t *testing.T) {
 			}
 			if strings.Contains(msg, secret[:sanitize.MinFragment]) || !utf8.ValidString(msg) || strings.ContainsAny(msg, "\x1b\n\x00") {
 				t.Errorf("error not sanitised: %q", msg)
+			}
+			cause := FailureCause(err)
+			if !strings.HasPrefix(cause, tt.cause) || len(cause) > causeMax || strings.Contains(cause, secret[:sanitize.MinFragment]) ||
+				!utf8.ValidString(cause) || strings.ContainsAny(cause, "\x1b\n\x00") {
+				t.Errorf("cause %q, want it to start %q, sanitised and bounded", cause, tt.cause)
 			}
 		})
 	}
@@ -142,6 +148,9 @@ func TestNew(t *testing.T) {
 	_, err := s.Scrape(context.Background())
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), sanitize.Marker) {
 		t.Errorf("scrape error: %v", err)
+	}
+	if c := FailureCause(err); c != "connection refused" {
+		t.Errorf("cause of a refused connection: %q", c)
 	}
 }
 
@@ -240,7 +249,7 @@ func TestWindowFailures(t *testing.T) {
 	if g := get(t, v, Waiting).Gauge; g.Last != 2 || g.Samples != 3 {
 		t.Errorf("waiting %+v", g)
 	}
-	want := fmt.Sprintf("waiting queue grew from 0 to 2; %d of %d scrapes failed; no end scrape", n-3, n)
+	want := fmt.Sprintf("waiting queue grew from 0 to 2; %d of %d scrapes failed (last: HTTP 500); no end scrape", n-3, n)
 	if v.Explanation != want {
 		t.Errorf("explanation %q, want %q", v.Explanation, want)
 	}

@@ -14,6 +14,7 @@ func Unavailable(url string, err error) View {
 	v := View{URL: url, Unavailable: true, Stats: []Stat{}}
 	if err != nil {
 		v.Error = cleanErr(nil, err)
+		v.FailureCause = FailureCause(err)
 	}
 	v.Explanation = Explain(v)
 	return v

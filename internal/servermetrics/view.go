@@ -24,6 +24,13 @@ type View struct {
 	// Error is the last failed scrape's error (the end's when Partial,
 	// the start's when Unavailable).
 	Error string `json:"error,omitempty"`
+	// FailureCause is what the last failed scrape ran into, in a few
+	// words, sanitised: "timeout after 2s", "HTTP 503", "parse error: …",
+	// "connection refused". Explain shows it beside the failure count.
+	FailureCause string `json:"failure_cause,omitempty"`
+	// Slots is the server's number of slots (llama.cpp's total_slots from
+	// its /props), 0 when unknown: idle slots are Slots minus busy ones.
+	Slots int `json:"slots,omitempty"`
 	// Stats are the known roles (in profile order) that the server
 	// exposed, then the configured metrics that it exposed.
 	Stats []Stat `json:"stats"`
@@ -39,8 +46,12 @@ type View struct {
 type Stat struct {
 	Role   Role   `json:"role,omitempty"` // empty for a configured metric
 	Metric string `json:"metric"`         // the name found on the server
-	Kind   Kind   `json:"kind"`
-	Series int    `json:"series"` // series folded (most seen in one scrape)
+	Kind   Kind   `json:"kind"`           // the kind read
+	// Declared is the type the server declares when it is not the kind
+	// read (llama.cpp declares a high-water mark a counter: read as a
+	// gauge).
+	Declared Kind `json:"declared,omitempty"`
+	Series   int  `json:"series"` // series folded (most seen in one scrape)
 	// Aggregation across series: "sum", or "max" for a fraction.
 	Aggregation string         `json:"aggregation"`
 	Gauge       *GaugeStat     `json:"gauge,omitempty"`

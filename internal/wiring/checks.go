@@ -61,7 +61,7 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 			}
 		}
 		if _, err := servermetrics.ParseFlavour(t.ServerMetrics.Flavour); err != nil {
-			add(p+".server_metrics.flavour", "want auto, vllm, sglang or tgi; got %q", t.ServerMetrics.Flavour)
+			add(p+".server_metrics.flavour", "want %s; got %q", servermetrics.FlavourChoices, t.ServerMetrics.Flavour)
 		}
 	}
 }

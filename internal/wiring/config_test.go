@@ -99,7 +99,7 @@ func TestServerMetricsErrors(t *testing.T) {
 		body string
 		want []string
 	}{
-		{"flavour", sm("{url: \"http://h/metrics\", flavour: triton}"), []string{"targets[0].server_metrics.flavour: want auto, vllm, sglang or tgi; got \"triton\""}},
+		{"flavour", sm("{url: \"http://h/metrics\", flavour: triton}"), []string{"targets[0].server_metrics.flavour: want auto, vllm, sglang, tgi or llamacpp; got \"triton\""}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,6 @@
 package wiring
 
 import (
-	"fmt"
-
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
@@ -22,12 +20,10 @@ func ServerMetrics(t config.Target, c *protocol.Client) (ladder.ServerMetrics, e
 	if sm.URL == "" {
 		return nil, nil
 	}
-	flavour, err := servermetrics.ParseFlavour(sm.Flavour)
-	if err != nil {
-		return nil, fmt.Errorf("server_metrics: %w", err)
-	}
+	// The flavour is parsed by servermetrics.New (ParseFlavour, its one
+	// parser; Checks has already refused an unknown one).
 	s, err := servermetrics.New(servermetrics.Options{
-		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: flavour,
+		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: servermetrics.Flavour(sm.Flavour),
 		Metrics: sm.Metrics, Client: c.PlainHTTP(), Redactor: c.Redactor(),
 	})
 	if err != nil {

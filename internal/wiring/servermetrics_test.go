@@ -97,7 +97,7 @@ func TestServerMetricsScraper(t *testing.T) {
 	}
 	bad := target(ca)
 	bad.ServerMetrics.Flavour = "triton"
-	if _, err := ServerMetrics(bad, c); err == nil || !strings.Contains(err.Error(), "server_metrics") {
+	if _, err := ServerMetrics(bad, c); err == nil || !strings.Contains(err.Error(), `unknown server flavour "triton"`) {
 		t.Errorf("bad flavour: %v", err)
 	}
 	bad = target(ca)
