@@ -292,7 +292,7 @@ func health() board {
 					description: "1 when the open-loop generator kept its schedule (lag and unsent within limits), 0 when the measurements cannot be trusted. It judges the prober, not the target.",
 					queries:     []q{query(fmt.Sprintf(`min by (target) (llmprobe_generator_valid{%s})`, selT), "{{target}}")}},
 				{kind: "timeseries", title: "Why the generator is invalid", unit: unitNone, width: 8, min: f64(0), max: f64(1),
-					description: "1 while a cause holds: host_starved (the prober lacked CPU: Go scheduler latency, steal or saturation), dispatch_lag (late without a starved host), in_flight_cap, rate_not_reached. The status page says what to do.",
+					description: "1 while a cause holds: host_starved (the prober lacked CPU: host CPU pressure or busy, its threads waiting runnable, Go scheduler latency, steal or saturation), cgroup_throttled (its CPU quota held it back), dispatch_lag (late without a starved host), in_flight_cap, rate_not_reached. The status page says what to do.",
 					queries:     []q{query(fmt.Sprintf(`llmprobe_generator_invalid_cause{%s} == 1`, selT), "{{target}} {{cause}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "Prober host: Go scheduler latency p99", unit: unitSeconds, width: 8,
 					description: "How long the prober's runnable goroutines waited for a CPU (go_sched_latencies_seconds): high scheduler latency together with dispatch lag means host trouble (a starved prober), not target trouble.",

@@ -46,7 +46,7 @@ type GateMisses struct {
 }
 
 // CauseJSON is one cause of an invalid generator verdict: its name (a
-// closed set: host_starved, dispatch_lag, in_flight_cap, rate_not_reached),
+// closed set: host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached),
 // the reason with its figures, and what to do.
 type CauseJSON struct {
 	Cause    string `json:"cause"`

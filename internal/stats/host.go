@@ -197,7 +197,7 @@ func starved(c ValidityConfig, h HostHealth) (throttled bool, why string) {
 		ws = append(ws, h.throttleText())
 	}
 	if h.PressureKnown && h.Pressure >= c.StarvedPressure {
-		ws = append(ws, fmt.Sprintf("host CPU pressure %.0f%% (a runnable task waited for a CPU %.0f%% of the window)", 100*h.Pressure, 100*h.Pressure))
+		ws = append(ws, fmt.Sprintf("host CPU pressure %.0f%%", 100*h.Pressure))
 	}
 	if h.CgroupPressureKnown && h.CgroupPressure >= c.StarvedPressure {
 		ws = append(ws, fmt.Sprintf("cgroup CPU pressure %.0f%%", 100*h.CgroupPressure))

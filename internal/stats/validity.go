@@ -83,7 +83,7 @@ var Causes = []Cause{CauseHostStarved, CauseCgroupThrottled, CauseDispatchLag, C
 func (c Cause) Action() string {
 	switch c {
 	case CauseHostStarved:
-		return "move the prober to a less busy host or give it dedicated cores (other processes held the CPU), lower the rate or split it over more probers, or, if this lateness is acceptable, widen max_lag_p99 (--max-lag-p99); do not spin-wait (--spin): spinning burns the CPU the prober lacks"
+		return "give the prober more CPU: move it to a less busy host or give it dedicated cores (other processes held the CPU), lower the rate or split it over more probers, or, if this lateness is acceptable, widen max_lag_p99 (--max-lag-p99); do not spin-wait (--spin): spinning burns the CPU the prober lacks"
 	case CauseCgroupThrottled:
 		return "raise or remove the prober's CPU limit (Kubernetes resources.limits.cpu; the cgroup's cpu.max or cpu.cfs_quota_us) and request what it uses (resources.requests.cpu), or lower the rate; do not spin-wait (--spin): spinning spends the quota sooner"
 	case CauseDispatchLag:
