@@ -30,6 +30,7 @@ func fullStatus() Status {
 			DuringLadder:    "4 of 62 baseline requests",
 		}},
 		LadderSVG: `<svg xmlns="http://www.w3.org/2000/svg"><polyline points="0,0 1,1"/></svg>`,
+		Host:      "over the last 1m0s: host CPU 98% busy of 2 CPUs, host CPU pressure 92%",
 	}
 }
 
@@ -47,6 +48,7 @@ func TestStatusPageSections(t *testing.T) {
 		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
 		"20 · ≥ 23 · none", `<svg class="spark"`, "no waiting queue", "p50 2ms, p95 5ms",
 		"rejected/status_503</strong> (HTTP 503)", "overloaded &lt;img", "4 of 62 baseline requests", "<polyline points=\"0,0 1,1\"/>",
+		"Prober host over the last 1m0s: host CPU 98% busy of 2 CPUs, host CPU pressure 92%.",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
