@@ -80,7 +80,7 @@ func (h HostHealth) String() string {
 		parts = append(parts, h.throttleText())
 	}
 	if h.RunWaitKnown {
-		parts = append(parts, fmt.Sprintf("prober threads waited runnable %.0f%% of the window", 100*h.RunWait))
+		parts = append(parts, h.runWaitText())
 	}
 	if h.SchedCount > 0 {
 		parts = append(parts, "Go scheduler latency p99 "+fmtDur(h.SchedP99))
@@ -113,6 +113,15 @@ func (h HostHealth) throttleText() string {
 		s += " (no quota)"
 	}
 	return s
+}
+
+// runWaitText is "prober threads waited runnable 35% of the window", or,
+// for more than the window summed over threads, "… 1.73× the window".
+func (h HostHealth) runWaitText() string {
+	if h.RunWait >= 1 {
+		return fmt.Sprintf("prober threads waited runnable %.2f× the window (summed over threads)", h.RunWait)
+	}
+	return fmt.Sprintf("prober threads waited runnable %.0f%% of the window", 100*h.RunWait)
 }
 
 // SpareCPU reports whether the host measurably had a CPU to spare over the
@@ -203,7 +212,7 @@ func starved(c ValidityConfig, h HostHealth) (throttled bool, why string) {
 		ws = append(ws, fmt.Sprintf("cgroup CPU pressure %.0f%%", 100*h.CgroupPressure))
 	}
 	if h.RunWaitKnown && h.RunWait >= c.StarvedRunWait {
-		ws = append(ws, fmt.Sprintf("prober threads waited runnable %.0f%% of the window", 100*h.RunWait))
+		ws = append(ws, h.runWaitText())
 	}
 	if h.BusyKnown && h.Busy >= c.StarvedBusy {
 		ws = append(ws, fmt.Sprintf("host CPU %.0f%% busy of %d CPUs", 100*h.Busy, h.HostCPUs))

@@ -43,6 +43,8 @@ func TestHostEvidenceNamesTheCause(t *testing.T) {
 		}), CauseCgroupThrottled, []string{"the prober used 0.48 of its 0.5 CPU quota"}, false},
 		{"run-queue wait", ValidityConfig{}, with(func(h *HostHealth) { h.RunWait = 0.35 }), CauseHostStarved,
 			[]string{"prober threads waited runnable 35% of the window"}, false},
+		{"run-queue wait over the window", ValidityConfig{}, with(func(h *HostHealth) { h.RunWait = 1.734 }), CauseHostStarved,
+			[]string{"prober threads waited runnable 1.73× the window (summed over threads)"}, false},
 		{"busy host", ValidityConfig{}, with(func(h *HostHealth) { h.Busy = 0.98 }), CauseHostStarved,
 			[]string{"host CPU 98% busy of 4 CPUs"}, false},
 		{"no idle CPU though under the busy threshold", ValidityConfig{}, with(func(h *HostHealth) { h.Busy, h.HostCPUs = 0.6, 2 }),
