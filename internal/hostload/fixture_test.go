@@ -161,3 +161,28 @@ func TestParseCPUMax(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerTotals: the counters exported at scrape time are the files'
+// cumulative values, and the run-queue wait is a monotonic sum over the
+// sampler's ticks that keeps an exited thread's wait.
+func TestSamplerTotals(t *testing.T) {
+	root := fixture(t, "v1")
+	s := NewSampler(NewReaderAt(root), time.Minute)
+	if got := s.Totals(); !got.RunWaitOK || got.RunWait != 0 || !got.PSIOK || got.PSI != time.Second || !got.StatOK || got.Busy != 20 {
+		t.Fatalf("totals at the start %+v", got)
+	}
+	overlay(t, root, "v1")
+	s.Tick()
+	// Thread 4243 exits: its 2 s of wait stay counted.
+	if err := os.RemoveAll(filepath.Join(root, "proc", "4242", "task", "4243")); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Totals()
+	if got.RunWait != 3500*time.Millisecond || got.PSI != 10200*time.Millisecond || got.Busy != 39 || got.CPUs != 2 {
+		t.Errorf("run wait %v, PSI %v, busy %v s of %d CPUs; want 3.5s, 10.2s, 39 s of 2", got.RunWait, got.PSI, got.Busy, got.CPUs)
+	}
+	th := got.Throttle
+	if !th.OK || th.Periods != 150 || th.Throttled != 51 || th.ThrottledTime != 3400*time.Millisecond || th.Quota != 0.5 {
+		t.Errorf("throttle %+v", th)
+	}
+}
