@@ -186,3 +186,32 @@ func TestSamplerTotals(t *testing.T) {
 		t.Errorf("throttle %+v", th)
 	}
 }
+
+// TestCombinedCPUController finds the cgroup v1 cpu controller mounted
+// together with cpuacct (cpu,cpuacct, as most distributions mount it).
+func TestCombinedCPUController(t *testing.T) {
+	root := t.TempDir()
+	for name, body := range map[string]string{
+		"proc/4242/cgroup":    "3:cpu,cpuacct:/kubepods/burstable/pod1/ctr\n1:name=systemd:/x\n",
+		"proc/4242/mountinfo": "31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n",
+		"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1/ctr/cpu.stat":          "nr_periods 7\nnr_throttled 3\nthrottled_time 120000000\n",
+		"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1/ctr/cpu.cfs_quota_us":  "200000\n",
+		"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1/ctr/cpu.cfs_period_us": "100000\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("4242", filepath.Join(root, "proc", "self")); err != nil {
+		t.Fatal(err)
+	}
+	th := NewReaderAt(root).Take().Throttle
+	want := Throttle{OK: true, Cgroup: "v1 cpu:/kubepods/burstable/pod1/ctr", Periods: 7, Throttled: 3, ThrottledTime: 120 * time.Millisecond, Quota: 2}
+	if th != want {
+		t.Errorf("throttle %+v, want %+v", th, want)
+	}
+}
