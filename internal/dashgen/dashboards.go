@@ -307,6 +307,14 @@ func health() board {
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
 					}},
+				{kind: "timeseries", title: "Prober host: CPU pressure, throttling, run-queue wait", unit: unitRatio, width: 24,
+					description: "What starves the prober from outside Go (docs/figures.md, Host causes): the host's CPU pressure (share of time a runnable task waited for a CPU), its busy share, the share of the prober cgroup's quota periods throttled, and the prober threads' run-queue wait per second. Any of them high while the dispatch lag is high is the prober host's trouble (host_starved, cgroup_throttled), not the target's.",
+					queries: []q{
+						query(`rate(llmprobe_host_cpu_pressure_waiting_seconds_total{`+selJob+`}[$__rate_interval])`, "host CPU pressure {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_host_cpu_busy_seconds_total{`+selJob+`}[$__rate_interval]) / on (job, instance) llmprobe_host_cpus{`+selJob+`}`, "host CPU busy {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_cgroup_cpu_throttled_periods_total{`+selJob+`}[$__rate_interval]) / on (job, instance) (rate(llmprobe_cgroup_cpu_periods_total{`+selJob+`}[$__rate_interval]) > 0)`, "cgroup throttled periods {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_run_queue_wait_seconds_total{`+selJob+`}[$__rate_interval])`, "prober run-queue wait {{instance}}").want(ExpectMaybe),
+					}},
 			}},
 			{title: "In flight", panels: []panel{
 				{kind: "timeseries", title: "In-flight requests", unit: unitCount,
