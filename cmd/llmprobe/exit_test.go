@@ -245,7 +245,8 @@ func TestStarvedGeneratorNamesHost(t *testing.T) {
 	if host == nil {
 		t.Fatalf("causes %+v: want host_starved (host %+v)", p.InvalidCauses, p.Host)
 	}
-	if !strings.Contains(host.Reason, "prober host starved: Go scheduler latency p99") || !strings.Contains(host.WhatToDo, "more CPU") {
+	if !strings.Contains(host.Reason, "prober host starved: ") || !strings.Contains(host.Reason, "Go scheduler latency p99") ||
+		!strings.Contains(host.WhatToDo, "more CPU") || !strings.Contains(host.WhatToDo, "do not spin-wait") {
 		t.Errorf("cause %+v", host)
 	}
 	if p.Host == nil || p.Host.SchedLatencyP99 == nil || *p.Host.SchedLatencyP99 < 0.0025 {

@@ -29,6 +29,10 @@ type Status struct {
 	LadderSVG string
 	// Fleet is this prober's place in its fleet ("" when alone).
 	Fleet string
+	// Host is the prober host's CPU evidence over the live verdict's
+	// window (pressure, throttling, run-queue wait, busy CPU, …), what
+	// tells a starved prober from a slow target ("" hides the line).
+	Host string
 }
 
 // DefaultRefresh is how often the status page reloads itself.
@@ -187,6 +191,7 @@ ol.failures li{margin:.15rem 0}
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
 {{if .Fleet}}<p class="meta">Fleet: {{.Fleet}}. <a href="fleet/v1/ladders">fleet ladders</a></p>{{end}}
+{{if .Host}}<p class="meta host">Prober host {{.Host}}.</p>{{end}}
 {{$now := .Now}}{{$obj := .Objectives}}
 {{range .Targets}}<section class="target" id="target-{{.Name}}">
 <h2>{{.Name}} <span class="small">{{.State}}</span></h2>

@@ -32,6 +32,7 @@ func fullStatus() Status {
 			DuringLadder: "4 of 62 baseline requests",
 		}},
 		LadderSVG: `<svg xmlns="http://www.w3.org/2000/svg"><polyline points="0,0 1,1"/></svg>`,
+		Host:      "over the last 1m0s: host CPU 98% busy of 2 CPUs, host CPU pressure 92%",
 	}
 }
 
@@ -51,6 +52,7 @@ func TestStatusPageSections(t *testing.T) {
 		`<th class="n">slots busy/idle</th><th class="n">deferred start→max</th><th class="n">KV cache max</th>`,
 		`<td class="n">3/1</td><td class="n">0→0</td><td class="n">n/a</td>`, `<td class="n">-</td><td class="n">-</td><td class="n">-</td>`,
 		"rejected/status_503</strong> (HTTP 503)", "overloaded &lt;img", "4 of 62 baseline requests", "<polyline points=\"0,0 1,1\"/>",
+		"Prober host over the last 1m0s: host CPU 98% busy of 2 CPUs, host CPU pressure 92%.",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)

@@ -181,6 +181,10 @@ func New(o Options) (*Daemon, error) {
 	}
 	d.start = start
 	d.host = hostload.NewSampler(hostload.NewReader(), validityWindow)
+	if err := telemetry.WatchHost(d.rec.Registry(), func() telemetry.HostCounters { return hostCounters(d.host.Totals()) }); err != nil {
+		d.closeSinks()
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
 	d.led = ledger.New(start, sinks...)
 	d.group = dispatch.NewGroup(d.led)
 	var err error

@@ -29,7 +29,7 @@ func (d *Daemon) status() admin.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	page := slo.PageTiers()[0]
-	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: d.fleetText(),
+	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: d.fleetText(), Host: hostText(host),
 		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate ≥ %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
 			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	names := make([]string, 0, len(d.targets))

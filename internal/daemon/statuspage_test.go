@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,9 +171,19 @@ func TestStatusPageFigures(t *testing.T) {
 		t.Errorf("capacity history %+v", h)
 	}
 	page := r.get(t, "/")
-	for _, want := range []string{"≥ 12", "rejected/status_503", "(HTTP 503)", "fake-model", `http-equiv="refresh"`, `name="viewport"`} {
-		if !strings.Contains(page, want) {
-			t.Errorf("status page lacks %q", want)
+	want := []string{"≥ 12", "rejected/status_503", "(HTTP 503)", "fake-model", `http-equiv="refresh"`, `name="viewport"`, "Prober host over the last "}
+	if runtime.GOOS == "linux" { // /proc/stat and schedstat are read: the host's evidence is shown and exported
+		want = append(want, "% busy of ", "prober threads waited runnable")
+		metrics := r.get(t, "/metrics")
+		for _, m := range []string{"llmprobe_host_cpu_busy_seconds_total", "llmprobe_host_cpus", "llmprobe_run_queue_wait_seconds_total"} {
+			if !strings.Contains(metrics, "\n"+m+" ") {
+				t.Errorf("/metrics lacks %s", m)
+			}
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("status page lacks %q", w)
 		}
 	}
 }

@@ -31,8 +31,9 @@ func TestLiveValidityReadsConfiguredLimit(t *testing.T) {
 	}
 	lag, _ := sum(m, "llmprobe_generator_invalid_cause", "target", "strict", "cause", "dispatch_lag")
 	host, _ := sum(m, "llmprobe_generator_invalid_cause", "target", "strict", "cause", "host_starved")
-	if lag+host != 1 {
-		t.Errorf("strict: causes dispatch_lag %v, host_starved %v: want one of them", lag, host)
+	throttled, _ := sum(m, "llmprobe_generator_invalid_cause", "target", "strict", "cause", "cgroup_throttled")
+	if lag+host+throttled != 1 {
+		t.Errorf("strict: causes dispatch_lag %v, host_starved %v, cgroup_throttled %v: want one of them", lag, host, throttled)
 	}
 	if v, ok := sum(m, "llmprobe_generator_valid", "target", "wide"); !ok || v != 1 {
 		t.Errorf("wide (ladder.max_lag_p99 50ms): generator_valid %v (present %v), want 1", v, ok)

@@ -292,7 +292,7 @@ func health() board {
 					description: "1 when the open-loop generator kept its schedule (lag and unsent within limits), 0 when the measurements cannot be trusted. It judges the prober, not the target.",
 					queries:     []q{query(fmt.Sprintf(`min by (target) (llmprobe_generator_valid{%s})`, selT), "{{target}}")}},
 				{kind: "timeseries", title: "Why the generator is invalid", unit: unitNone, width: 8, min: f64(0), max: f64(1),
-					description: "1 while a cause holds: host_starved (the prober lacked CPU: Go scheduler latency, steal or saturation), dispatch_lag (late without a starved host), in_flight_cap, rate_not_reached. The status page says what to do.",
+					description: "1 while a cause holds: host_starved (the prober lacked CPU: host CPU pressure or busy, its threads waiting runnable, Go scheduler latency, steal or saturation), cgroup_throttled (its CPU quota held it back), dispatch_lag (late without a starved host), in_flight_cap, rate_not_reached. The status page says what to do.",
 					queries:     []q{query(fmt.Sprintf(`llmprobe_generator_invalid_cause{%s} == 1`, selT), "{{target}} {{cause}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "Prober host: Go scheduler latency p99", unit: unitSeconds, width: 8,
 					description: "How long the prober's runnable goroutines waited for a CPU (go_sched_latencies_seconds): high scheduler latency together with dispatch lag means host trouble (a starved prober), not target trouble.",
@@ -306,6 +306,14 @@ func health() board {
 						query(fmt.Sprintf(`llmprobe_arrival_rate_requests_per_second{%s}`, selTCTs), "configured {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_planned_total{%s}[$__rate_interval]))`, selTCT), "planned {{target}} {{class}} {{traffic}}"),
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
+					}},
+				{kind: "timeseries", title: "Prober host: CPU pressure, throttling, run-queue wait", unit: unitRatio, width: 24,
+					description: "What starves the prober from outside Go (docs/figures.md, Host causes): the host's CPU pressure (share of time a runnable task waited for a CPU), its busy share, the share of the prober cgroup's quota periods throttled, and the prober threads' run-queue wait per second. Any of them high while the dispatch lag is high is the prober host's trouble (host_starved, cgroup_throttled), not the target's.",
+					queries: []q{
+						query(`rate(llmprobe_host_cpu_pressure_waiting_seconds_total{`+selJob+`}[$__rate_interval])`, "host CPU pressure {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_host_cpu_busy_seconds_total{`+selJob+`}[$__rate_interval]) / on (job, instance) llmprobe_host_cpus{`+selJob+`}`, "host CPU busy {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_cgroup_cpu_throttled_periods_total{`+selJob+`}[$__rate_interval]) / on (job, instance) (rate(llmprobe_cgroup_cpu_periods_total{`+selJob+`}[$__rate_interval]) > 0)`, "cgroup throttled periods {{instance}}").want(ExpectMaybe),
+						query(`rate(llmprobe_run_queue_wait_seconds_total{`+selJob+`}[$__rate_interval])`, "prober run-queue wait {{instance}}").want(ExpectMaybe),
 					}},
 			}},
 			{title: "In flight", panels: []panel{

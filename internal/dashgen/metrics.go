@@ -41,6 +41,16 @@ var Metrics = []string{
 	"llmprobe_ledger_records_dropped_total",
 	"llmprobe_ledger_write_errors_total",
 	"llmprobe_ledger_rotations_total",
+	"llmprobe_host_cpu_busy_seconds_total",
+	"llmprobe_host_cpu_steal_seconds_total",
+	"llmprobe_host_cpus",
+	"llmprobe_host_cpu_pressure_waiting_seconds_total",
+	"llmprobe_cgroup_cpu_pressure_waiting_seconds_total",
+	"llmprobe_cgroup_cpu_periods_total",
+	"llmprobe_cgroup_cpu_throttled_periods_total",
+	"llmprobe_cgroup_cpu_throttled_seconds_total",
+	"llmprobe_cgroup_cpu_quota_cpus",
+	"llmprobe_run_queue_wait_seconds_total",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

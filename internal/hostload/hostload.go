@@ -2,6 +2,7 @@ package hostload
 
 import (
 	"math"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -24,22 +25,43 @@ type Snapshot struct {
 	CPU     float64   // process CPU seconds (user + system)
 	CPUOK   bool
 	Steal   float64 // host CPU seconds stolen, all CPUs
+	Idle    float64 // host CPU seconds idle or waiting for I/O, all CPUs
 	Total   float64 // host CPU seconds, all CPUs and modes
 	StealOK bool
+	CPUs    int // the host's CPUs (per-CPU lines of /proc/stat)
 	Procs   int // GOMAXPROCS
+	// PSI and CgroupPSI are the host's (/proc/pressure/cpu) and the
+	// process's cgroup v2 (cpu.pressure) CPU pressure "some" totals.
+	PSI, CgroupPSI     time.Duration
+	PSIOK, CgroupPSIOK bool
+	Throttle           Throttle
+	// RunWait is each thread's time runnable but waiting for a CPU.
+	RunWait   map[int]time.Duration
+	RunWaitOK bool
 }
 
 // Reader takes snapshots. The zero value is not usable: call NewReader.
 type Reader struct {
 	fs   procfs.FS
 	fsOK bool
+	cg   cgroupDirs
 }
 
-// NewReader returns a reader of the default /proc (host figures are
-// unknown where there is none).
-func NewReader() *Reader {
-	fs, err := procfs.NewDefaultFS()
-	return &Reader{fs: fs, fsOK: err == nil}
+// NewReader returns a reader of the default /proc and the cgroup
+// hierarchies mounted for this process (host figures are unknown where
+// there are none).
+func NewReader() *Reader { return NewReaderAt("/") }
+
+// NewReaderAt returns a reader of a file tree rooted at root: root/proc
+// for procfs, and the cgroup hierarchies at root + their mount points
+// (from root/proc/self/mountinfo). Tests give it a fixture tree.
+func NewReaderAt(root string) *Reader {
+	fs, err := procfs.NewFS(filepath.Join(root, "proc"))
+	r := &Reader{fs: fs, fsOK: err == nil}
+	if r.fsOK {
+		r.cg = findCgroups(fs, root)
+	}
+	return r
 }
 
 // Take reads the counters now.
@@ -60,10 +82,16 @@ func (r *Reader) Take() Snapshot {
 		}
 		if st, err := r.fs.Stat(); err == nil {
 			c := st.CPUTotal
-			s.Steal = c.Steal
+			s.Steal, s.Idle, s.CPUs = c.Steal, c.Idle+c.Iowait, len(st.CPU)
 			s.Total = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
 			s.StealOK = s.Total > 0
 		}
+		if p, err := r.fs.PSIStatsForResource("cpu"); err == nil && p.Some != nil {
+			s.PSI, s.PSIOK = time.Duration(p.Some.Total)*time.Microsecond, true
+		}
+		s.CgroupPSI, s.CgroupPSIOK = readCgroupPSI(r.cg)
+		s.Throttle = readThrottle(r.cg)
+		s.RunWait, s.RunWaitOK = readRunWait(r.fs)
 	}
 	return s
 }
@@ -89,10 +117,34 @@ func Between(a, b Snapshot) stats.HostHealth {
 	if a.StealOK && b.StealOK {
 		if total := b.Total - a.Total; total > 0 {
 			h.Steal, h.StealKnown = math.Max(b.Steal-a.Steal, 0)/total, true
+			idle := math.Max(b.Idle-a.Idle, 0)
+			h.Busy, h.BusyKnown, h.HostCPUs = clamp01(1-idle/total), true, b.CPUs
 		}
+	}
+	win := b.At.Sub(a.At)
+	if win <= 0 {
+		return h
+	}
+	share := func(x, y time.Duration) float64 { return clamp01(float64(y-x) / float64(win)) }
+	if a.PSIOK && b.PSIOK {
+		h.Pressure, h.PressureKnown = share(a.PSI, b.PSI), true
+	}
+	if a.CgroupPSIOK && b.CgroupPSIOK {
+		h.CgroupPressure, h.CgroupPressureKnown = share(a.CgroupPSI, b.CgroupPSI), true
+	}
+	if ta, tb := a.Throttle, b.Throttle; ta.OK && tb.OK && ta.Cgroup == tb.Cgroup {
+		h.ThrottleKnown, h.Quota, h.Cgroup = true, tb.Quota, tb.Cgroup
+		if tb.Periods >= ta.Periods && tb.Throttled >= ta.Throttled && tb.ThrottledTime >= ta.ThrottledTime {
+			h.Periods, h.Throttled, h.ThrottledTime = tb.Periods-ta.Periods, tb.Throttled-ta.Throttled, tb.ThrottledTime-ta.ThrottledTime
+		}
+	}
+	if a.RunWaitOK && b.RunWaitOK {
+		h.RunWait, h.RunWaitKnown = float64(runWaitBetween(a.RunWait, b.RunWait))/float64(win), true
 	}
 	return h
 }
+
+func clamp01(x float64) float64 { return math.Min(math.Max(x, 0), 1) }
 
 // quantile is the nearest-rank q-quantile of bucketed counts, as the upper
 // bound of the bucket holding it (its lower bound when that is infinite):
@@ -123,8 +175,9 @@ type Sampler struct {
 	r      *Reader
 	window time.Duration
 
-	mu    sync.Mutex
-	snaps []Snapshot // oldest first; snaps[0] is the newest at least window old, when there is one
+	mu      sync.Mutex
+	snaps   []Snapshot    // oldest first; snaps[0] is the newest at least window old, when there is one
+	runWait time.Duration // the threads' run-queue wait gained since the first Tick (Totals)
 }
 
 // NewSampler returns a sampler over the given window; it takes its first
@@ -140,6 +193,9 @@ func (s *Sampler) Tick() {
 	snap := s.r.Take()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if n := len(s.snaps); n > 0 && s.snaps[n-1].RunWaitOK && snap.RunWaitOK {
+		s.runWait += runWaitBetween(s.snaps[n-1].RunWait, snap.RunWait)
+	}
 	s.snaps = append(s.snaps, snap)
 	// Keep one snapshot at least window old as the window's base.
 	cut := 0

@@ -46,7 +46,7 @@ type GateMisses struct {
 }
 
 // CauseJSON is one cause of an invalid generator verdict: its name (a
-// closed set: host_starved, dispatch_lag, in_flight_cap, rate_not_reached),
+// closed set: host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached),
 // the reason with its figures, and what to do.
 type CauseJSON struct {
 	Cause    string `json:"cause"`
@@ -70,6 +70,33 @@ type HostJSON struct {
 	ProcessCPU      *float64 `json:"process_cpu_cores,omitempty"` // CPU seconds per second
 	CPUs            int      `json:"cpus"`                        // GOMAXPROCS
 	CPUSteal        *float64 `json:"cpu_steal_fraction,omitempty"`
+	// The host's CPU evidence (docs/figures.md, "Host causes"): its
+	// non-idle share and CPU count, CPU pressure (host, and the prober's
+	// own cgroup v2), the prober's threads' run-queue wait per second, and
+	// its cgroup's throttling.
+	HostBusy       *float64      `json:"host_cpu_busy_fraction,omitempty"`
+	HostCPUs       int           `json:"host_cpus,omitempty"`
+	Pressure       *float64      `json:"cpu_pressure_fraction,omitempty"`
+	CgroupPressure *float64      `json:"cgroup_cpu_pressure_fraction,omitempty"`
+	RunQueueWait   *float64      `json:"run_queue_wait_fraction,omitempty"`
+	Throttling     *ThrottleJSON `json:"cgroup_throttling,omitempty"`
+}
+
+// ThrottleJSON is the prober cgroup's CPU throttling over the window.
+type ThrottleJSON struct {
+	Cgroup           string  `json:"cgroup"`
+	Periods          uint64  `json:"periods"`
+	ThrottledPeriods uint64  `json:"throttled_periods"`
+	ThrottledSeconds float64 `json:"throttled_s"`
+	QuotaCPUs        float64 `json:"quota_cpus"` // 0: no quota
+}
+
+// known returns &v when ok, else nil (absent from the JSON).
+func known(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
+	}
+	return &v
 }
 
 func hostJSON(h stats.HostHealth) *HostJSON {
@@ -88,6 +115,15 @@ func hostJSON(h stats.HostHealth) *HostJSON {
 	if h.StealKnown {
 		v := h.Steal
 		j.CPUSteal = &v
+	}
+	j.HostBusy, j.Pressure = known(h.Busy, h.BusyKnown), known(h.Pressure, h.PressureKnown)
+	if h.BusyKnown {
+		j.HostCPUs = h.HostCPUs
+	}
+	j.CgroupPressure, j.RunQueueWait = known(h.CgroupPressure, h.CgroupPressureKnown), known(h.RunWait, h.RunWaitKnown)
+	if h.ThrottleKnown {
+		j.Throttling = &ThrottleJSON{Cgroup: h.Cgroup, Periods: h.Periods, ThrottledPeriods: h.Throttled,
+			ThrottledSeconds: h.ThrottledTime.Seconds(), QuotaCPUs: h.Quota}
 	}
 	return j
 }

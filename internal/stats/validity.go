@@ -3,7 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -29,10 +28,27 @@ type ValidityConfig struct {
 	// StarvedSteal is the CPU steal fraction from which a late generator is
 	// blamed on a starved host (0: 0.10).
 	StarvedSteal float64
+	// StarvedPressure is the CPU pressure ("some": the share of the window
+	// in which a runnable task waited for a CPU, /proc/pressure/cpu or the
+	// prober's cgroup v2 cpu.pressure) from which a late generator is
+	// blamed on a starved host (0: 0.20).
+	StarvedPressure float64
+	// StarvedThrottled is the share of the prober cgroup's CPU periods
+	// throttled by its quota from which a late generator is blamed on the
+	// CPU limit (0: 0.05).
+	StarvedThrottled float64
+	// StarvedRunWait is the time the prober's threads waited runnable for a
+	// CPU (schedstat, summed over threads) per second of the window from
+	// which a late generator is blamed on a starved host (0: 0.10).
+	StarvedRunWait float64
+	// StarvedBusy is the host's non-idle CPU share (/proc/stat) from which
+	// a late generator is blamed on a starved host (0: 0.95).
+	StarvedBusy float64
 }
 
 // DefaultValidity is used for every zero field of a ValidityConfig.
-var DefaultValidity = ValidityConfig{MaxLagP99: 10 * time.Millisecond, RateTolerance: 0.10, Z: 3.29, MinExpected: 10, StarvedSteal: 0.10}
+var DefaultValidity = ValidityConfig{MaxLagP99: 10 * time.Millisecond, RateTolerance: 0.10, Z: 3.29, MinExpected: 10, StarvedSteal: 0.10,
+	StarvedPressure: 0.20, StarvedThrottled: 0.05, StarvedRunWait: 0.10, StarvedBusy: 0.95}
 
 // Cause names why a generator was invalid. The set is closed (Causes); it
 // is a metric label value.
@@ -41,9 +57,14 @@ type Cause string
 // Causes of an invalid verdict.
 const (
 	// CauseHostStarved: the generator was late and the prober host lacked
-	// CPU (Go scheduler latency, CPU steal, or the prober using every CPU
-	// it has): the prober's trouble, not the target's.
+	// CPU (CPU pressure, a busy host, the prober's threads waiting
+	// runnable, Go scheduler latency, CPU steal, or the prober using every
+	// CPU it has): the prober's trouble, not the target's.
 	CauseHostStarved Cause = "host_starved"
+	// CauseCgroupThrottled: the generator was late and the prober's cgroup
+	// was throttled by its CPU quota (a Kubernetes CPU limit): the
+	// prober's trouble, not the target's.
+	CauseCgroupThrottled Cause = "cgroup_throttled"
 	// CauseDispatchLag: the generator was late though the host was not
 	// visibly starved (timer precision, a rate beyond one pacer).
 	CauseDispatchLag Cause = "dispatch_lag"
@@ -56,15 +77,17 @@ const (
 )
 
 // Causes lists every cause in a stable order.
-var Causes = []Cause{CauseHostStarved, CauseDispatchLag, CauseInFlightCap, CauseRateNotReached}
+var Causes = []Cause{CauseHostStarved, CauseCgroupThrottled, CauseDispatchLag, CauseInFlightCap, CauseRateNotReached}
 
 // Action is what to do about a cause.
 func (c Cause) Action() string {
 	switch c {
 	case CauseHostStarved:
-		return "give the prober more CPU (a dedicated or less busy host, a higher CPU limit), spin-wait the last part of each wait (--spin), or, if this lateness is acceptable, widen max_lag_p99 (--max-lag-p99)"
+		return "give the prober more CPU: move it to a less busy host or give it dedicated cores (other processes held the CPU), lower the rate or split it over more probers, or, if this lateness is acceptable, widen max_lag_p99 (--max-lag-p99); do not spin-wait (--spin): spinning burns the CPU the prober lacks"
+	case CauseCgroupThrottled:
+		return "raise or remove the prober's CPU limit (Kubernetes resources.limits.cpu; the cgroup's cpu.max or cpu.cfs_quota_us) and request what it uses (resources.requests.cpu), or lower the rate; do not spin-wait (--spin): spinning spends the quota sooner"
 	case CauseDispatchLag:
-		return "spin-wait the last part of each wait for tighter dispatch (--spin), lower the rate or split it over more probers, or widen max_lag_p99 (--max-lag-p99)"
+		return "lower the rate or split it over more probers, or widen max_lag_p99 (--max-lag-p99); spin-waiting the last part of each wait (--spin) tightens dispatch only where the host has a spare CPU"
 	case CauseInFlightCap:
 		return "raise the in-flight cap (max_in_flight, --max-in-flight); a cap that fills because the target is slow is the target's trouble, visible in its latency"
 	case CauseRateNotReached:
@@ -101,50 +124,6 @@ func (v Validity) Has(c Cause) bool {
 		}
 	}
 	return false
-}
-
-// HostHealth is the prober host's own health over a window: what tells a
-// starved prober from a slow target. Zero fields are unknown.
-type HostHealth struct {
-	// Known is false when nothing was measured: no host cause is named.
-	Known bool
-	// SchedCount and SchedP99: Go scheduler latency (time runnable
-	// goroutines waited for a CPU, runtime/metrics /sched/latencies:seconds)
-	// over the window, nearest rank over the runtime's buckets (upper bound).
-	SchedCount uint64
-	SchedP99   time.Duration
-	// ProcessCPU is the prober process's CPU time per second of the window
-	// (cores used); CPUs is GOMAXPROCS. ProcessCPUKnown says it was read.
-	ProcessCPU      float64
-	CPUs            int
-	ProcessCPUKnown bool
-	// Steal is the fraction of the host's CPU time stolen by the hypervisor
-	// (/proc/stat); StealKnown says /proc/stat had it.
-	Steal      float64
-	StealKnown bool
-	// Window is the time the health was read over.
-	Window time.Duration
-}
-
-// String describes the health in words, for reasons and logs.
-func (h HostHealth) String() string {
-	if !h.Known {
-		return "host health not measured"
-	}
-	parts := []string{}
-	if h.SchedCount > 0 {
-		parts = append(parts, "Go scheduler latency p99 "+fmtDur(h.SchedP99))
-	}
-	if h.ProcessCPUKnown {
-		parts = append(parts, fmt.Sprintf("prober CPU %.2f of %d cores", h.ProcessCPU, h.CPUs))
-	}
-	if h.StealKnown {
-		parts = append(parts, fmt.Sprintf("CPU steal %.0f%%", 100*h.Steal))
-	}
-	if len(parts) == 0 {
-		return "host health not measured"
-	}
-	return strings.Join(parts, ", ")
 }
 
 // Evidence is what the validity rule judges: the one rule behind the
@@ -194,6 +173,7 @@ func (c ValidityConfig) withDefaults() ValidityConfig {
 	if c.StarvedSteal > 0 {
 		d.StarvedSteal = c.StarvedSteal
 	}
+	d.hostThresholds(c)
 	return d
 }
 
@@ -225,8 +205,9 @@ func LagP99Exceeds(n, over int) bool {
 }
 
 // Judge is the validity rule. The generator is invalid when the dispatch-lag
-// p99 exceeds MaxLagP99 (cause host_starved when the host measurably lacked
-// CPU over the same window, else dispatch_lag), when any arrival was unsent
+// p99 exceeds MaxLagP99 (cause cgroup_throttled or host_starved when the
+// host measurably lacked CPU over the same window, else dispatch_lag: see
+// lateCause), when any arrival was unsent
 // at the in-flight cap (in_flight_cap), or, open loop with a known rate and
 // enough expected arrivals, when the first attempts dispatched leave the
 // RateBounds band (rate_not_reached; arrivals unsent at the cap count as
@@ -246,13 +227,9 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 			approx = "≈"
 		}
 		lag := fmt.Sprintf("dispatch-lag p99 %s%s exceeds %s (%d of %d dispatches later than that)", approx, fmtDur(e.LagP99), fmtDur(c.MaxLagP99), e.LagOver, e.LagCount)
-		if why := starved(c, e.Host); why != "" {
-			fail(CauseHostStarved, "prober host starved: %s; %s: the generator did not keep its schedule because the prober lacked CPU, not because of the target", why, lag)
-		} else if e.Host.Known {
-			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (%s: the host was not measurably starved)", lag, e.Host)
-		} else {
-			fail(CauseDispatchLag, "%s: the generator did not keep its schedule (the prober host's health was not measured)", lag)
-		}
+		late := c.lateCause(e.Host, lag)
+		fail(late.Cause, "%s", late.Reason)
+		v.Causes[len(v.Causes)-1].Action = late.Action
 	}
 	if e.ClientCap > 0 {
 		fail(CauseInFlightCap, "in-flight cap full: %d arrival(s) unsent (client_cap): offered load was suppressed", e.ClientCap)
@@ -292,30 +269,6 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 			FormatRate(float64(offered)/e.Window.Seconds()), FormatRate(e.RequestedRate), c.RateTolerance*100, offered, capped, math.Max(lo, 0), hi, lambda, why)
 	}
 	return v
-}
-
-// starved says how the host was starved ("" when it was not measurably):
-// the Go scheduler made runnable goroutines wait StarvedSchedP99 or more at
-// p99, the hypervisor stole StarvedSteal or more of the CPU, or the prober
-// used 90% or more of every CPU it may use.
-func starved(c ValidityConfig, h HostHealth) string {
-	if !h.Known {
-		return ""
-	}
-	var why []string
-	if h.SchedCount > 0 && h.SchedP99 >= c.StarvedSchedP99 {
-		why = append(why, fmt.Sprintf("Go scheduler latency p99 %s (runnable goroutines waited that long for a CPU; %s or more is starvation)", fmtDur(h.SchedP99), fmtDur(c.StarvedSchedP99)))
-	}
-	if h.StealKnown && h.Steal >= c.StarvedSteal {
-		why = append(why, fmt.Sprintf("CPU steal %.0f%% of the host's CPU time", 100*h.Steal))
-	}
-	if h.ProcessCPUKnown && h.CPUs > 0 && h.ProcessCPU >= 0.9*float64(h.CPUs) {
-		why = append(why, fmt.Sprintf("the prober used %.2f of its %d cores", h.ProcessCPU, h.CPUs))
-	}
-	if len(why) == 0 {
-		return ""
-	}
-	return strings.Join(why, "; ") + " [" + h.String() + "]"
 }
 
 // fmtDur formats a duration to three significant figures.

@@ -73,6 +73,17 @@ const (
 	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
 	metricLedgerRotations = "llmprobe_ledger_rotations_total"
 	metricFleetInfo       = "llmprobe_fleet_info"
+
+	metricHostBusy            = "llmprobe_host_cpu_busy_seconds_total"
+	metricHostSteal           = "llmprobe_host_cpu_steal_seconds_total"
+	metricHostCPUs            = "llmprobe_host_cpus"
+	metricHostPressure        = "llmprobe_host_cpu_pressure_waiting_seconds_total"
+	metricCgroupPressure      = "llmprobe_cgroup_cpu_pressure_waiting_seconds_total"
+	metricCgroupPeriods       = "llmprobe_cgroup_cpu_periods_total"
+	metricCgroupThrottled     = "llmprobe_cgroup_cpu_throttled_periods_total"
+	metricCgroupThrottledSecs = "llmprobe_cgroup_cpu_throttled_seconds_total"
+	metricCgroupQuota         = "llmprobe_cgroup_cpu_quota_cpus"
+	metricRunQueueWait        = "llmprobe_run_queue_wait_seconds_total"
 )
 
 // Units of the catalog.
@@ -129,7 +140,7 @@ func Metrics() []MetricSpec {
 		{Name: metricGeneratorValid, Kind: KindGauge, Labels: []string{labelTarget},
 			Help: "1 when the load generator kept its schedule over the last minute (dispatch-lag p99 within the target's max_lag_p99, no arrival unsent at the in-flight cap), else 0. It judges the prober, not the target."},
 		{Name: metricInvalidCause, Kind: KindGauge, Labels: []string{labelTarget, labelCause},
-			Help: "1 for each cause of the current invalid generator verdict (host_starved, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
+			Help: "1 for each cause of the current invalid generator verdict (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
 		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget},
 			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
 
@@ -170,6 +181,30 @@ func Metrics() []MetricSpec {
 			Help: "Failed writes, flushes, opens or rotations of the JSONL ledger."},
 		{Name: metricLedgerRotations, Kind: KindCounter, Unit: "rotations",
 			Help: "JSONL ledger files rotated."},
+
+		// The prober host's CPU (registered by WatchHost; read at scrape
+		// time; absent where the platform or the cgroup does not expose
+		// them). What tells a starved prober from a slow target.
+		{Name: metricHostBusy, Kind: KindCounter, Unit: unitSeconds,
+			Help: "CPU time the prober's host spent busy (all but idle and iowait), over all its CPUs (/proc/stat); rate() divided by llmprobe_host_cpus is its busy share."},
+		{Name: metricHostSteal, Kind: KindCounter, Unit: unitSeconds,
+			Help: "CPU time stolen from the prober's host by its hypervisor, over all its CPUs (/proc/stat)."},
+		{Name: metricHostCPUs, Kind: KindGauge, Unit: "cpus",
+			Help: "CPUs of the prober's host (/proc/stat)."},
+		{Name: metricHostPressure, Kind: KindCounter, Unit: unitSeconds,
+			Help: "Host CPU pressure: time in which at least one runnable task on the prober's host waited for a CPU (/proc/pressure/cpu, some total); rate() is the share of time stalled."},
+		{Name: metricCgroupPressure, Kind: KindCounter, Unit: unitSeconds,
+			Help: "CPU pressure of the prober's own cgroup v2 (cpu.pressure, some total); absent in the root cgroup or without cgroup v2."},
+		{Name: metricCgroupPeriods, Kind: KindCounter, Unit: "periods",
+			Help: "CPU quota enforcement periods of the prober's cgroup with runnable tasks (cpu.stat nr_periods, cgroup v1 cpu controller or v2)."},
+		{Name: metricCgroupThrottled, Kind: KindCounter, Unit: "periods",
+			Help: "Periods in which the prober's cgroup ran out of its CPU quota and was throttled (cpu.stat nr_throttled)."},
+		{Name: metricCgroupThrottledSecs, Kind: KindCounter, Unit: unitSeconds,
+			Help: "Time the prober cgroup's tasks were held back by its CPU quota (cpu.stat throttled_time or throttled_usec)."},
+		{Name: metricCgroupQuota, Kind: KindGauge, Unit: "cpus",
+			Help: "CPU limit of the prober's cgroup in CPUs (cpu.max or cpu.cfs_quota_us / cpu.cfs_period_us); absent without a quota."},
+		{Name: metricRunQueueWait, Kind: KindCounter, Unit: unitSeconds,
+			Help: "Time the prober's threads were runnable but waiting for a CPU, summed over threads (/proc/self/task/*/schedstat)."},
 	}
 }
 
@@ -238,6 +273,6 @@ func Labels() []LabelSpec {
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
-		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_* counters) when a region is configured (one prober per region); absent otherwise."},
+		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series) when a region is configured (one prober per region); absent otherwise."},
 	}
 }

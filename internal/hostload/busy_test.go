@@ -1,0 +1,68 @@
+package hostload
+
+import (
+	"context"
+	"os/exec"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// busyLoops starts n shell busy loops (other processes holding the
+// cores, as on a shared host), killed when the test ends or after limit.
+func busyLoops(t *testing.T, n int, limit time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	var cmds []*exec.Cmd
+	for range n {
+		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			cancel()
+			t.Skipf("cannot start a busy loop: %v", err)
+		}
+		cmds = append(cmds, c)
+	}
+	t.Cleanup(func() {
+		cancel() // kills each loop by its own process
+		for _, c := range cmds {
+			_ = c.Wait()
+		}
+	})
+}
+
+// TestBusyLoopsSeen: with more busy loops than the host has CPUs, the
+// reader sees the host busy and (where the kernel has PSI) under CPU
+// pressure, and a late generator over that window is blamed on the host,
+// not on dispatch, and is not advised to spin. Before the host was read
+// where its pressure lives, such a host counted as "not measurably
+// starved" (the prober's own CPU and the Go scheduler saw nothing).
+func TestBusyLoopsSeen(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if testing.Short() {
+		t.Skip("starts busy loops for a few seconds")
+	}
+	busyLoops(t, max(3, runtime.NumCPU()+1), time.Minute)
+	time.Sleep(300 * time.Millisecond) // let the loops take the CPUs
+	r := NewReader()
+	a := r.Take()
+	time.Sleep(2 * time.Second)
+	h := Between(a, r.Take())
+	if !h.BusyKnown || h.Busy < 0.9 {
+		t.Errorf("host busy %.2f (known %v) under %d busy loops on %d CPUs, want ≥ 0.9", h.Busy, h.BusyKnown, max(3, runtime.NumCPU()+1), h.HostCPUs)
+	}
+	if h.PressureKnown && h.Pressure < 0.2 {
+		t.Errorf("host CPU pressure %.2f under busy loops, want ≥ 0.2", h.Pressure)
+	}
+	if !h.RunWaitKnown {
+		t.Errorf("run-queue wait not read: %+v", h)
+	}
+	v := stats.ValidityConfig{}.Judge(stats.Evidence{LagCount: 100, LagOver: 10, LagP99: 40 * time.Millisecond, Host: h})
+	if len(v.Causes) != 1 || (v.Causes[0].Cause != stats.CauseHostStarved && v.Causes[0].Cause != stats.CauseCgroupThrottled) {
+		t.Fatalf("a late generator on a busy host: causes %+v (host %s), want a host cause", v.Causes, h)
+	}
+	t.Logf("%s: %s", v.Causes[0].Cause, v.Reasons[0])
+}
