@@ -2,6 +2,7 @@ package ladder
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -38,4 +39,13 @@ func judgeSteady(ls *stats.LadderStep, q serverQueue) {
 	for i := range ls.Classes {
 		ls.Classes[i].Summary.Steady = ls.Summary.Steady
 	}
+}
+
+// failedWhy says how a failing step failed: its gates, or its steady state
+// (a saturated step fails whatever its good fraction).
+func failedWhy(s stats.LadderStep, target float64) string {
+	if st := s.Summary.Steady; st != nil && st.Saturated && s.Summary.GoodFraction >= target {
+		return "was " + st.Reason
+	}
+	return fmt.Sprintf("failed its gates (good fraction below %g)", target)
 }

@@ -216,7 +216,11 @@ func JudgeSteady(s Steady) Steady {
 		return s
 	}
 	s.Saturated = true
-	parts := []string{fmt.Sprintf("completions %s req/s behind arrivals %s req/s", FormatRate(s.CompletionRate), FormatRate(s.ArrivalRate)),
+	rel := "behind"
+	if s.CompletionRate >= s.ArrivalRate {
+		rel = "keeping up with" // a rising TTFT named it, or the server's queue
+	}
+	parts := []string{fmt.Sprintf("completions %.1f req/s %s arrivals %.1f req/s", s.CompletionRate, rel, s.ArrivalRate),
 		fmt.Sprintf("backlog %+d", s.Backlog)}
 	if s.ServerWaitingEnd != nil {
 		parts = append(parts, fmt.Sprintf("server queue %g→%g", *s.ServerWaitingStart, *s.ServerWaitingEnd))
