@@ -28,6 +28,11 @@ const (
 	// SaturationMinRise is the smallest TTFT rise, late third's median over
 	// the early third's, as a fraction of the early median.
 	SaturationMinRise = 0.25
+	// SaturationMidShare: a rising TTFT must rise through the step, its
+	// middle third's median at least this share of the way from the early
+	// median to the late one (a burst of Poisson arrivals late in a healthy
+	// step raises only the last third).
+	SaturationMidShare = 0.2
 	// SaturationMinSample is the fewest arrivals over the span, and the
 	// fewest TTFTs in each third, a step needs to be judged at all.
 	SaturationMinSample = 10
@@ -64,6 +69,7 @@ type Steady struct {
 	TTFTEarly    int     `json:"ttft_early_n"`
 	TTFTLate     int     `json:"ttft_late_n"`
 	TTFTEarlyP50 float64 `json:"ttft_early_p50_s"`
+	TTFTMidP50   float64 `json:"ttft_mid_p50_s"`
 	TTFTLateP50  float64 `json:"ttft_late_p50_s"`
 	TTFTSlope    float64 `json:"ttft_slope_ms_per_s"`
 	TTFTZ        float64 `json:"ttft_z"`
@@ -110,7 +116,7 @@ func (sa *steadyAcc) evidence(start, w time.Duration, pending int) Steady {
 	t0, t1 := start+w/3, start+w
 	var s Steady
 	s.SpanSeconds = (t1 - t0).Seconds()
-	var early, late []float64
+	var early, mid, late []float64
 	for _, e := range sa.ev {
 		ended := func(t time.Duration) bool { return e.end > 0 && e.end <= t }
 		if e.dispatched <= t0 && !ended(t0) {
@@ -131,6 +137,8 @@ func (sa *steadyAcc) evidence(start, w time.Duration, pending int) Steady {
 				early = append(early, e.ttft.Seconds())
 			case e.planned >= start+2*w/3:
 				late = append(late, e.ttft.Seconds())
+			default:
+				mid = append(mid, e.ttft.Seconds())
 			}
 		}
 	}
@@ -148,6 +156,10 @@ func (sa *steadyAcc) evidence(start, w time.Duration, pending int) Steady {
 		slices.Sort(late)
 		me, ml := median(early), median(late)
 		s.TTFTEarlyP50, s.TTFTLateP50 = me, ml
+		if len(mid) > 0 {
+			slices.Sort(mid)
+			s.TTFTMidP50 = median(mid)
+		}
 		if gap := (2 * w / 3).Seconds(); gap > 0 {
 			s.TTFTSlope = (ml - me) * 1000 / gap
 		}
@@ -193,8 +205,9 @@ func (s Steady) WithServer(start, end float64) Steady {
 //   - its backlog grew significantly (z ≥ SaturationZ) and by at least
 //     SaturationMinDeficit of the span's arrivals, or
 //   - its TTFT rose significantly (Mood's z ≥ SaturationZ) by at least
-//     SaturationMinRise of the early median, while its backlog grew by at
-//     least SaturationSupportZ standard deviations.
+//     SaturationMinRise of the early median, through the step (the middle
+//     third's median SaturationMidShare of the way up), while its backlog
+//     grew by at least SaturationSupportZ standard deviations.
 //
 // A step with fewer than SaturationMinSample arrivals over the span is not
 // judged (never saturated); the TTFT trend needs as many TTFTs in each
@@ -211,7 +224,7 @@ func JudgeSteady(s Steady) Steady {
 	deficit := z >= SaturationZ && growth >= SaturationMinDeficit*float64(s.Arrivals)
 	rising := s.TTFTEarly >= SaturationMinSample && s.TTFTLate >= SaturationMinSample &&
 		s.TTFTZ >= SaturationZ && s.TTFTLateP50-s.TTFTEarlyP50 >= SaturationMinRise*s.TTFTEarlyP50 &&
-		z >= SaturationSupportZ
+		s.TTFTMidP50-s.TTFTEarlyP50 >= SaturationMidShare*(s.TTFTLateP50-s.TTFTEarlyP50) && z >= SaturationSupportZ
 	if !deficit && !rising {
 		return s
 	}
@@ -253,6 +266,7 @@ type SteadyPart struct {
 	TTFTEarly     int     `json:"ttft_early_n"`
 	TTFTLate      int     `json:"ttft_late_n"`
 	TTFTEarlyP50  float64 `json:"ttft_early_p50_s"`
+	TTFTMidP50    float64 `json:"ttft_mid_p50_s"`
 	TTFTLateP50   float64 `json:"ttft_late_p50_s"`
 	TTFTSlope     float64 `json:"ttft_slope_ms_per_s"`
 	TTFTZ         float64 `json:"ttft_z"`
@@ -261,7 +275,7 @@ type SteadyPart struct {
 func (s Steady) part() *SteadyPart {
 	return &SteadyPart{SpanNS: int64(s.SpanSeconds * 1e9), Arrivals: s.Arrivals, Completions: s.Completions,
 		InFlightStart: s.InFlightStart, InFlightEnd: s.InFlightEnd, TTFTEarly: s.TTFTEarly, TTFTLate: s.TTFTLate,
-		TTFTEarlyP50: s.TTFTEarlyP50, TTFTLateP50: s.TTFTLateP50, TTFTSlope: s.TTFTSlope, TTFTZ: s.TTFTZ}
+		TTFTEarlyP50: s.TTFTEarlyP50, TTFTMidP50: s.TTFTMidP50, TTFTLateP50: s.TTFTLateP50, TTFTSlope: s.TTFTSlope, TTFTZ: s.TTFTZ}
 }
 
 // check reports what makes p unmergeable.
@@ -271,7 +285,7 @@ func (p SteadyPart) check(attempts int) error {
 			return fmt.Errorf("steady: count %d out of range", n)
 		}
 	}
-	for _, x := range []float64{p.TTFTEarlyP50, p.TTFTLateP50, p.TTFTSlope, p.TTFTZ} {
+	for _, x := range []float64{p.TTFTEarlyP50, p.TTFTMidP50, p.TTFTLateP50, p.TTFTSlope, p.TTFTZ} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return fmt.Errorf("steady: a figure is not finite")
 		}
@@ -313,7 +327,8 @@ func mergeSteady(parts []*SteadyPart) *Steady {
 	s.BacklogZ = float64(s.Backlog) / math.Sqrt(float64(s.InFlightStart+s.InFlightEnd+1))
 	if worst >= 0 {
 		w := parts[worst]
-		s.TTFTEarly, s.TTFTLate, s.TTFTEarlyP50, s.TTFTLateP50, s.TTFTSlope, s.TTFTZ = w.TTFTEarly, w.TTFTLate, w.TTFTEarlyP50, w.TTFTLateP50, w.TTFTSlope, w.TTFTZ
+		s.TTFTEarly, s.TTFTLate, s.TTFTEarlyP50, s.TTFTMidP50, s.TTFTLateP50 = w.TTFTEarly, w.TTFTLate, w.TTFTEarlyP50, w.TTFTMidP50, w.TTFTLateP50
+		s.TTFTSlope, s.TTFTZ = w.TTFTSlope, w.TTFTZ
 	}
 	j := JudgeSteady(*s)
 	return &j

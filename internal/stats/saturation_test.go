@@ -100,18 +100,19 @@ func TestSaturationRule(t *testing.T) {
 }
 
 // TestSaturationFalseAlarms: the margin over many seeds, on short (10 s)
-// steps against a small queue (4 slots), the hardest case: a healthy
-// queue at 0.5 × its service rate is named saturated in at most 1 % of 300
-// steps, at 0.75 × in at most 5 % (measured: 2.7 %; Poisson bursts fill a
-// 4-slot queue for seconds), and at 1.25 × it is named saturated in at
-// least 85 % (measured: 92 %), at 1.5 × in every one.
+// steps against a small queue (4 slots, service ±30 %), the hardest case:
+// a healthy queue at 0.5 × its service rate is named saturated in at most
+// 1 % of 300 steps, at 0.75 × in at most 2.5 % (measured: 1 %; a burst of
+// Poisson arrivals fills a 4-slot queue for seconds), and at 1.25 × it is
+// named saturated in at least 80 % (measured: 87 %, from the client's
+// evidence alone), at 1.5 × in every one.
 func TestSaturationFalseAlarms(t *testing.T) {
 	const slots, service, n = 4, 340 * time.Millisecond, 300
 	capacity := float64(slots) / service.Seconds()
 	for _, tc := range []struct {
 		load     float64
 		min, max float64 // share of steps named saturated
-	}{{0.5, 0, 0.01}, {0.75, 0, 0.05}, {1.25, 0.85, 1}, {1.5, 0.99, 1}} {
+	}{{0.5, 0, 0.01}, {0.75, 0, 0.025}, {1.25, 0.8, 1}, {1.5, 0.99, 1}} {
 		hits := 0
 		for seed := uint64(1); seed <= n; seed++ {
 			rate := tc.load * capacity
