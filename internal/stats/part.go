@@ -233,6 +233,7 @@ func (a *Accumulator) absorb(p Part) error {
 	if p.TTFTBoundary != "" {
 		s.TTFTBoundary = p.TTFTBoundary
 	}
+	a.absorbed++
 	if p.Steady != nil {
 		a.steadyParts = append(a.steadyParts, p.Steady)
 	}

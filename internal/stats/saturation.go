@@ -341,7 +341,9 @@ func (a *Accumulator) steadyVerdict() *Steady {
 	case a.steady != nil && a.s.Window > 0:
 		j := JudgeSteady(a.steady.evidence(a.cfg.Start, a.s.Window, a.s.Pending))
 		return &j
-	case len(a.steadyParts) > 0:
+	case len(a.steadyParts) > 0 && len(a.steadyParts) == a.absorbed:
+		// every part carried evidence (a part without, from a shard that
+		// keeps none, would leave the sums short: no verdict then)
 		return mergeSteady(a.steadyParts)
 	}
 	return nil

@@ -208,6 +208,12 @@ func TestSteadyMerge(t *testing.T) {
 	if !st.Saturated {
 		t.Errorf("merged step not saturated: %+v", *st)
 	}
+	bare := parts[1]
+	bare.Steady = nil
+	if mixed, err := Merge(Config{Mode: ledger.ModeOpen, RequestedRate: 1.25 * capacity, Window: 20 * time.Second,
+		Validity: ValidityConfig{MaxLagP99: time.Second}}, []Part{parts[0], bare}); err != nil || mixed.Steady != nil {
+		t.Errorf("a merge where one part kept no evidence: %v, %+v", err, mixed.Steady)
+	}
 	bad := parts[0]
 	bad.Steady = &SteadyPart{Arrivals: 5, Completions: 1, InFlightStart: 0, InFlightEnd: 1}
 	if _, err := Merge(Config{Mode: ledger.ModeOpen, Window: 20 * time.Second, Validity: ValidityConfig{MaxLagP99: time.Second}}, []Part{bad}); err == nil {

@@ -167,6 +167,7 @@ type Accumulator struct {
 	window0                                                    time.Duration // cfg.Window before SetWindow
 	steady                                                     *steadyAcc    // Config.Steady
 	steadyParts                                                []*SteadyPart // merged parts' evidence
+	absorbed                                                   int           // parts merged
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
