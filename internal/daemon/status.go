@@ -81,7 +81,8 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 			if !ok {
 				continue
 			}
-			steps = append(steps, telemetry.LadderStep{Step: s.Index, OfferedRate: cs.Rate, TTFTP95: cs.Summary.TTFT.P95, Goodput: cs.Summary.GoodputPerSecond})
+			steps = append(steps, telemetry.LadderStep{Step: s.Index, OfferedRate: cs.Rate, TTFTP95: cs.Summary.TTFT.P95,
+				Goodput: cs.Summary.GoodputPerSecond, Saturated: saturatedGauge(s.Summary.Steady)})
 		}
 		// No qualifying step / no knee is an absent series, never a 0 req/s figure.
 		capacity, knee := v.Capacity, v.Knee
@@ -149,4 +150,16 @@ func (d *Daemon) handler() http.Handler {
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
 		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
 	}))
+}
+
+// saturatedGauge is a step's llmprobe_ladder_step_saturated value: 1
+// saturated, 0 steady, -1 not judged (no series).
+func saturatedGauge(s *stats.Steady) int {
+	switch {
+	case s == nil || !s.Judged:
+		return -1
+	case s.Saturated:
+		return 1
+	}
+	return 0
 }

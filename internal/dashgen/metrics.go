@@ -31,6 +31,7 @@ var Metrics = []string{
 	"llmprobe_ladder_step_offered_rate_requests_per_second",
 	"llmprobe_ladder_step_ttft_p95_seconds",
 	"llmprobe_ladder_step_goodput_requests_per_second",
+	"llmprobe_ladder_step_saturated",
 	"llmprobe_budget_remaining_tokens",
 	"llmprobe_budget_remaining_requests",
 	"llmprobe_slo_ttft_seconds",

@@ -168,6 +168,7 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	sum.Validity = stats.FleetValidity(sum.Validity, verdicts)
 	for k := range classes {
 		classes[k].Summary.Validity = sum.Validity // one fleet generator: the step's verdict is every class's
+		classes[k].Summary.Steady = sum.Steady     // one target, one queue: the step's saturation is every class's
 	}
 	return stats.LadderStep{Index: i, Rate: rate, Summary: sum, Classes: classes}, pending, rows
 }

@@ -101,9 +101,15 @@ type StepRow struct {
 	// dispatch_lag, in_flight_cap, rate_not_reached).
 	// The same shape as the JSON report's invalid_causes.
 	InvalidCauses []stats.InvalidCause `json:"invalid_causes,omitempty"`
-	Met           bool                 `json:"met"` // valid and good fraction at or above the target
-	AbortReason   string               `json:"abort_reason,omitempty"`
-	Classes       []ClassRow           `json:"classes,omitempty"` // per class (ladders with more than one class)
+	Met           bool                 `json:"met"` // valid, good fraction at or above the target, and not saturated
+	// Saturated is the steady-state verdict (docs/ladder.md#saturation): a
+	// saturated step is never the capacity. Saturation says why; Steady is
+	// its evidence (absent for a step that kept none).
+	Saturated   bool          `json:"saturated,omitempty"`
+	Saturation  string        `json:"saturation,omitempty"`
+	Steady      *stats.Steady `json:"steady,omitempty"`
+	AbortReason string        `json:"abort_reason,omitempty"`
+	Classes     []ClassRow    `json:"classes,omitempty"` // per class (ladders with more than one class)
 	// Server is the target's own view of the step (server_metrics), with
 	// its one-line explanation; absent when none is configured.
 	Server *servermetrics.View `json:"server,omitempty"`
@@ -156,6 +162,9 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 		AbortReason: st.AbortReason,
 	}
 	r.InvalidCauses = append(r.InvalidCauses, s.Validity.Causes...)
+	if s.Steady != nil {
+		r.Steady, r.Saturated, r.Saturation = s.Steady, s.Steady.Saturated, s.Steady.Reason
+	}
 	if st.Server != nil {
 		r.Server = st.Server
 		r.TTFTGap = servermetrics.Gap(*st.Server, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)
@@ -197,6 +206,9 @@ type Result struct {
 	CapacityBound stats.Bound `json:"capacity_bound,omitempty"`
 	Knee          float64     `json:"knee"` // req/s; 0 when no knee
 	KneeStep      int         `json:"knee_step"`
+	// SaturatedSteps are the valid steps judged saturated (never the
+	// capacity, at or past the knee); absent when none.
+	SaturatedSteps []int `json:"saturated_steps,omitempty"`
 	// Classes are the per-class verdicts (each class judged on its own
 	// records and gates; rates in the class's offered rate).
 	Classes     []ClassResult `json:"classes,omitempty"`

@@ -196,6 +196,9 @@ func Conclude(cfg Config, res Result, steps []stats.LadderStep, pending []int, i
 		if i < len(pending) {
 			res.Steps[i].Pending = pending[i]
 		}
+		if res.Steps[i].Saturated && res.Steps[i].Valid {
+			res.SaturatedSteps = append(res.SaturatedSteps, res.Steps[i].Step)
+		}
 	}
 	if n := len(steps); n > 0 && steps[n-1].Aborted {
 		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
@@ -245,7 +248,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 		flight: map[uint64]*inFlight{},
 		acc: stats.NewAccumulator(stats.Config{
 			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
-			ClassGates: classGates, Validity: cfg.Validity,
+			ClassGates: classGates, Validity: cfg.Validity, Steady: true,
 		}),
 		class: map[string]*stats.Accumulator{},
 	}
@@ -328,6 +331,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 		hostBefore <- cfg.Host.Take()
 	}
 	st.acc.SetHost(hostload.Between(<-hostBefore, cfg.Host.Take()))
+	queue := markQueue(ctx, srv)
 	// Arrivals stopped early (a mid-step rule, Abort, ctx ended) shorten
 	// the step's window to the time its schedule actually ran: every
 	// arrival recorded was planned before now (Open ends those that fell
@@ -385,6 +389,7 @@ settle:
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
 		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
 	}
+	judgeSteady(&ls, queue)
 	row := Row(ls, cfg.GoodFractionTarget)
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
 	return ls, sum.Pending, st, nil

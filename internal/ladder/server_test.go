@@ -119,7 +119,7 @@ func TestServerMetricsFailureNeverFailsTheLadder(t *testing.T) {
 
 	var n atomic.Int32
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		if n.Add(1)%2 == 0 { // every step: the start scrape answers, the end scrape fails
+		if n.Add(1)%3 != 1 { // every step: the start scrape answers, the mark at its window's end and the end scrape fail
 			http.Error(w, "down", http.StatusInternalServerError)
 			return
 		}

@@ -15,7 +15,7 @@ func stopHere(steps []stats.LadderStep, cfg Config) string {
 	failed := firstFailing(steps, cfg.GoodFractionTarget)
 	if failed > 0 && n >= failed+cfg.StopAt.stepsPastFailure() {
 		if n == failed {
-			return fmt.Sprintf("stop_at %s: step %d failed its gates (good fraction below %g)", cfg.StopAt, steps[failed-1].Index, cfg.GoodFractionTarget)
+			return fmt.Sprintf("stop_at %s: step %d %s", cfg.StopAt, steps[failed-1].Index, failedWhy(steps[failed-1], cfg.GoodFractionTarget))
 		}
 		return fmt.Sprintf("stop_at %s: step %d is one past step %d, the first that failed its gates", cfg.StopAt, steps[n-1].Index, steps[failed-1].Index)
 	}

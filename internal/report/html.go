@@ -21,6 +21,7 @@ table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; }
 tr.invalid td { color: #a00; }
+tr.saturated td { color: #b35c00; }
 p.note { color: #555; font-size: 13px; }
 </style>
 </head>
@@ -36,8 +37,8 @@ Gates: {{.Gates}}.</p>
 {{end}}</table>
 {{end}}{{.SVG}}
 <table>
-<tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th><th>retries</th></tr>
-{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{.ValidCell}}</td><td>{{.Retries}}</td></tr>
+<tr><th>step</th><th>rate (req/s)</th><th>planned</th><th>dispatched</th><th>unsent</th><th>ok</th><th>rejected</th><th>other failures</th><th>censored</th><th>TTFT p50</th><th>TTFT p95</th><th>e2e p95</th><th>goodput (req/s)</th><th>good fraction</th><th>valid</th><th>steady</th><th>retries</th></tr>
+{{range .Rows}}<tr{{if not .Valid}} class="invalid"{{else if .Saturated}} class="saturated"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Planned}}</td><td>{{.Dispatched}}</td><td>{{.Unsent}}</td><td>{{.OK}}</td><td>{{.Rejected}}</td><td>{{.Other}}</td><td>{{.Censored}}</td><td>{{.TTFT50}}</td><td>{{.TTFT95}}</td><td>{{.E2E95}}</td><td>{{.Goodput}}</td><td>{{.GoodFrac}}</td><td>{{.ValidCell}}</td><td>{{.SteadyCell}}</td><td>{{.Retries}}</td></tr>
 {{end}}</table>
 {{range .Notes}}<p class="note">{{.}}</p>
 {{end}}{{if .Server}}<h2>Server view ({{.ServerSource}})</h2>
@@ -47,7 +48,7 @@ Gates: {{.Gates}}.</p>
 {{range .Server}}<tr{{if .Unavailable}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Running}}</td><td>{{.Waiting}}</td><td>{{.KV}}</td><td>{{.SrvP50}}</td><td>{{.SrvP95}}</td><td>{{.SrvN}}</td><td>{{.CliP50}}</td><td>{{.CliP95}}</td><td>{{.GapP50}}</td><td>{{.GapP95}}</td><td style="text-align:left">{{.Explanation}}</td></tr>
 {{end}}</table>
 <p class="note">{{.GapNote}}.</p>
-{{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration (the time its arrivals ran, when they were stopped early). Capacity = the highest valid step whose good fraction (good / planned; requests still in flight when the step was summarised count as planned and not good) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
+{{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration (the time its arrivals ran, when they were stopped early). Capacity = the highest valid step whose good fraction (good / planned; requests still in flight when the step was summarised count as planned and not good) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. A saturated step (orange: its backlog grew or its TTFT climbed through the step, see its note) is never the capacity and is at or past the knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
 </body>
 </html>
 `))
@@ -58,7 +59,8 @@ type pageRow struct {
 	Planned, Dispatched, Unsent, OK, Rejected, Other, Censored int
 	Retries                                                    int
 	TTFT50, TTFT95, E2E95, Goodput, GoodFrac, ValidCell        string
-	Valid                                                      bool
+	SteadyCell                                                 string
+	Valid, Saturated                                           bool
 }
 
 type classRow struct{ Class, Capacity, Knee string }
@@ -110,6 +112,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 			Censored: s.Censored, Retries: s.Retries,
 			TTFT50: pdur(s.TTFT, s.TTFT.P50), TTFT95: pdur(s.TTFT, s.TTFT.P95), E2E95: pdur(s.E2E, s.E2E.P95),
 			Goodput: num(s.GoodputPerSecond), GoodFrac: goodFraction(s), Valid: s.Validity.Valid, ValidCell: validCell(s.Validity),
+			Saturated: s.Saturated(), SteadyCell: steadyCell(s),
 		})
 		data.Notes = append(data.Notes, stepNotes(st)...)
 	}

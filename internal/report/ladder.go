@@ -23,13 +23,13 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest valid step's\n\n",
 		ladderGates(res), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tretries\t\n")
+	fmt.Fprint(tw, "step\trate\tplanned\tdispatched\tunsent\tok\trejected\tother fail\tcensored\tTTFT p50\tTTFT p95\te2e p95\tgoodput\tgood%\tvalid\tsteady\tretries\t\n")
 	for _, st := range res.Steps {
 		s := st.Summary
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n",
 			st.Index, num(st.Rate), s.Planned, s.Dispatched, s.Unsent, s.Completed, s.Rejected, otherFailures(s), s.Censored,
 			pdur(s.TTFT, s.TTFT.P50), pdur(s.TTFT, s.TTFT.P95), pdur(s.E2E, s.E2E.P95),
-			num(s.GoodputPerSecond), goodFraction(s), validCell(s.Validity), s.Retries)
+			num(s.GoodputPerSecond), goodFraction(s), validCell(s.Validity), steadyCell(s), s.Retries)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("report: ladder table: %w", err)
@@ -71,6 +71,18 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	return nil
 }
 
+// steadyCell is a step's steady-state column: "yes", "SATURATED", or "-"
+// when it was not judged (too few arrivals, or no evidence kept).
+func steadyCell(s stats.Summary) string {
+	switch {
+	case s.Steady == nil || !s.Steady.Judged:
+		return "-"
+	case s.Steady.Saturated:
+		return "SATURATED"
+	}
+	return "yes"
+}
+
 // validCell is a step's validity column: "yes", or "NO" with its causes.
 func validCell(v stats.Validity) string {
 	if v.Valid {
@@ -103,8 +115,14 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 			next = st.Rate
 		}
 	}
-	return fmt.Sprintf("%s req/s%s (step %d): the highest valid step with good fraction ≥ %s; the valid %s req/s step failed, so the limit lies between the two",
-		num(v.Capacity), unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), num(next))
+	how := "failed"
+	for _, st := range res.Steps {
+		if st.Rate == next && st.Summary.Saturated() {
+			how = "was saturated"
+		}
+	}
+	return fmt.Sprintf("%s req/s%s (step %d): the highest valid step with good fraction ≥ %s and not saturated; the valid %s req/s step %s, so the limit lies between the two",
+		num(v.Capacity), unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), num(next), how)
 }
 
 // invalidNote names the invalid steps, which capacity and knee never use.
@@ -176,6 +194,9 @@ func stepNotes(st stats.LadderStep) []string {
 		out = append(out, fmt.Sprintf("step %d: %d request(s) still in flight when it was summarised (the settle wait ended): in no outcome column, counted as planned and not good in its good fraction (good %d / (planned %d + pending %d))",
 			st.Index, s.Pending, s.Good, s.Planned, s.Pending))
 	}
+	if s := st.Summary.Steady; s != nil && s.Saturated && st.Summary.Validity.Valid {
+		out = append(out, fmt.Sprintf("step %d %s: not steady, never the capacity whatever its good fraction", st.Index, s.Reason))
+	}
 	if st.Aborted {
 		out = append(out, fmt.Sprintf("step %d aborted the ladder: %s", st.Index, st.AbortReason))
 	}
@@ -230,24 +251,29 @@ type LadderStepJSON struct {
 	// WindowS is the step's window in seconds when its arrivals stopped
 	// early (an abort or interrupt): every rate is over it. Absent when
 	// the step ran its whole duration.
-	WindowS      float64         `json:"window_s,omitempty"`
-	Retries      int             `json:"retries"`    // further attempts of those arrivals (not demand)
-	Dispatched   int             `json:"dispatched"` // attempts sent, retries included
-	Unsent       int             `json:"unsent"`
-	Outcomes     map[string]int  `json:"outcomes"`
-	TTFT         Dist            `json:"ttft"`
-	E2E          Dist            `json:"e2e"`
-	DispatchLag  Dist            `json:"dispatch_lag"`
-	Goodput      float64         `json:"goodput"`
-	GoodFraction float64         `json:"good_fraction"`
-	Valid        bool            `json:"valid"` // the generator kept its schedule (says nothing about the target)
-	Invalid      []string        `json:"invalid_reasons"`
-	Causes       []CauseJSON     `json:"invalid_causes"`
-	Host         *HostJSON       `json:"host,omitempty"`
-	Met          bool            `json:"met"` // valid and good fraction at or above the target
-	Classes      []ClassStepJSON `json:"classes,omitempty"`
-	Aborted      bool            `json:"aborted"`
-	AbortReason  string          `json:"abort_reason,omitempty"`
+	WindowS      float64        `json:"window_s,omitempty"`
+	Retries      int            `json:"retries"`    // further attempts of those arrivals (not demand)
+	Dispatched   int            `json:"dispatched"` // attempts sent, retries included
+	Unsent       int            `json:"unsent"`
+	Outcomes     map[string]int `json:"outcomes"`
+	TTFT         Dist           `json:"ttft"`
+	E2E          Dist           `json:"e2e"`
+	DispatchLag  Dist           `json:"dispatch_lag"`
+	Goodput      float64        `json:"goodput"`
+	GoodFraction float64        `json:"good_fraction"`
+	Valid        bool           `json:"valid"` // the generator kept its schedule (says nothing about the target)
+	Invalid      []string       `json:"invalid_reasons"`
+	Causes       []CauseJSON    `json:"invalid_causes"`
+	Host         *HostJSON      `json:"host,omitempty"`
+	Met          bool           `json:"met"` // valid, good fraction at or above the target, and not saturated
+	// Saturated is the steady-state verdict: a saturated step is never
+	// the capacity; Saturation says why and Steady holds the evidence.
+	Saturated   bool            `json:"saturated"`
+	Saturation  string          `json:"saturation,omitempty"`
+	Steady      *stats.Steady   `json:"steady,omitempty"`
+	Classes     []ClassStepJSON `json:"classes,omitempty"`
+	Aborted     bool            `json:"aborted"`
+	AbortReason string          `json:"abort_reason,omitempty"`
 	// Server is the target's own view of the step (server_metrics) and
 	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
 	Server  *servermetrics.View    `json:"server,omitempty"`
@@ -299,11 +325,14 @@ type Ladder struct {
 	GoodFractionTarget float64              `json:"good_fraction_target"`
 	KneeFactor         float64              `json:"knee_factor"`
 	VerdictJSON
-	InvalidSteps []int              `json:"invalid_steps"` // never used for capacity or knee
-	Classes      []ClassVerdictJSON `json:"classes,omitempty"`
-	Aborted      bool               `json:"aborted"`
-	AbortReason  string             `json:"abort_reason,omitempty"`
-	Stopped      string             `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
+	InvalidSteps []int `json:"invalid_steps"` // never used for capacity or knee
+	// SaturatedSteps are the valid steps judged saturated: never the
+	// capacity, at or past the knee.
+	SaturatedSteps []int              `json:"saturated_steps"`
+	Classes        []ClassVerdictJSON `json:"classes,omitempty"`
+	Aborted        bool               `json:"aborted"`
+	AbortReason    string             `json:"abort_reason,omitempty"`
+	Stopped        string             `json:"stopped,omitempty"` // why the ladder stopped below its top step (stop_at), when it did
 }
 
 func verdictJSON(v stats.Verdict) VerdictJSON {
@@ -316,11 +345,14 @@ func LadderOf(res stats.LadderResult) Ladder {
 		Target: res.Target, Steps: make([]LadderStepJSON, 0, len(res.Steps)),
 		TTFTBoundary:       string(ladderTTFTBoundary(res)),
 		GoodFractionTarget: res.GoodFractionTarget, KneeFactor: res.KneeFactor,
-		VerdictJSON: verdictJSON(res.Verdict), InvalidSteps: []int{},
+		VerdictJSON: verdictJSON(res.Verdict), InvalidSteps: []int{}, SaturatedSteps: []int{},
 		Aborted: res.Aborted, AbortReason: res.AbortReason, Stopped: res.Stopped,
 	}
 	for _, n := range res.InvalidSteps() {
 		l.InvalidSteps = append(l.InvalidSteps, res.Steps[n-1].Index)
+	}
+	for _, n := range res.SaturatedSteps() {
+		l.SaturatedSteps = append(l.SaturatedSteps, res.Steps[n-1].Index)
 	}
 	for _, c := range res.Classes {
 		l.Classes = append(l.Classes, ClassVerdictJSON{Class: c.Class, VerdictJSON: verdictJSON(c.Verdict)})
@@ -354,6 +386,9 @@ func LadderOf(res stats.LadderResult) Ladder {
 		}
 		if s.WindowAsked > 0 {
 			js.WindowS = s.Window.Seconds()
+		}
+		if s.Steady != nil {
+			js.Steady, js.Saturated, js.Saturation = s.Steady, s.Steady.Saturated, s.Steady.Reason
 		}
 		if st.Server != nil {
 			js.Server, js.TTFTGap = st.Server, servermetrics.Gap(*st.Server, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)

@@ -457,7 +457,7 @@ func TestCapacityLowerBound(t *testing.T) {
 	var t2 bytes.Buffer
 	_ = LadderText(&t2, full)
 	js, _ = json.Marshal(LadderOf(full))
-	if full.CapacityBound != stats.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step") ||
+	if full.CapacityBound != stats.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step with good fraction ≥ 95.0% and not saturated") ||
 		!strings.Contains(t2.String(), "the valid 8 req/s step failed") || !strings.Contains(string(js), `"capacity_bound":"measured"`) {
 		t.Errorf("measured capacity: %+v\n%s\n%s", full.Verdict, t2.String(), js)
 	}

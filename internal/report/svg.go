@@ -133,8 +133,11 @@ func ladderSVG(res stats.LadderResult) string {
 			return colInvalid
 		}
 		note := ""
+		saturated := valid && st.Summary.Saturated()
 		if !valid {
 			note = ", generator invalid (" + validCell(st.Summary.Validity) + "): not used for capacity or knee"
+		} else if saturated {
+			note = ", " + st.Summary.Steady.Reason + ": never the capacity"
 		}
 		if pr := plannedRate(st.Summary); pr > 0 {
 			px, py := x(st.Rate), yG(pr)
@@ -154,6 +157,9 @@ func ladderSVG(res stats.LadderResult) string {
 			}
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">step %d invalid</text>`+"\n",
 				x(st.Rate), math.Max(ly, padT+10), colInvalid, st.Index)
+		}
+		if saturated {
+			saturatedSVG(&b, st, x(st.Rate), yG(st.Summary.GoodputPerSecond))
 		}
 	}
 
@@ -206,3 +212,15 @@ func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisec
 
 // num formats a number compactly (no trailing zeros).
 func num(v float64) string { return stats.FormatRate(v) }
+
+// colSaturated marks a saturated step in the chart.
+const colSaturated = "#d06000"
+
+// saturatedSVG rings a saturated step's goodput point in orange and labels
+// it below, with the verdict as its title.
+func saturatedSVG(b *strings.Builder, st stats.LadderStep, x, y float64) {
+	fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="9" fill="none" stroke="%s" stroke-width="2"><title>step %d %s</title></circle>`+"\n",
+		x, y, colSaturated, st.Index, html.EscapeString(st.Summary.Steady.Reason))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">step %d saturated</text>`+"\n",
+		x, y+20, colSaturated, st.Index)
+}

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
@@ -117,13 +118,17 @@ type point struct {
 }
 
 // Met reports whether one step counts toward capacity: its generator was
-// valid, it planned arrivals, and its good fraction (arrivals still pending
-// counted as planned and not good) reached target.
+// valid, it planned arrivals, its good fraction (arrivals still pending
+// counted as planned and not good) reached target, and it was not
+// saturated (Summary.Steady: a backlog that grows fails the step whatever
+// its good fraction over a short window).
 func Met(s Summary, target float64) bool {
-	return s.Validity.Valid && s.Planned+s.Pending > 0 && s.GoodFraction >= target
+	return s.Validity.Valid && s.Planned+s.Pending > 0 && s.GoodFraction >= target && !s.Saturated()
 }
 
-// Judge returns the capacity and knee over every class together.
+// Judge returns the capacity and knee over every class together. A
+// saturated step (Summary.Steady) is never the capacity (Met) and is at or
+// past the knee.
 func Judge(steps []LadderStep, target, factor float64) Verdict {
 	pts := make([]point, len(steps))
 	for i, s := range steps {
@@ -146,8 +151,16 @@ func JudgeClass(steps []LadderStep, class string, target, factor float64) Verdic
 
 func judge(pts []point, target, factor float64) Verdict {
 	var v Verdict
+	// The capacity lies below the first valid saturated step: a queue that
+	// grew at a lower rate is not healed by a higher one's good fraction.
+	ceiling := math.Inf(1)
+	for _, p := range pts {
+		if p.valid && p.s.Saturated() {
+			ceiling = min(ceiling, p.rate)
+		}
+	}
 	for i, p := range pts {
-		if p.valid && Met(p.s, target) && (v.CapacityStep == 0 || p.rate > v.Capacity) {
+		if p.valid && Met(p.s, target) && p.rate < ceiling && (v.CapacityStep == 0 || p.rate > v.Capacity) {
 			v.Capacity, v.CapacityStep = p.rate, i+1
 		}
 	}
@@ -169,12 +182,15 @@ func judge(pts []point, target, factor float64) Verdict {
 			base = i
 		}
 	}
-	if base < 0 {
-		return v
+	limit := time.Duration(-1) // no base: only a saturated step is a knee
+	if base >= 0 {
+		limit = time.Duration(factor * float64(pts[base].s.TTFT.P95))
 	}
-	limit := time.Duration(factor * float64(pts[base].s.TTFT.P95))
 	for i, p := range pts {
-		if !p.valid || p.s.TTFT.Count == 0 || p.s.TTFT.P95 <= limit {
+		// A saturated step is past the knee whatever its TTFT p95 over a
+		// short window: the knee is never above the first saturated step.
+		past := p.s.Saturated() || (limit >= 0 && p.s.TTFT.Count > 0 && p.s.TTFT.P95 > limit)
+		if !p.valid || !past {
 			continue
 		}
 		if v.KneeStep == 0 || p.rate < v.Knee {

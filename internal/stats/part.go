@@ -55,6 +55,9 @@ type Part struct {
 	TTFT         Sketch              `json:"ttft"`
 	E2E          Sketch              `json:"e2e"`
 	DispatchLag  Sketch              `json:"dispatch_lag"`
+	// Steady is the cohort's steady-state evidence (a ladder step's, with
+	// samples); absent otherwise.
+	Steady *SteadyPart `json:"steady,omitempty"`
 }
 
 // Part returns the cohort in mergeable form; without samples its Sketches
@@ -83,6 +86,9 @@ func (a *Accumulator) Part(samples bool) Part {
 	}
 	if samples {
 		p.TTFT, p.E2E, p.DispatchLag = a.ttft.Sketch(0), a.e2e.Sketch(0), a.lag.Sketch(0)
+		if sv := a.steadyVerdict(); sv != nil {
+			p.Steady = sv.part()
+		}
 	}
 	return p
 }
@@ -119,6 +125,11 @@ func (p Part) Check() error {
 	}
 	if _, err := ledger.ParseTTFTBoundary(string(p.TTFTBoundary)); err != nil {
 		return err
+	}
+	if p.Steady != nil {
+		if err := p.Steady.check(p.Attempts + p.Pending); err != nil {
+			return err
+		}
 	}
 	sum := 0
 	for o, m := range p.Outcomes {
@@ -221,6 +232,10 @@ func (a *Accumulator) absorb(p Part) error {
 	a.lagOver += p.LagOver
 	if p.TTFTBoundary != "" {
 		s.TTFTBoundary = p.TTFTBoundary
+	}
+	a.absorbed++
+	if p.Steady != nil {
+		a.steadyParts = append(a.steadyParts, p.Steady)
 	}
 	for o, m := range p.Outcomes {
 		for r, n := range m {

@@ -44,6 +44,9 @@ type Config struct {
 	Validity ValidityConfig
 	// SampleCap is the exact-sample cap of each distribution (0: default).
 	SampleCap int
+	// Steady keeps the first attempts' times for the steady-state
+	// evidence and saturation verdict (Summary.Steady): a ladder step's.
+	Steady bool
 }
 
 // Outcomes counts terminal outcomes, and reasons within each outcome.
@@ -154,6 +157,10 @@ type Summary struct {
 	CensoredAge  Percentiles // end − planned, censored only: lower bounds, not latencies
 
 	Validity Validity
+	// Steady is the steady-state evidence and saturation verdict (a
+	// ladder step's: Config.Steady, or merged from parts that carried
+	// it); nil otherwise. A saturated step is never the capacity (Met).
+	Steady *Steady
 }
 
 // Accumulator folds records into a Summary one at a time. It implements
@@ -170,6 +177,9 @@ type Accumulator struct {
 	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
 	host                                                       HostHealth
 	window0                                                    time.Duration // cfg.Window before SetWindow
+	steady                                                     *steadyAcc    // Config.Steady
+	steadyParts                                                []*SteadyPart // merged parts' evidence
+	absorbed                                                   int           // parts merged
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -181,6 +191,9 @@ func NewAccumulator(cfg Config) *Accumulator {
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
 		lagLimit: cfg.Validity.Limit(), window0: cfg.Window,
+	}
+	if cfg.Steady {
+		a.steady = &steadyAcc{}
 	}
 	a.s.Mode = cfg.Mode
 	a.s.RequestedRate = cfg.RequestedRate
@@ -204,6 +217,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	}
 	if s.Mode == "" {
 		s.Mode = r.Mode
+	}
+	if a.steady != nil {
+		a.steady.add(r)
 	}
 	if r.TTFTBoundary != "" {
 		s.TTFTBoundary = r.TTFTBoundary
@@ -350,6 +366,7 @@ func (a *Accumulator) Summary() Summary {
 		RequestedRate: s.RequestedRate, Window: s.Window,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,
 	})
+	s.Steady = a.steadyVerdict()
 	return s
 }
 

@@ -63,6 +63,7 @@ const (
 	metricStepRate        = "llmprobe_ladder_step_offered_rate_requests_per_second"
 	metricStepTTFT        = "llmprobe_ladder_step_ttft_p95_seconds"
 	metricStepGoodput     = "llmprobe_ladder_step_goodput_requests_per_second"
+	metricStepSaturated   = "llmprobe_ladder_step_saturated"
 	metricBudgetTokens    = "llmprobe_budget_remaining_tokens"
 	metricBudgetRequests  = "llmprobe_budget_remaining_requests"
 	metricSLOTTFT         = "llmprobe_slo_ttft_seconds"
@@ -157,6 +158,8 @@ func Metrics() []MetricSpec {
 			Help: "TTFT p95 of the class's ok requests at each step of the last ladder."},
 		{Name: metricStepGoodput, Kind: KindGauge, Unit: unitRate, Labels: perStep,
 			Help: "The class's good requests per second at each step of the last ladder."},
+		{Name: metricStepSaturated, Kind: KindGauge, Labels: perStep,
+			Help: "1 when the step of the last ladder was judged saturated (its backlog grew or its TTFT climbed through the step: never the capacity), 0 when judged steady; absent when not judged."},
 
 		// Budgets, gates and identity.
 		{Name: metricBudgetTokens, Kind: KindGauge, Unit: unitTokens, Labels: []string{labelTarget},

@@ -67,6 +67,9 @@ type LadderStep struct {
 	OfferedRate float64       // planned arrivals per second
 	TTFTP95     time.Duration // p95 TTFT of the step's ok requests; 0 = none
 	Goodput     float64       // good requests per second
+	// Saturated is the step's steady-state verdict: 1 saturated, 0
+	// steady, -1 not judged (no series).
+	Saturated int
 }
 
 // promMetrics holds every Prometheus collector of one Recorder.
@@ -79,7 +82,7 @@ type promMetrics struct {
 	inFlight, oldest, arrivalRate, generatorValid, invalidCause  *prometheus.GaugeVec
 	lagMax                                                       *prometheus.GaugeVec
 	capacity, knee, ladderLast                                   *prometheus.GaugeVec
-	stepRate, stepTTFT, stepGoodput                              *prometheus.GaugeVec
+	stepRate, stepTTFT, stepGoodput, stepSaturated               *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 	fleetInfo                                                    *prometheus.GaugeVec
 }
@@ -137,6 +140,7 @@ func newPromMetrics() *promMetrics {
 		stepRate:       gauge(metricStepRate),
 		stepTTFT:       gauge(metricStepTTFT),
 		stepGoodput:    gauge(metricStepGoodput),
+		stepSaturated:  gauge(metricStepSaturated),
 		budgetTokens:   gauge(metricBudgetTokens),
 		budgetRequests: gauge(metricBudgetRequests),
 		sloTTFT:        gauge(metricSLOTTFT),
@@ -151,7 +155,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
-		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT,
+		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
 		m.buildInfo, m.targetInfo, m.fleetInfo,
 	}
 }
@@ -166,7 +170,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
-		m.stepRate, m.stepTTFT, m.stepGoodput, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
+		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
 	}
 }
 

@@ -349,6 +349,7 @@ func (r *Recorder) SetLadderSteps(target, class string, finished time.Time, step
 	r.prom.stepRate.DeletePartialMatch(sel)
 	r.prom.stepTTFT.DeletePartialMatch(sel)
 	r.prom.stepGoodput.DeletePartialMatch(sel)
+	r.prom.stepSaturated.DeletePartialMatch(sel)
 	for _, s := range steps {
 		step := strconv.Itoa(s.Step)
 		r.prom.stepRate.WithLabelValues(target, class, step, r.scope()).Set(s.OfferedRate)
@@ -356,6 +357,9 @@ func (r *Recorder) SetLadderSteps(target, class string, finished time.Time, step
 			r.prom.stepTTFT.WithLabelValues(target, class, step, r.scope()).Set(s.TTFTP95.Seconds())
 		}
 		r.prom.stepGoodput.WithLabelValues(target, class, step, r.scope()).Set(s.Goodput)
+		if s.Saturated >= 0 {
+			r.prom.stepSaturated.WithLabelValues(target, class, step, r.scope()).Set(float64(s.Saturated))
+		}
 	}
 	r.prom.ladderLast.DeletePartialMatch(prometheus.Labels{labelTarget: target})
 	r.prom.ladderLast.WithLabelValues(target, r.scope()).Set(float64(finished.UnixNano()) / 1e9)

@@ -1,0 +1,362 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// The saturation rule's thresholds (docs/ladder.md#saturation). A step is
+// judged over the last two thirds of its window (the first third lets the
+// in-flight level settle at rate × latency), its TTFT trend on its first
+// and last thirds.
+const (
+	// SaturationZ is the one-sided z-score a piece of evidence must reach
+	// to count on its own: about 1 in 700 for a healthy step.
+	SaturationZ = 3.0
+	// SaturationSupportZ is what the backlog must show (it grew by at least
+	// one standard deviation) for a rising TTFT to name a step saturated.
+	SaturationSupportZ = 1.0
+	// SaturationMinDeficit is the smallest backlog growth, as a fraction of
+	// the arrivals over the judged span, that counts (a practical size:
+	// completions at least 5 % behind arrivals).
+	SaturationMinDeficit = 0.05
+	// SaturationMinRise is the smallest TTFT rise, late third's median over
+	// the early third's, as a fraction of the early median.
+	SaturationMinRise = 0.25
+	// SaturationMidShare: a rising TTFT must rise through the step, its
+	// middle third's median at least this share of the way from the early
+	// median to the late one (a burst of Poisson arrivals late in a healthy
+	// step raises only the last third).
+	SaturationMidShare = 0.2
+	// SaturationMinSample is the fewest arrivals over the span, and the
+	// fewest TTFTs in each third, a step needs to be judged at all.
+	SaturationMinSample = 10
+)
+
+// Steady is a ladder step's steady-state evidence and the saturation
+// verdict on it (JudgeSteady). Counts are of first attempts of the step's
+// own arrivals; the span is the window's last two thirds.
+type Steady struct {
+	SpanSeconds float64 `json:"span_s"`
+	// Arrivals: first attempts dispatched during the span (requests still
+	// pending at the summary counted); Completions: the step's first
+	// attempts that ended during the span, whatever their outcome.
+	Arrivals       int     `json:"arrivals"`
+	Completions    int     `json:"completions"`
+	ArrivalRate    float64 `json:"arrival_rate"`
+	CompletionRate float64 `json:"completion_rate"`
+	// InFlightStart and InFlightEnd are the step's requests in flight at
+	// the span's start and at the window's end; Backlog = InFlightEnd −
+	// InFlightStart = Arrivals − Completions.
+	InFlightStart int `json:"in_flight_start"`
+	InFlightEnd   int `json:"in_flight_end"`
+	Backlog       int `json:"backlog"`
+	// BacklogZ is Backlog over its noise, √(InFlightStart + InFlightEnd +
+	// 1): the in-flight level of a steady queue fluctuates about as a
+	// Poisson count.
+	BacklogZ float64 `json:"backlog_z"`
+	// The TTFT trend (from the planned send, ok requests, and timed-out or
+	// censored ones at their age, a lower bound): medians of the
+	// arrivals planned in the first and in the last third, their counts,
+	// the slope between them (ms per second of planned time) and TTFTZ,
+	// Mood's median test: how far the share of late TTFTs above the early
+	// median is from one half, in standard deviations.
+	TTFTEarly    int     `json:"ttft_early_n"`
+	TTFTLate     int     `json:"ttft_late_n"`
+	TTFTEarlyP50 float64 `json:"ttft_early_p50_s"`
+	TTFTMidP50   float64 `json:"ttft_mid_p50_s"`
+	TTFTLateP50  float64 `json:"ttft_late_p50_s"`
+	TTFTSlope    float64 `json:"ttft_slope_ms_per_s"`
+	TTFTZ        float64 `json:"ttft_z"`
+	// ServerWaitingStart and ServerWaitingEnd are the server's waiting
+	// queue (server metrics) at the step's start and at its window's end;
+	// absent when not read.
+	ServerWaitingStart *float64 `json:"server_waiting_start,omitempty"`
+	ServerWaitingEnd   *float64 `json:"server_waiting_end,omitempty"`
+	ServerWaitingZ     float64  `json:"server_waiting_z,omitempty"`
+
+	Judged    bool   `json:"judged"`    // enough arrivals to judge
+	Saturated bool   `json:"saturated"` // never the capacity
+	Reason    string `json:"reason,omitempty"`
+}
+
+// steadyEvent is one first attempt of the cohort, as the steady-state
+// evidence needs it (offsets on the ledger's clock; end 0: never ended).
+type steadyEvent struct {
+	planned, dispatched, end time.Duration
+	ttft                     time.Duration // 0: none
+}
+
+// steadyAcc keeps the cohort's first attempts for the steady-state
+// evidence (Config.Steady).
+type steadyAcc struct{ ev []steadyEvent }
+
+func (sa *steadyAcc) add(r *ledger.Record) {
+	if r.IsRetry() || !r.Sent() {
+		return
+	}
+	e := steadyEvent{planned: r.Planned, dispatched: r.Dispatched, end: r.End}
+	switch ttft, ok := r.TTFT(); {
+	case r.Outcome == ledger.OK && ok:
+		e.ttft = ttft
+	case (r.Outcome == ledger.Timeout || r.Outcome == ledger.Censored) && !ok && r.End > r.Planned:
+		e.ttft = r.End - r.Planned // waited this long without a first token
+	}
+	sa.ev = append(sa.ev, e)
+}
+
+// evidence measures the cohort's window [start, start+w) with pending
+// arrivals still in flight (no record).
+func (sa *steadyAcc) evidence(start, w time.Duration, pending int) Steady {
+	t0, t1 := start+w/3, start+w
+	var s Steady
+	s.SpanSeconds = (t1 - t0).Seconds()
+	var early, mid, late []float64
+	for _, e := range sa.ev {
+		ended := func(t time.Duration) bool { return e.end > 0 && e.end <= t }
+		if e.dispatched <= t0 && !ended(t0) {
+			s.InFlightStart++
+		}
+		if e.dispatched <= t1 && !ended(t1) {
+			s.InFlightEnd++
+		}
+		if e.dispatched > t0 && e.dispatched <= t1 {
+			s.Arrivals++
+		}
+		if e.end > t0 && e.end <= t1 {
+			s.Completions++
+		}
+		if e.ttft > 0 {
+			switch {
+			case e.planned < start+w/3:
+				early = append(early, e.ttft.Seconds())
+			case e.planned >= start+2*w/3:
+				late = append(late, e.ttft.Seconds())
+			default:
+				mid = append(mid, e.ttft.Seconds())
+			}
+		}
+	}
+	s.Arrivals += pending
+	s.InFlightEnd += pending
+	s.Backlog = s.InFlightEnd - s.InFlightStart
+	if s.SpanSeconds > 0 {
+		s.ArrivalRate = float64(s.Arrivals) / s.SpanSeconds
+		s.CompletionRate = float64(s.Completions) / s.SpanSeconds
+	}
+	s.BacklogZ = float64(s.Backlog) / math.Sqrt(float64(s.InFlightStart+s.InFlightEnd+1))
+	s.TTFTEarly, s.TTFTLate = len(early), len(late)
+	if len(early) > 0 && len(late) > 0 {
+		slices.Sort(early)
+		slices.Sort(late)
+		me, ml := median(early), median(late)
+		s.TTFTEarlyP50, s.TTFTLateP50 = me, ml
+		if len(mid) > 0 {
+			slices.Sort(mid)
+			s.TTFTMidP50 = median(mid)
+		}
+		if gap := (2 * w / 3).Seconds(); gap > 0 {
+			s.TTFTSlope = (ml - me) * 1000 / gap
+		}
+		above := len(late) - upperIndex(late, me)
+		share := float64(above) / float64(len(late))
+		s.TTFTZ = (share - 0.5) / math.Sqrt(0.25/float64(len(late))+0.25/float64(len(early)))
+	}
+	return s
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// upperIndex is the number of elements of sorted at or below x.
+func upperIndex(sorted []float64, x float64) int {
+	i, _ := slices.BinarySearchFunc(sorted, x, func(e, t float64) int {
+		if e <= t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// WithServer adds the server's waiting queue at the step's start and at
+// its window's end (server metrics) to the evidence and judges it again.
+func (s Steady) WithServer(start, end float64) Steady {
+	s.ServerWaitingStart, s.ServerWaitingEnd = &start, &end
+	s.ServerWaitingZ = (end - start) / math.Sqrt(start+end+1)
+	return JudgeSteady(s)
+}
+
+// JudgeSteady applies the saturation rule to the evidence (its verdict
+// fields are recomputed). The backlog's evidence is the stronger of the
+// client's (Backlog, BacklogZ) and the server's waiting queue. A step is
+// saturated when
+//
+//   - its backlog grew significantly (z ≥ SaturationZ) and by at least
+//     SaturationMinDeficit of the span's arrivals, or
+//   - its TTFT rose significantly (Mood's z ≥ SaturationZ) by at least
+//     SaturationMinRise of the early median, through the step (the middle
+//     third's median SaturationMidShare of the way up), while its backlog
+//     grew by at least SaturationSupportZ standard deviations.
+//
+// A step with fewer than SaturationMinSample arrivals over the span is not
+// judged (never saturated); the TTFT trend needs as many TTFTs in each
+// third.
+func JudgeSteady(s Steady) Steady {
+	s.Judged, s.Saturated, s.Reason = s.Arrivals >= SaturationMinSample, false, ""
+	if !s.Judged {
+		return s
+	}
+	z, growth := s.BacklogZ, float64(s.Backlog)
+	if s.ServerWaitingEnd != nil && s.ServerWaitingZ > z {
+		z, growth = s.ServerWaitingZ, *s.ServerWaitingEnd-*s.ServerWaitingStart
+	}
+	deficit := z >= SaturationZ && growth >= SaturationMinDeficit*float64(s.Arrivals)
+	rising := s.TTFTEarly >= SaturationMinSample && s.TTFTLate >= SaturationMinSample &&
+		s.TTFTZ >= SaturationZ && s.TTFTLateP50-s.TTFTEarlyP50 >= SaturationMinRise*s.TTFTEarlyP50 &&
+		s.TTFTMidP50-s.TTFTEarlyP50 >= SaturationMidShare*(s.TTFTLateP50-s.TTFTEarlyP50) && z >= SaturationSupportZ
+	if !deficit && !rising {
+		return s
+	}
+	s.Saturated = true
+	rel := "behind"
+	if s.CompletionRate >= s.ArrivalRate {
+		rel = "keeping up with" // a rising TTFT named it, or the server's queue
+	}
+	parts := []string{fmt.Sprintf("completions %.1f req/s %s arrivals %.1f req/s", s.CompletionRate, rel, s.ArrivalRate),
+		fmt.Sprintf("backlog %+d", s.Backlog)}
+	if s.ServerWaitingEnd != nil {
+		parts = append(parts, fmt.Sprintf("server queue %g→%g", *s.ServerWaitingStart, *s.ServerWaitingEnd))
+	}
+	if s.TTFTEarly > 0 && s.TTFTLate > 0 {
+		verb := "rising"
+		if s.TTFTSlope < 0 {
+			verb = "falling"
+		}
+		parts = append(parts, fmt.Sprintf("TTFT %s %.0f ms/s", verb, math.Abs(s.TTFTSlope)))
+	}
+	s.Reason = "saturated: " + strings.Join(parts, ", ")
+	return s
+}
+
+// Saturated reports whether the summary's steady-state verdict (a ladder
+// step's) named it saturated.
+func (s Summary) Saturated() bool { return s.Steady != nil && s.Steady.Saturated }
+
+// SteadyPart is a shard's steady-state evidence in mergeable form: counts
+// sum across shards; the TTFT trend is the worst shard's (the shards offer
+// equal shares to one target, so each sees its queue: the strongest rising
+// trend is kept, with its medians).
+type SteadyPart struct {
+	SpanNS        int64   `json:"span_ns"`
+	Arrivals      int     `json:"arrivals"`
+	Completions   int     `json:"completions"`
+	InFlightStart int     `json:"in_flight_start"`
+	InFlightEnd   int     `json:"in_flight_end"`
+	TTFTEarly     int     `json:"ttft_early_n"`
+	TTFTLate      int     `json:"ttft_late_n"`
+	TTFTEarlyP50  float64 `json:"ttft_early_p50_s"`
+	TTFTMidP50    float64 `json:"ttft_mid_p50_s"`
+	TTFTLateP50   float64 `json:"ttft_late_p50_s"`
+	TTFTSlope     float64 `json:"ttft_slope_ms_per_s"`
+	TTFTZ         float64 `json:"ttft_z"`
+}
+
+func (s Steady) part() *SteadyPart {
+	return &SteadyPart{SpanNS: int64(s.SpanSeconds * 1e9), Arrivals: s.Arrivals, Completions: s.Completions,
+		InFlightStart: s.InFlightStart, InFlightEnd: s.InFlightEnd, TTFTEarly: s.TTFTEarly, TTFTLate: s.TTFTLate,
+		TTFTEarlyP50: s.TTFTEarlyP50, TTFTMidP50: s.TTFTMidP50, TTFTLateP50: s.TTFTLateP50, TTFTSlope: s.TTFTSlope, TTFTZ: s.TTFTZ}
+}
+
+// check reports what makes p unmergeable.
+func (p SteadyPart) check(attempts int) error {
+	for _, n := range []int{p.Arrivals, p.Completions, p.InFlightStart, p.InFlightEnd, p.TTFTEarly, p.TTFTLate} {
+		if n < 0 || n > attempts {
+			return fmt.Errorf("steady: count %d out of range", n)
+		}
+	}
+	for _, x := range []float64{p.TTFTEarlyP50, p.TTFTMidP50, p.TTFTLateP50, p.TTFTSlope, p.TTFTZ} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("steady: a figure is not finite")
+		}
+	}
+	if p.SpanNS < 0 || p.InFlightEnd-p.InFlightStart != p.Arrivals-p.Completions {
+		return fmt.Errorf("steady: backlog %d−%d ≠ arrivals %d − completions %d", p.InFlightEnd, p.InFlightStart, p.Arrivals, p.Completions)
+	}
+	return nil
+}
+
+// mergeSteady sums shards' evidence (nil when no part carried any).
+func mergeSteady(parts []*SteadyPart) *Steady {
+	var s *Steady
+	worst := -1
+	for i, p := range parts {
+		if p == nil {
+			continue
+		}
+		if s == nil {
+			s = &Steady{}
+		}
+		s.SpanSeconds = max(s.SpanSeconds, time.Duration(p.SpanNS).Seconds())
+		s.Arrivals += p.Arrivals
+		s.Completions += p.Completions
+		s.InFlightStart += p.InFlightStart
+		s.InFlightEnd += p.InFlightEnd
+		if p.TTFTEarly > 0 && p.TTFTLate > 0 && (worst < 0 || p.TTFTZ > parts[worst].TTFTZ) {
+			worst = i
+		}
+	}
+	if s == nil {
+		return nil
+	}
+	s.Backlog = s.InFlightEnd - s.InFlightStart
+	if s.SpanSeconds > 0 {
+		s.ArrivalRate = float64(s.Arrivals) / s.SpanSeconds
+		s.CompletionRate = float64(s.Completions) / s.SpanSeconds
+	}
+	s.BacklogZ = float64(s.Backlog) / math.Sqrt(float64(s.InFlightStart+s.InFlightEnd+1))
+	if worst >= 0 {
+		w := parts[worst]
+		s.TTFTEarly, s.TTFTLate, s.TTFTEarlyP50, s.TTFTMidP50, s.TTFTLateP50 = w.TTFTEarly, w.TTFTLate, w.TTFTEarlyP50, w.TTFTMidP50, w.TTFTLateP50
+		s.TTFTSlope, s.TTFTZ = w.TTFTSlope, w.TTFTZ
+	}
+	j := JudgeSteady(*s)
+	return &j
+}
+
+// steadyVerdict is the cohort's steady-state evidence and verdict, or nil
+// when it keeps none. The caller holds a.mu.
+func (a *Accumulator) steadyVerdict() *Steady {
+	switch {
+	case a.steady != nil && a.s.Window > 0:
+		j := JudgeSteady(a.steady.evidence(a.cfg.Start, a.s.Window, a.s.Pending))
+		return &j
+	case len(a.steadyParts) > 0 && len(a.steadyParts) == a.absorbed:
+		// every part carried evidence (a part without, from a shard that
+		// keeps none, would leave the sums short: no verdict then)
+		return mergeSteady(a.steadyParts)
+	}
+	return nil
+}
+
+// SaturatedSteps returns the 1-based positions of the valid steps judged
+// saturated (never the capacity; at or past the knee).
+func (r LadderResult) SaturatedSteps() []int {
+	var out []int
+	for i, s := range r.Steps {
+		if s.Summary.Validity.Valid && s.Summary.Saturated() {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
