@@ -207,13 +207,27 @@ func (r *caseRun) startProbe(t *testing.T) {
 	args = append(args, r.c.probeArgs...)
 	r.probe = startProc(t, r.key, args...)
 	if r.c.hupProbe {
-		go func(p *proc) {
+		// SIGHUP 700 ms into the probe's window, counted from the ledger
+		// file's creation: by then the probe handles the signal (it does
+		// from main on), however slowly a busy machine started the
+		// process; before, SIGHUP's default action would kill it.
+		go func(p *proc, ledgerPath string) {
+			for {
+				if _, err := os.Stat(ledgerPath); err == nil {
+					break
+				}
+				select {
+				case <-time.After(10 * time.Millisecond):
+				case <-p.done:
+					return
+				}
+			}
 			select {
 			case <-time.After(700 * time.Millisecond):
 				_ = p.cmd.Process.Signal(syscall.SIGHUP)
 			case <-p.done:
 			}
-		}(r.probe)
+		}(r.probe, r.probeLedger)
 	}
 }
 
