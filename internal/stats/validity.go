@@ -241,9 +241,9 @@ func LagP99Exceeds(n, over int) bool {
 }
 
 // Judge is the validity rule. The generator is invalid when significantly
-// more than 1 % of its dispatches were later than MaxLagP99, or any later
-// than its HardLimit (lagEvidence; cause host_starved when the host measurably lacked
-// CPU over the same window, else dispatch_lag), when any arrival was unsent
+// more than 1 % of its dispatches were later than MaxLagP99, or one was
+// later than its HardLimit (lagEvidence; cause host_starved when the host
+// measurably lacked CPU over the same window, else dispatch_lag), when any arrival was unsent
 // at the in-flight cap (in_flight_cap), or, open loop with a known rate and
 // enough expected arrivals, when the first attempts dispatched leave the
 // RateBounds band (rate_not_reached; arrivals unsent at the cap count as
