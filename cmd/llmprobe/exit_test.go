@@ -345,8 +345,8 @@ func TestLadderAbortedByTargetExits6(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatalf("history line: %v\n%s", err, b)
 	}
-	if len(res.Steps) != 1 || !res.Steps[0].Valid || len(res.Steps[0].InvalidCauses) != 0 {
-		t.Fatalf("steps %+v: want one valid step", res.Steps)
+	if len(res.Steps) != 1 || !(res.Steps[0].Valid || stats.HostCaused(res.Steps[0].InvalidCauses)) {
+		t.Fatalf("steps %+v: want one valid step (or one invalid for the prober host)", res.Steps)
 	}
 	st := res.Steps[0]
 	if offered := st.Planned + st.Pending; offered >= 400 || st.AchievedRate < 20 || st.AchievedRate > 60 {

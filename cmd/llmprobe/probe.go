@@ -316,7 +316,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	defer recMu.Unlock()
 	acc := stats.NewAccumulator(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
-		Validity: stats.ValidityConfig{MaxLagP99: tg.Ladder.MaxLagP99.D(), RateTolerance: tg.Ladder.RateTolerance},
+		Validity: wiring.Validity(tg.Ladder),
 	})
 	for i := range records {
 		acc.Add(&records[i])

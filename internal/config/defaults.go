@@ -56,6 +56,8 @@ func DefaultTarget() Target {
 			KneeFactor:         2,
 			MaxLagP99:          Duration(10 * time.Millisecond),
 			RateTolerance:      0.10,
+			LagConfidence:      0.999,
+			LagHardFactor:      10,
 			StopAt:             "capacity",
 		},
 	}

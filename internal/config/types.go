@@ -304,7 +304,14 @@ type Ladder struct {
 	// RateTolerance is the accepted relative deviation of a step's achieved
 	// arrival rate from its offered rate (beyond the Poisson noise of its
 	// sample) before the step is judged generator-invalid.
-	RateTolerance       float64 `koanf:"rate_tolerance" json:"rate_tolerance"`
+	RateTolerance float64 `koanf:"rate_tolerance" json:"rate_tolerance"`
+	// LagConfidence is the confidence of the dispatch-lag test: the
+	// generator is late when its dispatches later than MaxLagP99 are
+	// significantly more than 1 % of them (a one-sided binomial test at
+	// this confidence). LagHardFactor: one dispatch later than this many
+	// times MaxLagP99 makes it late on its own.
+	LagConfidence       float64 `koanf:"lag_confidence" json:"lag_confidence"`
+	LagHardFactor       float64 `koanf:"lag_hard_factor" json:"lag_hard_factor"`
 	RunOnIdentityChange bool    `koanf:"run_on_identity_change" json:"run_on_identity_change"`
 	RunOnStart          bool    `koanf:"run_on_start" json:"run_on_start"` // also run once when the daemon starts
 	HistoryFile         string  `koanf:"history_file" json:"history_file,omitempty"`

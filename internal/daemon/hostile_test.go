@@ -177,12 +177,12 @@ func TestBufferBoundFromConfig(t *testing.T) {
 		return fmt.Sprintf("limits: {max_buffered_bytes: %d}\n", limit) + configYAML("1s", targetYAML("held", url, 20, ""))
 	}
 	r := startDaemon(t, loadConfig(t, body(1<<20)), nil)
-	waitFor(t, 10*time.Second, "a stream_error/buffer_limit record", func() bool {
+	waitFor(t, 30*time.Second, "a stream_error/buffer_limit record", func() bool { // generous: a busy machine
 		n, _ := sum(r.metrics(t), "llmprobe_requests_total", "outcome", "stream_error", "reason", "buffer_limit")
 		return n >= 1
 	})
 	r.reload <- loadConfig(t, body(64<<20))
-	waitFor(t, 5*time.Second, "the reloaded bound", func() bool { return r.d.buffers.Limit() == 64<<20 })
+	waitFor(t, 20*time.Second, "the reloaded bound", func() bool { return r.d.buffers.Limit() == 64<<20 })
 	if err := r.stop(t); err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -142,7 +142,7 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 	if !strings.Contains(ts.Notes, "invalid step(s) 3 (host_starved)") {
 		t.Errorf("notes %q", ts.Notes)
 	}
-	if !strings.HasPrefix(ts.Generator, "INVALID: ") || !strings.Contains(ts.Generator, "exceeds 10ms") || !strings.Contains(ts.GeneratorAdvice, "max_lag_p99") {
+	if !strings.HasPrefix(ts.Generator, "INVALID: ") || !strings.Contains(ts.Generator, "100 of 100 dispatches later than 10ms") || !strings.Contains(ts.GeneratorAdvice, "max_lag_p99") {
 		t.Errorf("generator %q, advice %q", ts.Generator, ts.GeneratorAdvice)
 	}
 	resp, err := r.client.Get(r.admin + "/")

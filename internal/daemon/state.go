@@ -19,10 +19,9 @@ const validityWindow = time.Minute
 type targetState struct {
 	flight *flightSet
 	// validity is the live generator-validity window (the one rule,
-	// stats.ValidityConfig.Judge, with the target's ladder.max_lag_p99).
+	// stats.ValidityConfig.Judge, with the target's ladder thresholds,
+	// held invalid until a clean window).
 	validity *stats.LiveValidity
-	// invalid is the last verdict published (for logging its changes).
-	invalid atomic.Bool
 	// budget is set the first time a configuration gives the target a
 	// budget and kept from then on; every finished record is charged to
 	// it, so that spend and admissions stay right across reloads that

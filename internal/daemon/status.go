@@ -34,7 +34,7 @@ func (d *Daemon) refreshGauges() {
 		wall := d.now()
 		v := r.state.validity.Judge(wall, host)
 		d.rec.SetGeneratorValid(r.name, v, r.state.validity.MaxLag(wall))
-		d.logVerdict(r, v)
+		d.logVerdict(r)
 		if r.budget != nil {
 			rem := r.budget.Remaining()
 			tok, req := int64(-1), int64(-1)
@@ -109,19 +109,23 @@ func invalidSteps(res ladder.Result) string {
 	return strings.Join(out, ", ")
 }
 
-// logVerdict logs a change of a target's live generator verdict: a warning
-// with its causes and what to do when it turns invalid.
-func (d *Daemon) logVerdict(r *targetRun, v stats.Validity) {
-	if was := r.state.invalid.Swap(!v.Valid); was == !v.Valid {
-		return
-	}
-	if v.Valid {
-		d.log.Info("generator valid again: the prober keeps its schedule", "target", r.name)
-		return
-	}
-	for _, c := range v.Causes {
+// logVerdict logs each flip of a target's live generator verdict once
+// (stats.LiveValidity keeps them, whoever judged): a warning with its
+// causes, reasons and what to do when it turns invalid, the clean window
+// that ended it when it turns valid again.
+func (d *Daemon) logVerdict(r *targetRun) {
+	for _, f := range r.state.validity.TakeFlips() {
+		if f.Valid {
+			d.log.Info("generator valid again: the prober keeps its schedule", "target", r.name, "cause", f.Why)
+			continue
+		}
+		var names, do []string
+		for _, c := range f.Causes {
+			names = append(names, string(c.Cause))
+			do = append(do, c.Action)
+		}
 		d.log.Warn("generator invalid: figures may describe the prober, not the target", "target", r.name,
-			"cause", string(c.Cause), "reason", c.Reason, "what_to_do", c.Action)
+			"cause", strings.Join(names, ","), "reason", f.Why, "what_to_do", strings.Join(do, "; "))
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 	"github.com/llmprobe/llmprobe/internal/workload"
@@ -168,9 +167,9 @@ func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params
 func (r *targetRun) start(d *Daemon) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
-	// The live verdict judges against this configuration's limit (a
-	// reload that changes it starts the window afresh).
-	r.state.validity.SetConfig(stats.ValidityConfig{MaxLagP99: r.cfg.Ladder.MaxLagP99.D()})
+	// The live verdict judges by this configuration's thresholds (a
+	// reload that changes its limits starts the window afresh).
+	r.state.validity.SetConfig(wiring.Validity(r.cfg.Ladder))
 	d.route.add(r.name, r.sink(d))
 	if err := r.state.status.seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)

@@ -148,12 +148,13 @@ func fingerprint(c ladder.Config, period time.Duration, shards int) string {
 		StopAt                 string
 		Classes                []class
 		Shards                 int
-		MaxLag                 time.Duration
+		MaxLag, LagHard        time.Duration
+		LagConfidence          float64
 		RateTolerance          float64
 		TTFTBoundary           string
 	}{Steps: c.Steps, Step: c.StepDuration, Period: period, Arrival: string(c.Arrival), Burstiness: c.Burstiness,
 		Good: c.GoodFractionTarget, Knee: c.KneeFactor, StopAt: string(c.StopAt), Shards: shards,
-		MaxLag: c.Validity.Limit(), RateTolerance: c.Validity.RateTolerance, TTFTBoundary: string(c.TTFTBoundary)}
+		MaxLag: c.Validity.Limit(), LagHard: c.Validity.HardLimit(), LagConfidence: c.Validity.Confidence(), RateTolerance: c.Validity.RateTolerance, TTFTBoundary: string(c.TTFTBoundary)}
 	for _, x := range c.Classes {
 		v.Classes = append(v.Classes, class{x.Name, x.Weight, x.Gates})
 	}

@@ -41,8 +41,9 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	if err := r.All.Check(); err != nil {
 		return fmt.Errorf("counts: %w", err)
 	}
-	if lim := l.cfg.Validity.Limit(); time.Duration(r.All.LagLimitNS) != lim {
-		return fmt.Errorf("dispatch lags counted against %s, not %s", time.Duration(r.All.LagLimitNS), lim)
+	if lim, hard := l.cfg.Validity.Limit(), l.cfg.Validity.HardLimit(); time.Duration(r.All.LagLimitNS) != lim || time.Duration(r.All.LagHardNS) != hard {
+		return fmt.Errorf("dispatch lags counted against %s (hard %s), not %s (hard %s)",
+			time.Duration(r.All.LagLimitNS), time.Duration(r.All.LagHardNS), lim, hard)
 	}
 	var names []string
 	for name := range r.Classes {
@@ -62,7 +63,7 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 		if err := p.Check(); err != nil {
 			return fmt.Errorf("class %s: %w", name, err)
 		}
-		if p.LagLimitNS != r.All.LagLimitNS { // it would not merge
+		if p.LagLimitNS != r.All.LagLimitNS || p.LagHardNS != r.All.LagHardNS { // it would not merge
 			return fmt.Errorf("class %s: dispatch lags counted against %s, every class together against %s", name,
 				time.Duration(p.LagLimitNS), time.Duration(r.All.LagLimitNS))
 		}
@@ -82,6 +83,7 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 		}
 		c.Reason = sanitize.String(c.Reason, maxReasonBytes)
 		c.Action = c.Cause.Action()
+		c.HostCaused = false // the coordinator's own mark, for shard_invalid
 	}
 	r.AbortReason = sanitize.String(r.AbortReason, maxReasonBytes)
 	r.Target = l.cfg.Target

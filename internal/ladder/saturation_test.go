@@ -86,7 +86,7 @@ func TestCapacityAgainstGroundTruth(t *testing.T) {
 				t.Logf("step %d: %.2f req/s (%.2f × C): good %.3f, TTFT p95 %.2fs, valid %v %v, %s",
 					s.Step, s.Rate, s.Rate/truth, s.GoodFraction, s.TTFTP95, s.Valid, s.CauseNames(), sat)
 				for _, c := range s.InvalidCauses {
-					hostCaused = hostCaused || c.Cause == stats.CauseHostStarved
+					hostCaused = hostCaused || c.Cause.IsHost()
 				}
 			}
 			t.Logf("%s steps: capacity %.2f req/s = %.2f × C (%s), stopped: %s", d, res.Capacity, res.Capacity/truth, res.CapacityBound, res.Stopped)

@@ -23,9 +23,12 @@
 //
 // The generator-validity rule is one function, ValidityConfig.Judge: a
 // cohort's Accumulator and the daemon's LiveValidity window both feed it
-// Evidence (exact counts of dispatch lags above the configured limit, the
-// in-flight cap's unsent arrivals, the rate, the prober host's health), and
-// it names each cause of an invalid verdict with what to do. It judges the
+// Evidence (exact counts of dispatch lags above the configured limit and
+// above its hard limit, judged by a one-sided binomial test against 1 %:
+// LagSignificant; the in-flight cap's unsent arrivals, the rate, the
+// prober host's health), and it names each cause of an invalid verdict
+// with what to do. LiveValidity holds an invalid verdict until a clean
+// window. It judges the
 // prober, never the target. Ladder capacity and knee (Judge, JudgeClass)
 // use valid steps only, and say when a capacity is only a lower bound.
 //

@@ -41,19 +41,20 @@ type ShardVerdict struct {
 // FleetValidity is the verdict of a fleet step: invalid with
 // CauseShardMissing for each shard whose results are missing, and
 // CauseShardInvalid for each whose own verdict was invalid (its causes and
-// first reason quoted); when every shard was present and valid, merged, the
+// first reason quoted; InvalidCause.HostCaused when they all blame the
+// shard's host); when every shard was present and valid, merged, the
 // one rule applied to the merged cohort (Merge). Notes of merged are kept.
 func FleetValidity(merged Validity, shards []ShardVerdict) Validity {
 	v := Validity{Valid: true, Notes: merged.Notes, Host: merged.Host}
-	fail := func(c Cause, why string) {
+	fail := func(c Cause, why string, host bool) {
 		v.Valid = false
 		v.Reasons = append(v.Reasons, why)
-		v.Causes = append(v.Causes, InvalidCause{Cause: c, Reason: why, Action: c.Action()})
+		v.Causes = append(v.Causes, InvalidCause{Cause: c, Reason: why, Action: c.Action(), HostCaused: host})
 	}
 	for _, s := range shards {
 		switch {
 		case s.Missing != "":
-			fail(CauseShardMissing, fmt.Sprintf("shard %d: no results: %s", s.Shard, s.Missing))
+			fail(CauseShardMissing, fmt.Sprintf("shard %d: no results: %s", s.Shard, s.Missing), false)
 		case !s.Validity.Valid:
 			var names []string
 			for _, c := range s.Validity.Causes {
@@ -63,7 +64,7 @@ func FleetValidity(merged Validity, shards []ShardVerdict) Validity {
 			if len(s.Validity.Reasons) > 0 {
 				why += ": " + s.Validity.Reasons[0]
 			}
-			fail(CauseShardInvalid, why)
+			fail(CauseShardInvalid, why, s.Validity.HostCaused())
 		}
 	}
 	if v.Valid {

@@ -17,23 +17,32 @@ import (
 // each with counts and a log-bucketed lag histogram (for the p99 quoted in
 // the reason; the verdict itself is decided by exact counts against the
 // limit). The requested rate is not judged (a live window has no fixed
-// schedule to compare with). Safe for concurrent use.
+// schedule to compare with).
+//
+// The verdict has hysteresis (hold): it turns invalid as soon as the rule
+// finds the window invalid, and valid again only once a whole window is
+// clean (no dispatch beyond the hard limit, no more than 1 % later than
+// the limit, none unsent at the in-flight cap), so that it does not flip
+// with every late dispatch that enters or leaves the window. Each flip is
+// kept for TakeFlips. Safe for concurrent use.
 type LiveValidity struct {
 	mu     sync.Mutex
 	cfg    ValidityConfig
 	limit  time.Duration
+	hard   time.Duration
 	window time.Duration
 	slots  []liveSlot // ring: slot of second s is slots[s % len]
+	hold   liveHold
 }
 
 type liveSlot struct {
-	sec          int64
-	used         bool
-	n, over, cap int
-	max          time.Duration
-	min          time.Duration
-	low          int // lags ≤ 0
-	hist         map[int]int
+	sec                    int64
+	used                   bool
+	n, over, overHard, cap int
+	max                    time.Duration
+	min                    time.Duration
+	low                    int // lags ≤ 0
+	hist                   map[int]int
 }
 
 // NewLiveValidity returns an empty window of the given length (rounded up
@@ -41,17 +50,19 @@ type liveSlot struct {
 func NewLiveValidity(window time.Duration, cfg ValidityConfig) *LiveValidity {
 	n := int((window + time.Second - 1) / time.Second)
 	n = max(n, 1)
-	return &LiveValidity{cfg: cfg, limit: cfg.Limit(), window: time.Duration(n) * time.Second, slots: make([]liveSlot, n)}
+	return &LiveValidity{cfg: cfg, limit: cfg.Limit(), hard: cfg.HardLimit(), window: time.Duration(n) * time.Second, slots: make([]liveSlot, n)}
 }
 
 // SetConfig changes the rule's configuration (a reload). A changed lag
-// limit empties the window: its counts were taken against the old limit.
+// limit or hard limit empties the window (its counts were taken against
+// the old limits) and ends a held invalid verdict: the evidence is gone.
 func (v *LiveValidity) SetConfig(cfg ValidityConfig) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if lim := cfg.Limit(); lim != v.limit {
+	if lim, hard := cfg.Limit(), cfg.HardLimit(); lim != v.limit || hard != v.hard {
 		clear(v.slots)
-		v.limit = lim
+		v.limit, v.hard = lim, hard
+		v.hold.held = false
 	}
 	v.cfg = cfg
 }
@@ -91,6 +102,9 @@ func (v *LiveValidity) Observe(now time.Time, lag time.Duration) {
 	s.n++
 	if lag > v.limit {
 		s.over++
+	}
+	if lag > v.hard {
+		s.overHard++
 	}
 	if lag <= 0 {
 		s.low++
@@ -145,10 +159,17 @@ func (v *LiveValidity) MaxLag(now time.Time) time.Duration {
 }
 
 // Judge returns the verdict over the window ending at now, with the host's
-// health over (about) the same window.
+// health over (about) the same window, held invalid until a clean window
+// (see LiveValidity).
 func (v *LiveValidity) Judge(now time.Time, host HostHealth) Validity {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	e := v.evidence(now, host)
+	return v.hold.apply(now, v.window, v.cfg, e, v.cfg.Judge(e))
+}
+
+// evidence sums the window ending at now. v.mu must be held.
+func (v *LiveValidity) evidence(now time.Time, host HostHealth) Evidence {
 	d := &Dist{hist: map[int]int{}}
 	e := Evidence{Mode: ledger.ModeOpen, Host: host}
 	v.current(now, func(s *liveSlot) {
@@ -167,11 +188,12 @@ func (v *LiveValidity) Judge(now time.Time, host HostHealth) Validity {
 		}
 		e.LagCount += s.n
 		e.LagOver += s.over
+		e.LagOverHard += s.overHard
 		e.ClientCap += s.cap
 	})
 	e.FirstClientCap = e.ClientCap
 	if d.n > 0 {
-		e.LagP99, e.LagP99Approx = d.Quantile(0.99), d.n > 1
+		e.LagP99, e.LagP99Approx, e.LagMax = d.Quantile(0.99), d.n > 1, d.max
 	}
-	return v.cfg.Judge(e)
+	return e
 }

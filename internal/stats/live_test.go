@@ -25,7 +25,7 @@ func TestLiveValidityConfiguredLimit(t *testing.T) {
 		if got.Valid != tc.valid {
 			t.Errorf("limit %v: valid %v, want %v (%v)", tc.limit, got.Valid, tc.valid, got.Reasons)
 		}
-		if !tc.valid && (!got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons[0], "exceeds "+fmtDur(ValidityConfig{MaxLagP99: tc.limit}.Limit()))) {
+		if !tc.valid && (!got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons[0], "later than "+fmtDur(ValidityConfig{MaxLagP99: tc.limit}.Limit()))) {
 			t.Errorf("limit %v: causes %+v", tc.limit, got.Causes)
 		}
 		if m := v.MaxLag(end); m != 20*ms {

@@ -44,12 +44,18 @@ type Part struct {
 	MissE2E      int `json:"miss_e2e"`
 	Unverifiable int `json:"unverifiable"`
 	// The validity rule's evidence: attempts unsent at the in-flight cap
-	// (and the first attempts among them), and dispatches whose lag
-	// exceeded LagLimitNS, the limit they were counted against.
+	// (and the first attempts among them), dispatches whose lag exceeded
+	// LagLimitNS, the limit they were counted against, and those beyond
+	// LagHardNS, the hard limit (ValidityConfig.HardLimit).
 	ClientCap      int   `json:"client_cap"`
 	FirstClientCap int   `json:"first_client_cap"`
 	LagOver        int   `json:"lag_over"`
 	LagLimitNS     int64 `json:"lag_limit_ns"`
+	LagOverHard    int   `json:"lag_over_hard"`
+	LagHardNS      int64 `json:"lag_hard_ns"`
+	// LagCount counts the dispatches with a lag (what LagOver is out of),
+	// with or without samples.
+	LagCount int `json:"lag_count"`
 
 	TTFTBoundary ledger.TTFTBoundary `json:"ttft_boundary,omitempty"`
 	TTFT         Sketch              `json:"ttft"`
@@ -73,6 +79,7 @@ func (a *Accumulator) Part(samples bool) Part {
 		Outcomes: map[ledger.Outcome]map[ledger.Reason]int{},
 		MissTTFT: s.GateMisses.TTFT, MissTPOT: s.GateMisses.TPOT, MissE2E: s.GateMisses.E2E, Unverifiable: s.GateMisses.Unverifiable,
 		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap, LagOver: a.lagOver, LagLimitNS: int64(a.lagLimit),
+		LagOverHard: a.lagOverHard, LagHardNS: int64(a.lagHard), LagCount: a.lagN,
 		TTFTBoundary: s.TTFTBoundary, Pending: s.Pending,
 	}
 	if a.s.Window < a.window0 {
@@ -101,7 +108,7 @@ func (a *Accumulator) Part(samples bool) Part {
 func (p Part) Check() error {
 	counts := []int{p.Planned, p.Retries, p.Attempts, p.Dispatched, p.Unsent, p.FirstDispatched, p.FirstUnsent,
 		p.Admitted, p.Completed, p.Censored, p.Rejected, p.Cancelled, p.Good, p.InjectedCancels,
-		p.MissTTFT, p.MissTPOT, p.MissE2E, p.Unverifiable, p.ClientCap, p.FirstClientCap, p.LagOver}
+		p.MissTTFT, p.MissTPOT, p.MissE2E, p.Unverifiable, p.ClientCap, p.FirstClientCap, p.LagOver, p.LagOverHard, p.LagCount}
 	for _, n := range counts {
 		if n < 0 || n > p.Attempts {
 			return fmt.Errorf("a count (%d) is negative or above the attempts (%d)", n, p.Attempts)
@@ -118,6 +125,10 @@ func (p Part) Check() error {
 		return fmt.Errorf("good %d above ok %d", p.Good, p.Completed)
 	case p.LagLimitNS <= 0:
 		return fmt.Errorf("no dispatch-lag limit")
+	case p.LagHardNS < p.LagLimitNS:
+		return fmt.Errorf("dispatch-lag hard limit %s below the limit %s", time.Duration(p.LagHardNS), time.Duration(p.LagLimitNS))
+	case p.LagOverHard > p.LagOver || p.LagOver > p.LagCount || p.LagCount > p.Dispatched:
+		return fmt.Errorf("dispatch lags: %d beyond the hard limit, %d beyond the limit, of %d (%d dispatched)", p.LagOverHard, p.LagOver, p.LagCount, p.Dispatched)
 	case p.Pending < 0 || p.Pending > 1<<30:
 		return fmt.Errorf("pending %d", p.Pending)
 	case p.WindowNS < 0:
@@ -167,7 +178,7 @@ func (p Part) Check() error {
 // and the validity rule applied to the summed evidence against cfg's
 // requested rate and window (the host's health unknown). Each part is
 // checked first (Part.Check), and all must have counted dispatch lags
-// against the same limit as cfg.Validity.
+// against the same limits as cfg.Validity (Limit and HardLimit).
 //
 // When a part's window was cut short (Part.WindowNS: its arrivals were
 // stopped early), the merged window is the mean of the parts' windows (a
@@ -183,8 +194,9 @@ func Merge(cfg Config, parts []Part) (Summary, error) {
 		if err := p.Check(); err != nil {
 			return Summary{}, fmt.Errorf("part %d: %w", i, err)
 		}
-		if time.Duration(p.LagLimitNS) != a.lagLimit {
-			return Summary{}, fmt.Errorf("part %d: dispatch lags counted against %s, not %s", i, time.Duration(p.LagLimitNS), a.lagLimit)
+		if time.Duration(p.LagLimitNS) != a.lagLimit || time.Duration(p.LagHardNS) != a.lagHard {
+			return Summary{}, fmt.Errorf("part %d: dispatch lags counted against %s (hard %s), not %s (hard %s)", i,
+				time.Duration(p.LagLimitNS), time.Duration(p.LagHardNS), a.lagLimit, a.lagHard)
 		}
 		w := cfg.Window
 		if p.WindowNS > 0 && cfg.Window > 0 {
@@ -230,6 +242,8 @@ func (a *Accumulator) absorb(p Part) error {
 	a.clientCap += p.ClientCap
 	a.firstClientCap += p.FirstClientCap
 	a.lagOver += p.LagOver
+	a.lagOverHard += p.LagOverHard
+	a.lagN += p.LagCount
 	if p.TTFTBoundary != "" {
 		s.TTFTBoundary = p.TTFTBoundary
 	}

@@ -175,6 +175,9 @@ type Accumulator struct {
 	clientCap, firstClientCap                                  int
 	lagLimit                                                   time.Duration // the validity rule's dispatch-lag limit
 	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
+	lagHard                                                    time.Duration // the validity rule's hard limit (HardLimit)
+	lagOverHard                                                int           // dispatched attempts whose lag exceeded lagHard
+	lagN                                                       int           // dispatched attempts with a dispatch lag
 	host                                                       HostHealth
 	window0                                                    time.Duration // cfg.Window before SetWindow
 	steady                                                     *steadyAcc    // Config.Steady
@@ -190,7 +193,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
-		lagLimit: cfg.Validity.Limit(), window0: cfg.Window,
+		lagLimit: cfg.Validity.Limit(), lagHard: cfg.Validity.HardLimit(), window0: cfg.Window,
 	}
 	if cfg.Steady {
 		a.steady = &steadyAcc{}
@@ -265,8 +268,12 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	}
 	if lag, ok := r.DispatchLag(); ok {
 		a.lag.Add(lag)
+		a.lagN++
 		if lag > a.lagLimit {
 			a.lagOver++
+		}
+		if lag > a.lagHard {
+			a.lagOverHard++
 		}
 	}
 	switch r.Outcome {
@@ -361,7 +368,8 @@ func (a *Accumulator) Summary() Summary {
 	s.RejectedTime = a.rej.Percentiles()
 	s.CensoredAge = a.cens.Percentiles()
 	s.Validity = a.cfg.Validity.Judge(Evidence{
-		Mode: s.Mode, LagCount: s.DispatchLag.Count, LagOver: a.lagOver, LagP99: s.DispatchLag.P99, LagP99Approx: !s.DispatchLag.Exact,
+		Mode: s.Mode, LagCount: a.lagN, LagOver: a.lagOver, LagOverHard: a.lagOverHard,
+		LagP99: s.DispatchLag.P99, LagMax: s.DispatchLag.Max, LagP99Approx: !s.DispatchLag.Exact,
 		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap,
 		RequestedRate: s.RequestedRate, Window: s.Window,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,

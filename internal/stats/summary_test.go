@@ -184,9 +184,9 @@ func TestValidity(t *testing.T) {
 		{"within poisson noise", Config{RequestedRate: 100, Window: 10 * time.Second}, n(880, ms, ledger.ModeOpen), true, "", "", ""},
 		{"rate too low", Config{RequestedRate: 100, Window: 10 * time.Second}, n(700, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
 		{"rate too high", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1300, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
-		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "dispatch-lag p99", "", CauseDispatchLag},
+		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "1000 of 1000 dispatches later than 10ms (100.0 %", "", CauseDispatchLag},
 		{"lag custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 50 * ms}}, n(1000, 20*ms, ledger.ModeOpen), true, "", "", ""},
-		{"lag above a custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 15 * ms}}, n(1000, 20*ms, ledger.ModeOpen), false, "exceeds 15ms", "", CauseDispatchLag},
+		{"lag above a custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 15 * ms}}, n(1000, 20*ms, ledger.ModeOpen), false, "later than 15ms", "", CauseDispatchLag},
 		{"few arrivals", Config{RequestedRate: 0.5, Window: 10 * time.Second}, n(1, ms, ledger.ModeOpen), true, "", "not judged", ""},
 		{"closed loop", Config{RequestedRate: 100, Window: 10 * time.Second}, n(10, ms, ledger.ModeClosed), true, "", "coordinated omission", ""},
 		{"client cap", Config{RequestedRate: 100, Window: 10 * time.Second},
@@ -256,7 +256,7 @@ func TestLagRuleIsTheP99(t *testing.T) {
 // TestHostCauses: a late generator is blamed on the host only when the host
 // measurably lacked CPU over the same window.
 func TestHostCauses(t *testing.T) {
-	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 5, LagP99: 30 * ms}
+	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 8, LagP99: 30 * ms}
 	for _, tc := range []struct {
 		name string
 		host HostHealth
@@ -277,7 +277,7 @@ func TestHostCauses(t *testing.T) {
 			if v.Valid || !v.Has(tc.want) || len(v.Causes) != 1 {
 				t.Fatalf("causes %+v, want %s", v.Causes, tc.want)
 			}
-			if !strings.Contains(v.Reasons[0], tc.text) || !strings.Contains(v.Reasons[0], "dispatch-lag p99 30ms exceeds 10ms") {
+			if !strings.Contains(v.Reasons[0], tc.text) || !strings.Contains(v.Reasons[0], "8 of 100 dispatches later than 10ms") {
 				t.Errorf("reason %q lacks %q or the lag", v.Reasons[0], tc.text)
 			}
 			if a := v.Causes[0].Action; a == "" || (tc.want != CauseDispatchLag && a != tc.want.Action()) {

@@ -44,6 +44,15 @@ type ValidityConfig struct {
 	// StarvedBusy is the host's non-idle CPU share (/proc/stat) from which
 	// a late generator is blamed on a starved host (0: 0.95).
 	StarvedBusy float64
+	// LagConfidence is the confidence of the dispatch-lag test: the
+	// generator is late when its dispatches later than MaxLagP99 are more
+	// than 1 % of them with a one-sided binomial p-value below
+	// 1 − LagConfidence (LagSignificant; 0: DefaultLagConfidence, 0.999).
+	LagConfidence float64
+	// LagHardFactor makes one dispatch later than LagHardFactor ×
+	// MaxLagP99 invalidate on its own (HardLimit; 0: DefaultLagHardFactor,
+	// 10).
+	LagHardFactor float64
 }
 
 // DefaultValidity is used for every zero field of a ValidityConfig.
@@ -102,6 +111,9 @@ type InvalidCause struct {
 	Cause  Cause  `json:"cause"`
 	Reason string `json:"reason"`
 	Action string `json:"what_to_do"`
+	// HostCaused marks a shard_invalid cause whose shard's own causes all
+	// blame its host (HostCaused); false for every other cause.
+	HostCaused bool `json:"host_caused,omitempty"`
 }
 
 // Validity is the generator-validity verdict: whether the load generator did
@@ -132,11 +144,12 @@ func (v Validity) Has(c Cause) bool {
 type Evidence struct {
 	Mode ledger.Mode
 	// LagCount counts dispatched attempts with a dispatch lag; LagOver those
-	// whose lag exceeded the configured MaxLagP99 (counted against that
-	// same limit); LagP99 is the p99 for the reason's text.
-	LagCount, LagOver int
-	LagP99            time.Duration
-	LagP99Approx      bool // LagP99 was read from a histogram
+	// whose lag exceeded the configured MaxLagP99 and LagOverHard those
+	// beyond its HardLimit (counted against those same limits); LagP99 and
+	// LagMax are for the reason's text.
+	LagCount, LagOver, LagOverHard int
+	LagP99, LagMax                 time.Duration
+	LagP99Approx                   bool // LagP99 was read from a histogram
 	// ClientCap counts attempts unsent by the in-flight cap, FirstClientCap
 	// the first attempts among them.
 	ClientCap, FirstClientCap int
@@ -157,6 +170,7 @@ func (c ValidityConfig) withDefaults() ValidityConfig {
 	if c.MaxLagP99 > 0 {
 		d.MaxLagP99 = c.MaxLagP99
 	}
+	d.lagDefaults(c)
 	if c.RateTolerance > 0 {
 		d.RateTolerance = c.RateTolerance
 	}
@@ -195,7 +209,9 @@ func RateBounds(lambda, tol, z float64) (lo, hi float64) {
 // LagP99Exceeds reports whether the nearest-rank p99 of n lags exceeds a
 // limit, given the number over it: the p99 is the ⌈0.99·n⌉-th smallest lag,
 // so it exceeds the limit exactly when fewer than ⌈0.99·n⌉ lags are within
-// it. The same rank as Dist.Quantile(0.99).
+// it. The same rank as Dist.Quantile(0.99). It is not the verdict (a p99
+// of 14 dispatches is their maximum: see LagSignificant); the live
+// verdict's hysteresis reads it for a clean window.
 func LagP99Exceeds(n, over int) bool {
 	if n <= 0 {
 		return false
@@ -204,10 +220,11 @@ func LagP99Exceeds(n, over int) bool {
 	return n-over < rank
 }
 
-// Judge is the validity rule. The generator is invalid when the dispatch-lag
-// p99 exceeds MaxLagP99 (cause cgroup_throttled or host_starved when the
-// host measurably lacked CPU over the same window, else dispatch_lag: see
-// lateCause), when any arrival was unsent
+// Judge is the validity rule. The generator is invalid when significantly
+// more than 1 % of its dispatches were later than MaxLagP99, or one was
+// later than its HardLimit (lagEvidence; cause cgroup_throttled or
+// host_starved when the host measurably lacked CPU over the same window,
+// else dispatch_lag: see lateCause), when any arrival was unsent
 // at the in-flight cap (in_flight_cap), or, open loop with a known rate and
 // enough expected arrivals, when the first attempts dispatched leave the
 // RateBounds band (rate_not_reached; arrivals unsent at the cap count as
@@ -221,12 +238,7 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 		v.Reasons = append(v.Reasons, why)
 		v.Causes = append(v.Causes, InvalidCause{Cause: cause, Reason: why, Action: cause.Action()})
 	}
-	if LagP99Exceeds(e.LagCount, e.LagOver) {
-		approx := ""
-		if e.LagP99Approx {
-			approx = "≈"
-		}
-		lag := fmt.Sprintf("dispatch-lag p99 %s%s exceeds %s (%d of %d dispatches later than that)", approx, fmtDur(e.LagP99), fmtDur(c.MaxLagP99), e.LagOver, e.LagCount)
+	if lag := c.lagEvidence(e); lag != "" {
 		late := c.lateCause(e.Host, lag)
 		fail(late.Cause, "%s", late.Reason)
 		v.Causes[len(v.Causes)-1].Action = late.Action

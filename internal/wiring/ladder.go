@@ -48,7 +48,7 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
 		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
-		Validity: stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance},
+		Validity: Validity(l),
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}
 	var zone *time.Location
@@ -61,4 +61,12 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	}
 	sch := ladder.Schedule{Every: l.Schedule.Every.D(), Offset: l.Schedule.Offset.D(), Daily: l.Schedule.Daily, Zone: zone}
 	return cfg, sch, nil
+}
+
+// Validity is the generator-validity rule's configuration from a target's
+// ladder section (its thresholds judge the probe, every ladder step and
+// the daemon's live verdict).
+func Validity(l config.Ladder) stats.ValidityConfig {
+	return stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance,
+		LagConfidence: l.LagConfidence, LagHardFactor: l.LagHardFactor}
 }

@@ -138,7 +138,7 @@ func TestGamma(t *testing.T) {
 	if lo, hi := cv(4), cv(0.25); !(math.Abs(lo-0.5) < 0.1 && math.Abs(hi-2) < 0.4) {
 		t.Errorf("gap CV %.2f at burstiness 4 (want ≈0.5), %.2f at 0.25 (want ≈2)", lo, hi)
 	}
-	c, err := Load(config.Options{BuiltIn: []byte(minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, arrival: gamma, burstiness: 0.5, rate_tolerance: 0.2}\n"), Environ: noEnv})
+	c, err := Load(config.Options{BuiltIn: []byte(minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, arrival: gamma, burstiness: 0.5, rate_tolerance: 0.2, lag_confidence: 0.99, lag_hard_factor: 4}\n"), Environ: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,5 +148,8 @@ func TestGamma(t *testing.T) {
 	}
 	if lc.Arrival != "gamma" || lc.Burstiness != 0.5 || lc.Validity.RateTolerance != 0.2 {
 		t.Errorf("ladder arrival %q burstiness %v rate tolerance %v", lc.Arrival, lc.Burstiness, lc.Validity.RateTolerance)
+	}
+	if v := lc.Validity; v.Confidence() != 0.99 || v.HardLimit() != 40*time.Millisecond {
+		t.Errorf("lag rule: confidence %v, hard limit %v, want 0.99 and 4 × 10ms", v.Confidence(), v.HardLimit())
 	}
 }
