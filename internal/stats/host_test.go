@@ -12,7 +12,7 @@ import (
 // advised to spin; dispatch_lag advises --spin only where the host had a
 // CPU to spare.
 func TestHostEvidenceNamesTheCause(t *testing.T) {
-	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 5, LagP99: 30 * ms}
+	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 10, LagP99: 30 * ms}
 	idle := HostHealth{Known: true, Busy: 0.10, BusyKnown: true, HostCPUs: 4, Pressure: 0.01, PressureKnown: true,
 		ThrottleKnown: true, RunWait: 0.001, RunWaitKnown: true}
 	with := func(f func(*HostHealth)) HostHealth { h := idle; f(&h); return h }
