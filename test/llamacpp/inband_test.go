@@ -58,6 +58,10 @@ func (p *biasProxy) start(t *testing.T, target string) string {
 			r.Out.Header.Set("Content-Length", strconv.Itoa(len(body)))
 		},
 		FlushInterval: -1,
+		// A new connection per request: llama-server closes its connection
+		// after every streamed response, and a pooled one could meet that
+		// close (a 502 from the proxy, not the server's doing).
+		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	}
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)
