@@ -12,7 +12,7 @@ const (
 	HTTPError      Outcome = "http_error"      // any other non-2xx status, or a 2xx carrying an error body
 	Timeout        Outcome = "timeout"         // a client timeout expired (connect, headers, first content, idle, total)
 	TransportError Outcome = "transport_error" // the connection failed (refused, reset, TLS, DNS, EOF before headers)
-	StreamError    Outcome = "stream_error"    // the stream was malformed, truncated or carried an in-band error
+	StreamError    Outcome = "stream_error"    // the stream was malformed, truncated, empty or carried an in-band error
 	Unsent         Outcome = "unsent"          // planned but never sent (client cap, budget, shutdown, rate cap)
 	Cancelled      Outcome = "cancelled"       // sent, then cancelled by the client (injection or interrupt)
 	Censored       Outcome = "censored"        // still in flight at the drain deadline: its age is a lower bound
@@ -68,6 +68,7 @@ const (
 	ReasonBufferLimit   Reason = "buffer_limit"    // buffering the event would pass the process-wide bound on buffered event bytes
 	ReasonDataAfterDone Reason = "data_after_done" // events after the terminal marker
 	ReasonProtocolError Reason = "protocol"        // events out of the API's order
+	ReasonNoContent     Reason = "no_content"      // the stream ended without any content, reasoning, finish reason or usage: an empty success is no success
 
 	// unsent
 	ReasonClientCap Reason = "client_cap" // the in-flight cap was full at the planned time
@@ -89,7 +90,7 @@ var reasonsFor = map[Outcome][]Reason{
 	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
 	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
-	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError},
+	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError, ReasonNoContent},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},
 	Censored:       {ReasonDrainDeadline},

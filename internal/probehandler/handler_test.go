@@ -24,8 +24,8 @@ func TestProbeSimulator(t *testing.T) {
 	if v := must(t, fams, mRequests); v != 1 {
 		t.Errorf("probe_llm_requests %v", v)
 	}
-	if n := len(fams[mOutcome].GetMetric()); n != 37 {
-		t.Errorf("probe_llm_outcome has %d series, want the whole closed set (37)", n)
+	if n, want := len(fams[mOutcome].GetMetric()), closedSetSize(); n != want {
+		t.Errorf("probe_llm_outcome has %d series, want the whole closed set (%d)", n, want)
 	}
 	if o := outcomes(fams); o["ok"] != 1 || len(o) != 1 {
 		t.Errorf("outcomes %v, want ok: 1", o)

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -107,10 +108,8 @@ type anthEvent struct {
 		Thinking   jsonText `json:"thinking"`
 		StopReason *string  `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *anthUsage `json:"usage"`
-	Error *struct {
-		Type string `json:"type"`
-	} `json:"error"`
+	Usage *anthUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
 }
 
 // anthMaxOpenBlocks bounds the decoder's state whatever the server sends.
@@ -123,6 +122,10 @@ type anthDecoder struct {
 	open    map[int]bool
 	ev      anthEvent // reused: one allocation less per event
 }
+
+// CanEnd implements Decoder: the stream could end here but for
+// message_stop when it started and no content block is open.
+func (d *anthDecoder) CanEnd() bool { return d.started && len(d.open) == 0 }
 
 // Decode implements Decoder.
 func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
@@ -144,11 +147,7 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 	case "ping":
 		return Event{}, nil
 	case "error":
-		se := &ServerError{Type: "error"}
-		if e.Error != nil && e.Error.Type != "" {
-			se.Type = e.Error.Type
-		}
-		return Event{Err: se}, nil
+		return Event{Err: errorObject(data)}, nil
 	case "message_start":
 		if d.started {
 			return Event{}, decodeErr(api, ledger.ReasonProtocolError, "second message_start")
@@ -162,6 +161,11 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 		}
 		return Event{Model: e.Message.Model}, nil
 	case "":
+		if se := jsonErrorMember(e.Error); se != nil {
+			// A bare {"error": …} (no type, no event line), as OpenAI-style
+			// servers send it: an in-band error all the same.
+			return Event{Err: se}, nil
+		}
 		return Event{}, decodeErr(api, ledger.ReasonMalformed, "event has no type")
 	}
 	if !d.started {

@@ -41,7 +41,9 @@ func TestAnthropicDecode(t *testing.T) {
 		{name: "stop of a closed block", evs: []sseEv{start, block(0, "text"), stop(0), stop(0)}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "c"}, {}, {}}},
 		{name: "message_stop with a block open", evs: []sseEv{start, block(0, "text"), msgStop}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "c"}, {}}},
 		{name: "event after message_stop", evs: []sseEv{start, msgStop, {"ping", `{"type":"ping"}`}}, reason: ledger.ReasonDataAfterDone, want: []Event{{Model: "c"}, {Done: true}}},
-		{name: "error event with text data", evs: []sseEv{{"error", "upstream overloaded"}}, want: []Event{{Err: &ServerError{Type: "error"}}}},
+		{name: "error event with text data", evs: []sseEv{{"error", "upstream overloaded"}}, want: []Event{{Err: &ServerError{Type: "error", Message: "upstream overloaded"}}}},
+		{name: "a bare error object is an in-band error", evs: []sseEv{start, {"", `{"error":{"type":"overloaded_error","message":"Overloaded"}}`}}, want: []Event{{Model: "c"}, {Err: &ServerError{Type: "overloaded_error", Message: "Overloaded"}}}},
+		{name: "a null error member is no error", evs: []sseEv{start, {"", `{"error":null}`}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "c"}}},
 		{name: "not JSON", evs: []sseEv{start, {"content_block_delta", "{oops"}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "c"}}},
 		{name: "message_start without message", evs: []sseEv{{"message_start", `{"type":"message_start"}`}}, reason: ledger.ReasonMalformed},
 		{name: "delta without index", evs: []sseEv{start, {"content_block_delta", `{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}`}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "c"}}},
@@ -52,9 +54,9 @@ func TestAnthropicDecode(t *testing.T) {
 			want: []Event{{Model: "c"}, {}, {FinishReason: "end_turn", Usage: &ledger.Usage{Known: true, Prompt: 42, Completion: 7}}, {Done: true}},
 		},
 		{
-			name: "error event keeps only the type",
+			name: "error event keeps the inner type and message",
 			evs:  []sseEv{start, {"error", `{"type":"error","error":{"type":"overloaded_error","message":"prompt was x"}}`}},
-			want: []Event{{Model: "c"}, {Err: &ServerError{Type: "overloaded_error"}}},
+			want: []Event{{Model: "c"}, {Err: &ServerError{Type: "overloaded_error", Message: "prompt was x"}}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

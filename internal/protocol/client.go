@@ -24,6 +24,7 @@ const (
 	maxModel        = ledger.MaxModelBytes        // bytes of model name kept in the record
 	maxLabel        = 48                          // bytes of an error type or code, or a content type, in error text
 	maxDecodeErr    = 120                         // bytes of a decoder's error text
+	maxErrorText    = ledger.MaxErrorBytes        // bytes of error text a record keeps
 	maxErrorBody    = 64 << 10                    // bytes of a non-stream body read to find an error object
 	postDoneGrace   = 2 * time.Second             // longest wait for the body's end after the terminal marker
 )

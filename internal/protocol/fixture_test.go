@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,12 @@ func decodeFixture(t testing.TB, f *replay.Fixture) decoded {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, sse.ErrIncomplete) {
 				out.sseErr = err
 			}
+			break
+		}
+		if e.Error {
+			// An `error:` field line ends the stream before any decoder
+			// sees it, as in the Client.
+			out.inBand = errorObject(e.Data)
 			break
 		}
 		ev, err := dec.Decode(e.Name, e.Data)
@@ -214,8 +221,8 @@ func TestFixturesDecode(t *testing.T) {
 			if !reflect.DeepEqual(got.usage, x.Usage) {
 				t.Errorf("usage %+v, want %+v", got.usage, x.Usage)
 			}
-			if x.Outcome == ledger.OK && (!got.done || got.decodeErr != nil || got.inBand != nil) {
-				t.Errorf("an ok fixture must end with the terminal marker and no error")
+			if x.Outcome == ledger.OK && ((!got.done && got.finish == "") || got.decodeErr != nil || got.inBand != nil) {
+				t.Errorf("an ok fixture must end with the terminal marker (or, without it, after a finish reason) and no error")
 			}
 			if x.Reason == ledger.ReasonTruncated && got.done {
 				t.Errorf("a truncated fixture must not reach the terminal marker")
@@ -256,7 +263,7 @@ func TestFixtureCoverage(t *testing.T) {
 	want := []ledger.Reason{
 		ledger.ReasonStop, ledger.ReasonDataAfterDone, ledger.ReasonTruncated, ledger.ReasonMalformed,
 		ledger.ReasonInBandError, ledger.ReasonContentType, ledger.ReasonErrorBody, ledger.ReasonEventTooLarge,
-		ledger.ReasonIdle, ledger.ReasonTotal,
+		ledger.ReasonIdle, ledger.ReasonTotal, ledger.ReasonNoContent,
 	}
 	for _, api := range Names() {
 		for _, r := range want {
@@ -326,6 +333,12 @@ func TestFixturesClient(t *testing.T) {
 			}
 			if x.Outcome == ledger.Rejected && rec.RetryAfter != time.Second {
 				t.Errorf("retry after %v, the replay server sends 1s", rec.RetryAfter)
+			}
+			if !strings.Contains(res.Err, x.ErrorContains) {
+				t.Errorf("error %q, want it to contain %q", res.Err, x.ErrorContains)
+			}
+			if res.Outcome == ledger.OK && res.Err != "" {
+				t.Errorf("ok with error text %q", res.Err)
 			}
 			if rec.ContentEvents != x.ContentEvents || rec.ReasoningEvents != x.ReasoningEvents {
 				t.Errorf("content/reasoning events %d/%d, want %d/%d", rec.ContentEvents, rec.ReasoningEvents, x.ContentEvents, x.ReasoningEvents)

@@ -23,7 +23,7 @@ func unmarshalEvent(api, name, what string, data []byte, v any) (ev Event, stop 
 		return Event{}, false, nil
 	}
 	if name == "error" {
-		return Event{Err: &ServerError{Type: "error"}}, true, nil
+		return Event{Err: errorObject(data)}, true, nil
 	}
 	return Event{}, true, jsonDecodeErr(api, what, uerr)
 }

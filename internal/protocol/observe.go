@@ -41,6 +41,8 @@ type firstTokenDecoder struct {
 	seen     bool
 }
 
+func (o *firstTokenDecoder) CanEnd() bool { return o.d.CanEnd() }
+
 func (o *firstTokenDecoder) Decode(name string, data []byte) (Event, error) {
 	ev, err := o.d.Decode(name, data)
 	if err == nil && !o.seen && (ev.Content || (o.anyToken && ev.Reasoning)) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -114,6 +113,9 @@ type chatDecoder struct {
 	slowOnly bool // tests: always decode with encoding/json (the reference)
 }
 
+// CanEnd implements Decoder: a chat stream has no state to leave open.
+func (d *chatDecoder) CanEnd() bool { return true }
+
 // Decode implements Decoder. A chunk whose delta carries only a role, or an
 // empty content string, is not content. Chunks are read by a single-pass
 // scanner specialised to the chunk shape (chatScan); whatever it is not sure
@@ -133,6 +135,10 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 		d.done = true
 		return Event{Done: true}, nil
 	}
+	if name == "error" {
+		// Whatever its data (an error member, a bare error object, text).
+		return Event{Err: errorObject(data)}, nil
+	}
 	if data[0] != '{' {
 		return Event{}, decodeErr(APIOpenAIChat, ledger.ReasonMalformed, "chunk is not a JSON object")
 	}
@@ -146,9 +152,6 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 	}
 	if se := jsonErrorMember(f.errRaw); se != nil {
 		return Event{Err: se}, nil
-	}
-	if name == "error" {
-		return Event{Err: &ServerError{Type: "error"}}, nil
 	}
 	ev := Event{Model: f.model, Content: f.content, Reasoning: f.reasoning, FinishReason: f.finish}
 	if ev.Model != "" {
@@ -213,40 +216,4 @@ func finishString(b []byte) string {
 		return "content_filter"
 	}
 	return string(b)
-}
-
-// jsonErrorMember reads an OpenAI-style error member ({"error": {"type",
-// "code"}} or {"error": "text"}); nil when absent or null. Only the type
-// and code are kept: messages may echo the prompt.
-func jsonErrorMember(raw json.RawMessage) *ServerError {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil
-	}
-	var obj struct {
-		Type json.RawMessage `json:"type"`
-		Code json.RawMessage `json:"code"`
-	}
-	se := &ServerError{Type: "error"}
-	if err := json.Unmarshal(raw, &obj); err == nil {
-		if t := jsonLabel(obj.Type); t != "" {
-			se.Type = t
-		}
-		se.Code = jsonLabel(obj.Code)
-	}
-	return se
-}
-
-// jsonLabel turns a JSON string or integer into a label (server text: the
-// Client cleans it).
-func jsonLabel(raw json.RawMessage) string {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		var n int64
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return ""
-		}
-		return strconv.FormatInt(n, 10)
-	}
-	return s
 }

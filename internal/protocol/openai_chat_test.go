@@ -50,13 +50,14 @@ func TestOpenAIChatDecode(t *testing.T) {
 			{data: `{"choices":[{"delta":{"content":"e"}}],"usage":{"completion_tokens":5}}`,
 				want: Event{Content: true, Usage: &ledger.Usage{Known: true, Completion: 5}}},
 		}},
-		{name: "in-band errors keep type and code only", steps: []step{
+		{name: "in-band errors keep type, code and message as sent (the Client cleans them)", steps: []step{
 			{data: `{"error":{"message":"your prompt was bad","type":"invalid_request_error","code":"context_length_exceeded"}}`,
-				want: Event{Err: &ServerError{Type: "invalid_request_error", Code: "context_length_exceeded"}}},
-			{data: `{"error":{"message":"x","code":503}}`, want: Event{Err: &ServerError{Type: "error", Code: "503"}}},
-			{data: `{"error":"prompt text echoed"}`, want: Event{Err: &ServerError{Type: "error"}}},
+				want: Event{Err: &ServerError{Type: "invalid_request_error", Code: "context_length_exceeded", Message: "your prompt was bad"}}},
+			{data: `{"error":{"message":"x","code":503}}`, want: Event{Err: &ServerError{Type: "error", Code: "503", Message: "x"}}},
+			{data: `{"error":"prompt text echoed"}`, want: Event{Err: &ServerError{Type: "error", Message: "prompt text echoed"}}},
 			{data: `{"error":null,"choices":[{"delta":{"content":"ok"}}]}`, want: Event{Content: true}},
-			{name: "error", data: `{"message":"x"}`, want: Event{Err: &ServerError{Type: "error"}}},
+			{name: "error", data: `{"message":"x"}`, want: Event{Err: &ServerError{Type: "error", Message: "x"}}},
+			{name: "error", data: `{"code":500,"message":"Failed to parse input","type":"server_error"}`, want: Event{Err: &ServerError{Type: "server_error", Code: "500", Message: "Failed to parse input"}}},
 		}},
 		{name: "server finish reasons are passed on as sent (the Client cleans them)", steps: []step{
 			{data: `{"choices":[{"delta":{},"finish_reason":"end turn <b>` + strings.Repeat("x", 60) + `"}]}`,

@@ -62,6 +62,10 @@ type cmplDecoder struct {
 	chunk  cmplChunk // reused: its Choices array survives between chunks
 }
 
+// CanEnd implements Decoder: a completions stream has no state to leave
+// open.
+func (d *cmplDecoder) CanEnd() bool { return true }
+
 // Decode implements Decoder.
 func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 	const api = APIOpenAICompletions
@@ -86,7 +90,7 @@ func (d *cmplDecoder) Decode(name string, data []byte) (Event, error) {
 		return Event{Err: se}, nil
 	}
 	if name == "error" {
-		return Event{Err: &ServerError{Type: "error"}}, nil
+		return Event{Err: errorObject(data)}, nil
 	}
 	ev := Event{Model: c.Model, Usage: c.Usage.ledger()}
 	for _, ch := range c.Choices {

@@ -24,22 +24,22 @@ func TestCompletionsDecode(t *testing.T) {
 		{
 			name: "error object with numeric code",
 			evs:  []sseEv{{"", `{"error":{"message":"secret prompt","type":"invalid_request_error","code":400}}`}},
-			want: []Event{{Err: &ServerError{Type: "invalid_request_error", Code: "400"}}},
+			want: []Event{{Err: &ServerError{Type: "invalid_request_error", Code: "400", Message: "secret prompt"}}},
 		},
 		{
-			name: "error as a bare string keeps none of its text",
+			name: "error as a bare string is its message",
 			evs:  []sseEv{{"", `{"error":"the prompt was: hello"}`}},
-			want: []Event{{Err: &ServerError{Type: "error"}}},
+			want: []Event{{Err: &ServerError{Type: "error", Message: "the prompt was: hello"}}},
 		},
 		{
 			name: "named error event",
 			evs:  []sseEv{{"error", `{"message":"boom"}`}},
-			want: []Event{{Err: &ServerError{Type: "error"}}},
+			want: []Event{{Err: &ServerError{Type: "error", Message: "boom"}}},
 		},
 		{
 			name: "named error event with text data",
 			evs:  []sseEv{{"error", `Internal Server Error`}},
-			want: []Event{{Err: &ServerError{Type: "error"}}},
+			want: []Event{{Err: &ServerError{Type: "error", Message: "Internal Server Error"}}},
 		},
 		{name: "not an object", evs: []sseEv{{"", `[1,2]`}}, reason: ledger.ReasonMalformed},
 		{name: "wrong shape", evs: []sseEv{{"", `{"choices":"x"}`}}, reason: ledger.ReasonMalformed},

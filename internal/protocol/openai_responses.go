@@ -63,7 +63,6 @@ type respUsage struct {
 type respEvent struct {
 	Type     jsonName        `json:"type"`
 	Delta    jsonText        `json:"delta"`
-	Code     json.RawMessage `json:"code"`
 	Error    json.RawMessage `json:"error"`
 	Response *struct {
 		Model             string          `json:"model"`
@@ -80,6 +79,10 @@ type respDecoder struct {
 	done    bool
 	ev      respEvent // reused: one allocation less per event
 }
+
+// CanEnd implements Decoder: a Responses stream gives its finish reason
+// only with its terminal event, so it never ends without one.
+func (d *respDecoder) CanEnd() bool { return d.done }
 
 // Decode implements Decoder.
 func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
@@ -107,11 +110,7 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 	typ := eventType(string(e.Type), name)
 	switch typ {
 	case "error":
-		se := &ServerError{Type: "error", Code: jsonLabel(e.Code)}
-		if inner := jsonErrorMember(e.Error); inner != nil {
-			se = inner
-		}
-		return Event{Err: se}, nil
+		return Event{Err: errorObject(data)}, nil
 	case "":
 		if se := jsonErrorMember(e.Error); se != nil {
 			return Event{Err: se}, nil

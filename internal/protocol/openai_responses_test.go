@@ -24,7 +24,8 @@ func TestResponsesDecode(t *testing.T) {
 		},
 		{name: "a delta before response.created", evs: []sseEv{delta("response.output_text.delta", "x")}, reason: ledger.ReasonProtocolError},
 		{name: "a second response.created", evs: []sseEv{created, created}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "m"}}},
-		{name: "error event with text data", evs: []sseEv{{"error", "bad gateway"}}, want: []Event{{Err: &ServerError{Type: "error"}}}},
+		{name: "error event with text data", evs: []sseEv{{"error", "bad gateway"}}, want: []Event{{Err: &ServerError{Type: "error", Message: "bad gateway"}}}},
+		{name: "a bare error object with no type", evs: []sseEv{created, {"", `{"error":{"code":500,"message":"m","type":"server_error"}}`}}, want: []Event{{Model: "m"}, {Err: &ServerError{Type: "server_error", Code: "500", Message: "m"}}}},
 		{name: "not JSON", evs: []sseEv{created, {"", "{oops"}}, reason: ledger.ReasonMalformed, want: []Event{{Model: "m"}}},
 		{name: "no type at all", evs: []sseEv{{"", `{"delta":"x"}`}}, reason: ledger.ReasonMalformed},
 		{name: "[DONE] before the terminal event", evs: []sseEv{created, {"", "[DONE]"}}, reason: ledger.ReasonProtocolError, want: []Event{{Model: "m"}}},
@@ -42,7 +43,7 @@ func TestResponsesDecode(t *testing.T) {
 		{
 			name: "error event before anything",
 			evs:  []sseEv{{"error", `{"type":"error","code":"rate_limit_exceeded","message":"prompt text"}`}},
-			want: []Event{{Err: &ServerError{Type: "error", Code: "rate_limit_exceeded"}}},
+			want: []Event{{Err: &ServerError{Type: "error", Code: "rate_limit_exceeded", Message: "prompt text"}}},
 		},
 		{
 			name: "response.failed without an error object",

@@ -42,10 +42,13 @@ type Event struct {
 }
 
 // ServerError is an error the server reported in-band (in the stream or in a
-// JSON error body). Only the type/code are kept: messages may echo prompts.
+// JSON error body): its type, code and message as sent (server text: the
+// Client cleans each before it reaches a record, and keeps the message
+// only for in-band errors, cut short).
 type ServerError struct {
-	Type string
-	Code string
+	Type    string
+	Code    string
+	Message string
 }
 
 // Adapter is one streaming API: how to build its request and how to turn its
@@ -68,6 +71,11 @@ type Adapter interface {
 // An error means the stream is malformed: it carries the ledger reason.
 type Decoder interface {
 	Decode(name string, data []byte) (Event, error)
+	// CanEnd says whether the stream could end at this point but for its
+	// terminal marker (e.g. no Anthropic content block is left open): a
+	// body that ends cleanly after a finish reason is then ok. A method of
+	// every decoder, so that no wrapper can hide it.
+	CanEnd() bool
 }
 
 // Timeouts bound one request. Zero disables a bound.

@@ -114,7 +114,12 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) ledger.R
 				// marker (EOF, a reset, a timer) does not undo it.
 				return s.ok(doneAt)
 			}
-			return s.readError(ctx, err)
+			return s.readError(ctx, err, dec)
+		}
+		if e.Error {
+			// A non-standard `error:` field line (llama.cpp, early 2025):
+			// an error object in any form ends the stream as one.
+			return s.fail(ledger.StreamError, ledger.ReasonInBandError, s.c.inBandText(errorObject(e.Data)))
 		}
 		if doneAt != 0 {
 			if len(bytes.TrimSpace(e.Data)) > 0 {
@@ -132,9 +137,12 @@ func (s *stream) read(ctx context.Context, body io.Reader, dec Decoder) ledger.R
 		}
 		s.apply(ev)
 		if ev.Err != nil {
-			return s.fail(ledger.StreamError, ledger.ReasonInBandError, "in-band error"+s.c.labels(ev.Err))
+			return s.fail(ledger.StreamError, ledger.ReasonInBandError, s.c.inBandText(ev.Err))
 		}
 		if ev.Done {
+			if s.empty() {
+				return s.fail(ledger.StreamError, ledger.ReasonNoContent, noContentText)
+			}
 			doneAt = s.now()
 			if s.firstContent != nil {
 				s.firstContent.Stop()
@@ -212,6 +220,18 @@ func (s *stream) apply(ev Event) {
 	}
 }
 
+// noContentText is the error text of a stream that carried nothing.
+const noContentText = "stream ended without content, reasoning, finish reason or usage"
+
+// empty reports whether the stream has carried nothing a server sends for a
+// request it served: no content, no reasoning, no finish reason and no usage
+// (not even usage refused as impossible). Such a stream is no success,
+// whatever ended it.
+func (s *stream) empty() bool {
+	r := s.rec
+	return r.ContentEvents == 0 && r.ReasoningEvents == 0 && r.FinishReason == "" && !r.Usage.Known && !r.Usage.Invalid
+}
+
 func (s *stream) ok(doneAt time.Duration) ledger.Result {
 	s.rec.End = doneAt
 	return ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
@@ -220,7 +240,7 @@ func (s *stream) ok(doneAt time.Duration) ledger.Result {
 // readError classifies a body read error before the terminal marker. Once
 // the request's context has ended (a timer, the caller) the error is only
 // its consequence: the cause decides.
-func (s *stream) readError(ctx context.Context, err error) ledger.Result {
+func (s *stream) readError(ctx context.Context, err error, dec Decoder) ledger.Result {
 	if ctx.Err() == nil {
 		switch {
 		case errors.Is(err, sse.ErrEventTooLarge):
@@ -228,6 +248,12 @@ func (s *stream) readError(ctx context.Context, err error) ledger.Result {
 		case errors.Is(err, sse.ErrBudget):
 			return s.fail(ledger.StreamError, ledger.ReasonBufferLimit,
 				"buffered event bytes of all streams would pass the process-wide bound of "+strconv.FormatInt(s.c.buffers.Limit(), 10))
+		case err == io.EOF && s.empty():
+			return s.fail(ledger.StreamError, ledger.ReasonNoContent, noContentText)
+		case err == io.EOF && s.rec.FinishReason != "" && dec.CanEnd():
+			// The body ended cleanly after the server said why it stopped:
+			// a missing terminal marker is the only fault, not a failure.
+			return s.ok(s.now())
 		case err == io.EOF, errors.Is(err, sse.ErrIncomplete):
 			return s.fail(ledger.StreamError, ledger.ReasonTruncated, "stream ended without the terminal marker")
 		}

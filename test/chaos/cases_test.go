@@ -475,6 +475,36 @@ func cases() []*chaosCase {
 				h.named("error", `{"message":"stream failed"}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
+		{name: "error_field_then_done", what: "a role chunk, a non-standard `error: {…}` field line, then data: [DONE] (llama.cpp's server on a failed request, early 2025)",
+			serve: streamHead(func(h *hconn) bool {
+				h.event(chatChunk("c", "chaos-model", `{"role":"assistant","content":null}`, "null"))
+				h.chunk(`error: {"code":500,"message":"Failed to parse input at pos 3","type":"server_error"}` + "\n\n")
+				h.event("[DONE]")
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)},
+			check: checkSaysWhat("(server_error/500): Failed to parse input", "malformed"), also: "the error keeps the server's message, sanitised"},
+		{name: "error_payload_then_end", what: "a role chunk, then data: {\"error\": …} and the body ends: no finish reason, no [DONE] (llama.cpp's server on a broken UTF-8 token)",
+			serve: streamHead(func(h *hconn) bool {
+				h.event(chatChunk("c", "chaos-model", `{"role":"assistant","content":null}`, "null"))
+				h.event(`{"error":{"code":500,"message":"Failed to parse input at pos 22","type":"server_error"}}`)
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
+		{name: "role_only_done", what: "only a role chunk, then data: [DONE]: no content, finish reason or usage",
+			serve: streamHead(func(h *hconn) bool {
+				h.event(chatChunk("c", "chaos-model", `{"role":"assistant","content":null}`, "null"))
+				h.event("[DONE]")
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonNoContent)}},
+		{name: "only_done", what: "a 200 event stream that is only data: [DONE]",
+			serve: streamHead(func(h *hconn) bool { h.event("[DONE]"); return h.end() }),
+			want:  []want{w(ledger.StreamError, ledger.ReasonNoContent)}},
+		{name: "finish_without_done", what: "content, a finish reason and usage, then the body ends without data: [DONE]",
+			serve: streamHead(func(h *hconn) bool {
+				h.event(chatChunk("c", "chaos-model", `{"content":"word "}`, "null"))
+				h.event(chatChunk("c", "chaos-model", `{}`, `"stop"`))
+				h.event(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"chaos-model","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+				return h.end()
+			}), want: []want{w(ledger.OK, ledger.ReasonStop)}},
 		{name: "data_after_done", what: "a well-formed stream, then another chunk after [DONE]",
 			serve: streamHead(func(h *hconn) bool {
 				h.event(chatChunk("c", "chaos-model", `{"content":"word "}`, "null"))
@@ -528,6 +558,26 @@ func cases() []*chaosCase {
 				h.named("message_stop", `{"type":"message_stop"}`)
 				return h.end()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonProtocolError)}},
+		{name: "anthropic_no_content", api: "anthropic-messages", what: "message_start then message_stop: no content block, no stop reason, no output usage",
+			serve: streamHead(func(h *hconn) bool {
+				h.named("message_start", `{"type":"message_start","message":{"model":"chaos-model","usage":{"input_tokens":3}}}`)
+				h.named("message_stop", `{"type":"message_stop"}`)
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonNoContent)}},
+		{name: "anthropic_error_payload", api: "anthropic-messages", what: "a text delta, then a bare data: {\"error\": …} with no event line and no type",
+			serve: streamHead(func(h *hconn) bool {
+				h.named("message_start", `{"type":"message_start","message":{"model":"chaos-model","usage":{"input_tokens":3}}}`)
+				h.named("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+				h.named("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`)
+				h.event(`{"error":{"type":"overloaded_error","message":"Overloaded"}}`)
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
+		{name: "responses_error_field", api: "openai-responses", what: "response.created, then a non-standard `error: {…}` field line, and the body ends",
+			serve: streamHead(func(h *hconn) bool {
+				h.named("response.created", `{"type":"response.created","response":{"id":"r","status":"in_progress","model":"chaos-model"}}`)
+				h.chunk(`error: {"code":500,"message":"boom","type":"server_error"}` + "\n\n")
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonInBandError)}},
 		{name: "anthropic_missing_start", covers: "Anthropic missing start event", api: "anthropic-messages",
 			what: "content blocks without message_start",
 			serve: streamHead(func(h *hconn) bool {
@@ -541,9 +591,17 @@ func cases() []*chaosCase {
 				h.named("content_block_delta", `{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"hi"}}`)
 				return h.hold()
 			}), want: []want{w(ledger.StreamError, ledger.ReasonProtocolError)}},
-		{name: "anthropic_ends_block_open", api: "anthropic-messages", what: "the body ends while a content block is open, without message_stop",
+		{name: "anthropic_ends_block_open", api: "anthropic-messages", what: "a stop_reason while a content block is open, then the body ends without content_block_stop and message_stop",
+			serve: streamHead(func(h *hconn) bool {
+				h.named("message_start", `{"type":"message_start","message":{"model":"chaos-model","usage":{"input_tokens":3}}}`)
+				h.named("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+				h.named("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`)
+				h.named("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`)
+				return h.end()
+			}), want: []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
+		{name: "anthropic_no_message_stop", api: "anthropic-messages", what: "a well-formed stream whose body ends after message_delta (stop_reason, usage), without message_stop: only the marker is missing",
 			serve: func(h *hconn) bool { return serveStream(h, stream{noDone: true}) },
-			want:  []want{w(ledger.StreamError, ledger.ReasonTruncated)}},
+			want:  []want{w(ledger.OK, ledger.ReasonStop)}},
 		{name: "responses_missing_created", covers: "Responses missing start event", api: "openai-responses",
 			what: "output text deltas without response.created",
 			serve: streamHead(func(h *hconn) bool {

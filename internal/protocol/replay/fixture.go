@@ -30,6 +30,14 @@ type Spec struct {
 
 	Limits Limits `json:"limits,omitempty"` // client limits the expectation assumes
 	Expect Expect `json:"expect"`
+
+	// Captured says where a fixture recorded from a real server came from
+	// (server, build, date); empty for a fixture written by hand.
+	Captured string `json:"captured,omitempty"`
+	// Request is the JSON request body that produced a captured stream, and
+	// Path the URL path it was posted to (e.g. "/v1/chat/completions").
+	Request json.RawMessage `json:"request,omitempty"`
+	Path    string          `json:"path,omitempty"`
 }
 
 // Limits are the client settings a fixture's expectation assumes (0 = the
@@ -70,6 +78,9 @@ type Expect struct {
 	Tokens []int `json:"tokens,omitempty"`
 	// InBandError is the ServerError type an in-band error carries.
 	InBandError string `json:"in_band_error,omitempty"`
+	// ErrorContains is text the record's error must contain (e.g. the
+	// server's own message of an in-band error, as cleaned).
+	ErrorContains string `json:"error_contains,omitempty"`
 	// Done says the API's terminal marker is in the stream.
 	Done bool `json:"done"`
 }

@@ -49,8 +49,15 @@ type Event struct {
 	// Name is the event type: the last `event:` field of the event, or ""
 	// when none was given (the standard's default type "message").
 	Name string
-	// Data is the event's data lines joined with \n.
+	// Data is the event's data lines joined with \n; for an Error event,
+	// its error lines instead.
 	Data []byte
+	// Error says the event carried a non-standard `error:` field (llama.cpp's
+	// server sent `error: {…}` on a failed request in early 2025, then
+	// `data: [DONE]`). The standard ignores unknown fields, which would hide
+	// the failure: the Reader surfaces this one. Data then holds the error
+	// lines' values joined with \n, and the event's data lines are dropped.
+	Error bool
 }
 
 // Reader reads events from a text/event-stream. It is not safe for
@@ -73,7 +80,8 @@ type Reader struct {
 	inComment bool   // skipping an unterminated comment line
 
 	data    []byte // data buffer of the event being built
-	hasData bool   // a data field was seen in this event
+	hasData bool   // a data field (or an error field) was seen in this event
+	isError bool   // an error field was seen in this event: data holds error values
 	name    []byte // event type buffer
 	pending bool   // any field was seen since the last dispatch
 	lastID  []byte // last event ID buffer
@@ -170,7 +178,7 @@ func (r *Reader) Next() (Event, error) {
 				r.resetEvent()
 				continue
 			}
-			return Event{Name: r.internName(), Data: r.data[:len(r.data)-1]}, nil
+			return Event{Name: r.internName(), Data: r.data[:len(r.data)-1], Error: r.isError}, nil
 		}
 		if line[0] == ':' {
 			continue
@@ -186,6 +194,7 @@ func (r *Reader) resetEvent() {
 	r.data = r.data[:0]
 	r.name = r.name[:0]
 	r.hasData = false
+	r.isError = false
 	r.pending = false
 }
 
@@ -210,14 +219,19 @@ func (r *Reader) field(line []byte) error {
 		name = line
 	}
 	switch string(name) {
+	case "error":
+		// Not in the standard (see Event.Error): the event becomes an
+		// error event, holding only error values.
+		if !r.isError {
+			r.isError = true
+			r.data = r.data[:0]
+		}
+		return r.appendData(value)
 	case "data":
-		if len(r.data)+len(value) > r.max {
-			return fmt.Errorf("%w: data over %d bytes", ErrEventTooLarge, r.max)
+		if r.isError {
+			return nil // an error event's data lines are dropped
 		}
-		if err := r.appendTo(&r.data, r.max+1, value, newline); err != nil {
-			return err
-		}
-		r.hasData = true
+		return r.appendData(value)
 	case "event":
 		r.name = r.name[:0]
 		return r.appendTo(&r.name, r.maxLine, value)
@@ -228,8 +242,20 @@ func (r *Reader) field(line []byte) error {
 		}
 	default:
 		// "retry" (reconnection time) is meaningless for a probe that never
-		// reconnects; unknown fields are ignored as the standard says.
+		// reconnects; other unknown fields are ignored as the standard says.
 	}
+	return nil
+}
+
+// appendData adds one data (or error) value to the event, within the bound.
+func (r *Reader) appendData(value []byte) error {
+	if len(r.data)+len(value) > r.max {
+		return fmt.Errorf("%w: data over %d bytes", ErrEventTooLarge, r.max)
+	}
+	if err := r.appendTo(&r.data, r.max+1, value, newline); err != nil {
+		return err
+	}
+	r.hasData = true
 	return nil
 }
 

@@ -227,3 +227,60 @@ func BenchmarkReader(b *testing.B) {
 		}
 	}
 }
+
+// TestReaderErrorField: the non-standard `error:` field (llama.cpp's server,
+// early 2025: `error: {…}` then `data: [DONE]`) is surfaced as an Error
+// event, however the bytes arrive, instead of being ignored as an unknown
+// field; its data lines are dropped and other unknown fields stay ignored.
+func TestReaderErrorField(t *testing.T) {
+	type errEv struct {
+		Name, Data string
+		Error      bool
+	}
+	big := strings.Repeat("x", 100)
+	tests := []struct {
+		name    string
+		in      string
+		max     int
+		want    []errEv
+		wantErr error
+	}{
+		{name: "llama.cpp early 2025", in: "data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"m\"}\n\ndata: [DONE]\n\n",
+			want: []errEv{{"", `{"a":1}`, false}, {"", `{"code":500,"message":"m"}`, true}, {"", "[DONE]", false}}, wantErr: io.EOF},
+		{name: "crlf", in: "error: e\r\n\r\n", want: []errEv{{"", "e", true}}, wantErr: io.EOF},
+		{name: "no space, no value", in: "error\n\nerror:x\n\n", want: []errEv{{"", "", true}, {"", "x", true}}, wantErr: io.EOF},
+		{name: "data before and after dropped", in: "data: a\nerror: e1\ndata: b\nerror: e2\n\n", want: []errEv{{"", "e1\ne2", true}}, wantErr: io.EOF},
+		{name: "with event name", in: "event: error\nerror: e\n\n", want: []errEv{{"error", "e", true}}, wantErr: io.EOF},
+		{name: "flag does not leak to the next event", in: "error: e\n\ndata: d\n\n", want: []errEv{{"", "e", true}, {"", "d", false}}, wantErr: io.EOF},
+		{name: "errors is not error", in: "errors: e\ndata: d\n\n", want: []errEv{{"", "d", false}}, wantErr: io.EOF},
+		{name: "unterminated", in: "error: e\n", wantErr: ErrIncomplete},
+		{name: "over bound", in: "error: " + big + "x\n\n", max: 100, wantErr: ErrEventTooLarge},
+	}
+	for _, tt := range tests {
+		for how, src := range deliveries(tt.in) {
+			t.Run(tt.name+"/"+how, func(t *testing.T) {
+				r := NewReader(src, Options{MaxEventBytes: tt.max})
+				var got []errEv
+				var err error
+				for {
+					var e Event
+					if e, err = r.Next(); err != nil {
+						break
+					}
+					got = append(got, errEv{e.Name, string(e.Data), e.Error})
+				}
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error = %v, want %v", err, tt.wantErr)
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("events = %+v, want %+v", got, tt.want)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Errorf("event %d = %+v, want %+v", i, got[i], tt.want[i])
+					}
+				}
+			})
+		}
+	}
+}
