@@ -25,7 +25,7 @@ type helpPage struct {
 // targetGroups are the flag groups `probe` and `ladder` share.
 var targetGroups = []helpGroup{
 	{"Target", []string{"url", "model", "api", "api-key-env", "api-key-file", "header", "header-env",
-		"tls-ca-file", "tls-cert-file", "tls-key-file", "tls-insecure-skip-verify", "http1", "usage-deltas", "ttft-boundary", "server-metrics"}},
+		"tls-ca-file", "tls-cert-file", "tls-key-file", "tls-insecure-skip-verify", "http1", "idle-conn-timeout", "usage-deltas", "ttft-boundary", "server-metrics"}},
 	{"Timeouts and limits", []string{"timeout-connect", "timeout-headers", "timeout-first-content", "timeout-idle", "timeout-total",
 		"max-in-flight", "max-event-bytes", "max-buffered-bytes"}},
 }

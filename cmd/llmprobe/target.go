@@ -128,6 +128,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
 		keyFlag{"tls-key-file", "tls.key_file", "client certificate key"},
 		keyFlag{"tls-insecure-skip-verify", "tls.insecure_skip_verify", "do not verify the target's certificate (loudly warned)"},
 		keyFlag{"http1", "http1", "speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)"},
+		keyFlag{"idle-conn-timeout", "idle_conn_timeout", "how long an idle keep-alive connection is kept for reuse: below the server's own (5s for llama.cpp and vLLM); a server's Keep-Alive: timeout=N shortens it"},
 		keyFlag{"max-event-bytes", "max_event_bytes", "largest server-sent event accepted, in bytes (at most --max-buffered-bytes)"},
 		keyFlag{"max-buffered-bytes", "limits.max_buffered_bytes", "bound on event bytes buffered across all streams; a stream that would pass it ends stream_error/buffer_limit"},
 		keyFlag{"timeout-connect", "timeouts.connect", "connect timeout"},

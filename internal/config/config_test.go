@@ -97,6 +97,8 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"identity poll too often", minimal + "    identity: {response_header: x-build, poll_every: 10ms}\n",
 			[]string{"targets[0].identity.poll_every: want at least 1s"}},
 		{"negative max in flight", minimal + "    max_in_flight: -1\n", []string{"targets[0].max_in_flight: want 0 (no cap) or 1..100000, got -1"}},
+		{"idle connection timeout zero", minimal + "    idle_conn_timeout: 0s\n", []string{"targets[0].idle_conn_timeout: want 100ms..1h (below the server's own keep-alive timeout), got 0s"}},
+		{"idle connection timeout too long", minimal + "    idle_conn_timeout: 2h\n", []string{"targets[0].idle_conn_timeout: want 100ms..1h"}},
 		{"negative event size", minimal + "    max_event_bytes: -5\n", []string{"targets[0].max_event_bytes: want 0 (the default) or more bytes"}},
 		{"http1 not a bool", minimal + "    http1: sometimes\n", []string{"targets[0].http1: want true or false"}},
 		{"zero burstiness", minimal + "    baseline: {arrival: gamma, burstiness: 0}\n", []string{"targets[0].baseline.burstiness: want above 0"}},

@@ -34,7 +34,9 @@ func DefaultTarget() Target {
 		MaxInFlight:   64,
 		MaxEventBytes: DefaultMaxEventBytes,
 		TTFTBoundary:  "content",
-		Retries:       Retries{Backoff: Duration(100 * time.Millisecond), MaxBackoff: Duration(10 * time.Second), Jitter: 0.5},
+		// Below the 5 s llama.cpp and uvicorn (vLLM) keep idle connections.
+		IdleConnTimeout: Duration(4 * time.Second),
+		Retries:         Retries{Backoff: Duration(100 * time.Millisecond), MaxBackoff: Duration(10 * time.Second), Jitter: 0.5},
 		Timeouts: Timeouts{Connect: Duration(5 * time.Second), Headers: Duration(30 * time.Second),
 			FirstContent: Duration(60 * time.Second), Idle: Duration(30 * time.Second), Total: Duration(5 * time.Minute)},
 		Budget:        Budget{Zone: "UTC"},

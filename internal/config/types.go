@@ -127,6 +127,12 @@ type Target struct {
 	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
 	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
 	HTTP1 bool `koanf:"http1" json:"http1"`
+	// IdleConnTimeout is how long an idle keep-alive connection to the
+	// target is kept for reuse: below the server's own idle timeout (5 s for
+	// llama.cpp and uvicorn/vLLM), so that the server never closes a
+	// connection the client is about to send on. A server's `Keep-Alive:
+	// timeout=N` shortens it further (protocol).
+	IdleConnTimeout Duration `koanf:"idle_conn_timeout" json:"idle_conn_timeout"`
 	// MaxEventBytes is the largest server-sent event accepted; a larger one
 	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
 	// the SSE reader's default (DefaultMaxEventBytes).

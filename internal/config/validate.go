@@ -195,6 +195,9 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers {
 		el.add(p+".timeouts.first_content", "%s is shorter than timeouts.headers %s", to.FirstContent, to.Headers)
 	}
+	if t.IdleConnTimeout < Duration(100*time.Millisecond) || t.IdleConnTimeout > Duration(time.Hour) {
+		el.add(p+".idle_conn_timeout", "want 100ms..1h (below the server's own keep-alive timeout), got %s", t.IdleConnTimeout)
+	}
 	if t.MaxInFlight < 0 || t.MaxInFlight > 100000 {
 		el.add(p+".max_in_flight", "want 0 (no cap) or 1..100000, got %d", t.MaxInFlight)
 	}

@@ -152,6 +152,19 @@ type Record struct {
 	FinishReason      string `json:"finish_reason,omitempty"`    // the server's finish reason, cleaned (sanitize) to MaxFinishReasonBytes
 	Model             string `json:"model,omitempty"`            // the model the server says answered, cleaned (sanitize) to MaxModelBytes
 	TraceID           string `json:"trace_id,omitempty"`
+	// Replays is how many times the transport sent the request again on
+	// another connection because a reused keep-alive connection failed
+	// before any response byte, as a keep-alive race (ReplayReason
+	// stale_connection; see protocol.StaleWindow). Replayed is when the
+	// last replay took its connection. The record's times still run from
+	// its one Planned and Dispatched: the replay's cost is in its latency.
+	Replays      int           `json:"replays,omitempty"`
+	ReplayReason Reason        `json:"replay_reason,omitempty"`
+	Replayed     time.Duration `json:"replayed_ns,omitempty"`
+	// ServerTimings is the server's own account of the request's prompt
+	// processing and generation (llama.cpp's `timings`), when its stream
+	// carried one; nil otherwise.
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`

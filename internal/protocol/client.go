@@ -40,10 +40,14 @@ type ClientOptions struct {
 	// ends stream_error/buffer_limit. nil: unbounded (each stream is still
 	// bounded by MaxEventBytes).
 	Buffers         *sse.Budget
-	TLS             TLSOptions  // CA file, client certificate, skip-verify
-	DisableHTTP2    bool        // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
-	NoProxy         bool        // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
-	MaxConnsPerHost int         // 0 = unlimited
+	TLS             TLSOptions // CA file, client certificate, skip-verify
+	DisableHTTP2    bool       // speak HTTP/1.1 only (HTTP/2 is negotiated over TLS by default)
+	NoProxy         bool       // ignore HTTP_PROXY/HTTPS_PROXY/NO_PROXY
+	MaxConnsPerHost int        // 0 = unlimited
+	// IdleConnTimeout is how long an idle keep-alive connection is kept for
+	// reuse; 0 = DefaultIdleConnTimeout. A server's Keep-Alive: timeout=N
+	// shortens it for that server's connections (see keepalive.go).
+	IdleConnTimeout time.Duration
 	Headers         http.Header // extra headers on every request (values never logged)
 	Auth            AuthOptions // where the API key comes from and how it is sent
 	Logger          *slog.Logger
@@ -96,7 +100,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protocol client: %w", err)
 	}
-	for _, d := range []time.Duration{opts.Timeouts.Connect, opts.Timeouts.Headers, opts.Timeouts.FirstContent, opts.Timeouts.Idle, opts.Timeouts.Total} {
+	for _, d := range []time.Duration{opts.IdleConnTimeout, opts.Timeouts.Connect, opts.Timeouts.Headers, opts.Timeouts.FirstContent, opts.Timeouts.Idle, opts.Timeouts.Total} {
 		if d < 0 {
 			return nil, errors.New("protocol client: timeouts must not be negative")
 		}
@@ -167,6 +171,10 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	// race from a failing target (see keepAliveRace).
 	var conn connTrace
 	ctx = httptrace.WithClientTrace(ctx, conn.trace())
+	// Which connections the request took: replays, and the connection
+	// whose idle time a Keep-Alive header bounds (replay.go).
+	use := connUse{now: now}
+	ctx = httptrace.WithClientTrace(ctx, use.trace())
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
@@ -176,6 +184,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
 	}
 	c.setHeaders(req.Header, t)
+	use.gate(req)
 	if t.Hook != nil {
 		hctx, done := t.Hook(ctx, req)
 		req = req.WithContext(hctx)
@@ -209,8 +218,18 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	if headersTimer != nil {
 		headersTimer.Stop()
 	}
+	use.stamp(rec)
 	if err != nil {
 		rec.End = now()
+		var nr *notReplayed
+		if ctx.Err() == nil && errors.As(err, &nr) {
+			if nr.limit {
+				return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+					Err: "reused keep-alive connections closed before response headers on every replay"}
+			}
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionReset,
+				Err: "connection closed before response headers, after the request reached the server (not replayed)"}
+		}
 		if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
 			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
 				Err: "connection closed before response headers on a reused keep-alive connection"}
@@ -218,6 +237,11 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		return classifyError(ctx, err, false)
 	}
 	rec.Headers = now()
+	if ka, ok := parseKeepAlive(resp.Header.Get("Keep-Alive")); ok && resp.ProtoMajor == 1 {
+		// Runs after the body is closed (defers run last first): the
+		// connection is idle from then.
+		defer use.expireIdle(ka)
+	}
 	defer resp.Body.Close()
 	// Every read of the body ends when the request does: a body that is not
 	// tied to the request's context (the raw connection Go hands back with
@@ -240,7 +264,8 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	if !isEventStream(resp.Header.Get("Content-Type")) {
 		return s.notEventStream(ctx, resp)
 	}
-	return s.read(ctx, resp.Body, t.Adapter.NewDecoder())
+	// The server's own timings (llama.cpp) are read beside the adapter.
+	return s.read(ctx, resp.Body, &timingsDecoder{Decoder: t.Adapter.NewDecoder(), rec: rec})
 }
 
 // setHeaders adds, in order of precedence (later wins): the client's extra

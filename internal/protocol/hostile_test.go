@@ -375,11 +375,13 @@ func closingServer(t *testing.T, answer int, reset bool, wait time.Duration) str
 	return "http://" + ln.Addr().String()
 }
 
-// TestStaleConnectionReason (issue 8, defect 8): a request that fails on a
-// reused keep-alive connection before any response byte is
-// transport_error/stale_connection (a pool race), told apart from the same
-// failure on a fresh connection (connection_reset: a failing target),
-// whether the server closes the connection (FIN) or resets it (RST).
+// TestStaleConnectionReason (issue 8, defect 8; issue 18): a request that
+// fails on a reused keep-alive connection before any response byte (a pool
+// race) is replayed on a new connection and ends ok, the replay on its
+// record (once it would have ended transport_error/stale_connection); the
+// same failure on a fresh connection is a failing target
+// (connection_reset), never replayed, whether the server closes the
+// connection (FIN) or resets it (RST).
 func TestStaleConnectionReason(t *testing.T) {
 	for _, reset := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
@@ -393,17 +395,17 @@ func TestStaleConnectionReason(t *testing.T) {
 				t.Fatalf("first request: %+v, want ok", res)
 			}
 			res, rec := probe(t, c, context.Background(), reused, Params{})
-			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonStaleConnection || rec.Headers != 0 {
-				t.Errorf("second request on the reused connection: %+v (headers %v), want transport_error/stale_connection", res, rec.Headers)
-			}
-			if rec.Admitted() {
-				t.Error("a stale-connection failure counted as admitted")
+			if res.Outcome != ledger.OK || rec.Replays != 1 || rec.ReplayReason != ledger.ReasonStaleConnection {
+				t.Errorf("second request on the reused connection: %+v (replays %d %q), want ok, replayed once (stale_connection)", res, rec.Replays, rec.ReplayReason)
 			}
 
 			fresh := closingServer(t, 0, reset, 0)
-			res, _ = probe(t, c, context.Background(), fresh, Params{})
-			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset {
-				t.Errorf("fresh connection closed: %+v, want transport_error/connection_reset", res)
+			res, rec = probe(t, c, context.Background(), fresh, Params{})
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Replays != 0 {
+				t.Errorf("fresh connection closed: %+v (replays %d), want transport_error/connection_reset, not replayed", res, rec.Replays)
+			}
+			if rec.Admitted() {
+				t.Error("a connection closed before response headers counted as admitted")
 			}
 		})
 	}
@@ -427,8 +429,8 @@ func TestDyingTargetOnReusedConnection(t *testing.T) {
 				t.Fatalf("first request: %+v, want ok", res)
 			}
 			res, rec := probe(t, c, context.Background(), srv, Params{})
-			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Headers != 0 {
-				t.Errorf("reused connection closed after a prefill: %+v (headers %v), want transport_error/connection_reset", res, rec.Headers)
+			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Headers != 0 || rec.Replays != 0 {
+				t.Errorf("reused connection closed after a prefill: %+v (headers %v, replays %d), want transport_error/connection_reset, not replayed", res, rec.Headers, rec.Replays)
 			}
 		})
 	}

@@ -28,14 +28,14 @@ const (
 	// servers and gateways send a few KiB. A larger header section ends the
 	// request transport_error/transport_other, "response headers too large".
 	MaxResponseHeaderBytes = 256 << 10
-	defaultIdleConnTimeout = 90 * time.Second
 	dialKeepAlive          = 30 * time.Second
 )
 
 // newTransport builds the HTTP transport: a dialer bounded by the connect
 // timeout, TLS from opts, HTTP/2 negotiated over TLS unless disabled, the
-// proxy from the environment, no response compression, and idle pools sized
-// for thousands of concurrent streams. It returns the warnings to surface.
+// proxy from the environment, no response compression, idle pools sized
+// for thousands of concurrent streams, and idle connections kept for less
+// than the server keeps them (IdleConnTimeout, Keep-Alive: timeout=N). It returns the warnings to surface.
 func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 	var warnings []string
 	tlsConf, w, err := newTLSConfig(o.TLS)
@@ -44,14 +44,20 @@ func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 	}
 	warnings = append(warnings, w...)
 	dialer := &net.Dialer{Timeout: o.Timeouts.Connect, KeepAlive: dialKeepAlive}
+	idle := o.IdleConnTimeout
+	if idle == 0 {
+		idle = DefaultIdleConnTimeout
+	}
 	tr := &http.Transport{
-		DialContext:         dialer.DialContext,
+		// Each connection can close itself once idle for its server's
+		// advertised keep-alive timeout (keepalive.go).
+		DialContext:         dialIdle(dialer.DialContext),
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: o.Timeouts.Connect,
 		MaxIdleConns:        0, // no global limit
 		MaxIdleConnsPerHost: defaultMaxIdleConnsPerHost,
 		MaxConnsPerHost:     o.MaxConnsPerHost,
-		IdleConnTimeout:     defaultIdleConnTimeout,
+		IdleConnTimeout:     idle, // below common servers' keep-alive timeouts
 		DisableCompression:  true, // streams are timed as sent; no gzip buffering
 		// Bounds HTTP/1 header bytes and, through the same field, HTTP/2's
 		// header list size.

@@ -125,6 +125,9 @@ type Probe struct {
 	// InjectedCancels are left out of completed_fraction and goodput.fraction.
 	InjectedCancels int `json:"injected_cancels"`
 	OutsideWindow   int `json:"outside_window"`
+	// Replayed counts attempts sent again on a new connection after a
+	// keep-alive race (records with replays).
+	Replayed int `json:"replayed"`
 
 	Outcomes map[string]int            `json:"outcomes"` // every outcome of the closed set, zeros included
 	Reasons  map[string]map[string]int `json:"reasons"`  // outcome → reason → count, seen reasons only
@@ -156,6 +159,9 @@ type Probe struct {
 	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
 	Server  *servermetrics.View    `json:"server,omitempty"`
 	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
+	// MatchedGaps are the client − server gaps matched request by request
+	// from the server's own timings (MatchedGapNote); absent without them.
+	MatchedGaps *MatchedGaps `json:"matched_gaps,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -180,7 +186,7 @@ func ProbeOf(s stats.Summary) Probe {
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
 		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
-		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow,
+		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow, Replayed: s.Replayed,
 		Outcomes:      make(map[string]int, len(ledger.Outcomes)),
 		Reasons:       map[string]map[string]int{},
 		RequestedRate: s.RequestedRate, AchievedRate: s.AchievedRate, WindowSeconds: s.Window.Seconds(),
@@ -194,7 +200,8 @@ func ProbeOf(s stats.Summary) Probe {
 		Gates:       gatesJSON(s.Gates),
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
-		Boundaries: boundariesFor(s),
+		Boundaries:  boundariesFor(s),
+		MatchedGaps: MatchedGapsOf(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

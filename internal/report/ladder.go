@@ -49,6 +49,9 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if err := writeServerText(&b, res); err != nil {
 		return err
 	}
+	if err := writeLadderMatchedGaps(&b, res); err != nil {
+		return err
+	}
 	fmt.Fprintf(&b, "capacity: %s\n", capacityText(res, res.Verdict, ""))
 	fmt.Fprintf(&b, "knee: %s\n", kneeText(res, res.Verdict))
 	if len(res.Classes) > 0 {
@@ -249,6 +252,8 @@ type LadderStepJSON struct {
 	// TTFTGap the client's TTFT p50/p95 minus the server's (GapNote).
 	Server  *servermetrics.View    `json:"server,omitempty"`
 	TTFTGap *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
+	// MatchedGaps: the per-request client − server gaps (MatchedGapNote).
+	MatchedGaps *MatchedGaps `json:"matched_gaps,omitempty"`
 }
 
 // ClassStepJSON is one class's share of a step.
@@ -338,6 +343,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
 			Invalid: append([]string{}, s.Validity.Reasons...), Causes: causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
 			Met: stats.Met(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
+			MatchedGaps: MatchedGapsOf(s),
 		}
 		if s.WindowAsked > 0 {
 			js.WindowS = s.Window.Seconds()

@@ -56,6 +56,9 @@ func Text(w io.Writer, s stats.Summary) error {
 	}
 	fmt.Fprintf(tw, "  accepted/offered\t%s\tadmitted / dispatched, per attempt\n", pct(s.AcceptedFraction, s.Dispatched))
 	fmt.Fprintf(tw, "  completed/accepted\t%s\tcompleted / admitted%s\n", pct(s.CompletedFraction, s.Admitted-s.InjectedCancels), lessInjected(s))
+	if s.Replayed > 0 {
+		fmt.Fprintf(tw, "  replayed\t%d\tattempts sent again on a new connection after a keep-alive race (the server closed an idle connection as the request was sent); counted once, latency from the planned send\n", s.Replayed)
+	}
 	if s.OutsideWindow > 0 {
 		fmt.Fprintf(tw, "  outside window\t%d\trecords of arrivals planned outside the window, not counted\n", s.OutsideWindow)
 	}
@@ -92,6 +95,7 @@ func Text(w io.Writer, s stats.Summary) error {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\n", f.label, p.Count, dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max), bounds[f.key], approx)
 	}
 	tw.Flush()
+	writeMatchedGaps(&b, s)
 
 	b.WriteString("\ngoodput\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -100,6 +100,11 @@ type Summary struct {
 	// so left out of the denominators of GoodFraction and CompletedFraction.
 	InjectedCancels int
 
+	// Replayed counts dispatched attempts the transport sent again on a new
+	// connection after a keep-alive race (Record.Replays > 0): not retries,
+	// not failures, shown so that nothing is hidden.
+	Replayed int
+
 	// OutsideWindow counts records fed but planned outside the window.
 	OutsideWindow int
 	// Pending counts arrivals planned inside the window that were still in
@@ -137,9 +142,16 @@ type Summary struct {
 	// Empty unless the server reported per-chunk usage.
 	InterTokenDerived Percentiles
 	TPOT              Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
-	DispatchLag       Percentiles // dispatched − planned, every dispatched record
-	RejectedTime      Percentiles // end − planned, rejected only
-	CensoredAge       Percentiles // end − planned, censored only: lower bounds, not latencies
+	// PrefillGap and TPOTGap compare the client with the server's own
+	// per-request timings (ledger.ServerTimings, llama.cpp), matched request
+	// by request: TTFT from dispatch − the server's prompt_ms, and TPOT −
+	// its predicted_per_token_ms (Record.PrefillGap, Record.TPOTGap). ok
+	// requests with valid server timings only; a gap can be negative.
+	PrefillGap   Percentiles
+	TPOTGap      Percentiles
+	DispatchLag  Percentiles // dispatched − planned, every dispatched record
+	RejectedTime Percentiles // end − planned, rejected only
+	CensoredAge  Percentiles // end − planned, censored only: lower bounds, not latencies
 
 	Validity Validity
 }
@@ -152,7 +164,7 @@ type Accumulator struct {
 	s   Summary
 
 	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *Dist
-	arrTTFT, arrE2E                                            *Dist
+	arrTTFT, arrE2E, prefillGap, tpotGap                       *Dist
 	clientCap, firstClientCap                                  int
 	lagLimit                                                   time.Duration // the validity rule's dispatch-lag limit
 	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
@@ -167,7 +179,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		cfg:  cfg,
 		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
-		arrTTFT: NewDist(c), arrE2E: NewDist(c),
+		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
 		lagLimit: cfg.Validity.Limit(), window0: cfg.Window,
 	}
 	a.s.Mode = cfg.Mode
@@ -229,6 +241,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if !retry {
 		s.FirstDispatched++
 	}
+	if r.Replays > 0 {
+		s.Replayed++
+	}
 	if r.Admitted() {
 		s.Admitted++
 	}
@@ -274,6 +289,8 @@ func (a *Accumulator) addSuccess(r *ledger.Record) {
 		}
 	})
 	a.tpot.addIf(r.TPOT())
+	a.prefillGap.addIf(r.PrefillGap())
+	a.tpotGap.addIf(r.TPOTGap())
 	g := a.cfg.Gates
 	if cg, ok := a.cfg.ClassGates[r.Class]; ok {
 		g = cg
@@ -322,6 +339,8 @@ func (a *Accumulator) Summary() Summary {
 	s.InterChunk = a.gaps.Percentiles()
 	s.InterTokenDerived = a.perTok.Percentiles()
 	s.TPOT = a.tpot.Percentiles()
+	s.PrefillGap = a.prefillGap.Percentiles()
+	s.TPOTGap = a.tpotGap.Percentiles()
 	s.DispatchLag = a.lag.Percentiles()
 	s.RejectedTime = a.rej.Percentiles()
 	s.CensoredAge = a.cens.Percentiles()

@@ -55,13 +55,14 @@ func Client(t config.Target, o ClientOptions) (*protocol.Client, protocol.Target
 			FirstContent: to.FirstContent.D(), Idle: to.Idle.D(), Total: to.Total.D()},
 		TLS: protocol.TLSOptions{CAFile: t.TLS.CAFile, CertFile: t.TLS.CertFile, KeyFile: t.TLS.KeyFile,
 			InsecureSkipVerify: t.TLS.InsecureSkipVerify},
-		DisableHTTP2:  t.HTTP1,
-		MaxEventBytes: t.MaxEventBytes,
-		Headers:       h,
-		Buffers:       o.Buffers,
-		Auth:          protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
-		Logger:        o.Logger,
-		Redactor:      sanitize.NewRedactor(secrets...), // the client adds its API key
+		DisableHTTP2:    t.HTTP1,
+		IdleConnTimeout: t.IdleConnTimeout.D(),
+		MaxEventBytes:   t.MaxEventBytes,
+		Headers:         h,
+		Buffers:         o.Buffers,
+		Auth:            protocol.AuthOptions{KeyEnv: t.APIKeyEnv, KeyFile: t.APIKeyFile},
+		Logger:          o.Logger,
+		Redactor:        sanitize.NewRedactor(secrets...), // the client adds its API key
 	})
 	if err != nil {
 		return nil, protocol.Target{}, err

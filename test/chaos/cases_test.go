@@ -219,7 +219,7 @@ func cases() []*chaosCase {
 		{name: "close_idle_after_response", defect: 8, covers: "server closing idle keep-alive connections",
 			what:  "closes every connection right after its response (no Connection: close)",
 			serve: func(h *hconn) bool { serveStream(h, stream{}); return false },
-			want:  []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, ledger.ReasonStaleConnection)}},
+			want:  []want{w(ledger.OK, ledger.ReasonStop)}},
 		{name: "close_on_reuse", defect: 8, covers: "server closing idle keep-alive connections",
 			what: "answers the first request of a connection, closes it when a second one arrives on it",
 			serve: func(h *hconn) bool {
@@ -228,7 +228,9 @@ func cases() []*chaosCase {
 				}
 				return serveStream(h, stream{})
 			},
-			want: []want{w(ledger.OK, ledger.ReasonStop), w(ledger.TransportError, ledger.ReasonStaleConnection)}, all: true},
+			// Issue 18: the request that meets the close is replayed on a
+			// new connection (its record counts the replay), so all end ok.
+			want: []want{w(ledger.OK, ledger.ReasonStop)}},
 
 		// ----- status line and headers -----
 		{name: "status_101", covers: "status 101", what: "101 Switching Protocols to a request that asked for no upgrade, then silence",

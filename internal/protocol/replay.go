@@ -1,0 +1,165 @@
+package protocol
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// Replays. Go's transport sends a request again, on another connection,
+// when a reused keep-alive connection fails before any byte of the
+// response: always when nothing of the request was written, and otherwise
+// when the request is replayable: a rewindable body (GetBody) and, for a
+// POST, an Idempotency-Key header. The Client sends each request with an
+// Idempotency-Key of its own (a random value per request, the same on its
+// replays; not a secret) and gates the rewind: the transport may replay
+// only while the failure can be the keep-alive race, i.e. nothing was
+// written or the connection failed within StaleWindow of the request's
+// being written. A connection that fails later was taken by a server that
+// had the request: that is a failing target, not replayed (notReplayed,
+// recorded transport_error/connection_reset). Every replay is counted on
+// the ledger record (Replays, ReplayReason, Replayed), and the record's
+// times still run from its one dispatch.
+
+// IdempotencyKeyHeader is the header the Client sets on every request that
+// does not carry one (or X-Idempotency-Key) already.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// maxReplays bounds the replays of one request (each on a connection that
+// failed as a keep-alive race).
+const maxReplays = 3
+
+// newIdempotencyKey is a random UUID-shaped (version 4) value.
+func newIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// notReplayed is the round trip's error when the transport would have
+// replayed a request but the gate refused: the connection failed too long
+// after the request was written (the server had it), or the request was
+// replayed maxReplays times already.
+type notReplayed struct {
+	after time.Duration // from the request's being written to the failure; 0 with limit
+	limit bool
+}
+
+func (e *notReplayed) Error() string {
+	if e.limit {
+		return "protocol: not replayed: replay limit reached"
+	}
+	return "protocol: not replayed: the connection failed " + e.after.Round(time.Millisecond).String() + " after the request was written"
+}
+
+// connUse follows one request's connections through httptrace: the
+// connection each attempt took, when its request was written, and the
+// replays. Its callbacks run on the transport's goroutines.
+type connUse struct {
+	now      func() time.Duration
+	mu       sync.Mutex
+	conns    int       // connections taken: 1 + replays
+	conn     *idleConn // the latest attempt's, nil when not one of ours
+	use      uint64    // conn's use by the latest attempt
+	wrote    time.Time // the latest attempt's request written in full; zero: not yet
+	replayed time.Duration
+}
+
+func (u *connUse) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			u.conns++
+			u.conn, u.wrote, u.use = asIdleConn(ci.Conn), time.Time{}, 0
+			if u.conn != nil {
+				u.use = u.conn.nextUse()
+			}
+			if u.conns > 1 {
+				u.replayed = u.now()
+			}
+		},
+		WroteRequest: func(wi httptrace.WroteRequestInfo) {
+			if wi.Err != nil {
+				return
+			}
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			u.wrote = time.Now()
+		},
+	}
+}
+
+// allowReplay is the gate the transport passes (through GetBody) before
+// sending the request again.
+func (u *connUse) allowReplay() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.conns > maxReplays {
+		return &notReplayed{limit: true}
+	}
+	if !u.wrote.IsZero() {
+		if d := time.Since(u.wrote); d > StaleWindow {
+			return &notReplayed{after: d}
+		}
+	}
+	return nil
+}
+
+// gate makes req replayable through the gate: an Idempotency-Key unless it
+// has one, and a GetBody that asks allowReplay first. A request whose body
+// cannot be rewound is left as it is (never replayed once written).
+func (u *connUse) gate(req *http.Request) {
+	if req.Header.Get(IdempotencyKeyHeader) == "" && req.Header.Get("X-Idempotency-Key") == "" {
+		req.Header.Set(IdempotencyKeyHeader, newIdempotencyKey())
+	}
+	if get := req.GetBody; get != nil {
+		req.GetBody = func() (io.ReadCloser, error) {
+			if err := u.allowReplay(); err != nil {
+				return nil, err
+			}
+			return get()
+		}
+	}
+}
+
+// stamp records the replays on rec.
+func (u *connUse) stamp(rec *ledger.Record) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.conns > 1 {
+		rec.Replays = u.conns - 1
+		rec.ReplayReason = ledger.ReasonStaleConnection
+		rec.Replayed = u.replayed
+	}
+}
+
+// expireIdle arms the idle timer of the connection the response came on:
+// closed after the server's keep-alive timeout ka less the margin, unless
+// it is taken for another request first.
+func (u *connUse) expireIdle(ka time.Duration) {
+	u.mu.Lock()
+	c, use := u.conn, u.use
+	u.mu.Unlock()
+	if c != nil {
+		c.expireAfter(use, ka-keepAliveMargin(ka))
+	}
+}

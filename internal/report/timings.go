@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// MatchedGapNote says what the per-request client − server gaps are,
+// wherever they are shown.
+const MatchedGapNote = "client − server, matched request by request from the server's own per-request timings " +
+	"(llama.cpp's `timings`; ok requests that carried valid ones): prefill gap = TTFT from dispatch − the server's prompt_ms " +
+	"(the network both ways, the wait for a slot and the HTTP front end before its prompt clock starts, and the first token's own decode); " +
+	"TPOT gap = TPOT − the server's predicted_per_token_ms (what delivery adds to the server's pace; it can be negative). " +
+	"Unlike the histogram gap, these are percentiles of differences"
+
+// MatchedGaps is the JSON shape of the per-request gaps (nil when no
+// request carried server timings).
+type MatchedGaps struct {
+	Prefill Dist `json:"prefill"` // TTFT from dispatch − server prompt_ms
+	TPOT    Dist `json:"tpot"`    // TPOT − server predicted_per_token_ms
+}
+
+// MatchedGapsOf is a summary's per-request gaps, nil without any.
+func MatchedGapsOf(s stats.Summary) *MatchedGaps {
+	if s.PrefillGap.Count == 0 && s.TPOTGap.Count == 0 {
+		return nil
+	}
+	return &MatchedGaps{Prefill: DistOf(s.PrefillGap), TPOT: DistOf(s.TPOTGap)}
+}
+
+// writeMatchedGaps writes a probe report's per-request gaps (nothing when
+// no request carried server timings).
+func writeMatchedGaps(b *strings.Builder, s stats.Summary) {
+	if MatchedGapsOf(s) == nil {
+		return
+	}
+	b.WriteString("\nclient − server per request (the server's own timings)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  gap\tcount\tp50\tp90\tp95\tp99\tmax\n")
+	for _, r := range []struct {
+		name string
+		p    stats.Percentiles
+	}{{"prefill gap", s.PrefillGap}, {"TPOT gap", s.TPOTGap}} {
+		if r.p.Count == 0 {
+			fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\n", r.name)
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.name, r.p.Count, dur(r.p.P50), dur(r.p.P90), dur(r.p.P95), dur(r.p.P99), dur(r.p.Max))
+	}
+	_ = tw.Flush() // a strings.Builder never fails
+	fmt.Fprintf(b, "  (%s)\n", MatchedGapNote)
+}
+
+// writeLadderMatchedGaps writes the ladder's per-step per-request gaps
+// (nothing when no step's requests carried server timings).
+func writeLadderMatchedGaps(b *strings.Builder, res stats.LadderResult) error {
+	some := false
+	for _, st := range res.Steps {
+		some = some || MatchedGapsOf(st.Summary) != nil
+	}
+	if !some {
+		return nil
+	}
+	b.WriteString("\nclient − server per request (the server's own timings), per step\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "step\trate\tn\tprefill gap p50\tprefill gap p95\tTPOT gap p50\tTPOT gap p95\t\n")
+	for _, st := range res.Steps {
+		s := st.Summary
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t\n", st.Index, num(st.Rate), s.PrefillGap.Count,
+			gdur(s.PrefillGap, s.PrefillGap.P50), gdur(s.PrefillGap, s.PrefillGap.P95), gdur(s.TPOTGap, s.TPOTGap.P50), gdur(s.TPOTGap, s.TPOTGap.P95))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("report: per-request gap table: %w", err)
+	}
+	fmt.Fprintf(b, "(%s)\n", MatchedGapNote)
+	return nil
+}
+
+// gdur formats a gap percentile at dur's precision, "-" without samples.
+func gdur(p stats.Percentiles, d time.Duration) string {
+	if p.Count == 0 {
+		return "-"
+	}
+	return dur(d)
+}
