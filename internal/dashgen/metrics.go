@@ -41,6 +41,7 @@ var Metrics = []string{
 	"llmprobe_ledger_records_dropped_total",
 	"llmprobe_ledger_write_errors_total",
 	"llmprobe_ledger_rotations_total",
+	"llmprobe_probe_refused_total",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.
