@@ -37,7 +37,7 @@ func TestImagesPinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	froms := regexp.MustCompile(`(?m)^FROM\s+(\S+)`).FindAllStringSubmatch(string(df), -1)
+	froms := regexp.MustCompile(`(?m)^FROM\s+(?:--platform=\S+\s+)?(\S+)`).FindAllStringSubmatch(string(df), -1)
 	if len(froms) != 2 {
 		t.Fatalf("Dockerfile: %d FROM lines, want 2", len(froms))
 	}

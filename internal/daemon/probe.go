@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -12,9 +14,15 @@ import (
 // newProbeHandler builds the /probe endpoint on the daemon's group (its
 // records reach the daemon's sinks through col, one of them) and its
 // running targets.
+// Its llmprobe_probe_refused_total is on the recorder's registry, with the
+// region label the recorder's series carry.
 func (d *Daemon) newProbeHandler(col *probehandler.Collector) (*probehandler.Handler, error) {
+	var reg prometheus.Registerer = d.rec.Registry()
+	if r := d.opts.Config.Region; r != "" {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"region": r}, reg)
+	}
 	return probehandler.New(probehandler.Options{
-		Config: d.probeConfig, Group: d.group, Collector: col, Targets: d.probeTarget, Buffers: d.buffers, Logger: d.log,
+		Config: d.probeConfig, Group: d.group, Collector: col, Targets: d.probeTarget, Buffers: d.buffers, Logger: d.log, Registerer: reg,
 		Hook: func(target, api string) probehandler.Hook {
 			return d.opts.Tracing.Hook(target, telemetry.OperationName(api)) // nil without tracing
 		},

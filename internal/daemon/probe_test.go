@@ -93,6 +93,14 @@ func TestProbeEndpoint(t *testing.T) {
 			t.Errorf("llmprobe_requests_total{target=%q,traffic=probe,outcome=ok} = %v (%v)", name, v, ok)
 		}
 	}
+	// The refused scrape is counted on the daemon's /metrics (Prometheus
+	// saw only up == 0 for it); the probes that ran are not.
+	if v, ok := sum(fams, "llmprobe_probe_refused_total", "reason", "target_not_allowed"); !ok || v != 1 {
+		t.Errorf("llmprobe_probe_refused_total{reason=target_not_allowed} = %v (%v), want 1", v, ok)
+	}
+	if v, ok := sum(fams, "llmprobe_probe_refused_total"); !ok || v != 1 {
+		t.Errorf("llmprobe_probe_refused_total = %v (%v) in all, want 1", v, ok)
+	}
 
 	// The budget of t1 (2 requests a day) is spent by the second probe of it.
 	if _, body := r.adminGet(t, "/probe?module=m&target=t1"); !strings.Contains(body, "probe_success 1") {

@@ -52,6 +52,7 @@ var Metrics = []string{
 	"llmprobe_cgroup_cpu_throttled_seconds_total",
 	"llmprobe_cgroup_cpu_quota_cpus",
 	"llmprobe_run_queue_wait_seconds_total",
+	"llmprobe_probe_refused_total",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -36,6 +37,7 @@ type env struct {
 	led   *ledger.Ledger
 	group *dispatch.Group
 	col   *Collector
+	reg   *prometheus.Registry // where the handler registers its own counters
 
 	mu   sync.Mutex
 	cfg  *config.Config
@@ -51,7 +53,7 @@ func newEnv(t *testing.T, yaml string) *env {
 	if err != nil {
 		t.Fatalf("config: %v\n%s", err, yaml)
 	}
-	e := &env{cfg: cfg, col: NewCollector()}
+	e := &env{cfg: cfg, col: NewCollector(), reg: prometheus.NewRegistry()}
 	e.led = ledger.New(time.Now(), e.col, ledger.SinkFunc(func(r *ledger.Record) {
 		e.mu.Lock()
 		e.recs = append(e.recs, *r)
@@ -70,7 +72,7 @@ func newEnv(t *testing.T, yaml string) *env {
 		}}
 	}
 	e.h, err = New(Options{Config: e.config, Group: e.group, Collector: e.col,
-		Targets: func(n string) (Configured, bool) { c, ok := clients[n]; return c, ok }})
+		Targets: func(n string) (Configured, bool) { c, ok := clients[n]; return c, ok }, Registerer: e.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -97,6 +98,9 @@ func TestProbeConcurrencyLimit(t *testing.T) {
 	if len(recs) != 2 || recs[0].Outcome != ledger.Unsent || recs[0].Reason != ledger.ReasonClientCap || recs[1].Reason != ledger.ReasonClientCap ||
 		recs[0].Class != "b" || recs[0].Target != "held" || recs[0].Traffic != ledger.TrafficProbe {
 		t.Errorf("refused probe's records %+v", recs)
+	}
+	if n := e.refusedCounts(t); n[telemetry.ProbeRefusedConcurrency] != 1 || sumOf(n) != 1 {
+		t.Errorf("llmprobe_probe_refused_total %v: want one, concurrency", n)
 	}
 	once.Do(func() { close(release) })
 	if b := <-first; !strings.Contains(b, "probe_success 1") {

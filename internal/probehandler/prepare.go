@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/urlprefix"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 	"github.com/llmprobe/llmprobe/internal/workload"
@@ -49,22 +50,22 @@ func (h *Handler) prepare(r *http.Request, cfg *config.Config) (*probe, error) {
 	q := r.URL.Query()
 	name := q.Get("module")
 	if name == "" {
-		return nil, refused(http.StatusBadRequest, "the module parameter is missing (configured modules: %s)", modules(cfg))
+		return nil, refused(telemetry.ProbeRefusedModuleUnknown, "the module parameter is missing (configured modules: %s)", modules(cfg))
 	}
 	mod, ok := cfg.Probe.Modules[name]
 	if !ok {
-		return nil, refused(http.StatusBadRequest, "unknown module %q (configured modules: %s)", sanitize.String(name, 64), modules(cfg))
+		return nil, refused(telemetry.ProbeRefusedModuleUnknown, "unknown module %q (configured modules: %s)", sanitize.String(name, 64), modules(cfg))
 	}
 	raw := q.Get("target")
 	if raw == "" {
-		return nil, refused(http.StatusBadRequest, "the target parameter is missing")
+		return nil, refused(telemetry.ProbeRefusedBadRequest, "the target parameter is missing")
 	}
 	timeout, bound, err := probeTimeout(r.Header.Get(ScrapeTimeoutHeader), cfg.Probe.TimeoutOffset.D(), mod.Timeouts.Total.D())
 	if err != nil {
 		return nil, err
 	}
 	if span := mod.Burst.Span(); span >= timeout {
-		return nil, refused(http.StatusBadRequest, "module %s: the burst spans %s (%d requests %s apart), not shorter than the probe's timeout %s (%s)",
+		return nil, refused(telemetry.ProbeRefusedBadRequest, "module %s: the burst spans %s (%d requests %s apart), not shorter than the probe's timeout %s (%s)",
 			name, span, mod.Burst.Requests, mod.Burst.Spacing, timeout, bound)
 	}
 	allow, class, err := h.builtFor(cfg, name)
@@ -99,7 +100,7 @@ func (h *Handler) prepare(r *http.Request, cfg *config.Config) (*probe, error) {
 		if targetName.MatchString(raw) {
 			shown = strconv.Quote(raw)
 		}
-		return nil, refused(http.StatusForbidden, "target %s is neither a configured target nor a URL under probe.allowed_targets: /probe sends to nothing else", shown)
+		return nil, refused(telemetry.ProbeRefusedTargetNotAllowed, "target %s is neither a configured target nor a URL under probe.allowed_targets: /probe sends to nothing else", shown)
 	}
 	model, deltas = c.Target.Model, c.Target.UsageDeltas
 	p.label, p.shown, p.api, p.admit = c.Target.Name, c.Target.Name, c.Target.API, c.Admit
@@ -114,18 +115,18 @@ func (h *Handler) prepare(r *http.Request, cfg *config.Config) (*probe, error) {
 func (h *Handler) toURL(p *probe, raw string, allow urlprefix.List, params func(*ledger.Record) protocol.Params) error {
 	u, err := urlprefix.Parse(raw)
 	if err != nil {
-		return refused(http.StatusForbidden, "target refused: %v (/probe sends only to configured targets and to URLs under probe.allowed_targets)", err)
+		return refused(telemetry.ProbeRefusedTargetNotAllowed, "target refused: %v (/probe sends only to configured targets and to URLs under probe.allowed_targets)", err)
 	}
 	prefix, ok := allow.Match(u)
 	if !ok {
 		if len(allow) == 0 {
-			return refused(http.StatusForbidden, "target %s refused: probe.allowed_targets is empty, so only configured targets, by name, may be probed", sanitize.URL(u.String()))
+			return refused(telemetry.ProbeRefusedTargetNotAllowed, "target %s refused: probe.allowed_targets is empty, so only configured targets, by name, may be probed", sanitize.URL(u.String()))
 		}
-		return refused(http.StatusForbidden, "target %s is not under any of the %d prefixes of probe.allowed_targets (same scheme, host and port, the path at a segment boundary)",
+		return refused(telemetry.ProbeRefusedTargetNotAllowed, "target %s is not under any of the %d prefixes of probe.allowed_targets (same scheme, host and port, the path at a segment boundary)",
 			sanitize.URL(u.String()), len(allow))
 	}
 	if p.mod.Model == "" {
-		return refused(http.StatusBadRequest, "module %s names no model: it can probe configured targets only", p.module)
+		return refused(telemetry.ProbeRefusedBadRequest, "module %s names no model: it can probe configured targets only", p.module)
 	}
 	p.label, p.shown, p.api = sanitize.URL(prefix.String()), sanitize.URL(u.String()), p.mod.API
 	p.boundary, _ = ledger.ParseTTFTBoundary(p.mod.TTFTBoundary) // validated with the configuration
@@ -151,12 +152,12 @@ func probeTimeout(header string, offset, total time.Duration) (time.Duration, st
 	}
 	secs, err := strconv.ParseFloat(strings.TrimSpace(header), 64)
 	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs <= 0 {
-		return 0, "", refused(http.StatusBadRequest, "%s: want a positive number of seconds, got %q", ScrapeTimeoutHeader, sanitize.String(header, 32))
+		return 0, "", refused(telemetry.ProbeRefusedBadRequest, "%s: want a positive number of seconds, got %q", ScrapeTimeoutHeader, sanitize.String(header, 32))
 	}
 	scrape := time.Duration(math.Min(secs, 1e6) * float64(time.Second))
 	d := scrape - offset
 	if d <= 0 {
-		return 0, "", refused(http.StatusBadRequest, "the scrape timeout %s leaves nothing once probe.timeout_offset %s is taken off", scrape, offset)
+		return 0, "", refused(telemetry.ProbeRefusedBadRequest, "the scrape timeout %s leaves nothing once probe.timeout_offset %s is taken off", scrape, offset)
 	}
 	if d >= total {
 		return total, fmt.Sprintf("the module's timeouts.total, within the scrape timeout %s less probe.timeout_offset %s", scrape, offset), nil

@@ -74,6 +74,7 @@ const (
 	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
 	metricLedgerRotations = "llmprobe_ledger_rotations_total"
 	metricFleetInfo       = "llmprobe_fleet_info"
+	metricProbeRefused    = "llmprobe_probe_refused_total"
 
 	metricHostBusy            = "llmprobe_host_cpu_busy_seconds_total"
 	metricHostSteal           = "llmprobe_host_cpu_steal_seconds_total"
@@ -208,6 +209,10 @@ func Metrics() []MetricSpec {
 			Help: "CPU limit of the prober's cgroup in CPUs (cpu.max or cpu.cfs_quota_us / cpu.cfs_period_us); absent without a quota."},
 		{Name: metricRunQueueWait, Kind: KindCounter, Unit: unitSeconds,
 			Help: "Time the prober's threads were runnable but waiting for a CPU, summed over threads (/proc/self/task/*/schedstat)."},
+
+		// The /probe endpoint (registered by the daemon, proberefused.go).
+		{Name: metricProbeRefused, Kind: KindCounter, Unit: "scrapes", Labels: []string{labelReason},
+			Help: "/probe scrapes refused before anything was sent (no probe_* series answered), by reason: " + probeRefusedList + "."},
 	}
 }
 
@@ -260,7 +265,7 @@ func Labels() []LabelSpec {
 			Values: strs(len(ledger.DuringValues), func(i int) string { return ledger.DuringValues[i].Label() })},
 		{Name: labelOutcome, Meaning: "The request's terminal outcome in the ledger.",
 			Values: strs(len(ledger.Outcomes), func(i int) string { return string(ledger.Outcomes[i]) })},
-		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + ").",
+		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + "). On llmprobe_probe_refused_total: why /probe refused a scrape (" + probeRefusedList + ").",
 			Values: reasons},
 		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
 		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",

@@ -26,6 +26,9 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 	if err := WatchHost(reg, func() HostCounters { return allHostCounters }); err != nil {
 		t.Fatal(err)
 	}
+	if err := reg.Register(NewProbeRefused()); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
