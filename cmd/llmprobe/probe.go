@@ -287,7 +287,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		window = max(arrivalsEnd, time.Millisecond)
 	}
 	if !p.jsonOut {
-		fmt.Fprintf(e.stderr, "arrival window over; draining up to %v (in flight: %d)\n", p.drain, g.InFlight())
+		fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), g.InFlight())
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
@@ -325,8 +325,8 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	run.sum = acc.Summary()
 	if window < p.duration {
 		run.sum.Validity.Notes = append(run.sum.Validity.Notes, fmt.Sprintf(
-			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
-			window.Round(time.Millisecond), p.duration))
+			"interrupted: arrivals stopped after %s of the %s window; figures cover the arrivals planned before that",
+			stats.FormatDuration(window), stats.FormatDuration(p.duration)))
 	}
 	return run, nil
 }

@@ -494,7 +494,7 @@ func TestLadderPendingAndCutWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"step 1: its arrivals stopped after 2.000s of its 20.000s",
+		"step 1: its arrivals stopped after 2s of its 20s",
 		"step 1: 4 request(s) still in flight when it was summarised",
 		"(good 16 / (planned 16 + pending 4))",
 	} {
