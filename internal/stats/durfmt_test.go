@@ -16,7 +16,7 @@ func TestFormatDuration(t *testing.T) {
 		{time.Second, "1s"},
 		{18500 * time.Millisecond, "18.5s"},
 		{823440 * time.Microsecond, "823ms"},
-		{999700 * time.Microsecond, "1s"},   // rounds up into the next unit
+		{999700 * time.Microsecond, "1s"},    // rounds up into the next unit
 		{999400 * time.Microsecond, "999ms"}, // stays
 		{45250 * time.Microsecond, "45.3ms"},
 		{1500 * time.Microsecond, "1.5ms"},
