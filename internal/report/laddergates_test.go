@@ -54,7 +54,7 @@ func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
 	if err := LadderText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(txt.String(), "TTFT to the first token of any kind") {
