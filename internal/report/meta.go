@@ -28,7 +28,8 @@ type Meta struct {
 	WindowName string
 	Arrival    string // arrival process, e.g. "poisson", "gamma (k = 0.5)", "closed loop, 8 users"
 	Seed       uint64
-	SeedSet    bool // Seed was resolved (0 can be a seed)
+	SeedSet    bool      // Seed was resolved (0 can be a seed)
+	Started    time.Time // when the run began (probe; a ladder's result carries its own)
 }
 
 // svgLine is the run's description under the SVG's title.
@@ -118,7 +119,7 @@ func ladderHosts(res stats.LadderResult) []string {
 }
 
 // pageCSS is the style every HTML report shares.
-const pageCSS = `body { font-family: sans-serif; margin: 2em; color: #222; max-width: 70em; }
+const pageCSS = `body { font-family: sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; }
