@@ -83,14 +83,13 @@ func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * c
 // returns each item's x, y (text baseline) and the rows used.
 func layoutLegend(items []legendItem, left, top, width float64) (xs, ys []float64, rows int) {
 	x, row := left, 0
-	for i, it := range items {
+	for _, it := range items {
 		w := legendSwatch + textWidth(it.text)
 		if x > left && x+w > left+width {
 			x, row = left, row+1
 		}
 		xs, ys = append(xs, x), append(ys, top+float64(row)*legendRowH)
 		x += w + legendGap
-		_ = i
 	}
 	if len(items) > 0 {
 		rows = row + 1
