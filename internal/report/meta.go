@@ -124,7 +124,7 @@ table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; }
 table.header th, table.header td { text-align: left; vertical-align: top; }
-table.header td { font-family: monospace; white-space: pre-wrap; word-break: break-all; }
+table.header td { font-family: monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
 table.header td.list div { margin: 0; }
 tr.invalid td { color: #a00; }
 tr.saturated td { color: #b35c00; }
