@@ -43,7 +43,7 @@ var helpPages = map[string]helpPage{
 				"max-tokens", "prompt-tokens", "spin", "closed-loop-users", "think-time"}},
 			helpGroup{"Gates and verdict", []string{"slo-ttft", "slo-tpot", "slo-e2e", "good-fraction", "max-lag-p99", "rate-tolerance"}},
 			helpGroup{"Retries and cancellation injection", []string{"retries", "backoff", "max-backoff", "backoff-jitter", "cancel-fraction", "cancel-after"}},
-			helpGroup{"Output", []string{"json", "ledger"}},
+			helpGroup{"Output", []string{"json", "html", "ledger"}},
 			simGroup),
 		examples: [][2]string{
 			{"5 req/s for 10 s against the built-in simulator", "llmprobe probe"},

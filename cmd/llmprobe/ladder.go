@@ -55,8 +55,8 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	spin := fs.Duration("spin", 0, "spin-wait the last part of each arrival wait for tighter dispatch (costs CPU)")
 	name := fs.String("name", "", "target name in the reports and the history (default: the URL's host and path, or the built-in simulator)")
 	t.bind(fs, keyFlag{"history", "ladder.history_file", "append the result to this JSONL history file"})
-	svgPath := fs.String("svg", "", "write the curve (TTFT p95 and goodput against offered rate) as SVG")
-	htmlPath := fs.String("html", "", "write a self-contained HTML report")
+	svgPath := fs.String("svg", "", "write the curve (TTFT p95 on a log axis with the gate, and goodput, against offered rate) as SVG")
+	htmlPath := fs.String("html", "", "write a self-contained HTML report (a header with the version, command, target, model, API, step duration, arrivals, seed, gates and host evidence; the chart; the step table)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON instead of the step table")
 	t.keys["classes[0].input"] = "--prompt-tokens"
 	t.keys["classes[0].output"] = "--max-tokens"
@@ -163,12 +163,14 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return runErr
 	}
 	lr := res.Stats()
+	meta := reportMeta(&t, base, "ladder", args, client.Redactor(), target.Adapter.Name(), lc.StepDuration, "step duration")
+	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
 	for _, out := range []struct {
 		path   string
 		render func(*os.File) error
 	}{
-		{*svgPath, func(f *os.File) error { return report.LadderSVG(f, lr) }},
-		{*htmlPath, func(f *os.File) error { return report.LadderHTML(f, lr) }},
+		{*svgPath, func(f *os.File) error { return report.LadderSVGMeta(f, lr, meta) }},
+		{*htmlPath, func(f *os.File) error { return report.LadderHTML(f, lr, meta) }},
 	} {
 		if out.path == "" {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ type probeFlags struct {
 	think      string
 	ledgerPath string
 	jsonOut    bool
+	htmlPath   string
 	spin       time.Duration
 }
 
@@ -57,6 +59,7 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
+	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
 	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name)")
 	t.bind(fs,
 		keyFlag{"slo-ttft", "classes[0].gates.ttft", "gate: time to first token (from planned send); 0 = none"},
@@ -151,9 +154,21 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	}
 	e.std.useClient(client.Redactor())
 	defer client.CloseIdleConnections()
+	started := time.Now()
 	run, err := p.execute(ctx, e, client, target)
 	if err != nil {
 		return err
+	}
+	if p.htmlPath != "" {
+		m := reportMeta(&p.target, base, "probe", args, client.Redactor(), target.Adapter.Name(), p.duration, "window")
+		m.Started, m.Seed, m.SeedSet = started, wiring.Seed(*p.target.target()), true
+		m.Arrival = arrivalName(p.target.target().Baseline.Arrival, p.target.target().Baseline.Burstiness)
+		if p.users > 0 {
+			m.Arrival = fmt.Sprintf("closed loop, %d users, think time %s", p.users, p.think)
+		}
+		if err := writeFile(p.htmlPath, func(f *os.File) error { return report.ProbeHTML(f, run.sum, m) }); err != nil {
+			return err
+		}
 	}
 	if p.jsonOut {
 		pj := report.ProbeOf(run.sum)
@@ -287,7 +302,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 		window = max(arrivalsEnd, time.Millisecond)
 	}
 	if !p.jsonOut {
-		fmt.Fprintf(e.stderr, "arrival window over; draining up to %v (in flight: %d)\n", p.drain, g.InFlight())
+		fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), g.InFlight())
 	}
 	// A second interrupt during the drain cancels what is still in flight.
 	g.Drain(e.hard, p.drain)
@@ -325,8 +340,8 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	run.sum = acc.Summary()
 	if window < p.duration {
 		run.sum.Validity.Notes = append(run.sum.Validity.Notes, fmt.Sprintf(
-			"interrupted: arrivals stopped after %v of the %v window; figures cover the arrivals planned before that",
-			window.Round(time.Millisecond), p.duration))
+			"interrupted: arrivals stopped after %s of the %s window; figures cover the arrivals planned before that",
+			stats.FormatDuration(window), stats.FormatDuration(p.duration)))
 	}
 	return run, nil
 }

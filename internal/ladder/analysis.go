@@ -54,7 +54,7 @@ func (a AbortRules) Check(s stats.Summary, ttftGate time.Duration) string {
 	}
 	if a.TTFTGateMultiple > 0 && ttftGate > 0 && s.TTFT.Count > 0 {
 		if lim := time.Duration(a.TTFTGateMultiple * float64(ttftGate)); s.TTFT.P95 > lim {
-			return fmt.Sprintf("TTFT p95 %s above %g × gate %s", s.TTFT.P95, a.TTFTGateMultiple, ttftGate)
+			return fmt.Sprintf("TTFT p95 %s above %g × gate %s", stats.FormatDuration(s.TTFT.P95), a.TTFTGateMultiple, stats.FormatDuration(ttftGate))
 		}
 	}
 	if a.OnUnsent && s.Planned > 0 && s.Unsent > 0 {

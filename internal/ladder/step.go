@@ -212,7 +212,7 @@ func TTFTInFlight(judged, over, waiting, min int, multiple float64, gate time.Du
 		return ""
 	}
 	return fmt.Sprintf("TTFT p95 above %g × gate %s: %d of %d requests over %s (%d still waiting for their first token)",
-		multiple, gate, over, judged, limit, waiting)
+		multiple, stats.FormatDuration(gate), over, judged, stats.FormatDuration(limit), waiting)
 }
 
 func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {

@@ -3,23 +3,13 @@ package report
 import (
 	"fmt"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// dur formats a duration for humans at a fixed, comparable precision.
-func dur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < 0:
-		return "-" + dur(-d)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond))
-	case d < time.Second:
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%.3fs", d.Seconds())
-	}
-}
+// dur formats a duration for humans: stats.FormatDuration, the one
+// duration format of every text, HTML and SVG report and log line.
+func dur(d time.Duration) string { return stats.FormatDuration(d) }
 
 // pct formats a fraction as a percentage, or "n/a" when its denominator is 0.
 func pct(f float64, den int) string {

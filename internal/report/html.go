@@ -16,17 +16,11 @@ var ladderPage = template.Must(template.New("ladder").Parse(`<!DOCTYPE html>
 <meta charset="utf-8">
 <title>{{.Title}}</title>
 <style>
-body { font-family: sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; font-size: 13px; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
-th { background: #f3f3f3; }
-tr.invalid td { color: #a00; }
-tr.saturated td { color: #b35c00; }
-p.note { color: #555; font-size: 13px; }
-</style>
+{{.CSS}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{.Header}}
 <p>Open loop: arrivals from a fixed schedule; latencies from the planned send time.
 Gates: {{.Gates}}.</p>
 <p><strong>Capacity:</strong> {{.Capacity}}<br><strong>Knee:</strong> {{.Knee}}{{if .Abort}}<br><strong>Aborted:</strong> {{.Abort}}{{end}}</p>
@@ -65,9 +59,11 @@ type pageRow struct {
 
 type classRow struct{ Class, Capacity, Knee string }
 
-// LadderHTML writes a self-contained HTML page for a ladder: the SVG chart
-// inline, the step table, capacity, knee and every invalid or abort reason.
-func LadderHTML(w io.Writer, res stats.LadderResult) error {
+// LadderHTML writes a self-contained HTML page for a ladder: a header
+// describing the run (m, the gates and the prober host's evidence), the
+// SVG chart inline, the step table, capacity, knee and every invalid or
+// abort reason.
+func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 	title := "llmprobe ladder"
 	if res.Target != "" {
 		title += ": " + res.Target
@@ -77,7 +73,8 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 	}
 	data := struct {
 		Title, Gates, Capacity, Knee, Abort, Target, Factor, TTFTTo string
-		SVG                                                         template.HTML
+		SVG, Header                                                 template.HTML
+		CSS                                                         template.CSS
 		Rows                                                        []pageRow
 		Classes                                                     []classRow
 		Notes                                                       []string
@@ -92,8 +89,17 @@ func LadderHTML(w io.Writer, res stats.LadderResult) error {
 		Target:   pct(res.GoodFractionTarget, 1), Factor: num(res.KneeFactor),
 		TTFTTo: "first visible content",
 		// ladderSVG escapes every text it embeds.
-		SVG: template.HTML(ladderSVG(res)),
+		SVG: template.HTML(ladderSVG(res, m)),
+		CSS: template.CSS(pageCSS),
 	}
+	if m.Target == "" {
+		m.Target = res.Target
+	}
+	header, err := headerHTML(m.header(res.Started, ladderGates(res), ladderHosts(res)))
+	if err != nil {
+		return err
+	}
+	data.Header = header
 	if data.Server = serverRows(res); len(data.Server) > 0 {
 		data.ServerSource, data.GapNote = ServerSource(ServerSteps(res)), GapNote
 		data.ServerRunning, data.ServerWaiting = ServerHeads(ServerSteps(res))

@@ -236,7 +236,7 @@ func pdur(p stats.Percentiles, d time.Duration) string {
 	if p.Count == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+	return dur(d)
 }
 
 // LadderStepJSON is one ladder step in JSON (seconds).

@@ -18,8 +18,8 @@ func TestLadderGatesPerClass(t *testing.T) {
 		gates map[string]stats.Gates
 		want  []string
 	}{
-		{map[string]stats.Gates{"default": {TTFT: 300 * time.Millisecond}}, []string{"gates: TTFT ≤ 300.0ms;"}},
-		{map[string]stats.Gates{"chat": {TTFT: time.Second}, "long": {E2E: 5 * time.Second}}, []string{"chat: TTFT ≤ 1.000s", "long: e2e ≤ 5.000s"}},
+		{map[string]stats.Gates{"default": {TTFT: 300 * time.Millisecond}}, []string{"gates: TTFT ≤ 300ms;"}},
+		{map[string]stats.Gates{"chat": {TTFT: time.Second}, "long": {E2E: 5 * time.Second}}, []string{"chat: TTFT ≤ 1s", "long: e2e ≤ 5s"}},
 		{nil, []string{"gates: none"}},
 	} {
 		var b bytes.Buffer
@@ -54,7 +54,7 @@ func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
 	if err := LadderText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(txt.String(), "TTFT to the first token of any kind") {

@@ -294,7 +294,7 @@ func TestLadderGolden(t *testing.T) {
 	if err := LadderSVG(&svg, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(&js)
@@ -320,7 +320,7 @@ func TestSVGIsWellFormedAndEscaped(t *testing.T) {
 			t.Fatal(err)
 		}
 		wellFormed(t, svg.Bytes())
-		if err := LadderHTML(&page, res); err != nil {
+		if err := LadderHTML(&page, res, Meta{}); err != nil {
 			t.Fatal(err)
 		}
 		if strings.Contains(svg.String()+page.String(), "<evil") {
@@ -364,7 +364,7 @@ func TestWriteErrorsAreWrapped(t *testing.T) {
 	res := ladderResult("x")
 	for name, err := range map[string]error{
 		"text": Text(failWriter{}, s), "json": JSON(failWriter{}, s), "ladder": LadderText(failWriter{}, res),
-		"svg": LadderSVG(failWriter{}, res), "html": LadderHTML(failWriter{}, res),
+		"svg": LadderSVG(failWriter{}, res), "html": LadderHTML(failWriter{}, res, Meta{}),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "disk full") || !strings.HasPrefix(err.Error(), "report:") {
 			t.Errorf("%s: error %v should wrap the write failure", name, err)
@@ -402,7 +402,7 @@ func TestLadderInvalidStepNamedNeverUsed(t *testing.T) {
 	if err := LadderSVG(&svg, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"step 5 invalid (dispatch_lag), not used for capacity or knee", "what to do:", "NO (dispatch_lag)"} {
@@ -439,7 +439,7 @@ func TestCapacityLowerBound(t *testing.T) {
 	var txt, svg, page bytes.Buffer
 	_ = LadderText(&txt, res)
 	_ = LadderSVG(&svg, res)
-	_ = LadderHTML(&page, res)
+	_ = LadderHTML(&page, res, Meta{})
 	if !strings.Contains(txt.String(), "capacity: ≥ 4 req/s (step 2), a LOWER BOUND") {
 		t.Errorf("text:\n%s", txt.String())
 	}
@@ -490,11 +490,11 @@ func TestLadderPendingAndCutWindow(t *testing.T) {
 	if err := LadderText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"step 1: its arrivals stopped after 2.000s of its 20.000s",
+		"step 1: its arrivals stopped after 2s of its 20s",
 		"step 1: 4 request(s) still in flight when it was summarised",
 		"(good 16 / (planned 16 + pending 4))",
 	} {
@@ -531,7 +531,7 @@ func TestLadderRatesPrintedAsConfigured(t *testing.T) {
 	}
 	var txt, svg, page bytes.Buffer
 	for _, f := range []func() error{
-		func() error { return LadderText(&txt, res) }, func() error { return LadderSVG(&svg, res) }, func() error { return LadderHTML(&page, res) },
+		func() error { return LadderText(&txt, res) }, func() error { return LadderSVG(&svg, res) }, func() error { return LadderHTML(&page, res, Meta{}) },
 	} {
 		if err := f(); err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ func TestLadderSaturatedStep(t *testing.T) {
 	if err := LadderSVG(&svg, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	js, err := json.Marshal(LadderOf(res))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -196,7 +197,8 @@ func serverTTFTMax(res stats.LadderResult) float64 {
 }
 
 // serverSVG draws the server's own TTFT p95 per step (dashed, on the TTFT
-// axis), each point titled with the step's explanation, and its legend.
+// axis), each point titled with the step's explanation (its legend item
+// is legendItems').
 func serverSVG(b *strings.Builder, res stats.LadderResult, x, yT func(float64) float64) {
 	var pts []string
 	for _, st := range res.Steps {
@@ -220,10 +222,8 @@ func serverSVG(b *strings.Builder, res stats.LadderResult, x, yT func(float64) f
 			ge = "≥ "
 		}
 		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>step %d: server TTFT p95 %s%s; %s</title></circle>`+"\n",
-			x(st.Rate), yT(v), colServer, st.Index, ge, servermetrics.Seconds(v/1000), html.EscapeString(st.Server.Explanation))
+			x(st.Rate), yT(v), colServer, st.Index, ge, dur(time.Duration(v*float64(time.Millisecond))), html.EscapeString(st.Server.Explanation))
 	}
-	fmt.Fprintf(b, `<line x1="%d" y1="38" x2="%d" y2="38" stroke="%s" stroke-dasharray="5 3" stroke-width="1.5"/><text x="%d" y="42" fill="%s" text-anchor="end">server's own TTFT p95 (its metrics)</text>`+"\n",
-		padL+plotW-20, padL+plotW, colServer, padL+plotW-24, colServer)
 }
 
 // serverRow is one step of the HTML report's server table.

@@ -107,7 +107,7 @@ func TestLadderServerView(t *testing.T) {
 	}
 
 	var page, svg bytes.Buffer
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := LadderSVG(&svg, res); err != nil {
@@ -136,7 +136,7 @@ func TestLadderWithoutServerView(t *testing.T) {
 	if err := LadderText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := LadderSVG(&svg, res); err != nil {

@@ -48,7 +48,7 @@ func TestLadderServerViewLlamaCPP(t *testing.T) {
 	if err := LadderText(&txt, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := LadderHTML(&page, res); err != nil {
+	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	row := ""

@@ -80,7 +80,7 @@ func TestMatchedGaps(t *testing.T) {
 				rows[f[0]] = strings.Join(f[2:5], " ")
 			}
 		}
-		if rows["prefill"] != "10 5.5ms 5.9ms" || rows["TPOT"] != "10 500.0µs 500.0µs" {
+		if rows["prefill"] != "10 5.5ms 5.9ms" || rows["TPOT"] != "10 500µs 500µs" {
 			t.Errorf("text rows %q:\n%s", rows, txt.String())
 		}
 	}

@@ -283,16 +283,5 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 	return v
 }
 
-// fmtDur formats a duration to three significant figures.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3gs", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
-	case d >= time.Microsecond:
-		return fmt.Sprintf("%.3gµs", float64(d)/float64(time.Microsecond))
-	default:
-		return d.String()
-	}
-}
+// fmtDur formats a duration to three significant figures (FormatDuration).
+func fmtDur(d time.Duration) string { return FormatDuration(d) }

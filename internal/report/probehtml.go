@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+var probePage = template.Must(template.New("probe").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+{{.CSS}}</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{.Header}}
+<p>{{.Mode}}</p>
+<h2>Rates</h2>
+<table class="rates">
+<tr><th>window</th><td>{{.Window}}</td></tr>
+<tr><th>requested rate</th><td>{{.Requested}}</td></tr>
+<tr><th>achieved rate</th><td>{{.Achieved}}</td></tr>
+<tr><th>planned</th><td>{{.Planned}}</td></tr>
+<tr><th>dispatched</th><td>{{.Dispatched}}</td></tr>
+<tr><th>unsent</th><td>{{.Unsent}}</td></tr>
+<tr><th>retries</th><td>{{.Retries}}</td></tr>
+</table>
+<h2>Outcomes</h2>
+<table class="outcomes">
+<tr><th>outcome</th><th>count</th><th>reasons</th></tr>
+{{range .Outcomes}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td style="text-align:left">{{.Reasons}}</td></tr>
+{{end}}</table>
+<h2>Latency</h2>
+<table class="latency">
+<tr><th>figure</th><th>count</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>boundary</th></tr>
+{{range .Latency}}<tr><td>{{.Label}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td style="text-align:left">{{.Boundary}}</td></tr>
+{{end}}</table>
+<h2>Goodput</h2>
+<table class="goodput">
+<tr><th>gates</th><td>{{.Gates}}</td></tr>
+<tr><th>good</th><td>{{.Good}}</td></tr>
+<tr><th>goodput</th><td>{{.Goodput}}</td></tr>
+<tr><th>good fraction</th><td>{{.GoodFraction}}</td></tr>
+</table>
+<h2>Generator</h2>
+<p{{if not .Valid}} class="invalid"{{end}}>{{.Verdict}}</p>
+{{range .Causes}}<p class="note">{{.}}</p>
+{{end}}</body>
+</html>
+`))
+
+type outcomeRow struct {
+	Name    string
+	Count   int
+	Reasons string
+}
+
+type latencyRow struct {
+	Label, P50, P90, P95, P99, Max, Boundary string
+	Count                                    int
+}
+
+// ProbeHTML writes a self-contained HTML page for one probe run: the same
+// header as the ladder's (m, the gates and the prober host's evidence),
+// the rates, the outcome table, the latency percentiles, goodput and the
+// generator's verdict with its causes.
+func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
+	title := "llmprobe probe"
+	if m.Target != "" {
+		title += ": " + m.Target
+	}
+	var hosts []string
+	if h := s.Validity.Host; h.Known {
+		hosts = []string{h.String()}
+	}
+	header, err := headerHTML(m.header(m.Started, gates(s.Gates), hosts))
+	if err != nil {
+		return err
+	}
+	data := struct {
+		Title, Mode, Window, Requested, Achieved, Gates, Goodput, GoodFraction, Verdict string
+		Planned, Dispatched, Unsent, Retries, Good                                      int
+		Header                                                                          template.HTML
+		CSS                                                                             template.CSS
+		Outcomes                                                                        []outcomeRow
+		Latency                                                                         []latencyRow
+		Causes                                                                          []string
+		Valid                                                                           bool
+	}{
+		Title: title, Mode: ModeLine(s.Mode), Window: dur(s.Window), Requested: rate(s.RequestedRate), Achieved: rate(s.AchievedRate),
+		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Retries: s.Retries, Good: s.Good,
+		Gates: gates(s.Gates), Goodput: rate(s.GoodputPerSecond), GoodFraction: goodFraction(s),
+		Verdict: GeneratorVerdictLine(s.Validity), Valid: s.Validity.Valid,
+		Header: header, CSS: template.CSS(pageCSS),
+	}
+	if s.Mode == ledger.ModeClosed {
+		data.Requested = "n/a (closed loop)"
+	}
+	for _, o := range ledger.Outcomes {
+		rs := reasons(s.Outcomes.ByReason[o])
+		if rs == "" {
+			rs = "-"
+		}
+		data.Outcomes = append(data.Outcomes, outcomeRow{Name: string(o), Count: s.Outcomes.ByOutcome[o], Reasons: rs})
+	}
+	bounds := boundariesFor(s)
+	for _, f := range figures(s) {
+		if f.optional && (f.p.Count == 0 || f.key == FigArrivalTTFT || f.key == FigArrivalE2E) {
+			continue
+		}
+		r := latencyRow{Label: f.label, Count: f.p.Count, Boundary: bounds[f.key], P50: "-", P90: "-", P95: "-", P99: "-", Max: "-"}
+		if p := f.p; p.Count > 0 {
+			r.P50, r.P90, r.P95, r.P99, r.Max = dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max)
+			if !p.Exact {
+				r.Boundary += " (histogram, ≈)"
+			}
+		}
+		data.Latency = append(data.Latency, r)
+	}
+	for _, c := range s.Validity.Causes {
+		data.Causes = append(data.Causes, fmt.Sprintf("%s [%s]; what to do: %s", c.Reason, c.Cause, c.Action))
+	}
+	if len(s.Validity.Causes) == 0 {
+		data.Causes = append(data.Causes, s.Validity.Reasons...)
+	}
+	data.Causes = append(data.Causes, s.Validity.Notes...)
+	var b strings.Builder
+	if err := probePage.Execute(&b, data); err != nil {
+		return fmt.Errorf("report: rendering probe HTML: %w", err)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("report: writing probe HTML: %w", err)
+	}
+	return nil
+}
