@@ -161,9 +161,12 @@ func LoadWith(o Options) (*Config, error) {
 	el.errs = append(el.errs, envErrs...)
 	walk(el, "", raw, reflect.TypeOf(Config{}))
 	structural := len(el.errs) > 0
+	if structural {
+		pruneErrors(raw, el.errs) // the rest still decodes, and is checked in this pass
+	}
 	if err := decode(raw, c, !structural); err != nil {
 		if structural {
-			return nil, el.errs
+			return nil, placed(o.Path, el.errs)
 		}
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
@@ -178,7 +181,7 @@ func LoadWith(o Options) (*Config, error) {
 		}
 	}
 	if len(el.errs) > 0 {
-		return nil, el.errs
+		return nil, placed(o.Path, el.errs)
 	}
 	return c, nil
 }
