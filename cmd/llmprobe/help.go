@@ -94,12 +94,15 @@ var helpPages = map[string]helpPage{
 		},
 	},
 	"validate": {
-		usage: "validate --config.file FILE",
+		usage: "validate FILE… | validate --config.file FILE",
 		groups: []helpGroup{
 			{"Configuration", []string{"config.file"}},
 			{"Deprecated aliases (still accepted, with a warning)", []string{"config"}},
 		},
-		examples: [][2]string{{"check a daemon configuration", "llmprobe validate --config.file config/vllm.yaml"}},
+		examples: [][2]string{
+			{"check daemon configurations (every problem, with file:line:column)", "llmprobe validate config/vllm.yaml config/simulator.yaml"},
+			{"the same with the flag of run", "llmprobe validate --config.file config/vllm.yaml"},
+		},
 	},
 	"version": {
 		usage:    "version",

@@ -151,34 +151,6 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	return d.Run(runCtx, nil)
 }
 
-func runValidate(_ context.Context, e env, args []string) error {
-	fs := newFlagSet("validate", e)
-	path := configFileFlags(fs, "YAML config file to check (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	deprecated, err := deprecatedFlags(fs)
-	if err != nil {
-		return err
-	}
-	for _, d := range deprecated {
-		fmt.Fprintf(e.stderr, "llmprobe validate: --%s is deprecated; use --%s\n", d[0], d[1])
-	}
-	if *path == "" {
-		return badFlag("--config.file: required")
-	}
-	cfg, err := wiring.Load(config.Options{Path: *path})
-	if err != nil {
-		return err
-	}
-	// The daemon would only find a bad web config when its admin server starts.
-	if err := webConfig(cfg); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
-	return nil
-}
-
 // webConfig checks admin.web_config_file (exporter-toolkit's own check),
 // naming the configuration's source and the key.
 func webConfig(cfg *config.Config) error {

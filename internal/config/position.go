@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -88,11 +89,20 @@ func matchKey(m *yamlv3.Node, path string) int {
 	return found
 }
 
-// placed is es with positions in the file at path ("" = none).
+// placed is es with positions in the file at path ("" = none), those in
+// the file first, in the file's order, then the others as found.
 func placed(path string, es Errors) Errors {
-	if path != "" {
-		placeErrors(path, es)
+	if path == "" {
+		return es
 	}
+	placeErrors(path, es)
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Line == 0 || b.Line == 0 {
+			return a.Line != 0 && b.Line == 0
+		}
+		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
+	})
 	return es
 }
 
