@@ -42,7 +42,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"probe", "--cancel-fraction", "1.5"}, []string{"--cancel-fraction"}},
 		{[]string{"probe", "--header", "novalue"}, []string{"--header"}},
 		{[]string{"probe", "--api-key-env", "A", "--api-key-file", "f"}, []string{"--api-key-env", "--api-key-file"}},
-		{[]string{"probe", "--timeout-total", "3s"}, []string{"--timeout-connect: 5s is longer than --timeout-total 3s", "--timeout-idle"}},
+		{[]string{"probe", "--timeout-total", "3s", "--timeout-connect", "5s", "--timeout-idle", "4s"}, []string{"--timeout-connect: 5s is longer than --timeout-total 3s", "--timeout-idle: 4s is longer"}},
 		{[]string{"probe", "--timeout-total", "0s"}, []string{"--timeout-total: must be above 0"}},
 		{[]string{"probe", "--timeout-headers", "10s", "--timeout-first-content", "5s"}, []string{"--timeout-first-content", "shorter than --timeout-headers"}},
 		{[]string{"probe", "--timeout-idle", "-1s"}, []string{"--timeout-idle", "negative"}},

@@ -64,3 +64,13 @@ func (l *errorList) err() error {
 	}
 	return l.errs
 }
+
+// coveredBy reports whether key, or a key within or above it, already has an error.
+func coveredBy(key string, es Errors) bool {
+	for _, e := range es {
+		if e.Key == key || strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(e.Key, key+"[") {
+			return true
+		}
+	}
+	return false
+}

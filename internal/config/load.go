@@ -153,6 +153,7 @@ func LoadWith(o Options) (*Config, error) {
 
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
+	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
 	normalizeFleet(raw)
@@ -170,6 +171,7 @@ func LoadWith(o Options) (*Config, error) {
 		}
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
+	written.fit(c)
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
@@ -184,16 +186,6 @@ func LoadWith(o Options) (*Config, error) {
 		return nil, placed(o.Path, el.errs)
 	}
 	return c, nil
-}
-
-// coveredBy reports whether key, or a key within or above it, already has an error.
-func coveredBy(key string, es Errors) bool {
-	for _, e := range es {
-		if e.Key == key || strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(e.Key, key+"[") {
-			return true
-		}
-	}
-	return false
 }
 
 func unwrapPath(err error) error {
