@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -138,7 +139,12 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	// SIGHUP (caught by main from the start) and POST /-/reload reload: a
 	// config that fails to load or validate is refused and the running one
 	// kept.
-	rl := &reloader{load: load, std: e.std, level: level, log: log}
+	loaded, err := telemetry.NewConfigReload(tel.Recorder.Registry(), cfg.Region)
+	if err != nil {
+		return err
+	}
+	loaded.Set(true, time.Now()) // the configuration at start loaded
+	rl := &reloader{load: load, std: e.std, level: level, log: log, loaded: loaded}
 	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
 		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
 	if err != nil {

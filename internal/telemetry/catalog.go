@@ -73,6 +73,8 @@ const (
 	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
 	metricLedgerRotations = "llmprobe_ledger_rotations_total"
 	metricFleetInfo       = "llmprobe_fleet_info"
+	metricReloadOK        = "llmprobe_config_last_reload_successful"
+	metricReloadTime      = "llmprobe_config_last_reload_success_timestamp_seconds"
 )
 
 // Units of the catalog.
@@ -170,6 +172,12 @@ func Metrics() []MetricSpec {
 			Help: "Failed writes, flushes, opens or rotations of the JSONL ledger."},
 		{Name: metricLedgerRotations, Kind: KindCounter, Unit: "rotations",
 			Help: "JSONL ledger files rotated."},
+
+		// The daemon's configuration (registered by NewConfigReload).
+		{Name: metricReloadOK, Kind: KindGauge,
+			Help: "Whether the last configuration load (at start, SIGHUP or POST /-/reload) succeeded: 1, or 0 while a refused one left the previous configuration running."},
+		{Name: metricReloadTime, Kind: KindGauge, Unit: unitSeconds,
+			Help: "Unix time of the last successful configuration load."},
 	}
 }
 
@@ -238,6 +246,6 @@ func Labels() []LabelSpec {
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
-		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_* counters) when a region is configured (one prober per region); absent otherwise."},
+		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_* counters; the llmprobe_config_* gauges carry it too) when a region is configured (one prober per region); absent otherwise."},
 	}
 }

@@ -23,6 +23,9 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 	if err := WatchLedgerSink(reg, &fakeSinkStats{Written: 1}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := NewConfigReload(reg, ""); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
