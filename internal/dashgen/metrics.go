@@ -41,6 +41,8 @@ var Metrics = []string{
 	"llmprobe_ledger_records_dropped_total",
 	"llmprobe_ledger_write_errors_total",
 	"llmprobe_ledger_rotations_total",
+	"llmprobe_config_last_reload_successful",
+	"llmprobe_config_last_reload_success_timestamp_seconds",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.
