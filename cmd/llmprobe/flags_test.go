@@ -66,7 +66,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"ladder", "--steps", "1,x"}, []string{"--steps"}},
 		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
 		{[]string{"ladder", "--stop-at", "peak"}, []string{"--stop-at", "peak"}},
-		{[]string{"sim", "--version", "a b"}, []string{"version"}},
+		{[]string{"sim", "--deploy-version", "a b"}, []string{"deploy-version"}},
 		{[]string{"sim", "--error-fraction", "2"}, []string{"error_fraction"}},
 		{[]string{"sim", "--reject-status", "500"}, []string{"--reject-status", "500"}},
 		{[]string{"sim", "--ttft", "soon"}, []string{"--ttft"}},

@@ -83,7 +83,7 @@ var helpPages = map[string]helpPage{
 	"sim": {
 		usage: "sim [flags]",
 		groups: []helpGroup{
-			{"Server", []string{"listen", "model", "api-key-env", "version", "seed"}},
+			{"Server", []string{"listen", "model", "api-key-env", "deploy-version", "seed"}},
 			{"Capacity and admission", []string{"slots", "admission", "reject-status", "retry-after", "error-fraction"}},
 			{"Timing", []string{"ttft", "token-time", "output-tokens", "reasoning-tokens", "tokens-per-chunk"}},
 			{"Faults", []string{"stall", "slowdown"}},
@@ -138,7 +138,7 @@ func writeHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 			fmt.Fprintf(w, "  # %s\n  %s\n", x[0], x[1])
 		}
 	}
-	fmt.Fprintln(w, "\n'llmprobe --help' lists the commands and the exit codes.")
+	fmt.Fprintln(w, "\n'llmprobe --help' lists the commands and the exit codes; --version prints the build.")
 }
 
 // flagGroups returns the page's groups that have flags defined on fs, and

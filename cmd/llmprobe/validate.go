@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -19,11 +16,8 @@ import (
 func runValidate(_ context.Context, e env, args []string) error {
 	fs := newFlagSet("validate", e)
 	path := configFileFlags(fs, "YAML config file to check (or give the files as arguments)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseOnly(fs, args); err != nil {
+		return err
 	}
 	deprecated, err := deprecatedFlags(fs)
 	if err != nil {
