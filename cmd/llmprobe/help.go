@@ -84,7 +84,7 @@ var helpPages = map[string]helpPage{
 	"sim": {
 		usage: "sim [flags]",
 		groups: []helpGroup{
-			{"Server", []string{"listen", "model", "api-key-env", "version", "seed"}},
+			{"Server", []string{"listen", "model", "api-key-env", "deploy-version", "seed"}},
 			{"Capacity and admission", []string{"slots", "admission", "reject-status", "retry-after", "error-fraction"}},
 			{"Timing", []string{"ttft", "token-time", "output-tokens", "reasoning-tokens", "tokens-per-chunk"}},
 			{"Faults", []string{"stall", "slowdown"}},
@@ -95,12 +95,15 @@ var helpPages = map[string]helpPage{
 		},
 	},
 	"validate": {
-		usage: "validate --config.file FILE",
+		usage: "validate FILE… | validate --config.file FILE",
 		groups: []helpGroup{
 			{"Configuration", []string{"config.file"}},
 			{"Deprecated aliases (still accepted, with a warning)", []string{"config"}},
 		},
-		examples: [][2]string{{"check a daemon configuration", "llmprobe validate --config.file config/vllm.yaml"}},
+		examples: [][2]string{
+			{"check daemon configurations (every problem, with file:line:column)", "llmprobe validate config/vllm.yaml config/simulator.yaml"},
+			{"the same with the flag of run", "llmprobe validate --config.file config/vllm.yaml"},
+		},
 	},
 	"version": {
 		usage:    "version",
@@ -136,7 +139,7 @@ func writeHelp(w io.Writer, name string, fs *pflag.FlagSet) {
 			fmt.Fprintf(w, "  # %s\n  %s\n", x[0], x[1])
 		}
 	}
-	fmt.Fprintln(w, "\n'llmprobe --help' lists the commands and the exit codes.")
+	fmt.Fprintln(w, "\n'llmprobe --help' lists the commands and the exit codes; --version prints the build.")
 }
 
 // flagGroups returns the page's groups that have flags defined on fs, and

@@ -73,6 +73,12 @@ func TestReloadOverHTTP(t *testing.T) {
 	writeConf(t, conf, daemonYAML(admin, simURL, "log: {format: json}\n", "a"))
 	d := startDaemon(t, admin, "run", "--config.file", conf, "--web.enable-lifecycle")
 
+	const reloadOK, reloadTS = "llmprobe_config_last_reload_successful", "llmprobe_config_last_reload_success_timestamp_seconds"
+	start := d.waitMetrics(func(mf map[string]*dto.MetricFamily) bool { return sum(mf[reloadOK], nil) == 1 })
+	startTS := sum(start[reloadTS], nil)
+	if startTS < float64(time.Now().Add(-time.Hour).Unix()) {
+		t.Errorf("%s at start = %g, want the start time", reloadTS, startTS)
+	}
 	if code, _ := d.do(http.MethodGet, "/-/reload"); code != http.StatusMethodNotAllowed {
 		t.Errorf("GET /-/reload: %d, want 405", code)
 	}
@@ -85,13 +91,20 @@ func TestReloadOverHTTP(t *testing.T) {
 			return sum(mf["llmprobe_requests_total"], map[string]string{"target": target, "outcome": "ok"}) >= 2
 		}
 	}
-	d.waitMetrics(okFor("b"))
+	goodTS := sum(d.waitMetrics(okFor("b"))[reloadTS], nil)
+	if goodTS <= startTS {
+		t.Errorf("%s after a good reload = %g, want later than at start (%g)", reloadTS, goodTS, startTS)
+	}
 
 	bad := strings.Replace(daemonYAML(admin, simURL, "log: {format: json}\n", "a", "b", "c"), "total: 10s", "total: soon", 1)
 	writeConf(t, conf, bad)
 	code, body := d.do(http.MethodPost, "/-/reload")
 	if code != http.StatusInternalServerError || !strings.Contains(body, conf) || !strings.Contains(body, "targets[0].timeouts.total") {
 		t.Errorf("POST /-/reload with a bad file: %d %q, want 500 naming the file and the key", code, body)
+	}
+	refused := d.waitMetrics(func(mf map[string]*dto.MetricFamily) bool { return mf[reloadOK] != nil && sum(mf[reloadOK], nil) == 0 })
+	if ts := sum(refused[reloadTS], nil); ts != goodTS {
+		t.Errorf("%s after a refused reload = %g, want the last good one's %g", reloadTS, ts, goodTS)
 	}
 	if code, cfg := d.get("/config"); code != http.StatusOK || !strings.Contains(cfg, `"name": "b"`) || strings.Contains(cfg, `"name": "c"`) {
 		t.Errorf("after a refused reload /config is not the old configuration: %d\n%s", code, cfg)

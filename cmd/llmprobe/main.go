@@ -128,6 +128,9 @@ func run(ctx context.Context, e env, args []string) int {
 			return exitOK
 		case errors.Is(err, pflag.ErrHelp):
 			return exitOK
+		case errors.Is(err, errVersion):
+			currentBuild().print(e.stdout, "llmprobe")
+			return exitOK
 		case errors.As(err, new(usageError)):
 			fmt.Fprintf(e.stderr, "llmprobe %s: %v\n", c.name, err)
 			return exitUsage
@@ -151,11 +154,8 @@ func badFlag(format string, a ...any) error { return usageError{fmt.Errorf(forma
 
 // parseFlags parses args into fs, turning pflag's errors into usage errors.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	if err := parseOnly(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return badFlag("unexpected argument %q", fs.Arg(0))
@@ -163,12 +163,37 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseOnly parses args into fs, arguments allowed: pflag's errors become
+// usage errors, and --version asks for the build (errVersion).
+func parseOnly(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if f := fs.Lookup(versionFlag); f != nil && f.Changed {
+		return errVersion
+	}
+	return nil
+}
+
+// versionFlag is on every command and means one thing: print the build
+// (as `llmprobe version`) and exit 0.
+const versionFlag = "version"
+
+// errVersion is --version given to a command: run prints the build.
+var errVersion = errors.New("--version")
+
 // newFlagSet returns a command's flag set: errors are returned, never
-// printed by pflag; --help prints the command's page (writeHelp) on stdout.
+// printed by pflag; --help prints the command's page (writeHelp) on stdout,
+// --version the build.
 func newFlagSet(name string, e env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.SortFlags = false
 	fs.Usage = func() { writeHelp(e.stdout, name, fs) }
+	fs.Bool(versionFlag, false, "print the build (as llmprobe version) and exit")
+	_ = fs.MarkHidden(versionFlag) // every page says it once, at its end
 	return fs
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/logging"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
 
 // configFileFlags defines --config.file and its deprecated alias --config
@@ -63,6 +64,16 @@ type reloader struct {
 	level  *slog.LevelVar // log.level applies at once; log.format needs a restart
 	log    *slog.Logger
 	daemon *daemon.Daemon
+	// loaded exports each load's outcome (llmprobe_config_last_reload_*);
+	// nil: none.
+	loaded *telemetry.ConfigReload
+}
+
+// outcome records a reload that loaded (err nil) or was refused.
+func (r *reloader) outcome(err error) {
+	if r.loaded != nil {
+		r.loaded.Set(err == nil, time.Now())
+	}
 }
 
 // startWait bounds how long a reload waits for the daemon to start.
@@ -85,12 +96,13 @@ func (r *reloader) reload(ctx context.Context, trigger string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	nc, err := r.load()
+	defer func() { r.outcome(err) }()
 	if err != nil {
 		r.log.Error("reload refused: the configuration does not load; the old one keeps running", "trigger", trigger, "err", err)
 		return err
 	}
 	r.std.useConfig(nc) // before the new targets send anything
-	if err := r.daemon.Reload(nc); err != nil {
+	if err = r.daemon.Reload(nc); err != nil {
 		r.log.Error("reload refused; the old configuration keeps running", "trigger", trigger, "err", err)
 		return err
 	}

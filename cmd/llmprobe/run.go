@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -138,7 +139,12 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	// SIGHUP (caught by main from the start) and POST /-/reload reload: a
 	// config that fails to load or validate is refused and the running one
 	// kept.
-	rl := &reloader{load: load, std: e.std, level: level, log: log}
+	loaded, err := telemetry.NewConfigReload(tel.Recorder.Registry(), cfg.Region)
+	if err != nil {
+		return err
+	}
+	loaded.Set(true, time.Now()) // the configuration at start loaded
+	rl := &reloader{load: load, std: e.std, level: level, log: log, loaded: loaded}
 	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
 		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
 	if err != nil {
@@ -149,34 +155,6 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	defer stop()
 	go rl.onSignal(runCtx, e.hup)
 	return d.Run(runCtx, nil)
-}
-
-func runValidate(_ context.Context, e env, args []string) error {
-	fs := newFlagSet("validate", e)
-	path := configFileFlags(fs, "YAML config file to check (required)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	deprecated, err := deprecatedFlags(fs)
-	if err != nil {
-		return err
-	}
-	for _, d := range deprecated {
-		fmt.Fprintf(e.stderr, "llmprobe validate: --%s is deprecated; use --%s\n", d[0], d[1])
-	}
-	if *path == "" {
-		return badFlag("--config.file: required")
-	}
-	cfg, err := wiring.Load(config.Options{Path: *path})
-	if err != nil {
-		return err
-	}
-	// The daemon would only find a bad web config when its admin server starts.
-	if err := webConfig(cfg); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "%s: valid (%d targets)\n", *path, len(cfg.Targets))
-	return nil
 }
 
 // webConfig checks admin.web_config_file (exporter-toolkit's own check),

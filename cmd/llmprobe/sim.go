@@ -28,7 +28,7 @@ func runSim(ctx context.Context, e env, args []string) error {
 	models := fs.StringArray("model", nil, "model names served (repeatable; none: any name is accepted)")
 	keyEnv := fs.String("api-key-env", "", "environment variable holding the API key the simulator requires (none: no auth)")
 	seed := fs.Uint64("seed", def.Seed, "seed for every draw")
-	version := fs.String("version", "", "deploy identity: the "+sim.VersionHeader+" response header and the root field of /v1/models entries (change it live with POST /admin/state)")
+	version := fs.String("deploy-version", "", "deploy identity: the "+sim.VersionHeader+" response header and the root field of /v1/models entries (the version field of /admin/state: change it live with POST /admin/state)")
 	errFrac := fs.Float64("error-fraction", 0, "fraction of admitted requests answered 500 at once (a broken deploy)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -64,6 +64,9 @@ func runSim(ctx context.Context, e env, args []string) error {
 	}
 	if cfg.RejectStatus != http.StatusTooManyRequests && cfg.RejectStatus != http.StatusServiceUnavailable {
 		return badFlag("--reject-status: must be 429 or 503, got %d", cfg.RejectStatus)
+	}
+	if err := sim.ValidVersion(cfg.Version); err != nil {
+		return badFlag("--deploy-version: %v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return badFlag("%v", err)

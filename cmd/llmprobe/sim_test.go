@@ -25,7 +25,7 @@ func TestSimSubcommand(t *testing.T) {
 		defer close(exited)
 		done <- invokeEnv(ctx, context.Background(), map[string]string{"SIM_KEY": key},
 			"sim", "--listen", addr, "--model", "served-model", "--api-key-env", "SIM_KEY",
-			"--ttft", "10ms", "--token-time", "2ms", "--output-tokens", "8", "--version", "build-7")
+			"--ttft", "10ms", "--token-time", "2ms", "--output-tokens", "8", "--deploy-version", "build-7")
 	}()
 
 	client := &http.Client{Timeout: 2 * time.Second}

@@ -38,6 +38,18 @@ type targetFlags struct {
 
 	simStall, simSlowdown  []string
 	simSlots, simAdmission int
+
+	fs *pflag.FlagSet // where the key flags were bound (changed)
+}
+
+// changed reports whether the flag of a target key was given.
+func (t *targetFlags) changed(key string) bool {
+	name, ok := t.keys[key]
+	if !ok || t.fs == nil {
+		return false
+	}
+	f := t.fs.Lookup(strings.TrimPrefix(name, "--"))
+	return f != nil && f.Changed
 }
 
 // keyFlag is a flag that sets one configuration key: of the target
@@ -64,6 +76,7 @@ func (t *targetFlags) init(profile config.Target) {
 // bind defines each flag, bound to its key's field, with the field's
 // current value (the profile's) as its default.
 func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
+	t.fs = fs
 	for _, f := range flags {
 		var v reflect.Value
 		var ok bool
@@ -138,7 +151,7 @@ func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
 		keyFlag{"timeout-headers", "timeouts.headers", "timeout from dispatch to response headers"},
 		keyFlag{"timeout-first-content", "timeouts.first_content", "timeout from dispatch to first visible content (at least --timeout-headers)"},
 		keyFlag{"timeout-idle", "timeouts.idle", "longest gap between stream bytes"},
-		keyFlag{"timeout-total", "timeouts.total", "timeout from dispatch to stream end (above 0; every other timeout at most this)"},
+		keyFlag{"timeout-total", "timeouts.total", "timeout from dispatch to stream end (above 0; every other timeout given at most this, those not given cut to it)"},
 		keyFlag{"usage-deltas", "usage_deltas", "ask for per-chunk usage (vendor extension; strict proxies reject it)"},
 		keyFlag{"ttft-boundary", "ttft_boundary", "what TTFT measures to: content (first visible content) | any_token (reasoning counts)"},
 		keyFlag{"server-metrics", "server_metrics.url", "the target's own Prometheus endpoint (e.g. vLLM's http://host:8000/metrics), read beside the run to say what the server saw; no credentials are sent (default: off, or the built-in simulator's /metrics without --url)"},
@@ -197,6 +210,7 @@ func (t *targetFlags) validate() error {
 	if tg.HeaderEnv, err = headerFlags("--header-env", t.headerEnv, "=", "'Name=VAR'"); err != nil {
 		return err
 	}
+	tg.Timeouts.FitUnset(func(key string) bool { return t.changed("timeouts." + key) })
 	if err := t.cfg.Validate(wiring.Checks()...); err != nil {
 		return t.flagErrors(err)
 	}

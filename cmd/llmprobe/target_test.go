@@ -115,3 +115,33 @@ func TestHeaderEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutTotalAlone: --timeout-total shorter than the other timeouts'
+// defaults is accepted, those it leaves unset fitting under it; a phase
+// flag longer than the total is still refused.
+func TestTimeoutTotalAlone(t *testing.T) {
+	var p probeFlags
+	fs := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	p.register(fs)
+	if err := fs.Parse([]string{"--timeout-total", "10s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.validate(); err != nil {
+		t.Fatalf("--timeout-total 10s alone: %v", err)
+	}
+	to := p.target.target().Timeouts
+	for _, d := range []config.Duration{to.Connect, to.Headers, to.FirstContent, to.Idle} {
+		if d > to.Total || d <= 0 {
+			t.Errorf("timeouts %+v: a phase is not within (0, total]", to)
+		}
+	}
+	var q probeFlags
+	fs = pflag.NewFlagSet("probe", pflag.ContinueOnError)
+	q.register(fs)
+	if err := fs.Parse([]string{"--timeout-total", "10s", "--timeout-idle", "20s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.validate(); err == nil || !strings.Contains(err.Error(), "--timeout-idle") {
+		t.Errorf("--timeout-idle 20s over --timeout-total 10s: want refused naming the flag, got %v", err)
+	}
+}

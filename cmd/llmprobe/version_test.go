@@ -69,3 +69,17 @@ func TestResolveBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryCommandVersion: --version has one meaning: on every command it
+// prints the build (as `llmprobe version`) and exits 0, sim included (its
+// deploy identity is --deploy-version).
+func TestEveryCommandVersion(t *testing.T) {
+	t.Parallel()
+	want := invoke(t.Context(), "version").stdout
+	for _, c := range commands() {
+		r := invoke(t.Context(), c.name, "--version")
+		if r.code != 0 || r.stdout != want {
+			t.Errorf("llmprobe %s --version: exit %d\nstdout: %s\nstderr: %s", c.name, r.code, r.stdout, r.stderr)
+		}
+	}
+}

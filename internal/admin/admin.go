@@ -31,7 +31,8 @@ type Options struct {
 	Ring *ledger.Ring
 	// Config returns the effective configuration for /config. Its JSON form
 	// is redacted again here by the one redaction rule (sanitize.JSON): a
-	// member whose name looks secret, URL userinfo and secret-looking query
+	// string held by a member whose name looks secret (never a boolean, a
+	// number or a duration), URL userinfo and secret-looking query
 	// parameters are replaced.
 	Config func() any
 	// Status feeds the status page.

@@ -124,7 +124,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 				t.Fatalf("want config.Errors, got %T: %v", err, err)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), p+": ") || !strings.Contains(err.Error(), w) {
+				if !strings.Contains(unplaced(err), p+": ") || !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not name file and %q:\n%v", w, err)
 				}
 			}
@@ -375,7 +375,7 @@ func TestChecks(t *testing.T) {
 		t.Fatalf("check not run: %v", err)
 	}
 	for _, w := range []string{p + `: targets[0].api: refused by the check: "grpc"`, p + ": log.level: want one of", p + ": targets[0].timeouts.totl: unknown key"} {
-		if !strings.Contains(err.Error(), w) {
+		if !strings.Contains(unplaced(err), w) {
 			t.Errorf("want %q in\n%v", w, err)
 		}
 	}

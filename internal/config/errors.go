@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -9,12 +10,19 @@ type FieldError struct {
 	Source string // the file, "env LLMPROBE_…", "flag --…" or "defaults"
 	Key    string // e.g. targets[0].timeouts.total
 	Msg    string
+	// Line and Column (1-based) place the key in Source when Source is the
+	// YAML file and the key (or its nearest ancestor) is written there; 0
+	// otherwise.
+	Line, Column int
 }
 
 func (e FieldError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
 		b.WriteString(e.Source)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+		}
 		b.WriteString(": ")
 	}
 	if e.Key != "" {
@@ -55,4 +63,14 @@ func (l *errorList) err() error {
 		return nil
 	}
 	return l.errs
+}
+
+// coveredBy reports whether key, or a key within or above it, already has an error.
+func coveredBy(key string, es Errors) bool {
+	for _, e := range es {
+		if e.Key == key || strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(e.Key, key+"[") {
+			return true
+		}
+	}
+	return false
 }

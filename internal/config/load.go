@@ -153,6 +153,7 @@ func LoadWith(o Options) (*Config, error) {
 
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
+	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
 	normalizeFleet(raw)
@@ -161,12 +162,16 @@ func LoadWith(o Options) (*Config, error) {
 	el.errs = append(el.errs, envErrs...)
 	walk(el, "", raw, reflect.TypeOf(Config{}))
 	structural := len(el.errs) > 0
+	if structural {
+		pruneErrors(raw, el.errs) // the rest still decodes, and is checked in this pass
+	}
 	if err := decode(raw, c, !structural); err != nil {
 		if structural {
-			return nil, el.errs
+			return nil, placed(o.Path, el.errs)
 		}
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
+	written.fit(c)
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
@@ -178,19 +183,9 @@ func LoadWith(o Options) (*Config, error) {
 		}
 	}
 	if len(el.errs) > 0 {
-		return nil, el.errs
+		return nil, placed(o.Path, el.errs)
 	}
 	return c, nil
-}
-
-// coveredBy reports whether key, or a key within or above it, already has an error.
-func coveredBy(key string, es Errors) bool {
-	for _, e := range es {
-		if e.Key == key || strings.HasPrefix(e.Key, key+".") || strings.HasPrefix(key, e.Key+".") || strings.HasPrefix(e.Key, key+"[") {
-			return true
-		}
-	}
-	return false
 }
 
 func unwrapPath(err error) error {

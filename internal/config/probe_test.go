@@ -92,7 +92,7 @@ func TestProbeErrors(t *testing.T) {
 				t.Fatal("accepted")
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), p+": "+w) {
+				if !strings.Contains(unplaced(err), p+": "+w) {
 					t.Errorf("missing %q in:\n%v", p+": "+w, err)
 				}
 			}

@@ -67,7 +67,7 @@ func TestServerMetricsErrors(t *testing.T) {
 				t.Fatalf("want config.Errors, got %T: %v", err, err)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), p+": "+w) {
+				if !strings.Contains(unplaced(err), p+": "+w) {
 					t.Errorf("want %q naming the file in\n%v", w, err)
 				}
 			}

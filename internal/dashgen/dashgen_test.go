@@ -363,7 +363,7 @@ func TestRulesShape(t *testing.T) {
 		"LLMProbeAvailabilityBurnRatePage", "LLMProbeAvailabilityBurnRateTicket",
 		"LLMProbeLatencyBurnRatePage", "LLMProbeLatencyBurnRateTicket",
 		"LLMProbeCapacityRegression", "LLMProbeCapacityRegressionAfterChange",
-		"LLMProbeGeneratorInvalid", "LLMProbeAbsent", "LLMProbeBudgetExhausted",
+		"LLMProbeGeneratorInvalid", "LLMProbeAbsent", "LLMProbeBudgetExhausted", "LLMProbeConfigReloadFailed",
 	} {
 		if !alerts[a] {
 			t.Errorf("no alert %s", a)

@@ -53,6 +53,8 @@ var Metrics = []string{
 	"llmprobe_cgroup_cpu_quota_cpus",
 	"llmprobe_run_queue_wait_seconds_total",
 	"llmprobe_probe_refused_total",
+	"llmprobe_config_last_reload_successful",
+	"llmprobe_config_last_reload_success_timestamp_seconds",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

@@ -415,5 +415,18 @@ func proberAlerts(o RuleOptions) []Rule {
 				"runbook_url": runbookURL("LLMProbeBudgetExhausted"),
 			},
 		},
+		{
+			// As Prometheus' own mixin alerts on
+			// prometheus_config_last_reload_successful.
+			Alert:  "LLMProbeConfigReloadFailed",
+			Expr:   "max by (job, instance) (llmprobe_config_last_reload_successful) == 0",
+			For:    ten,
+			Labels: map[string]string{"severity": "ticket"},
+			Annotations: map[string]string{
+				"summary":     "llmprobe {{ $labels.instance }} refused its last configuration reload",
+				"description": "The last configuration reload (SIGHUP or POST /-/reload) of {{ $labels.instance }} failed, for 10 minutes: the prober keeps running its previous configuration, so an edit (a new target, a changed gate or rate) has not taken effect, and the next restart would refuse to start.",
+				"runbook_url": runbookURL("LLMProbeConfigReloadFailed"),
+			},
+		},
 	}
 }

@@ -3,6 +3,7 @@ package sanitize
 import (
 	"net/url"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -165,35 +166,48 @@ func splitWords(k string) []string {
 }
 
 // JSON returns a copy of a decoded JSON value (maps, slices, strings,
-// numbers, booleans) with the value of every member whose name looks
-// secret (SecretName) replaced by Marker, unless it is empty, and every
-// string passed through URL. Inside a member that names where secrets are
-// kept (a name ending in env, file or path, such as header_env: header
-// name → variable name) values are names, and are shown.
-func JSON(v any) any { return walk(v, false) }
+// numbers, booleans) with every secret string replaced by Marker and every
+// other string passed through URL. A secret is what a secret-looking name
+// (SecretName) holds as text: a non-empty string under such a member, and
+// every string inside a mapping or list under one (credentials: {user,
+// pass}); booleans, numbers and durations ("10m0s") are not secrets
+// whatever their name (health_without_auth: true is shown). Inside a member
+// that names where secrets are kept (a name ending in env, file or path,
+// such as header_env: header name → variable name) values are names, and
+// are shown.
+func JSON(v any) any { return walk(v, false, false) }
 
-func walk(v any, names bool) any {
+// walk copies v; names: inside a member that locates secrets; secret:
+// inside a member whose name looks secret.
+func walk(v any, names, secret bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
-			if !names && SecretName(k) && val != nil && val != "" {
-				out[k] = Marker
-				continue
-			}
-			out[k] = walk(val, names || locates(k))
+			loc := names || locates(k)
+			out[k] = walk(val, loc, !loc && (secret || SecretName(k)))
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, val := range x {
-			out[i] = walk(val, names)
+			out[i] = walk(val, names, secret)
 		}
 		return out
 	case string:
+		if secret && x != "" && !isDuration(x) {
+			return Marker
+		}
 		return URL(x)
 	}
 	return v
+}
+
+// isDuration reports whether s is a Go duration with a unit ("10m0s"): how
+// a duration is written, never how a credential is.
+func isDuration(s string) bool {
+	_, err := time.ParseDuration(s)
+	return err == nil && strings.ContainsAny(s, "hmsuµn")
 }
 
 // locates reports whether a name says where a secret is kept (its last

@@ -259,3 +259,35 @@ func TestJSON(t *testing.T) {
 		t.Error("JSON changed its input")
 	}
 }
+
+// TestJSONRedactsByValue: a secret-looking name hides a string (a secret
+// is text), never a boolean, a number or a duration; inside a secret-named
+// mapping or list every string is hidden; a header named like a secret is
+// hidden whatever its container.
+func TestJSONRedactsByValue(t *testing.T) {
+	in := map[string]any{
+		"health_without_auth": true,
+		"max_auth_retries":    3.0,
+		"token_ttl":           "10m0s",
+		"auth_token":          "s3cr3t",
+		"headers":             map[string]any{"Authorization": "Bearer s3cr3t", "X-Org": "acme"},
+		"credentials":         map[string]any{"user": "bob", "pass": "s3cr3t", "enabled": true, "key_file": "/run/k"},
+		"api_keys":            []any{"s3cr3t", 2.0},
+		"basic_auth":          nil,
+	}
+	out := JSON(in).(map[string]any)
+	for k, want := range map[string]any{"health_without_auth": true, "max_auth_retries": 3.0, "token_ttl": "10m0s", "auth_token": Marker, "basic_auth": nil} {
+		if out[k] != want {
+			t.Errorf("%s = %v, want %v", k, out[k], want)
+		}
+	}
+	if h := out["headers"].(map[string]any); h["Authorization"] != Marker || h["X-Org"] != "acme" {
+		t.Errorf("headers = %v", h)
+	}
+	if c := out["credentials"].(map[string]any); c["user"] != Marker || c["pass"] != Marker || c["enabled"] != true || c["key_file"] != "/run/k" {
+		t.Errorf("credentials = %v", c)
+	}
+	if l := out["api_keys"].([]any); l[0] != Marker || l[1] != 2.0 {
+		t.Errorf("api_keys = %v", l)
+	}
+}

@@ -120,7 +120,7 @@ func (c Config) Validate() error {
 			add(fmt.Sprintf("models[%d]", i), errors.New("empty model name"))
 		}
 	}
-	if err := validVersion(c.Version); err != nil {
+	if err := ValidVersion(c.Version); err != nil {
 		add("version", err)
 	}
 	if !(c.ErrorFraction >= 0 && c.ErrorFraction <= 1) {

@@ -15,9 +15,9 @@ const VersionHeader = "X-Model-Version"
 // maxVersionBytes bounds Config.Version (it is a header value).
 const maxVersionBytes = 128
 
-// validVersion reports whether v can be sent as a header value and a JSON
+// ValidVersion reports whether v (a deploy identity) can be sent as a header value and a JSON
 // string as it is: printable ASCII, at most 128 bytes.
-func validVersion(v string) error {
+func ValidVersion(v string) error {
 	if len(v) > maxVersionBytes {
 		return fmt.Errorf("%d bytes is longer than %d", len(v), maxVersionBytes)
 	}

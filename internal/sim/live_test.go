@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestVersionIdentity: --version is the X-Model-Version header of every
+// TestVersionIdentity: Config.Version (sim --deploy-version) is the X-Model-Version header of every
 // response and the root field of the /v1/models entries; an Update changes
 // both at once.
 func TestVersionIdentity(t *testing.T) {

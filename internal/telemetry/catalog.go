@@ -86,6 +86,8 @@ const (
 	metricCgroupThrottledSecs = "llmprobe_cgroup_cpu_throttled_seconds_total"
 	metricCgroupQuota         = "llmprobe_cgroup_cpu_quota_cpus"
 	metricRunQueueWait        = "llmprobe_run_queue_wait_seconds_total"
+	metricReloadOK            = "llmprobe_config_last_reload_successful"
+	metricReloadTime          = "llmprobe_config_last_reload_success_timestamp_seconds"
 )
 
 // Units of the catalog.
@@ -213,6 +215,11 @@ func Metrics() []MetricSpec {
 		// The /probe endpoint (registered by the daemon, proberefused.go).
 		{Name: metricProbeRefused, Kind: KindCounter, Unit: "scrapes", Labels: []string{labelReason},
 			Help: "/probe scrapes refused before anything was sent (no probe_* series answered), by reason: " + probeRefusedList + "."},
+		// The daemon's configuration (registered by NewConfigReload).
+		{Name: metricReloadOK, Kind: KindGauge,
+			Help: "Whether the last configuration load (at start, SIGHUP or POST /-/reload) succeeded: 1, or 0 while a refused one left the previous configuration running."},
+		{Name: metricReloadTime, Kind: KindGauge, Unit: unitSeconds,
+			Help: "Unix time of the last successful configuration load."},
 	}
 }
 
@@ -281,6 +288,6 @@ func Labels() []LabelSpec {
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
-		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series) when a region is configured (one prober per region); absent otherwise."},
+		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series; the llmprobe_config_* gauges carry it too) when a region is configured (one prober per region); absent otherwise."},
 	}
 }

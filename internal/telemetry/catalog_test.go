@@ -29,6 +29,9 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 	if err := reg.Register(NewProbeRefused()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := NewConfigReload(reg, ""); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 				t.Fatalf("want config.Errors, got %T: %v", err, err)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), p+": ") || !strings.Contains(err.Error(), w) {
+				if !strings.Contains(unplaced(err), p+": ") || !strings.Contains(err.Error(), w) {
 					t.Errorf("error does not name file and %q:\n%v", w, err)
 				}
 			}
@@ -110,7 +110,7 @@ func TestServerMetricsErrors(t *testing.T) {
 				t.Fatalf("want config.Errors, got %T: %v", err, err)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), p+": "+w) {
+				if !strings.Contains(unplaced(err), p+": "+w) {
 					t.Errorf("want %q naming the file in\n%v", w, err)
 				}
 			}

@@ -63,7 +63,7 @@ func TestMaxEventBytes(t *testing.T) {
 	// process-wide bound must hold two of the largest, plus the free step.
 	p := write(t, minimal+"    max_event_bytes: 2097152\nlimits: {max_buffered_bytes: 4210687}\n")
 	_, err := Load(config.Options{Path: p, Environ: noEnv})
-	if err == nil || !strings.Contains(err.Error(), p+": targets[0].max_event_bytes: 2097152 bytes needs limits.max_buffered_bytes of at least 4210688") {
+	if err == nil || !strings.Contains(unplaced(err), p+": targets[0].max_event_bytes: 2097152 bytes needs limits.max_buffered_bytes of at least 4210688") {
 		t.Errorf("event larger than half the buffer: %v", err)
 	}
 	if _, err := Load(config.Options{Path: write(t, minimal+"    max_event_bytes: 2097152\nlimits: {max_buffered_bytes: 4210688}\n"), Environ: noEnv}); err != nil {

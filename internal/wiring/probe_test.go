@@ -34,7 +34,7 @@ func TestCheckProbe(t *testing.T) {
 		"probe.modules.bad.class.prompt.file:",
 		"probe.modules.bad.class.output: uniform min 9",
 	} {
-		if !strings.Contains(err.Error(), p+": "+w) {
+		if !strings.Contains(unplaced(err), p+": "+w) {
 			t.Errorf("missing %q in:\n%v", p+": "+w, err)
 		}
 	}

@@ -109,7 +109,7 @@ func llmprobeFlags(t *testing.T) map[string]bool {
 			out, _ := exec.Command(bin, args...).CombinedOutput() // --help exits non-zero
 			return string(out)
 		}
-		flagsSet = map[string]bool{"help": true}
+		flagsSet = map[string]bool{"help": true, "version": true} // on every command, listed on no page
 		cmdRE := regexp.MustCompile(`(?m)^  ([a-z]+)  `)
 		flagRE := regexp.MustCompile(`(?m)^\s+--([a-z0-9][a-z0-9.-]*)`)
 		for _, m := range cmdRE.FindAllStringSubmatch(help("--help"), -1) {

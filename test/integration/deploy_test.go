@@ -85,7 +85,7 @@ func startDeployStack(t *testing.T, ladderOnStart bool) deployStack {
 		"--config.file="+writeFile(t, dir, "prometheus.yml", replaceAll(promConfig, "ADMIN_ADDR", adminAddr, "RULES_FILE", writeFile(t, dir, "rules.yml", string(rules)))),
 		"--storage.tsdb.path="+dir+"/data", "--web.listen-address="+promAddr, "--log.level=warn")
 	start(t, "sim", nil, bin, "sim", "--listen", simAddr, "--slots", "4", "--admission", "1000",
-		"--ttft", "50ms", "--token-time", "10ms", "--output-tokens", "16", "--version", "v1")
+		"--ttft", "50ms", "--token-time", "10ms", "--output-tokens", "16", "--deploy-version", "v1")
 	waitHTTP(t, st.simURL+"/healthz", 20*time.Second)
 	waitHTTP(t, st.promURL+"/-/ready", 60*time.Second)
 	cfg := writeFile(t, dir, "llmprobe.yaml", replaceAll(deployConfig, "ADMIN_ADDR", adminAddr, "SIM_ADDR", simAddr,
