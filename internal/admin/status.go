@@ -236,7 +236,7 @@ ol.failures li{margin:.15rem 0}
 .badge{display:inline-block;font-size:.75rem;font-weight:600;border-radius:999px;padding:.1rem .55rem;vertical-align:middle;text-decoration:none;border:1px solid}
 .badge.valid{color:#1b7f3b;border-color:#1b7f3b}.badge.invalid{color:#8a4b00;border-color:#c77700;background:#fff4e0}
 .chart svg{max-width:100%;height:auto}
-@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}}
+@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}th.n,table.server td.n{white-space:normal}table.server{overflow-wrap:anywhere}.state .word{font-size:1.6rem}}
 </style></head><body>
 <h1>llmprobe</h1>
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.

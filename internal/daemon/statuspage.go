@@ -30,7 +30,7 @@ func (d *Daemon) status() admin.Status {
 	defer d.mu.Unlock()
 	page := slo.PageTiers()[0]
 	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: d.fleetText(), Host: hostText(host),
-		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate ≥ %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
+		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
 			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	names := make([]string, 0, len(d.targets))
 	for n := range d.targets {
@@ -213,7 +213,7 @@ func sloRow(sli string, objective float64, badS, nS, badL, nL, minBad int) admin
 	case nL == 0:
 		row.State, row.NoData = "no data: no baseline events in the last 60 minutes", true
 	case badL >= minBad && slo.Burning(page, objective, badS, nS, badL, nL):
-		row.State, row.Burning = fmt.Sprintf("BURNING: the page tier (≥ %g× over %s and %s)", pageBurn, windowText(page.Long), windowText(page.Short)), true
+		row.State, row.Burning = fmt.Sprintf("BURNING: the page tier (> %g× over %s and %s)", pageBurn, windowText(page.Long), windowText(page.Short)), true
 	case float64(badL)/float64(nL)/budget > 1:
 		row.State, row.Burning = "burning faster than the budget lasts (60 min), below the page tier", true
 	default:

@@ -146,7 +146,7 @@ func (s *statusData) judge(now time.Time) (slo.State, []classJudgement) {
 // burn is bad/n over the budget of objective ("-" without events).
 func burn(bad, n int, objective float64) string {
 	if n == 0 {
-		return "-"
+		return "n/a"
 	}
 	return fmt.Sprintf("%.1f×", float64(bad)/float64(n)/(1-objective))
 }
