@@ -40,8 +40,14 @@ const DefaultRefresh = 10 * time.Second
 
 // TargetStatus is one target of the status page.
 type TargetStatus struct {
-	Name     string
-	State    string // e.g. "probing", "ladder step 3/8", "budget spent"
+	Name string
+	// Target is the target's state, what the card opens with: computed
+	// from the SLIs as the shipped alert rules count them.
+	Target TargetState
+	// Prober is the prober's validity as a badge, apart from the target's
+	// state: whether its figures can be trusted, and why not.
+	Prober   ProberBadge
+	State    string // what the prober is doing: "probing", "ladder step 3/8", "budget spent"
 	API      string
 	Model    string // configured
 	InFlight int
@@ -85,6 +91,38 @@ type TargetStatus struct {
 	Failures []Failure
 }
 
+// TargetState is a target's state: OK, SLOW, FAILING, DOWN or NO DATA,
+// the figures that decided it and what to look at next.
+type TargetState struct {
+	State   string // "OK", "SLOW", "FAILING", "DOWN", "NO DATA"
+	Figures string
+	Next    string
+}
+
+// Class is the state's CSS class ("ok", "slow", "failing", "down",
+// "nodata").
+func (t TargetState) Class() string {
+	switch t.State {
+	case "OK":
+		return "ok"
+	case "SLOW":
+		return "slow"
+	case "FAILING":
+		return "failing"
+	case "DOWN":
+		return "down"
+	}
+	return "nodata"
+}
+
+// ProberBadge is the prober's validity: Valid, or the short causes
+// ("host", "cgroup", "cap", "lag", "rate") with a link to their evidence.
+type ProberBadge struct {
+	Valid    bool
+	Causes   string // "host, lag"; "" when valid
+	Evidence string // an anchor or link to the evidence ("#prober-host")
+}
+
 // Identity is what the target says it is, and when that last changed.
 type Identity struct {
 	Model, Version string    // "" = not seen yet / none configured
@@ -100,14 +138,16 @@ type LatencyRow struct {
 	Count          int
 }
 
-// AvailabilityRow is good / planned over one window, baseline traffic
-// outside ladders; the baseline planned during ladders is apart.
+// AvailabilityRow is the availability SLI over one window: requests sent
+// and failed by the target (baseline outside ladders; unsent, cancelled,
+// censored and client-side artifacts are no events), Ratio the share not
+// failed; the baseline sent during ladders is apart.
 type AvailabilityRow struct {
-	Window                    string
-	Good, Planned             int
-	Ratio                     string
-	DuringGood, DuringPlanned int
-	DuringRatio               string
+	Window                   string
+	Sent, Failed             int
+	Ratio                    string
+	DuringSent, DuringFailed int
+	DuringRatio              string
 }
 
 // SLORow is one SLI's state against its objective.
@@ -184,24 +224,36 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 ol.failures{padding-left:1.2rem;margin:.2rem 0;font-size:.85rem}
 ol.failures li{margin:.15rem 0}
 .spark{vertical-align:middle}
+.state{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem 1rem;border-radius:6px;padding:.6rem .8rem;margin:.3rem 0 .6rem;border-left:.5rem solid}
+.state .word{font-size:2rem;font-weight:700;letter-spacing:.02em;line-height:1.1}
+.state .next{flex-basis:100%;font-size:1rem}
+.state .figures{flex-basis:100%;font-size:.8rem;color:#444}
+.state-ok{background:#e8f5ec;border-color:#1b7f3b}.state-ok .word{color:#1b7f3b}
+.state-slow{background:#fff4e0;border-color:#c77700}.state-slow .word{color:#9a5b00}
+.state-failing{background:#fdecee;border-color:#b00020}.state-failing .word{color:#b00020}
+.state-down{background:#b00020;border-color:#6d0014;color:#fff}.state-down .word,.state-down .figures{color:#fff}
+.state-nodata{background:#f0f0f0;border-color:#888}.state-nodata .word{color:#555}
+.badge{display:inline-block;font-size:.75rem;font-weight:600;border-radius:999px;padding:.1rem .55rem;vertical-align:middle;text-decoration:none;border:1px solid}
+.badge.valid{color:#1b7f3b;border-color:#1b7f3b}.badge.invalid{color:#8a4b00;border-color:#c77700;background:#fff4e0}
 .chart svg{max-width:100%;height:auto}
-@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}}
+@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}th.n,table.server td.n{white-space:normal}table.server{overflow-wrap:anywhere}.state .word{font-size:1.6rem}}
 </style></head><body>
 <h1>llmprobe</h1>
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
 {{if .Fleet}}<p class="meta">Fleet: {{.Fleet}}. <a href="fleet/v1/ladders">fleet ladders</a></p>{{end}}
-{{if .Host}}<p class="meta host">Prober host {{.Host}}.</p>{{end}}
+{{if .Host}}<p class="meta host" id="prober-host">Prober host {{.Host}}.</p>{{end}}
 {{$now := .Now}}{{$obj := .Objectives}}
 {{range .Targets}}<section class="target" id="target-{{.Name}}">
-<h2>{{.Name}} <span class="small">{{.State}}</span></h2>
+<h2>{{.Name}} {{if .Prober.Valid}}<span class="badge valid prober">prober valid</span>{{else}}<a class="badge invalid prober" href="{{.Prober.Evidence}}" title="the prober's measurements cannot be trusted: see the evidence">prober invalid: {{.Prober.Causes}}</a>{{end}} <span class="small activity">{{.State}}</span></h2>
+<div class="state state-{{.Target.Class}}" data-state="{{.Target.State}}"><span class="word">{{.Target.State}}</span><span class="next">{{.Target.Next}}</span>{{if .Target.Figures}}<span class="figures">{{.Target.Figures}}</span>{{end}}</div>
 <dl class="facts">
 <div><dt>capacity (last ladder)</dt><dd class="capacity{{if .CapacityLowerBound}} lower-bound{{end}}">{{.Capacity}}</dd></div>
 <div><dt>knee</dt><dd class="knee">{{.Knee}}</dd></div>
 <div><dt>capacity, last ladders</dt><dd class="history">{{if .CapacityHistory}}{{sparkline .CapacityHistory}} <span class="history-values">{{range $i, $p := .CapacityHistory}}{{if $i}} · {{end}}{{capacity $p}}{{end}}</span>{{else}}<span class="muted">no ladder yet</span>{{end}}</dd></div>
 <div><dt>last ladder</dt><dd>{{ago $now .LastLadder}}</dd></div>
 <div><dt>identity</dt><dd class="identity">{{if .Identity.Model}}{{.Identity.Model}}{{else}}<span class="muted">model not seen yet</span>{{end}}{{if .Identity.Version}} · version {{.Identity.Version}}{{end}}{{if not .Identity.Since.IsZero}}<br><span class="small">{{if .Identity.Changes}}last changed {{ago $now .Identity.Since}} ({{.Identity.Changes}} changes seen){{else}}unchanged since first seen {{ago $now .Identity.Since}}{{end}}</span>{{end}}</dd></div>
-<div><dt>generator (the prober, not the target)</dt><dd class="generator {{if .GeneratorValid}}ok{{else}}bad{{end}}">{{.Generator}}{{if .GeneratorAdvice}}<br><span class="small">what to do: {{.GeneratorAdvice}}</span>{{end}}</dd></div>
+<div id="generator-{{.Name}}"><dt>generator (the prober, not the target)</dt><dd class="generator small {{if .GeneratorValid}}ok{{else}}invalid{{end}}">{{.Generator}}{{if .GeneratorAdvice}}<details><summary>what to do</summary>{{.GeneratorAdvice}}</details>{{end}}</dd></div>
 <div><dt>API · model configured</dt><dd>{{.API}} · {{.Model}}</dd></div>
 <div><dt>in flight · last outcome</dt><dd>{{.InFlight}} · {{.LastOutcome}}</dd></div>
 {{if .Budget}}<div><dt>budget today</dt><dd>{{.Budget}}</dd></div>{{end}}
@@ -211,11 +263,11 @@ ol.failures li{margin:.15rem 0}
 <div class="scroll"><table class="latency"><tr><th>figure</th><th>window</th><th class="n">p50</th><th class="n">p99</th><th class="n">n</th></tr>
 {{range .Latency}}<tr><td>{{.Figure}}</td><td>{{.Window}}</td><td class="n p50">{{.P50}}</td><td class="n p99">{{.P99}}</td><td class="n count">{{.Count}}</td></tr>
 {{end}}</table></div></div>
-<div><h3>Availability (good / planned, baseline)</h3>
+<div><h3>Availability (not failed / sent, baseline)</h3>
 <div class="scroll"><table class="availability"><tr><th>window</th><th class="n">outside ladders</th><th class="n">during ladders</th></tr>
-{{range .Availability}}<tr><td>{{.Window}}</td><td class="n">{{.Ratio}}<br><span class="small">{{.Good}} / {{.Planned}}</span></td><td class="n muted">{{.DuringRatio}}<br><span class="small">{{.DuringGood}} / {{.DuringPlanned}}</span></td></tr>
+{{range .Availability}}<tr><td>{{.Window}}</td><td class="n">{{.Ratio}}<br><span class="small">{{.Failed}} failed of {{.Sent}}</span></td><td class="n muted">{{.DuringRatio}}<br><span class="small">{{.DuringFailed}} failed of {{.DuringSent}}</span></td></tr>
 {{end}}</table></div>
-<p class="small">During ladders: baseline requests planned while a ladder loaded the target, kept out of the SLO.</p>
+<p class="small">Sent requests the target did not fail; unsent, cancelled and censored requests and client-side connection artifacts are not counted, and a slow success is the latency SLI's. During ladders: baseline requests planned while a ladder loaded the target, kept out of the SLO.</p>
 <h3>SLO state</h3>
 <div class="scroll"><table class="slo"><tr><th>SLI</th><th>5 min</th><th>60 min</th><th>state</th></tr>
 {{range .SLO}}<tr><td>{{.SLI}} <span class="small">({{.Objective}})</span></td><td>{{.Short}}</td><td>{{.Long}}</td><td class="{{if .Burning}}bad{{else if .NoData}}muted{{else}}ok{{end}}">{{.State}}</td></tr>

@@ -19,7 +19,9 @@ func fullStatus() Status {
 			Name: "gpu-a", State: "probing", API: "openai-chat", Model: "m", InFlight: 2,
 			Identity:     Identity{Model: "m<b>", Version: "v7", Since: now.Add(-10 * time.Minute), Changes: 1},
 			Latency:      []LatencyRow{{Figure: "TTFT", Window: "5 min", P50: "120ms", P99: "480ms", Count: 58}},
-			Availability: []AvailabilityRow{{Window: "5 min", Good: 57, Planned: 58, Ratio: "98.28 %", DuringPlanned: 4, DuringGood: 1, DuringRatio: "25.00 %"}},
+			Availability: []AvailabilityRow{{Window: "5 min", Failed: 1, Sent: 58, Ratio: "98.28 %", DuringSent: 4, DuringFailed: 3, DuringRatio: "25.00 %"}},
+			Target:       TargetState{State: "SLOW", Figures: "class chat, last 60 min: 58 sent", Next: "First tokens are over the class's gate <b>"},
+			Prober:       ProberBadge{Causes: "host, lag", Evidence: "#prober-host"},
 			SLO:          []SLORow{{SLI: "availability", Objective: "objective 99.5 %", Short: "1.72 % bad, burn 3.4×", Long: "0.5 % bad, burn 1.0×", State: "within budget"}},
 			Generator:    "valid: the prober keeps its schedule", GeneratorValid: true,
 			Capacity: "≥ 23.00 req/s (lower bound: no valid step above it failed)", CapacityLowerBound: true, Knee: "20.00 req/s",
@@ -46,7 +48,9 @@ func TestStatusPageSections(t *testing.T) {
 	for _, want := range []string{
 		`<meta http-equiv="refresh" content="7">`, `<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		`class="capacity lower-bound">≥ 23.00 req/s`, `<td class="n p50">120ms</td>`, `<td class="n p99">480ms</td>`, `<td class="n count">58</td>`,
-		"98.28 %", "57 / 58", "25.00 %", "within budget", "objectives: availability 99.5 %",
+		"98.28 %", "1 failed of 58", "3 failed of 4", "25.00 %",
+		`<div class="state state-slow" data-state="SLOW"><span class="word">SLOW</span><span class="next">First tokens are over the class&#39;s gate &lt;b&gt;</span>`,
+		`<a class="badge invalid prober" href="#prober-host"`, "prober invalid: host, lag", `id="prober-host"`, "within budget", "objectives: availability 99.5 %",
 		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
 		"20 · ≥ 23 · none", `<svg class="spark"`, "no deferred requests", "p50 2ms, p95 5ms",
 		`<th class="n">slots busy/idle</th><th class="n">deferred start→max</th><th class="n">KV cache max</th>`,
@@ -68,6 +72,11 @@ func TestStatusPageSections(t *testing.T) {
 			t.Errorf("the page loads or links an external asset (%s)", ext)
 		}
 	}
+	// The target's state opens the card: before the prober's generator
+	// text and every fact.
+	if st, gen := strings.Index(body, `class="state state-`), strings.Index(body, `class="generator`); st < 0 || gen < 0 || st > gen {
+		t.Errorf("the target's state (at %d) does not come before the generator verdict (at %d)", st, gen)
+	}
 	dec := xml.NewDecoder(strings.NewReader(strings.Replace(body, "<!DOCTYPE html>", "", 1)))
 	dec.Strict, dec.AutoClose, dec.Entity = false, xml.HTMLAutoClose, xml.HTMLEntity
 	for {
@@ -85,7 +94,7 @@ func TestStatusPageSections(t *testing.T) {
 func TestStatusPageEmpty(t *testing.T) {
 	h := Handler(Options{Gatherer: testRegistry(t), Status: func() Status { return Status{Targets: []TargetStatus{{Name: "t"}}} }})
 	body := get(t, h, "/", nil).Body.String()
-	for _, want := range []string{`content="10"`, "no ladder yet", "none kept", "model not seen yet", "No ladder has run yet."} {
+	for _, want := range []string{`content="10"`, `data-state=""`, `class="state state-nodata"`, "no ladder yet", "none kept", "model not seen yet", "No ladder has run yet."} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -151,7 +151,7 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{"≥ 4 req/s", "INVALID: ", "what to do: "} {
+	for _, want := range []string{"≥ 4 req/s", "INVALID: ", "<summary>what to do</summary>", `class="badge invalid prober"`, "prober invalid: "} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("status page lacks %q", want)
 		}

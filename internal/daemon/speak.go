@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -27,7 +28,9 @@ const maxLoggedError = 160
 // and ends. Only baseline requests planned outside ladders judge the
 // target here: a ladder's own load is meant to make it fail, and the
 // ladder's end line reports that. Outcomes that are the prober's own doing
-// (unsent, cancelled, censored) judge nothing.
+// (unsent, cancelled, censored, a stale pooled connection) judge nothing.
+// Slowness and SLO burn are logged as target state changes
+// (targetstate.go: "target state changed", SLOW, FAILING, DOWN).
 
 // failureKind is what a failureLog line says.
 type failureKind int
@@ -67,13 +70,9 @@ func judges(rec *ledger.Record) (judged, failed bool) {
 	if rec.Traffic != ledger.TrafficBaseline || rec.During == ledger.DuringLadder {
 		return false, false
 	}
-	switch rec.Outcome {
-	case ledger.OK:
-		return true, false
-	case ledger.Rejected, ledger.HTTPError, ledger.Timeout, ledger.TransportError, ledger.StreamError:
-		return true, true
-	}
-	return false, false
+	// The availability SLI's own rule: unsent, cancelled, censored and
+	// client-side artifacts (a stale pooled connection) judge nothing.
+	return slo.Availability(string(rec.Outcome), string(rec.Reason))
 }
 
 // observe takes one finished record at wall time now, whose arrival was

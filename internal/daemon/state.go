@@ -40,6 +40,8 @@ type targetState struct {
 	// status is what the status page keeps: recent baseline figures,
 	// the last ladders, identity changes (statusdata.go).
 	status *statusData
+	// stateLog is the target state last logged (targetstate.go).
+	stateLog stateLog
 
 	mu           sync.Mutex
 	model        string // from responses

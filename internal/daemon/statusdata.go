@@ -26,6 +26,9 @@ const (
 // target's identity last changed.
 type statusData struct {
 	rolling *stats.Rolling
+	// avail counts the availability SLI's events per class, as the rules
+	// do (targetstate.go).
+	avail availRing
 
 	mu      sync.Mutex
 	classes map[string]*stats.Rolling // per class, for the SLO rows: the alerts judge each class
@@ -59,6 +62,7 @@ const maxStatusClasses = 64
 // class's.
 func (s *statusData) record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	s.rolling.Record(now, rec, g)
+	s.avail.record(now, rec)
 	if rec.Traffic != ledger.TrafficBaseline {
 		return
 	}

@@ -30,7 +30,7 @@ func (d *Daemon) status() admin.Status {
 	defer d.mu.Unlock()
 	page := slo.PageTiers()[0]
 	st := admin.Status{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: d.fleetText(), Host: hostText(host),
-		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate ≥ %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
+		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
 			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	names := make([]string, 0, len(d.targets))
 	for n := range d.targets {
@@ -44,7 +44,9 @@ func (d *Daemon) status() admin.Status {
 			State: r.stateText(), Capacity: "unknown: no ladder yet", Knee: "none"}
 		v := r.state.validity.Judge(now, host)
 		ts.Generator, ts.GeneratorValid = "valid: the prober keeps its schedule", v.Valid
+		ts.Prober = admin.ProberBadge{Valid: v.Valid}
 		if !v.Valid {
+			ts.Prober.Causes, ts.Prober.Evidence = badgeCauses(v.Causes, n)
 			ts.Generator = "INVALID: " + strings.Join(v.Reasons, "; ")
 			var do []string
 			for _, c := range v.Causes {
@@ -58,12 +60,18 @@ func (d *Daemon) status() admin.Status {
 		for _, w := range statusWindows {
 			rw := sd.rolling.Window(now, w.d)
 			ts.Latency = append(ts.Latency, latencyRows(w.name, rw)...)
-			ts.Availability = append(ts.Availability, admin.AvailabilityRow{Window: w.name, Good: rw.Good, Planned: rw.Planned,
-				Ratio: ratioText(rw.Good, rw.Planned), DuringGood: rw.DuringGood, DuringPlanned: rw.DuringPlanned,
-				DuringRatio: ratioText(rw.DuringGood, rw.DuringPlanned)})
+			_, a := sd.avail.window(now, w.d)
+			ts.Availability = append(ts.Availability, admin.AvailabilityRow{Window: w.name, Sent: a.Sent, Failed: a.Failed,
+				Ratio: ratioText(a.Sent-a.Failed, a.Sent), DuringSent: a.DuringSent, DuringFailed: a.DuringFailed,
+				DuringRatio: ratioText(a.DuringSent-a.DuringFailed, a.DuringSent)})
 		}
 		sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
-		ts.SLO = sloRows(sd.classWindows(now, statusWindows[0].d), sd.classWindows(now, statusWindows[1].d))
+		state, classes := sd.judge(now)
+		ts.Target = admin.TargetState{State: string(state), Next: stateNext(state)}
+		if len(classes) > 0 {
+			ts.Target.Figures = stateFigures(classes[0])
+		}
+		ts.SLO = sloRows(classes)
 		for _, p := range sd.history() {
 			ts.CapacityHistory = append(ts.CapacityHistory, admin.CapacityPoint{When: p.finished, Capacity: p.capacity,
 				LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger})
@@ -85,28 +93,25 @@ func (d *Daemon) status() admin.Status {
 
 // sloRows are the SLO rows of each class (the shipped alerts judge each
 // class: a small class burning its budget beside a large healthy one
-// pages), from its short (5 min) and long (60 min) windows; a target of one
-// class names none.
-func sloRows(short, long map[string]stats.RollingWindow) []admin.SLORow {
-	names := make([]string, 0, len(long))
-	for n := range long {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+// pages), from its short (5 min) and long (60 min) windows, counted as the
+// rules count them (slo.Availability); a target of one class names none.
+func sloRows(classes []classJudgement) []admin.SLORow {
+	classes = append([]classJudgement(nil), classes...)
+	sort.Slice(classes, func(i, j int) bool { return classes[i].class < classes[j].class })
 	var rows []admin.SLORow
-	for _, n := range names {
-		s, l := short[n], long[n]
+	for _, c := range classes {
+		s, l := c.short, c.long
 		of := ""
-		if len(names) > 1 {
-			of = ", class " + n
+		if len(classes) > 1 {
+			of = ", class " + c.class
 		}
 		rows = append(rows,
-			sloRow("availability"+of, slo.AvailabilityObjective, s.Planned-s.Good, s.Planned, l.Planned-l.Good, l.Planned, slo.MinBadEvents),
+			sloRow("availability (failed / sent)"+of, slo.AvailabilityObjective, s.Failed, s.Sent, l.Failed, l.Sent, slo.MinBadEvents),
 			sloRow("latency (TTFT within the class gate)"+of, slo.LatencyObjective, s.LatencyBad, s.LatencyEvents, l.LatencyBad, l.LatencyEvents, slo.MinBadEvents))
 	}
 	if len(rows) == 0 { // nothing recorded yet: the rows say no data
 		rows = append(rows,
-			sloRow("availability", slo.AvailabilityObjective, 0, 0, 0, 0, slo.MinBadEvents),
+			sloRow("availability (failed / sent)", slo.AvailabilityObjective, 0, 0, 0, 0, slo.MinBadEvents),
 			sloRow("latency (TTFT within the class gate)", slo.LatencyObjective, 0, 0, 0, 0, slo.MinBadEvents))
 	}
 	return rows
@@ -207,8 +212,8 @@ func sloRow(sli string, objective float64, badS, nS, badL, nL, minBad int) admin
 	switch {
 	case nL == 0:
 		row.State, row.NoData = "no data: no baseline events in the last 60 minutes", true
-	case nS > 0 && float64(badS)/float64(nS)/budget >= pageBurn && float64(badL)/float64(nL)/budget >= pageBurn && badL >= minBad:
-		row.State, row.Burning = fmt.Sprintf("BURNING: the page tier (≥ %g× over %s and %s)", pageBurn, windowText(page.Long), windowText(page.Short)), true
+	case badL >= minBad && slo.Burning(page, objective, badS, nS, badL, nL):
+		row.State, row.Burning = fmt.Sprintf("BURNING: the page tier (> %g× over %s and %s)", pageBurn, windowText(page.Long), windowText(page.Short)), true
 	case float64(badL)/float64(nL)/budget > 1:
 		row.State, row.Burning = "burning faster than the budget lasts (60 min), below the page tier", true
 	default:

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
@@ -153,8 +154,11 @@ func TestStatusPageFigures(t *testing.T) {
 		}
 	}
 	a := ts.Availability[0]
-	if a.Window != "5 min" || a.Planned < 13 || a.Good < 10 || a.Good >= a.Planned || a.Ratio == "n/a" {
+	if a.Window != "5 min" || a.Sent < 13 || a.Sent-a.Failed < 10 || a.Failed < 3 || a.Ratio == "n/a" {
 		t.Errorf("availability %+v", a)
+	}
+	if ts.Target.State != string(slo.StateFailing) || !strings.Contains(ts.Target.Figures, "failed") || ts.Target.Next == "" {
+		t.Errorf("target state with ok requests then 503s: %+v, want FAILING with figures", ts.Target)
 	}
 	if len(ts.SLO) != 2 || ts.SLO[0].NoData || !ts.SLO[0].Burning || !strings.Contains(ts.SLO[0].Short, "burn ") {
 		t.Errorf("availability SLO with failures: %+v", ts.SLO)
@@ -208,23 +212,26 @@ func TestStatusSLOPerClass(t *testing.T) {
 		}
 		sd.record(now, rec("small", o), stats.Gates{})
 	}
-	pooled := sd.rolling.Window(now, 5*time.Minute)
-	rows := sloRows(sd.classWindows(now, 5*time.Minute), sd.classWindows(now, time.Hour))
+	state, classes := sd.judge(now)
+	rows := sloRows(classes)
 	byName := map[string]admin.SLORow{}
 	for _, r := range rows {
 		byName[r.SLI] = r
 	}
-	t.Logf("pooled: %d bad of %d; rows %+v", pooled.Planned-pooled.Good, pooled.Planned, rows)
+	t.Logf("state %s; rows %+v", state, rows)
+	if state != slo.StateFailing || classes[0].class != "small" {
+		t.Errorf("target state %s led by class %q, want FAILING from the small class", state, classes[0].class)
+	}
 	if len(rows) != 4 {
 		t.Fatalf("%d rows, want availability and latency for each of 2 classes", len(rows))
 	}
-	if r := byName["availability, class small"]; !r.Burning {
+	if r := byName["availability (failed / sent), class small"]; !r.Burning {
 		t.Errorf("the small class with half its requests failing: %+v, want burning", r)
 	}
-	if r := byName["availability, class big"]; r.Burning || r.NoData {
+	if r := byName["availability (failed / sent), class big"]; r.Burning || r.NoData {
 		t.Errorf("the healthy class: %+v", r)
 	}
-	if one := sloRows(map[string]stats.RollingWindow{"default": {}}, map[string]stats.RollingWindow{"default": {}}); len(one) != 2 || one[0].SLI != "availability" {
+	if one := sloRows([]classJudgement{{class: "default"}}); len(one) != 2 || one[0].SLI != "availability (failed / sent)" {
 		t.Errorf("one class: %+v, want rows naming no class", one)
 	}
 }

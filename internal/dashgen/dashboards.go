@@ -132,8 +132,8 @@ func overview(o RuleOptions) board {
 		variables: variables(true),
 		rows: []row{
 			{title: "SLO (baseline traffic)", panels: []panel{
-				{kind: "stat", title: "Availability, 1h (good / planned)", unit: unitRatio, width: 6, height: 5,
-					description: fmt.Sprintf("Good requests over planned arrivals in the last hour (baseline traffic). Unsent, rejected and failed requests count against it. Objective %g.", o.AvailabilityObjective),
+				{kind: "stat", title: "Availability, 1h (not failed / sent)", unit: unitRatio, width: 6, height: 5,
+					description: fmt.Sprintf("Share of the baseline requests sent in the last hour that the target did not fail (rejected, http_error, timeout, transport_error, stream_error count against it). Unsent, cancelled and censored requests and client-side connection artifacts are not counted; a slow success is the latency SLI's. Objective %g.", o.AvailabilityObjective),
 					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recAvailErrors("1h"), selSLI), "{{target}} {{class}}").want(ExpectRules)}},
 				{kind: "stat", title: "TTFT within gate, 1h", unit: unitRatio, width: 6, height: 5,
 					description: fmt.Sprintf("Fraction of successful first tokens within the class's TTFT gate (native histogram, gate rounded down to a supported value). Objective %g.", o.LatencyObjective),
@@ -187,7 +187,7 @@ func overview(o RuleOptions) board {
 						query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_good_total{%s}[$__rate_interval]))`, selTCT), "good {{target}} {{class}}"),
 					}},
 				{kind: "timeseries", title: "Good fraction (good / planned)", unit: unitRatio, min: f64(0), max: f64(1),
-					description: "Good requests over planned arrivals over the rate interval.",
+					description: "Good requests (ok and within every gate of the class) over planned arrivals over the rate interval: the prober's view of the whole schedule, unsent included. Not the availability SLI (see the SLO row).",
 					queries:     []q{query(fmt.Sprintf(`sum by (target, class) (rate(llmprobe_requests_good_total{%[1]s}[$__rate_interval])) / sum by (target, class) (rate(llmprobe_requests_planned_total{%[1]s}[$__rate_interval]))`, selTCT), "{{target}} {{class}}")}},
 				{kind: "timeseries", title: "Tokens", unit: unitTokPerSec,
 					description: "Token throughput by type (input/output as counted by the protocol adapter).",

@@ -68,7 +68,7 @@ func fleet() board {
 					queries: []q{query(fmt.Sprintf(`histogram_quantile(0.95, sum by (job, instance, target) (rate(llmprobe_time_to_first_token_seconds{%s}[$__rate_interval])))%s`, selTCT, byShard),
 						"shard {{shard}} {{target}}")}},
 				{kind: "stat", title: "Availability, 1h: the fleet", unit: unitRatio, height: 8,
-					description: "Good requests over planned arrivals in the last hour, every shard's together (the SLI recording rule sums over instances), per region.",
+					description: "The availability SLI over the last hour (sent requests the target did not fail; unsent, cancelled, censored and client-side artifacts are no events), every shard's together (the SLI recording rule sums over instances), per region.",
 					queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recAvailErrors("1h"), selSLI), "{{region}} {{target}} {{class}}").want(ExpectRules)}},
 			}},
 			{title: "The fleet's ladders", panels: []panel{

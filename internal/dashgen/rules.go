@@ -15,7 +15,8 @@ import (
 // the generated files: change DefaultRuleOptions (or call Rules with other
 // options) and re-run go generate.
 type RuleOptions struct {
-	// AvailabilityObjective is the target good/planned ratio (baseline traffic).
+	// AvailabilityObjective is the target ratio of sent baseline requests
+	// the target did not fail.
 	AvailabilityObjective float64
 	// LatencyObjective is the target fraction of first tokens within the gate.
 	LatencyObjective float64
@@ -225,14 +226,31 @@ func (o RuleOptions) validate() error {
 	return nil
 }
 
+// availSent selects the availability SLI's valid events among
+// llmprobe_requests_total: sent requests whose fate is the target's
+// (slo.NotEventOutcomes and slo.NotEventReasons are not events; see
+// alerts/README.md for why each is left out).
+func availSent() string {
+	return fmt.Sprintf(`%s, outcome!~"%s", reason!~"%s"`, sliSel,
+		strings.Join(slo.NotEventOutcomes, "|"), strings.Join(slo.NotEventReasons, "|"))
+}
+
 func sliRules(o RuleOptions, w string) []Rule {
 	rw := o.dur(w)
 	return []Rule{
+		// Valid events: requests sent to the target (every attempt), minus
+		// the prober's own artifacts. Unsent arrivals are no event: a
+		// prober that cannot send pages its owner (LLMProbeGeneratorInvalid,
+		// LLMProbeBudgetExhausted), never the target's.
 		{Record: recAvailEvents(w), Expr: fmt.Sprintf(
-			`sum by (%s) (increase(llmprobe_requests_planned_total{%s}[%s]))`, sliBy, sliSel, rw)},
+			`sum by (%s) (increase(llmprobe_requests_total{%s}[%s]))`, sliBy, availSent(), rw)},
+		// Bad events: the sent requests that did not end ok (rejected,
+		// http_error, timeout, transport_error, stream_error). An ok
+		// request is never bad here, however slow: slowness is the
+		// latency SLI's.
 		{Record: recAvailBad(w), Expr: fmt.Sprintf(
-			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_good_total{%s}[%s])) or 0 * %s),\n  0\n)",
-			recAvailEvents(w), sliBy, sliSel, rw, recAvailEvents(w))},
+			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_total{%s, outcome=%q}[%s])) or 0 * %s),\n  0\n)",
+			recAvailEvents(w), sliBy, sliSel, slo.GoodOutcome, rw, recAvailEvents(w))},
 		{Record: recAvailErrors(w), Expr: fmt.Sprintf("%s / (%s > 0)", recAvailBad(w), recAvailEvents(w))},
 		{Record: recTTFTRate(w), Expr: fmt.Sprintf(
 			`sum by (%s) (rate(llmprobe_time_to_first_token_seconds{%s}[%s]))`, sliBy, sliSel, rw)},
@@ -271,7 +289,7 @@ func sloAlerts(o RuleOptions) []Rule {
 	}
 	slis := []sli{
 		{"Availability", "availability", recAvailErrors, recAvailBad, o.AvailabilityObjective,
-			"planned baseline requests (outside ladders) are not good (unsent, rejected, failed or outside the class's gates)"},
+			"baseline requests sent (outside ladders) failed at the target (rejected, http_error, timeout, transport_error or stream_error; unsent, cancelled and censored requests and client-side connection artifacts are not counted)"},
 		{"Latency", "latency", recLatencyErrors, recLatencyBad, o.LatencyObjective,
 			"successful baseline first tokens (outside ladders) are slower than the class's TTFT gate"},
 	}

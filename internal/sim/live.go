@@ -37,6 +37,9 @@ type State struct {
 	Slots          int     `json:"slots"`
 	AdmissionLimit int     `json:"admission_limit"`
 	ErrorFraction  float64 `json:"error_fraction"`
+	// TTFT is the prefill time distribution (seconds): a slower one is a
+	// deploy that answers every request, late.
+	TTFT Dist `json:"ttft"`
 	// Capacity is Slots / ServiceTime, requests per second (read only).
 	Capacity float64 `json:"capacity_rps"`
 }
@@ -47,12 +50,13 @@ type Update struct {
 	Slots          *int     `json:"slots,omitempty"`
 	AdmissionLimit *int     `json:"admission_limit,omitempty"`
 	ErrorFraction  *float64 `json:"error_fraction,omitempty"`
+	TTFT           *Dist    `json:"ttft,omitempty"`
 }
 
 // live holds the settings Update may change; the rest of Config is fixed.
 type live struct {
 	mu    sync.RWMutex
-	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction are live
+	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction, TTFT are live
 	slots *slotPool
 }
 
@@ -65,7 +69,7 @@ func (l *live) get() Config {
 // State returns the simulator's current live settings.
 func (s *Server) State() State {
 	c := s.live.get()
-	return State{Version: c.Version, Slots: c.Slots, AdmissionLimit: c.AdmissionLimit, ErrorFraction: c.ErrorFraction, Capacity: c.Capacity()}
+	return State{Version: c.Version, Slots: c.Slots, AdmissionLimit: c.AdmissionLimit, ErrorFraction: c.ErrorFraction, TTFT: c.TTFT, Capacity: c.Capacity()}
 }
 
 // Update applies u while the server runs, all or nothing: a change that
@@ -87,6 +91,9 @@ func (s *Server) Update(u Update) (State, error) {
 	}
 	if u.ErrorFraction != nil {
 		next.ErrorFraction = *u.ErrorFraction
+	}
+	if u.TTFT != nil {
+		next.TTFT = *u.TTFT
 	}
 	if err := next.Validate(); err != nil {
 		s.live.mu.Unlock()
@@ -118,7 +125,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&u); err != nil {
-			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit or error_fraction", http.StatusBadRequest)
+			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit, error_fraction or ttft", http.StatusBadRequest)
 			return
 		}
 		if _, err := s.Update(u); err != nil {

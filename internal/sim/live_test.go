@@ -192,6 +192,7 @@ func TestAdminState(t *testing.T) {
 		{`{"slots":64}`, "admission_limit"}, // above the admission limit (32)
 		{`{"error_fraction":2}`, "error_fraction"},
 		{`{"version":"a b"}`, "version"},
+		{`{"ttft":{"kind":"fixed","value":-1}}`, "ttft"},
 		{`{"colour":"red"}`, "want a JSON object"},
 	} {
 		code, body := do(tc.body, auth)
@@ -199,7 +200,23 @@ func TestAdminState(t *testing.T) {
 			t.Errorf("POST %s: %d %q, want 400 naming %s", tc.body, code, body, tc.want)
 		}
 	}
-	if got := s.State(); got.Version != "v2" || got.Slots != 4 || got.ErrorFraction != 0 {
+	if got := s.State(); got.Version != "v2" || got.Slots != 4 || got.ErrorFraction != 0 || got.TTFT != cfg.TTFT {
 		t.Fatalf("a refused change altered the state: %+v", got)
+	}
+	// A slow deploy: every request admitted from now on waits the new
+	// prefill time, and capacity falls with it.
+	before := s.State().Capacity
+	if code, body := do(`{"ttft":{"kind":"fixed","value":0.3}}`, auth); code != http.StatusOK || !strings.Contains(body, `"ttft":{"kind":"fixed","value":0.3}`) {
+		t.Fatalf("POST ttft: %d %s", code, body)
+	}
+	if after := s.State().Capacity; after >= before {
+		t.Errorf("capacity %v after a slower prefill, was %v", after, before)
+	}
+	start := time.Now()
+	resp := post(t, c, base+"/chat/completions", `{"model":"m","stream":true,"max_tokens":2,"messages":[{"role":"user","content":"hi"}]}`, auth)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if d := time.Since(start); resp.StatusCode != http.StatusOK || d < 300*time.Millisecond {
+		t.Errorf("a request after the slow deploy: status %d in %v, want 200 after at least 300ms", resp.StatusCode, d)
 	}
 }

@@ -25,7 +25,7 @@ type Server struct {
 	start  time.Time
 	tl     timeline
 	models map[string]bool
-	live   live // version, slots, admission limit, error fraction: changed by Update
+	live   live // version, slots, admission limit, error fraction, TTFT: changed by Update
 	mux    *http.ServeMux
 	bufs   sync.Pool
 	met    *simMetrics // GET /metrics (metrics.go)
@@ -323,7 +323,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		reasoning = s.cfg.ReasoningTokens.sampleCount(rng, 0)
 	}
 	content := s.cfg.OutputTokens.sampleCount(rng, 1)
-	ttft := s.cfg.TTFT.sampleDuration(rng)
+	ttft := s.live.get().TTFT.sampleDuration(rng) // live: a slow deploy (Update)
 
 	model, _ := json.Marshal(req.Model)
 	g := &gen{

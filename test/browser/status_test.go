@@ -263,7 +263,8 @@ func TestStatusPageInChromium(t *testing.T) {
 			t.Errorf("no latency row %q in %q", want, latency)
 		}
 	}
-	if len(server) != 2 || !strings.Contains(server[1][2], "running up to") || !strings.HasPrefix(server[1][3], "p50 ") {
+	// step, rate, running, waiting, KV cache, server view, gap
+	if len(server) != 2 || len(server[1]) != 7 || !strings.Contains(server[1][5], "running up to") || !strings.HasPrefix(server[1][6], "p50 ") {
 		t.Errorf("server view rows %q", server)
 	}
 	if len(failures) == 0 || !strings.Contains(failures[0], "transport_error/connection_refused") || !strings.Contains(failures[0], "baseline/default") {
