@@ -9,6 +9,8 @@ import (
 
 	"github.com/lmittmann/tint"
 	"golang.org/x/term"
+
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 )
 
 // Format selects the output format.
@@ -76,30 +78,14 @@ func New(w io.Writer, level slog.Leveler, format Format) *slog.Logger {
 }
 
 // Durations is a slog ReplaceAttr function: a time.Duration value becomes
-// its rounded string ("30s", "1m30s", "12.35ms"). slog's JSON handler would
-// write nanoseconds (30000000000), which a person reading the line cannot.
+// the one human duration format of reports and pages (durfmt.Format: "30s",
+// "90s", "12.3ms"). slog's JSON handler would write nanoseconds
+// (30000000000), which a person reading the line cannot.
 func Durations(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindDuration {
-		a.Value = slog.StringValue(Round(a.Value.Duration()).String())
+		a.Value = slog.StringValue(durfmt.Format(a.Value.Duration()))
 	}
 	return a
-}
-
-// Round keeps about three significant digits of d: whole seconds from a
-// minute up, 10 ms from a second, 10 µs from a millisecond, 1 µs below.
-func Round(d time.Duration) time.Duration {
-	a := d.Abs()
-	switch {
-	case a >= time.Minute:
-		return d.Round(time.Second)
-	case a >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case a >= time.Millisecond:
-		return d.Round(10 * time.Microsecond)
-	case a >= time.Microsecond:
-		return d.Round(time.Microsecond)
-	}
-	return d
 }
 
 // Setup parses level and format and returns a logger writing to w plus the

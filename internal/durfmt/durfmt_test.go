@@ -1,11 +1,11 @@
-package stats
+package durfmt
 
 import (
 	"testing"
 	"time"
 )
 
-func TestFormatDuration(t *testing.T) {
+func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		d    time.Duration
 		want string
@@ -30,8 +30,8 @@ func TestFormatDuration(t *testing.T) {
 		{20 * time.Hour, "20h"},
 		{-1500 * time.Millisecond, "-1.5s"},
 	} {
-		if got := FormatDuration(c.d); got != c.want {
-			t.Errorf("FormatDuration(%d) = %q, want %q", int64(c.d), got, c.want)
+		if got := Format(c.d); got != c.want {
+			t.Errorf("Format(%d) = %q, want %q", int64(c.d), got, c.want)
 		}
 	}
 }
