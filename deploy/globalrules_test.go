@@ -43,7 +43,7 @@ func globalRules(t *testing.T) string {
 }
 
 // globalTest: two regions, the first a fleet of two shards (one failing 10%
-// of its baseline), the second one prober at a tenth of the rate, all good.
+// of its baseline requests sent), the second one prober at a tenth of the rate, all good.
 // Each region's rules sum its shards; the global rules sum the regions: the
 // global error ratio is a ratio of sums (360 bad of 7920, 0.045), not the
 // mean of the regions' ratios (0.025).
@@ -54,17 +54,13 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'llmprobe_requests_planned_total{job="llmprobe", instance="a0", region="eu", target="t", class="chat", traffic="baseline"}'
-        values: '0+60x120'
-      - series: 'llmprobe_requests_good_total{job="llmprobe", instance="a0", region="eu", target="t", class="chat", traffic="baseline"}'
+      - series: 'llmprobe_requests_total{job="llmprobe", instance="a0", region="eu", target="t", class="chat", traffic="baseline", during="none", outcome="ok", reason="stop"}'
         values: '0+54x120'
-      - series: 'llmprobe_requests_planned_total{job="llmprobe", instance="a1", region="eu", target="t", class="chat", traffic="baseline"}'
+      - series: 'llmprobe_requests_total{job="llmprobe", instance="a0", region="eu", target="t", class="chat", traffic="baseline", during="none", outcome="http_error", reason="server_error"}'
+        values: '0+6x120'
+      - series: 'llmprobe_requests_total{job="llmprobe", instance="a1", region="eu", target="t", class="chat", traffic="baseline", during="none", outcome="ok", reason="stop"}'
         values: '0+60x120'
-      - series: 'llmprobe_requests_good_total{job="llmprobe", instance="a1", region="eu", target="t", class="chat", traffic="baseline"}'
-        values: '0+60x120'
-      - series: 'llmprobe_requests_planned_total{job="llmprobe", instance="b0", region="us", target="t", class="chat", traffic="baseline"}'
-        values: '0+12x120'
-      - series: 'llmprobe_requests_good_total{job="llmprobe", instance="b0", region="us", target="t", class="chat", traffic="baseline"}'
+      - series: 'llmprobe_requests_total{job="llmprobe", instance="b0", region="us", target="t", class="chat", traffic="baseline", during="none", outcome="ok", reason="stop"}'
         values: '0+12x120'
     promql_expr_test:
       - expr: round(llmprobe:sli_availability_errors:ratio_rate1h, 0.001)

@@ -26,14 +26,14 @@ func Format(d time.Duration) string {
 		name string
 		size float64 // in nanoseconds
 	}{
-		{"h", float64(time.Hour)}, {"min", float64(time.Minute)},
+		{"h", float64(time.Hour)}, {"m", float64(time.Minute)},
 		{"s", float64(time.Second)}, {"ms", float64(time.Millisecond)},
 		{"µs", float64(time.Microsecond)}, {"ns", 1},
 	}
 	v := float64(d)
 	for i, u := range units {
-		// min and h only past 1000 s: "123s" reads better than "2.05min".
-		if (u.name == "h" && v < 1000*float64(time.Minute)) || (u.name == "min" && v < 1000*float64(time.Second)) {
+		// min and h only past 1000 s: "123s" reads better than "2.05m".
+		if (u.name == "h" && v < 1000*float64(time.Minute)) || (u.name == "m" && v < 1000*float64(time.Second)) {
 			continue
 		}
 		x := round3(v / u.size)

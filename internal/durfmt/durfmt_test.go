@@ -25,8 +25,8 @@ func TestFormat(t *testing.T) {
 		{1, "1ns"},
 		{123456 * time.Millisecond, "123s"},
 		{999 * time.Second, "999s"},
-		{1000 * time.Second, "16.7min"},
-		{2 * time.Hour, "120min"},
+		{1000 * time.Second, "16.7m"},
+		{2 * time.Hour, "120m"},
 		{20 * time.Hour, "20h"},
 		{-1500 * time.Millisecond, "-1.5s"},
 	} {
