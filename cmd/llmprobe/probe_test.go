@@ -21,6 +21,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // TestStallOpenVersusClosedLoop is issue 2's "Show": against a simulator
@@ -90,7 +91,13 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 	}
 
 	// The rates are comparable (the closed loop's is set by its users).
+	// A starved host slows the closed loop (its users wait on a simulator
+	// and a client short of CPU) but not the open loop's schedule: the
+	// runs are then not comparable, for a host cause.
 	if ratio := closed.probe.AchievedRate / open.probe.AchievedRate; ratio < 0.4 || ratio > 2.5 {
+		if why := hostStarvedJSON(closed.probe.Host); why != "" {
+			t.Skipf("closed/open achieved rate ratio %.2f: the runs are not comparable on a starved host (%s)", ratio, why)
+		}
 		t.Errorf("closed/open achieved rate ratio %.2f: the runs are not comparable", ratio)
 	}
 
@@ -418,6 +425,27 @@ func TestLedgerFull(t *testing.T) {
 	if p := decodeProbe(t, r); p.Planned < 15 {
 		t.Errorf("report planned %d: the measurements must still be reported", p.Planned)
 	}
+}
+
+// hostStarvedJSON says how a run's host evidence shows the host short of
+// CPU by the product's thresholds (stats.DefaultValidity), "" when it does
+// not.
+func hostStarvedJSON(h *report.HostJSON) string {
+	if h == nil {
+		return ""
+	}
+	d := stats.DefaultValidity
+	var ws []string
+	if h.HostBusy != nil && *h.HostBusy >= d.StarvedBusy {
+		ws = append(ws, fmt.Sprintf("host CPU %.0f%% busy", 100**h.HostBusy))
+	}
+	if h.Pressure != nil && *h.Pressure >= d.StarvedPressure {
+		ws = append(ws, fmt.Sprintf("host CPU pressure %.0f%%", 100**h.Pressure))
+	}
+	if h.RunQueueWait != nil && *h.RunQueueWait >= d.StarvedRunWait {
+		ws = append(ws, fmt.Sprintf("prober threads waited runnable %.2f× the window", *h.RunQueueWait))
+	}
+	return strings.Join(ws, "; ")
 }
 
 // TestMixedFailuresKeepMeasurements: a target that answers some requests
