@@ -20,8 +20,9 @@ import (
 // not accumulate into drift, as summed sleeps would (≥100ms by the end).
 // On a busy host the generator can fall behind for lack of CPU: a drift is
 // then accepted only when the product's own rule judges the lag and the
-// host's health over the window (hostload) host-caused, and the test skips
-// saying so; a drift on a host with CPU to spare fails.
+// host's health over the window (hostload) host-caused and the Go
+// scheduler shows the goroutines waited for a CPU, and the test skips
+// saying so; any other drift fails.
 func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 	g, led, col := newRun(t)
 	hostReader := hostload.NewReader()
@@ -63,7 +64,11 @@ func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 	q := len(lags) / 5
 	first, last := median(lags[:q]), median(lags[len(lags)-q:])
 	if last > first+40*time.Millisecond {
-		if v := judgeLags(lags, host); v.HostCaused() {
+		// The skip needs the product's verdict host-caused and this
+		// process's goroutines measurably kept from a CPU (Go scheduler
+		// latency p99 at the product's starvation threshold or more): a
+		// host merely busy elsewhere does not explain a drift.
+		if v := judgeLags(lags, host); v.HostCaused() && host.SchedCount > 0 && host.SchedP99 >= stats.DefaultValidity.Limit()/4 {
 			t.Skipf("dispatch lag drifts (median %v in the first fifth, %v in the last) on a starved host: %s", first, last, strings.Join(v.Reasons, "; "))
 		}
 		t.Errorf("dispatch lag drifts: median %v in the first fifth, %v in the last (host: %s)", first, last, host)
