@@ -287,7 +287,7 @@ func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client
 	} else {
 		think, _ := parseThink(p.think)
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
-			Users: p.users, Think: think, Seed: wiring.Seed(*tg), Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
+			Users: p.users, Think: think, Seed: wiring.Seed(*tg), Start: start, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
 			Backoff: wiring.Backoff(*tg),
 		})
 	}

@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // TestStallOpenVersusClosedLoop is issue 2's "Show": against a simulator
@@ -89,7 +91,13 @@ func TestStallOpenVersusClosedLoop(t *testing.T) {
 	}
 
 	// The rates are comparable (the closed loop's is set by its users).
+	// A starved host slows the closed loop (its users wait on a simulator
+	// and a client short of CPU) but not the open loop's schedule: the
+	// runs are then not comparable, for a host cause.
 	if ratio := closed.probe.AchievedRate / open.probe.AchievedRate; ratio < 0.4 || ratio > 2.5 {
+		if why := hostStarvedJSON(closed.probe.Host); why != "" {
+			t.Skipf("closed/open achieved rate ratio %.2f: the runs are not comparable on a starved host (%s)", ratio, why)
+		}
 		t.Errorf("closed/open achieved rate ratio %.2f: the runs are not comparable", ratio)
 	}
 
@@ -419,9 +427,36 @@ func TestLedgerFull(t *testing.T) {
 	}
 }
 
+// hostStarvedJSON says how a run's host evidence shows the host short of
+// CPU by the product's thresholds (stats.DefaultValidity), "" when it does
+// not.
+func hostStarvedJSON(h *report.HostJSON) string {
+	if h == nil {
+		return ""
+	}
+	d := stats.DefaultValidity
+	var ws []string
+	if h.HostBusy != nil && *h.HostBusy >= d.StarvedBusy {
+		ws = append(ws, fmt.Sprintf("host CPU %.0f%% busy", 100**h.HostBusy))
+	}
+	if h.Pressure != nil && *h.Pressure >= d.StarvedPressure {
+		ws = append(ws, fmt.Sprintf("host CPU pressure %.0f%%", 100**h.Pressure))
+	}
+	if h.RunQueueWait != nil && *h.RunQueueWait >= d.StarvedRunWait {
+		ws = append(ws, fmt.Sprintf("prober threads waited runnable %.2f× the window", *h.RunQueueWait))
+	}
+	return strings.Join(ws, "; ")
+}
+
 // TestMixedFailuresKeepMeasurements: a target that answers some requests
 // properly and others with non-SSE pages, 404s and dropped connections;
-// the good measurements are all kept next to the failures.
+// the good measurements are all kept next to the failures. The dropped
+// connections are a target that took the request and died: closed past
+// protocol.StaleWindow after it arrived, so that they are never the
+// keep-alive race (a reused connection closed within the window of the
+// write, before any response byte, is indistinguishable from a server
+// closing it idle, and is replayed by design: docs/protocols.md,
+// "Keep-alive connections and replays").
 func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	t.Parallel()
 	s := newSim(t, fastSim())
@@ -443,6 +478,7 @@ func TestMixedFailuresKeepMeasurements(t *testing.T) {
 			}
 			c, _, err := hj.Hijack()
 			if err == nil {
+				time.Sleep(2 * protocol.StaleWindow)
 				_ = c.Close()
 			}
 		}
@@ -456,8 +492,18 @@ func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	checkLedgerInvariants(t, recs)
 	byO, byR := countOutcomes(recs)
 	t.Logf("outcomes %v", byR)
-	if len(recs) != p.Planned || p.Planned != int(n.Load()) {
-		t.Errorf("ledger %d records, report planned %d, server saw %d requests", len(recs), p.Planned, n.Load())
+	// The server sees each request once, and once more per replay (a
+	// replay is a request resent on a new connection; its record counts
+	// it).
+	replays := 0
+	for _, r := range recs {
+		replays += r.Replays
+		if r.Replays > 0 && r.ReplayReason != ledger.ReasonStaleConnection {
+			t.Errorf("record %d: %d replays, reason %q", r.ID, r.Replays, r.ReplayReason)
+		}
+	}
+	if len(recs) != p.Planned || p.Planned+replays != int(n.Load()) {
+		t.Errorf("ledger %d records, report planned %d, %d replays, server saw %d requests", len(recs), p.Planned, replays, n.Load())
 	}
 	if byO[ledger.OK] == 0 {
 		t.Errorf("no ok record; got %v", byR)

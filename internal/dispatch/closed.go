@@ -19,7 +19,11 @@ type ClosedConfig struct {
 	Users int                // number of users, ≥ 1
 	Think schedule.ThinkSpec // think time before each request
 	Seed  uint64             // seeds the users' think times (user u uses stream u)
-	// Window: users start no request after Window from the call. 0 means
+	// Start is the ledger offset the window runs from, so that it is the
+	// window the run's report judges (the caller's start, taken before
+	// whatever it did since). 0 means the moment Closed is called.
+	Start time.Duration
+	// Window: users start no request at or after Start+Window. 0 means
 	// until ctx is done.
 	Window time.Duration
 	// Meta describes each request; Mode is forced to closed, User to the
@@ -51,8 +55,8 @@ func (c ClosedConfig) validate() error {
 	if c.Exec == nil {
 		errs = append(errs, errors.New("dispatch: closed loop: no executor"))
 	}
-	if c.Window < 0 {
-		errs = append(errs, fmt.Errorf("dispatch: closed loop: window must be ≥ 0, got %v", c.Window))
+	if c.Window < 0 || c.Start < 0 {
+		errs = append(errs, fmt.Errorf("dispatch: closed loop: start %v and window %v must be ≥ 0", c.Start, c.Window))
 	}
 	if err := c.Think.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("closed loop: %w", err))
@@ -76,9 +80,15 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
+	start := c.Start
+	if start == 0 {
+		start = g.led.Now()
+	}
 	wctx, cancel := ctx, context.CancelFunc(func() {})
+	var end time.Duration // ledger offset the window ends at; 0: none
 	if c.Window > 0 {
-		wctx, cancel = context.WithTimeout(ctx, c.Window)
+		end = start + c.Window
+		wctx, cancel = context.WithTimeout(ctx, max(end-g.led.Now(), 0))
 	}
 	defer cancel()
 	st := &stream{
@@ -98,7 +108,7 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 		go func() {
 			defer g.loops.Done()
 			defer users.Done()
-			if err := st.user(wctx, u, think, c.Meta, c.Backoff); err != nil {
+			if err := st.user(wctx, u, end, think, c.Meta, c.Backoff); err != nil {
 				errOnce.Do(func() { firstErr = err })
 			}
 		}()
@@ -119,8 +129,10 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 }
 
 // user is one closed-loop user's loop. After a failed request it waits the
-// failure backoff (or its think time when longer) before the next one.
-func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta func(time.Duration) ledger.Meta, backoff Backoff) error {
+// failure backoff (or its think time when longer) before the next one. It
+// plans nothing at or after end (a ledger offset; 0: no end), even when
+// its think timer fires before ctx's deadline is seen.
+func (st *stream) user(ctx context.Context, u int, end time.Duration, think *schedule.Think, meta func(time.Duration) ledger.Meta, backoff Backoff) error {
 	g, led := st.g, st.g.led
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -147,6 +159,9 @@ func (st *stream) user(ctx context.Context, u int, think *schedule.Think, meta f
 			return nil
 		}
 		at := led.Now()
+		if end > 0 && at >= end {
+			return nil
+		}
 		var m ledger.Meta
 		if meta != nil {
 			m = meta(at)

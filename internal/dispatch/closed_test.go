@@ -97,3 +97,34 @@ func TestClosedConfigErrors(t *testing.T) {
 	}
 	g.Drain(context.Background(), 0)
 }
+
+// The window runs from Start, the caller's start (the one its report
+// judges), not from the call: a caller that took its start and then spent
+// time before calling Closed gets no request planned at or after
+// Start+Window (before: the window ran from the call, and a busy host's
+// delay put records past the report's window).
+func TestClosedWindowFromStart(t *testing.T) {
+	g, led, col := newRun(t)
+	start := led.Now()
+	const window = 150 * time.Millisecond
+	time.Sleep(60 * time.Millisecond) // the caller's work between its start and the call
+	err := g.Closed(context.Background(), ClosedConfig{
+		Users: 2, Start: start, Window: window,
+		Think: schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 2 * time.Millisecond},
+		Exec:  sleepExec(5 * time.Millisecond),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Drain(context.Background(), time.Second)
+	checkLedger(t, led, col)
+	recs := col.all()
+	if len(recs) == 0 {
+		t.Fatal("no request planned")
+	}
+	for _, r := range recs {
+		if r.Planned < start || r.Planned >= start+window {
+			t.Errorf("record %d planned at %v, outside the window [%v, %v)", r.ID, r.Planned, start, start+window)
+		}
+	}
+}

@@ -2,21 +2,31 @@ package dispatch
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The schedule is absolute: every arrival is planned at start+offset exactly,
 // and generator work between arrivals (1ms here, a fifth of the gap) does
 // not accumulate into drift, as summed sleeps would (≥100ms by the end).
+// On a busy host the generator can fall behind for lack of CPU: a drift is
+// then accepted only when the product's own rule judges the lag and the
+// host's health over the window (hostload) host-caused and the generator
+// was seen catching up (an overdue arrival sent less than the gap after
+// the one before), and the test skips saying so; any other drift fails.
 func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 	g, led, col := newRun(t)
+	hostReader := hostload.NewReader()
+	hostBefore := hostReader.Take()
 	spec := schedule.Spec{Kind: schedule.Constant}
 	window := 500 * time.Millisecond
 	want := replay(t, spec, window, schedule.Step{Rate: 200})
@@ -34,6 +44,7 @@ func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	host := hostload.Between(hostBefore, hostReader.Take())
 	g.Drain(context.Background(), time.Second)
 	c := checkLedger(t, led, col)
 	recs := col.all()
@@ -53,8 +64,49 @@ func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 	q := len(lags) / 5
 	first, last := median(lags[:q]), median(lags[len(lags)-q:])
 	if last > first+40*time.Millisecond {
-		t.Errorf("dispatch lag drifts: median %v in the first fifth, %v in the last", first, last)
+		// The skip needs the product's verdict host-caused and the
+		// absolute schedule's signature: overdue arrivals sent at once,
+		// closer than the gap (summed sleeps never catch up).
+		if v := judgeLags(lags, host); v.HostCaused() && caughtUp(recs, lags, 5*time.Millisecond) > 0 {
+			t.Skipf("dispatch lag drifts (median %v in the first fifth, %v in the last) on a starved host: %s", first, last, strings.Join(v.Reasons, "; "))
+		}
+		t.Errorf("dispatch lag drifts: median %v in the first fifth, %v in the last (host: %s)", first, last, host)
 	}
+}
+
+// caughtUp counts the arrivals sent less than gap after the previous one
+// while that one was late (beyond the default lag limit): an absolute
+// schedule catching up.
+func caughtUp(recs []ledger.Record, lags []time.Duration, gap time.Duration) int {
+	n := 0
+	for i := 1; i < len(recs); i++ {
+		if lags[i-1] > stats.DefaultValidity.Limit() && recs[i].Dispatched-recs[i-1].Dispatched < gap {
+			n++
+		}
+	}
+	return n
+}
+
+// judgeLags is the generator's validity over an open-loop run's dispatch
+// lags and the host's health over its window, by the product's rule
+// (stats.ValidityConfig.Judge with the default limits).
+func judgeLags(lags []time.Duration, host stats.HostHealth) stats.Validity {
+	var cfg stats.ValidityConfig
+	s := slices.Clone(lags)
+	slices.Sort(s)
+	e := stats.Evidence{Mode: ledger.ModeOpen, LagCount: len(s), Host: host}
+	if len(s) > 0 {
+		e.LagP99, e.LagMax = s[len(s)*99/100], s[len(s)-1]
+	}
+	for _, l := range s {
+		if l > cfg.Limit() {
+			e.LagOver++
+		}
+		if l > cfg.HardLimit() {
+			e.LagOverHard++
+		}
+	}
+	return cfg.Judge(e)
 }
 
 // A target that never answers does not slow the generator: every arrival
