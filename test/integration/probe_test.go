@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -120,8 +121,13 @@ func TestProbeEndpointPrometheus(t *testing.T) {
 	if v < ttft.Seconds() || v > 10*ttft.Seconds() {
 		t.Errorf("TTFT %vs, want at least the simulator's %v", v, ttft)
 	}
-	// Every series of a probe carries its instance, as blackbox's do.
-	if n, err := one(`count(probe_llm_outcome{job="llm-probe",instance="` + simInstance + `"})`); err != nil || n != 37 {
-		t.Errorf("outcome series per instance: %v %v, want the closed set (37)", n, err)
+	// Every series of a probe carries its instance, as blackbox's do: one
+	// per outcome and reason of the ledger's closed set.
+	closed := 0
+	for _, o := range ledger.Outcomes {
+		closed += len(ledger.ReasonsFor(o))
+	}
+	if n, err := one(`count(probe_llm_outcome{job="llm-probe",instance="` + simInstance + `"})`); err != nil || n != float64(closed) {
+		t.Errorf("outcome series per instance: %v %v, want the closed set (%d)", n, err, closed)
 	}
 }
