@@ -161,16 +161,29 @@ func (c *chaosCase) drain() time.Duration {
 // ownConfig reports whether the case needs the daemon's target configured
 // its own way: timeouts, rate, a budget or extra keys.
 func (c *chaosCase) ownConfig() bool {
-	return c.timeouts() != defaultTimeouts || c.rate() != (&chaosCase{}).rate() || c.budget > 0 ||
+	return c.timeouts() != defaultTimeouts || c.daemonRate() != (&chaosCase{}).daemonRate() || c.budget > 0 ||
 		c.daemonTarget != "" || c.daemonGlobal != ""
 }
 
-// rate is the case's arrival rate (req/s), for the probe and the daemon.
+// rate is the case's arrival rate (req/s) for the probe (over its short
+// window: one request for a heavy or slow case).
 func (c *chaosCase) rate() float64 {
 	if c.heavy || c.slow {
 		return 1
 	}
 	return 5
+}
+
+// daemonRate is the case's arrival rate (req/s) for the daemon, which runs
+// until several requests finished: a heavy case's one every 4 s, since
+// under -race on a busy host one of its requests has cost more than a
+// second of CPU, and at 1 req/s they piled up until each took its 40 s
+// first-content timeout.
+func (c *chaosCase) daemonRate() float64 {
+	if c.heavy {
+		return 0.25
+	}
+	return c.rate()
 }
 
 func (c *chaosCase) apiName() string {

@@ -378,7 +378,7 @@ func (r *caseRun) daemonConfig(quiet bool) string {
 		b.WriteString(r.c.daemonGlobal + "\n")
 	}
 	b.WriteString("targets:\n")
-	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.rate(), !quiet, r.c.budget, r.c.daemonTarget))
+	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.daemonRate(), !quiet, r.c.budget, r.c.daemonTarget))
 	return b.String()
 }
 
