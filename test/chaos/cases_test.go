@@ -103,54 +103,87 @@ type chaosCase struct {
 	also  string
 }
 
-// heavyTimeouts are the timeouts of a heavy case: what it is about is not
-// a timeout.
-var heavyTimeouts = timeouts{connect: 5 * time.Second, headers: 8 * time.Second,
-	firstContent: 10 * time.Second, idle: 8 * time.Second, total: 12 * time.Second}
+// heavyTimeouts are the timeouts of a heavy case: what it is about is
+// memory and parsing, not a timeout. Its server writes megabytes per
+// request, and its client parses them; under the race detector on a busy
+// host (other tests, other builds) that alone has taken more than 10 s, so
+// these leave room for several times that before an outcome the case does
+// not expect could turn into a timeout. A heavy case that expects a timeout
+// tightens it to heavyTight (see timeouts).
+var heavyTimeouts = timeouts{connect: 5 * time.Second, headers: 30 * time.Second,
+	firstContent: 40 * time.Second, idle: 30 * time.Second, total: 45 * time.Second}
 
-// timeouts are the case's: its own, or the heavy ones, or the generous
-// defaults with each timeout the case expects tightened (keeping the
-// config's rules: first content ≥ headers, every one ≤ total).
+// tightened are the values a case that expects a timeout tightens it to.
+type tightened struct{ headers, idle, firstContent, total time.Duration }
+
+var (
+	tight      = tightened{headers: tightHeaders, idle: tightIdle, firstContent: tightFirstContent, total: tightTotal}
+	heavyTight = tightened{headers: 8 * time.Second, idle: 8 * time.Second, firstContent: 10 * time.Second, total: 12 * time.Second}
+)
+
+// timeouts are the case's: its own, or the generous defaults (the heavy
+// ones when heavy) with each timeout the case expects tightened (keeping
+// the config's rules: first content ≥ headers, every one ≤ total).
 func (c *chaosCase) timeouts() timeouts {
-	switch {
-	case c.to != nil:
+	if c.to != nil {
 		return *c.to
-	case c.heavy:
-		return heavyTimeouts
 	}
-	to := defaultTimeouts
+	to, tt := defaultTimeouts, tight
+	if c.heavy {
+		to, tt = heavyTimeouts, heavyTight
+	}
 	for _, w := range c.want {
 		if w.outcome != ledger.Timeout {
 			continue
 		}
 		switch w.reason {
 		case ledger.ReasonHeaders:
-			to.headers = tightHeaders
+			to.headers = tt.headers
 		case ledger.ReasonIdle:
-			to.idle = tightIdle
+			to.idle = tt.idle
 		case ledger.ReasonFirstContent:
-			to.headers, to.firstContent = min(to.headers, tightFirstContent), tightFirstContent
+			to.headers, to.firstContent = min(to.headers, tt.firstContent), tt.firstContent
 		case ledger.ReasonTotal:
-			to = timeouts{connect: min(to.connect, tightTotal), headers: min(to.headers, tightTotal),
-				firstContent: min(to.firstContent, tightTotal), idle: min(to.idle, tightTotal), total: tightTotal}
+			to = timeouts{connect: min(to.connect, tt.total), headers: min(to.headers, tt.total),
+				firstContent: min(to.firstContent, tt.total), idle: min(to.idle, tt.total), total: tt.total}
 		}
 	}
 	return to
 }
 
+// drain is the probe's and the daemon's drain timeout for the case: longer
+// than its total timeout, so that no request still in flight at the end of
+// the window is censored instead of ending with its own outcome.
+func (c *chaosCase) drain() time.Duration {
+	return max(drainTimeout, c.timeouts().total+2*time.Second)
+}
+
 // ownConfig reports whether the case needs the daemon's target configured
 // its own way: timeouts, rate, a budget or extra keys.
 func (c *chaosCase) ownConfig() bool {
-	return c.timeouts() != defaultTimeouts || c.rate() != (&chaosCase{}).rate() || c.budget > 0 ||
+	return c.timeouts() != defaultTimeouts || c.daemonRate() != (&chaosCase{}).daemonRate() || c.budget > 0 ||
 		c.daemonTarget != "" || c.daemonGlobal != ""
 }
 
-// rate is the case's arrival rate (req/s), for the probe and the daemon.
+// rate is the case's arrival rate (req/s) for the probe (over its short
+// window: one request for a heavy or slow case).
 func (c *chaosCase) rate() float64 {
 	if c.heavy || c.slow {
 		return 1
 	}
 	return 5
+}
+
+// daemonRate is the case's arrival rate (req/s) for the daemon, which runs
+// until several requests finished: a heavy case's one every 4 s, since
+// under -race on a busy host one of its requests has cost more than a
+// second of CPU, and at 1 req/s they piled up until each took its 40 s
+// first-content timeout.
+func (c *chaosCase) daemonRate() float64 {
+	if c.heavy {
+		return 0.25
+	}
+	return c.rate()
 }
 
 func (c *chaosCase) apiName() string {

@@ -70,7 +70,7 @@ const (
 	probeWindow      = 1500 * time.Millisecond
 	minDaemonRecords = 3
 	daemonWait       = 15 * time.Second
-	drainTimeout     = 5 * time.Second // longer than any case's total timeout: nothing is censored
+	drainTimeout     = 5 * time.Second // the least drain; a case drains longer than its total timeout (see drain)
 )
 
 // caseRun is one case's run: its target, the probe process and the daemon
@@ -141,7 +141,7 @@ func TestCases(t *testing.T) {
 			if !c.probeOnly {
 				r.runDaemon(t)
 			}
-			r.probe.wait(t, probeWindow+drainTimeout+10*time.Second)
+			r.probe.wait(t, probeWindow+c.drain()+10*time.Second)
 			r.checkProbe(t)
 			if !c.probeOnly {
 				r.checkDaemon(t)
@@ -195,7 +195,7 @@ func (r *caseRun) startProbe(t *testing.T) {
 	r.probeLedger = filepath.Join(r.dir, "probe.jsonl")
 	args := []string{"probe", "--url", r.url, "--api", r.c.apiName(), "--model", "chaos-model", "--api-key-env", keyEnv,
 		"--rate", fmt.Sprint(r.c.rate()), "--duration", probeWindow.String(), "--arrival", "constant",
-		"--drain", drainTimeout.String(), "--json", "--ledger", r.probeLedger, "--max-tokens", "8", "--prompt-tokens", "16",
+		"--drain", r.c.drain().String(), "--json", "--ledger", r.probeLedger, "--max-tokens", "8", "--prompt-tokens", "16",
 		// The suite judges the target's hostility, not the prober's timing on
 		// a loaded machine: a late dispatch must not turn the exit code to 4.
 		"--max-lag-p99", "1s",
@@ -373,12 +373,12 @@ func (r *caseRun) daemonConfig(quiet bool) string {
 	fmt.Fprintf(&b, "admin: {listen: %q}\n", r.admin)
 	b.WriteString("log: {level: info, format: json}\n")
 	fmt.Fprintf(&b, "ledger: {dir: %q}\n", r.ledgerDir)
-	fmt.Fprintf(&b, "drain: {timeout: %s}\n", drainTimeout)
+	fmt.Fprintf(&b, "drain: {timeout: %s}\n", r.c.drain())
 	if r.c.daemonGlobal != "" {
 		b.WriteString(r.c.daemonGlobal + "\n")
 	}
 	b.WriteString("targets:\n")
-	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.rate(), !quiet, r.c.budget, r.c.daemonTarget))
+	b.WriteString(targetYAML("chaos", r.url, r.c.apiName(), r.caFile, to, r.c.daemonRate(), !quiet, r.c.budget, r.c.daemonTarget))
 	return b.String()
 }
 
@@ -424,7 +424,10 @@ func (r *caseRun) runDaemon(t *testing.T) {
 	}
 	sel := map[string]string{"target": "chaos"}
 
-	deadline := time.Now().Add(daemonWait)
+	// A heavy case's request may take most of its (long) total timeout on a
+	// loaded machine: wait for its records that long.
+	wait := max(daemonWait, r.c.timeouts().total+5*time.Second)
+	deadline := time.Now().Add(wait)
 	for !r.scrapeFailed {
 		s, err := scrapeMetrics(r.admin)
 		if err != nil {
@@ -436,7 +439,7 @@ func (r *caseRun) runDaemon(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) || r.daemon.exited() {
-			t.Errorf("run: only %v requests finished within %v", s.sum("llmprobe_requests_total", sel), daemonWait)
+			t.Errorf("run: only %v requests finished within %v", s.sum("llmprobe_requests_total", sel), wait)
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -484,7 +487,7 @@ func (r *caseRun) runDaemon(t *testing.T) {
 		t.Errorf("run: not ready at the end of the case: %d %v", code, err)
 	}
 	_ = r.daemon.cmd.Process.Signal(syscall.SIGTERM)
-	r.daemon.wait(t, drainTimeout+10*time.Second)
+	r.daemon.wait(t, r.c.drain()+10*time.Second)
 }
 
 func (r *caseRun) checkDaemon(t *testing.T) {

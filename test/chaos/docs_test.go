@@ -121,6 +121,9 @@ func caseTable() string {
 		}
 		if c.rate() != (&chaosCase{}).rate() {
 			what += fmt.Sprintf("; %g req/s", c.rate())
+			if c.daemonRate() != c.rate() {
+				what += fmt.Sprintf(" (the daemon %g req/s)", c.daemonRate())
+			}
 		}
 		if c.budget > 0 {
 			what += fmt.Sprintf("; the daemon's target has a %d-token daily budget", c.budget)

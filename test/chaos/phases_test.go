@@ -421,15 +421,15 @@ func TestDaemonPhases(t *testing.T) {
 				case c.ownConfig():
 					ct := cur
 					ct.to, ct.budget, ct.extra, ct.global = c.timeouts(), c.budget, c.daemonTarget, c.daemonGlobal
-					if c.rate() != chaosRate {
-						ct.rate = c.rate()
+					if c.daemonRate() != chaosRate {
+						ct.rate = c.daemonRate()
 					}
 					pr.reload(ct, true)
-					if c.rate() != chaosRate {
+					if c.daemonRate() != chaosRate {
 						// From the accepted reload on (the old stream has
 						// stopped): arrivals planned between the signal and
 						// the swap still come at the old rate.
-						pr.slow = append(pr.slow, rateSpan{start: time.Now(), rate: c.rate()})
+						pr.slow = append(pr.slow, rateSpan{start: time.Now(), rate: c.daemonRate()})
 					}
 				case c.identity:
 					pr.hup(true) // the same configuration: the identity is polled again
@@ -450,7 +450,7 @@ func TestDaemonPhases(t *testing.T) {
 			pr.phase(c.name, c.want, c.all, c.timeouts(), enter)
 			if c.ownConfig() {
 				pr.reload(cur, true)
-				if c.rate() != chaosRate {
+				if c.daemonRate() != chaosRate {
 					pr.slow[len(pr.slow)-1].end = time.Now()
 				}
 			}
