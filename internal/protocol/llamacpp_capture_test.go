@@ -7,19 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/protocol/replay"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The captured llama.cpp fixtures (testdata/streams/*/llamacpp_*) are bytes
@@ -76,11 +72,10 @@ func TestCaptureLlamaCpp(t *testing.T) {
 	if os.Getenv("LLMPROBE_CAPTURE_LLAMACPP") != "1" {
 		t.Skip("set LLMPROBE_CAPTURE_LLAMACPP=1 to regenerate the llama.cpp fixtures from a real server")
 	}
-	dir := os.Getenv("LLMPROBE_LLAMACPP_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "engines", "llama.cpp")
+	if testutil.LlamaCppDir() == "" {
+		t.Fatalf("llama.cpp engine not found (%s)", testutil.LlamaCppDirEnv)
 	}
-	base := startLlama(t, dir)
+	base := testutil.StartLlamaCpp(t).URL()
 	date := time.Now().UTC().Format("2006-01-02")
 	for _, c := range llamaCaptures {
 		body := capture(t, base+c.path, c.request)
@@ -93,38 +88,6 @@ func TestCaptureLlamaCpp(t *testing.T) {
 		}
 		t.Logf("%s/%s: %d bytes", c.api, c.name, len(body))
 	}
-}
-
-// startLlama starts llama-server with start.sh on a free port in
-// 18000-19999 and returns its base URL; the server is stopped (by its PID)
-// when the test ends.
-func startLlama(t *testing.T, dir string) string {
-	t.Helper()
-	script := filepath.Join(dir, "start.sh")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("llama.cpp engine not found (LLMPROBE_LLAMACPP_DIR): %v", err)
-	}
-	for try := 0; try < 20; try++ {
-		port := 18000 + rand.IntN(2000)
-		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err != nil {
-			continue
-		} else {
-			_ = l.Close()
-		}
-		out, err := exec.Command(script, strconv.Itoa(port)).Output()
-		if err != nil {
-			t.Logf("start.sh on port %d: %v", port, err)
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-		if err != nil {
-			t.Fatalf("start.sh printed %q, not a PID", out)
-		}
-		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGTERM) })
-		return "http://127.0.0.1:" + strconv.Itoa(port)
-	}
-	t.Fatal("could not start llama-server on a free port")
-	return ""
 }
 
 // capture posts one request and returns the response body as sent.

@@ -3,94 +3,14 @@ package protocol
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http/httptrace"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
-
-// llamaCppDir finds the real llama.cpp server (issue 18):
-// $LLMPROBE_LLAMACPP_DIR, else ../shared/engines/llama.cpp beside the
-// repository root (for a git worktree, beside its main checkout's too).
-func llamaCppDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("LLMPROBE_LLAMACPP_DIR"); d != "" {
-		return d
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cands := []string{filepath.Join(root, "..", "shared", "engines", "llama.cpp")}
-	// A worktree's .git is a file: "gitdir: <main>/.git/worktrees/<name>".
-	if b, err := os.ReadFile(filepath.Join(root, ".git")); err == nil {
-		if gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
-			if i := strings.Index(gd, string(filepath.Separator)+".git"+string(filepath.Separator)); i > 0 {
-				cands = append(cands, filepath.Join(gd[:i], "..", "shared", "engines", "llama.cpp"))
-			}
-		}
-	}
-	for _, c := range cands {
-		if _, err := os.Stat(filepath.Join(c, "llama-server")); err == nil {
-			return c
-		}
-	}
-	return ""
-}
-
-// startLlamaCpp starts the real server on a free loopback port in
-// 18000-19999 and returns its base URL; the test skips, saying why, when
-// the server is absent or under -short.
-func startLlamaCpp(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: the real llama.cpp server is not started")
-	}
-	dir := llamaCppDir(t)
-	if dir == "" {
-		t.Skip("llama.cpp server absent: no llama-server in $LLMPROBE_LLAMACPP_DIR or ../shared/engines/llama.cpp (see issue 18)")
-	}
-	for range 20 {
-		port := 18000 + rand.IntN(2000)
-		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-			ln.Close()
-		} else {
-			continue
-		}
-		out, err := exec.Command(filepath.Join(dir, "start.sh"), strconv.Itoa(port)).Output()
-		if err != nil {
-			t.Logf("start.sh %d: %v", port, err)
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-		if err != nil {
-			t.Fatalf("start.sh printed %q, not a PID", out)
-		}
-		t.Cleanup(func() {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			for range 50 { // exits in 1-3 s
-				if syscall.Kill(pid, 0) != nil {
-					return
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		})
-		return fmt.Sprintf("http://127.0.0.1:%d/v1", port)
-	}
-	t.Fatal("could not start llama.cpp on a free port")
-	return ""
-}
 
 // TestLlamaCppTimingsAndKeepAlive (issue 18, against the real server):
 // every chat and completions stream carries the server's timings, which
@@ -99,7 +19,7 @@ func startLlamaCpp(t *testing.T) string {
 // prober's connection reuse: back to back, or after the server's 5 s
 // keep-alive timeout.
 func TestLlamaCppTimingsAndKeepAlive(t *testing.T) {
-	base := startLlamaCpp(t)
+	base := testutil.StartLlamaCpp(t).URL() + "/v1"
 	c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 30 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

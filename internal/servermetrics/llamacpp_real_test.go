@@ -4,91 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
-
-// llamaDir is llama.cpp's staged server: $LLMPROBE_LLAMACPP_DIR, else
-// ../shared/engines/llama.cpp beside the repository's root (where CI puts
-// shared/); "" when its llama-server is absent.
-func llamaDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("LLMPROBE_LLAMACPP_DIR")
-	if dir == "" {
-		root, err := filepath.Abs(filepath.Join("..", ".."))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-			t.Fatalf("repository root not at %s: %v", root, err)
-		}
-		dir = filepath.Join(root, "..", "shared", "engines", "llama.cpp")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "llama-server")); err != nil {
-		return ""
-	}
-	return dir
-}
-
-// startLlama starts llama-server with start.sh on a free loopback port in
-// 18000-19999 and stops it (SIGTERM, by its PID) when the test ends.
-func startLlama(t *testing.T, dir string) string {
-	t.Helper()
-	for range 5 {
-		port := 18000 + rand.IntN(2000)
-		ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-		out, err := exec.CommandContext(ctx, filepath.Join(dir, "start.sh"), strconv.Itoa(port)).Output()
-		cancel()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && strings.Contains(string(ee.Stderr), "already listens") {
-			continue
-		}
-		if err != nil {
-			t.Fatalf("start.sh %d: %v\n%s", port, err, stderrOf(err))
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-		if err != nil {
-			t.Fatalf("start.sh printed %q, not a PID", out)
-		}
-		t.Cleanup(func() { stopPID(t, pid) })
-		return fmt.Sprintf("http://127.0.0.1:%d", port)
-	}
-	t.Fatal("no free port for llama-server after 5 tries")
-	return ""
-}
-
-func stderrOf(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return string(ee.Stderr)
-	}
-	return ""
-}
-
-// stopPID sends SIGTERM to the server it started and waits (up to 10 s)
-// for it to exit.
-func stopPID(t *testing.T, pid int) {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return
-		}
-	}
-	t.Logf("llama-server %d still running 10 s after SIGTERM", pid)
-}
 
 // complete asks for n tokens exactly (ignore_eos) and returns the
 // completion tokens the server reported.
@@ -126,11 +50,7 @@ func TestLlamaCPPRealServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts llama.cpp's server: not with -short")
 	}
-	dir := llamaDir(t)
-	if dir == "" {
-		t.Skip("llama.cpp's llama-server is absent (../shared/engines/llama.cpp beside the repository, or $LLMPROBE_LLAMACPP_DIR): skipped")
-	}
-	base := startLlama(t, dir)
+	base := testutil.StartLlamaCpp(t).URL()
 	s := newScraper(t, Options{URL: base + "/metrics", Interval: 200 * time.Millisecond, Timeout: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

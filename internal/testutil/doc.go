@@ -2,6 +2,7 @@
 // need: polling (Eventually, EventuallyOK), a goroutine-safe output buffer
 // (SyncBuffer), simulators that stop with the test (NewSim, StartSim,
 // ServeSim), self-signed certificates (SelfSigned), a basic-auth client
-// (BasicAuth) and the promtool binary (Promtool). Only _test.go files
+// (BasicAuth), the promtool binary (Promtool) and the real llama.cpp
+// server (RequireLlamaCpp, StartLlamaCpp, EnginePort). Only _test.go files
 // import it. It imports internal/sim, so sim's own tests cannot use it.
 package testutil

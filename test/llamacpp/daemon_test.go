@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The daemon run's timeouts: short, so that a stopped server's requests end
@@ -61,15 +62,14 @@ type phase struct {
 // service, SIGSTOP, SIGCONT, a kill and a restart on the same port, reading
 // the daemon's /metrics at the end of each phase and its ledger at the end.
 func TestDaemonPhases(t *testing.T) {
-	dir := requireEngine(t)
+	testutil.RequireLlamaCpp(t)
 	bin := binary(t)
-	port := freePort(t)
-	srv := startServer(t, dir, port)
+	srv := testutil.StartLlamaCpp(t)
 	tmp := t.TempDir()
-	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	admin := fmt.Sprintf("127.0.0.1:%d", testutil.EnginePort(t))
 	cfg := filepath.Join(tmp, "llmprobe.yaml")
 	ledgerDir := filepath.Join(tmp, "ledger")
-	if err := os.WriteFile(cfg, []byte(daemonConfig(admin, ledgerDir, srv.base()+"/v1")), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(daemonConfig(admin, ledgerDir, srv.URL()+"/v1")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--config.file", cfg)
@@ -127,21 +127,21 @@ func TestDaemonPhases(t *testing.T) {
 	p := begin("normal", 0, -time.Second, "ok", isOK)
 	scrapeAt(p, 15*time.Second)
 	// SIGSTOP: the kernel still accepts connections; nothing answers.
-	srv.signal(t, syscall.SIGSTOP)
+	srv.Signal(t, syscall.SIGSTOP)
 	p = begin("stopped", 0, -phaseGuard, "timeout (any reason)", func(r ledger.Record) bool { return r.Outcome == ledger.Timeout })
 	scrapeAt(p, 10*time.Second)
 	// SIGCONT: it recovers.
-	srv.signal(t, syscall.SIGCONT)
+	srv.Signal(t, syscall.SIGCONT)
 	p = begin("continued", 2*time.Second, -time.Second, "ok", isOK)
 	scrapeAt(p, 10*time.Second)
 	// Killed (SIGKILL: a crash), then restarted on the same port. Until
 	// the restart nothing listens; while the new server loads its model it
 	// answers 503, then ok: only the stretch before the restart is checked.
-	srv.stop(t, syscall.SIGKILL)
+	srv.Stop(t, syscall.SIGKILL)
 	p = begin("killed", 0, 0, "transport_error", func(r ledger.Record) bool { return r.Outcome == ledger.TransportError })
 	time.Sleep(5 * time.Second)
 	restart := time.Now()
-	srv.start(t)
+	srv.Start(t)
 	scrapeAt(p, 0)
 	p.to = -time.Since(restart)
 	p = begin("restarted", 500*time.Millisecond, -time.Second, "ok", isOK)

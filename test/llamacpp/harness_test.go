@@ -7,16 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unicode"
@@ -26,52 +22,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
-
-// Environment variables of this suite.
-const (
-	dirEnv      = "LLMPROBE_LLAMACPP_DIR"      // the engine folder (llama-server, tiny.gguf, start.sh)
-	requiredEnv = "LLMPROBE_LLAMACPP_REQUIRED" // "1": a missing engine fails the tests instead of skipping them
-)
-
-// engineDir is the engine folder: $LLMPROBE_LLAMACPP_DIR, or
-// <repository root>/../shared/engines/llama.cpp (CI runs in a fresh clone
-// with shared/ beside it).
-func engineDir() string {
-	if d := os.Getenv(dirEnv); d != "" {
-		return d
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		root = filepath.Join("..", "..")
-	}
-	return filepath.Join(filepath.Dir(root), "shared", "engines", "llama.cpp")
-}
-
-// requireEngine returns the engine folder, or skips the test (fails it with
-// LLMPROBE_LLAMACPP_REQUIRED=1) when llama-server or curl (start.sh needs
-// it) is missing. Under -short it always skips.
-func requireEngine(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: the llama.cpp tests start a real llama-server")
-	}
-	dir := engineDir()
-	bin := filepath.Join(dir, "llama-server")
-	missing := ""
-	if st, err := os.Stat(bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		missing = fmt.Sprintf("llama.cpp's llama-server is not at %s (an executable file); set %s to the folder holding llama-server, tiny.gguf and start.sh", bin, dirEnv)
-	} else if _, err := exec.LookPath("curl"); err != nil {
-		missing = "curl is not on PATH: " + filepath.Join(dir, "start.sh") + " needs it (.ci/run installs it)"
-	}
-	if missing != "" {
-		if os.Getenv(requiredEnv) == "1" {
-			t.Fatalf("%s (%s=1: required)", missing, requiredEnv)
-		}
-		t.Skip(missing)
-	}
-	return dir
-}
 
 var (
 	buildOnce sync.Once
@@ -109,133 +61,6 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(filepath.Dir(builtBin))
 	}
 	os.Exit(code)
-}
-
-// ports hands out each port once per test process.
-var ports = struct {
-	sync.Mutex
-	used map[int]bool
-}{used: map[int]bool{}}
-
-// freePort returns a port in 18000-19999 that nothing listened on a moment
-// ago, never the same twice in this process.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 200 {
-		p := 18000 + rand.IntN(2000)
-		ports.Lock()
-		seen := ports.used[p]
-		ports.used[p] = true
-		ports.Unlock()
-		if seen {
-			continue
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		_ = l.Close()
-		return p
-	}
-	t.Fatal("no free port in 18000-19999")
-	return 0
-}
-
-// server is one llama-server started by start.sh.
-type server struct {
-	dir  string
-	port int
-	pid  int
-	log  string // its log file
-}
-
-func (s *server) base() string { return "http://127.0.0.1:" + strconv.Itoa(s.port) }
-
-// startServer starts llama-server on port with start.sh (extra arguments
-// last) and stops it when the test ends.
-func startServer(t *testing.T, dir string, port int, extra ...string) *server {
-	t.Helper()
-	s := &server{dir: dir, port: port, log: filepath.Join(t.TempDir(), "llama-server.log")}
-	s.start(t, extra...)
-	t.Cleanup(func() {
-		s.stop(t, syscall.SIGTERM)
-		if t.Failed() {
-			b, _ := os.ReadFile(s.log)
-			t.Logf("--- llama-server log (%s), last lines:\n%s", s.log, tailString(string(b), 3000))
-		}
-	})
-	return s
-}
-
-// start runs start.sh, which prints the PID once GET /health answers 200.
-func (s *server) start(t *testing.T, extra ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(s.dir, "start.sh"), append([]string{strconv.Itoa(s.port)}, extra...)...)
-	cmd.Env = append(os.Environ(), "LOG="+s.log)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("start.sh %d: %v\n%s", s.port, err, tailString(stderr.String(), 3000))
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil || pid <= 1 {
-		t.Fatalf("start.sh %d printed %q, not a PID", s.port, out)
-	}
-	s.pid = pid
-}
-
-// ours reports whether pid is still a live llama-server (not a zombie, not
-// a reused PID), so that no other process is ever signalled.
-func (s *server) ours() bool {
-	if s.pid <= 1 {
-		return false
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", s.pid))
-	if err != nil || !bytes.Contains(cmdline, []byte("llama-server")) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.pid))
-	if err != nil {
-		return false
-	}
-	if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-		return false
-	}
-	return true
-}
-
-// signal sends sig to the server, if it is still ours.
-func (s *server) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if !s.ours() {
-		t.Errorf("llama-server PID %d is gone; cannot send %v", s.pid, sig)
-		return
-	}
-	if err := syscall.Kill(s.pid, sig); err != nil {
-		t.Errorf("kill -%v %d: %v", sig, s.pid, err)
-	}
-}
-
-// stop ends the server with sig (a stopped one is continued first) and
-// waits until it is gone, killing it after 10 s.
-func (s *server) stop(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if !s.ours() {
-		return
-	}
-	_ = syscall.Kill(s.pid, sig)
-	_ = syscall.Kill(s.pid, syscall.SIGCONT)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.ours() {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(s.pid, syscall.SIGKILL)
-			deadline = time.Now().Add(10 * time.Second)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
@@ -284,15 +109,15 @@ func scrapeMetrics(url string) (map[string]float64, error) {
 }
 
 // tokensPredicted is llama.cpp's llamacpp:tokens_predicted_total now.
-func (s *server) tokensPredicted(t *testing.T) float64 {
+func tokensPredicted(t *testing.T, s *testutil.LlamaServer) float64 {
 	t.Helper()
-	m, err := scrapeMetrics(s.base() + "/metrics")
+	m, err := scrapeMetrics(s.URL() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	v, ok := m["llamacpp:tokens_predicted_total{}"]
 	if !ok {
-		t.Fatalf("%s/metrics has no llamacpp:tokens_predicted_total", s.base())
+		t.Fatalf("%s/metrics has no llamacpp:tokens_predicted_total", s.URL())
 	}
 	return v
 }

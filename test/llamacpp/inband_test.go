@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // byteTokenBias makes llama.cpp generate nothing but token 131 (the lone
@@ -74,14 +76,14 @@ func (p *biasProxy) start(t *testing.T, target string) string {
 // with the server's message, sanitised, and how the server counts their
 // tokens (checkTokens states the rule).
 func TestProbeInBandErrors(t *testing.T) {
-	dir := requireEngine(t)
+	testutil.RequireLlamaCpp(t)
 	binary(t)
 	for i, api := range []string{"openai-chat", "openai-completions", "openai-responses"} {
 		t.Run(api, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, dir, freePort(t))
+			srv := testutil.StartLlamaCpp(t)
 			var px biasProxy
-			res := probe(t, srv, px.start(t, srv.base())+"/v1", api, 2, 8*time.Second, 100+i)
+			res := probe(t, srv, px.start(t, srv.URL())+"/v1", api, 2, 8*time.Second, 100+i)
 			inBand := checkOutcomes(t, res)
 			counted := checkTokens(t, res, inBand)
 			if got, want := int64(len(inBand)), px.forced.Load(); got != want || want == 0 {

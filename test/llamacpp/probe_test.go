@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The probe runs: a modest open-loop load, short replies.
@@ -70,16 +71,16 @@ type probeResult struct {
 
 // probe runs `llmprobe probe` against url (the server's /v1 or a proxy in
 // front of it) and reads its ledger and the server's token counter.
-func probe(t *testing.T, srv *server, url, api string, rate float64, d time.Duration, seed int) probeResult {
+func probe(t *testing.T, srv *testutil.LlamaServer, url, api string, rate float64, d time.Duration, seed int) probeResult {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	before := srv.tokensPredicted(t)
+	before := tokensPredicted(t, srv)
 	stdout, stderr, code := run(t, d+90*time.Second, "probe",
 		"--url", url, "--model", "tiny", "--api", api,
 		"--rate", fmt.Sprint(rate), "--duration", d.String(), "--seed", fmt.Sprint(seed),
 		"--max-tokens", fmt.Sprint(probeMaxTokens), "--prompt-tokens", fmt.Sprint(probePromptTokens),
 		"--drain", "30s", "--ledger", path, "--json")
-	after := srv.tokensPredicted(t)
+	after := tokensPredicted(t, srv)
 	res := probeResult{api: api, tokensDel: after - before}
 	if err := json.Unmarshal(stdout, &res.rep); err != nil {
 		t.Fatalf("%s: probe --json printed no report (exit %d): %v\nstderr:\n%s", api, code, err, tailString(string(stderr), 3000))
@@ -114,13 +115,13 @@ func probe(t *testing.T, srv *server, url, api string, rate float64, d time.Dura
 // APIs (one server per API, in parallel) and checks the ledger against the
 // server: outcomes, tokens and timings.
 func TestProbeAPIs(t *testing.T) {
-	dir := requireEngine(t)
+	testutil.RequireLlamaCpp(t)
 	binary(t)
 	for i, c := range apiCases {
 		t.Run(c.api, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, dir, freePort(t))
-			res := probe(t, srv, srv.base()+"/v1", c.api, probeRate, probeDuration, i+1)
+			srv := testutil.StartLlamaCpp(t)
+			res := probe(t, srv, srv.URL()+"/v1", c.api, probeRate, probeDuration, i+1)
 			if res.rep.Planned < int(probeRate*probeDuration.Seconds()/2) {
 				t.Errorf("%s: only %d requests planned at %g req/s for %v", c.api, res.rep.Planned, probeRate, probeDuration)
 			}
