@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // startSimProcess builds llmprobe and runs `llmprobe sim` as a child process
@@ -32,15 +32,12 @@ func startSimProcess(b *testing.B) (string, int) {
 	return startSim(b, buildLLMProbe(b), "--ttft", "1ms", "--token-time", "100us", "--output-tokens", "8")
 }
 
-// buildLLMProbe builds the llmprobe binary into a temporary directory.
-func buildLLMProbe(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "llmprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/llmprobe/llmprobe/cmd/llmprobe").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+var llmprobe testutil.Binary
+
+// buildLLMProbe builds the llmprobe binary, once per test process.
+func buildLLMProbe(b *testing.B) string { return llmprobe.Path(b) }
+
+func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 
 // startSim runs `bin sim` on a free loopback port with no slot or
 // admission limit and the service flags given, until the benchmark ends;

@@ -44,11 +44,7 @@ func TestMain(m *testing.M) {
 	if !explicit {
 		_ = flag.Set("test.parallel", fmt.Sprint(caseParallel()))
 	}
-	code := m.Run()
-	if builtBin != "" {
-		_ = os.RemoveAll(filepath.Dir(builtBin))
-	}
-	os.Exit(code)
+	os.Exit(llmprobe.Main(m))
 }
 
 // Peak memory bounds (resident set size of the whole process, runtime

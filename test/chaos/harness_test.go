@@ -68,41 +68,17 @@ func leakContext(text []byte, frag string) string {
 	return strings.ToValidUTF8(string(text[lo:hi]), "?")
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+// llmprobe is built with the race detector when the tests run with it, so
+// that a data race in the daemon under hostile input fails the suite too.
+var llmprobe = testutil.Binary{Race: raceEnabled}
 
-// binary builds llmprobe once per test process (with the race detector when
-// the tests run with it, so that a data race in the daemon under hostile
-// input fails the suite too), or returns $LLMPROBE_CHAOS_BIN when set.
+// binary is the built llmprobe, or $LLMPROBE_CHAOS_BIN when set.
 func binary(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("LLMPROBE_CHAOS_BIN"); bin != "" {
 		return bin // e.g. an older build, to see which cases it fails
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "llmprobe-chaos-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "llmprobe")
-		args := []string{"build", "-o", builtBin}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/llmprobe/llmprobe/cmd/llmprobe")
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return llmprobe.Path(t)
 }
 
 // handedOut are the ports freePort returned in this test process: never
@@ -150,7 +126,7 @@ type proc struct {
 func startProc(t testing.TB, key sentinel, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(binary(t), args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	env := []string{keyEnv + "=" + key.key, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC"}
+	env := testutil.Env(keyEnv + "=" + key.key)
 	if raceEnabled {
 		env = append(env, "GORACE=halt_on_error=0 exitcode=66")
 	}

@@ -1,13 +1,15 @@
 package docs
 
 import (
+	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // ciScript is .ci/run with its VAR=value assignments expanded and quotes
@@ -90,21 +92,14 @@ func ciExcused(cmd string) bool {
 var (
 	flagsOnce sync.Once
 	flagsSet  map[string]bool
-	flagsErr  error
 )
 
 // llmprobeFlags builds the command and reads every flag of every command
 // from its --help.
 func llmprobeFlags(t *testing.T) map[string]bool {
 	t.Helper()
+	bin := llmprobe.Path(t)
 	flagsOnce.Do(func() {
-		bin := filepath.Join(t.TempDir(), "llmprobe")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/llmprobe")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			flagsErr = &buildError{out: string(out), err: err}
-			return
-		}
 		help := func(args ...string) string {
 			out, _ := exec.Command(bin, args...).CombinedOutput() // --help exits non-zero
 			return string(out)
@@ -118,23 +113,15 @@ func llmprobeFlags(t *testing.T) map[string]bool {
 			}
 		}
 	})
-	if flagsErr != nil {
-		t.Fatal(flagsErr)
-	}
 	if len(flagsSet) < 60 {
 		t.Fatalf("only %d flags read from --help: the parsing is broken", len(flagsSet))
 	}
 	return flagsSet
 }
 
-type buildError struct {
-	out string
-	err error
-}
+var llmprobe testutil.Binary
 
-func (e *buildError) Error() string {
-	return "go build ./cmd/llmprobe: " + e.err.Error() + "\n" + e.out
-}
+func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 
 // foreignFlags are flags of other programs the documents show.
 var foreignFlags = map[string]string{

@@ -5,47 +5,25 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+var llmprobe testutil.Binary
 
 // llmprobeBin builds the binary once per test process.
-func llmprobeBin(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "llmprobe-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "llmprobe")
-		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/llmprobe/llmprobe/cmd/llmprobe").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+func llmprobeBin(t *testing.T) string { return llmprobe.Path(t) }
+
+func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 
 // probeArgs is a short probe of the in-process simulator; quotaArgs a
 // heavier one, whose streams cost the prober (and the simulator in its
@@ -66,26 +44,14 @@ type result struct {
 // the binary and its arguments) and decodes its JSON report.
 func run(t *testing.T, wrap string, probe []string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	args := append([]string{llmprobeBin(t)}, probe...)
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	if wrap != "" {
-		cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", wrap, "sh"}, args...)...)
+		args = append([]string{"sh", "-c", wrap, "sh"}, args...)
 	}
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.code = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("run: %v\n%s", err, r.stderr)
-	}
-	if err := json.Unmarshal([]byte(stdout.String()), &r.probe); err != nil {
-		t.Fatalf("exit %d, report not JSON: %v\nstdout: %.2000s\nstderr: %s", r.code, err, stdout.String(), r.stderr)
+	stdout, stderr, code := testutil.Run(t, 3*time.Minute, nil, args[0], args[1:]...)
+	r := result{code: code, stderr: string(stderr)}
+	if err := json.Unmarshal(stdout, &r.probe); err != nil {
+		t.Fatalf("exit %d, report not JSON: %v\nstdout: %.2000s\nstderr: %s", r.code, err, stdout, r.stderr)
 	}
 	return r
 }

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,32 +31,12 @@ func prometheusBin(t *testing.T) string {
 	return p
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+var llmprobe testutil.Binary
 
 // llmprobeBin builds the binary once per test process.
-func llmprobeBin(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "llmprobe-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "llmprobe")
-		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/llmprobe/llmprobe/cmd/llmprobe").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+func llmprobeBin(t *testing.T) string { return llmprobe.Path(t) }
+
+func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 
 // freeAddr returns a free 127.0.0.1 address.
 func freeAddr(t *testing.T) string {

@@ -73,7 +73,7 @@ func TestDaemonPhases(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "run", "--config.file", cfg)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC"}
+	cmd.Env = testutil.Env()
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr // written only by the child's copying goroutine
 	if err := cmd.Start(); err != nil {

@@ -3,16 +3,12 @@ package llamacpp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode"
@@ -25,43 +21,14 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+// llmprobe is built without the race detector, whatever the tests run
+// with: these tests compare the client's timings with the server's, and
+// the detector's slowdown would be part of the client's.
+var llmprobe testutil.Binary
 
-// binary builds llmprobe once per test process. It is built without the
-// race detector, whatever the tests run with: these tests compare the
-// client's timings with the server's, and the detector's slowdown would be
-// part of the client's.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "llmprobe-llamacpp-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "llmprobe")
-		out, err := exec.Command("go", "build", "-o", builtBin, "github.com/llmprobe/llmprobe/cmd/llmprobe").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
+func binary(t *testing.T) string { return llmprobe.Path(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if builtBin != "" {
-		_ = os.RemoveAll(filepath.Dir(builtBin))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 
 var httpClient = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 
@@ -178,27 +145,6 @@ func unclean(s string, maxLen int) string {
 		}
 	}
 	return ""
-}
-
-// run runs the built llmprobe to completion (bounded by within) and
-// returns its stdout, stderr and exit code.
-func run(t *testing.T, within time.Duration, args ...string) (stdout, stderr []byte, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TZ=UTC"}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("llmprobe %s did not end within %v; stderr:\n%s", args[0], within, tailString(errb.String(), 3000))
-	}
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		t.Fatalf("llmprobe %s: %v", args[0], err)
-	}
-	return out.Bytes(), errb.Bytes(), code
 }
 
 func tailString(s string, n int) string {

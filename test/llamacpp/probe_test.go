@@ -75,7 +75,7 @@ func probe(t *testing.T, srv *testutil.LlamaServer, url, api string, rate float6
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
 	before := tokensPredicted(t, srv)
-	stdout, stderr, code := run(t, d+90*time.Second, "probe",
+	stdout, stderr, code := testutil.Run(t, d+90*time.Second, testutil.Env(), binary(t), "probe",
 		"--url", url, "--model", "tiny", "--api", api,
 		"--rate", fmt.Sprint(rate), "--duration", d.String(), "--seed", fmt.Sprint(seed),
 		"--max-tokens", fmt.Sprint(probeMaxTokens), "--prompt-tokens", fmt.Sprint(probePromptTokens),
