@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // reflectedKey is the API key the echoing servers below send back.
@@ -334,45 +334,25 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 // working on the request, e.g. in prefill, before it dies).
 func closingServer(t *testing.T, answer int, reset bool, wait time.Duration) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			conn, err := ln.Accept()
+	return testutil.NewRawServer(t, func(conn *testutil.RawConn) {
+		br := bufio.NewReader(conn)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if n >= answer {
-						time.Sleep(wait)
-						if reset {
-							_ = conn.(*net.TCPConn).SetLinger(0) // Close sends RST
-						}
-						return // close without a response byte
-					}
-					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			_, _ = io.Copy(io.Discard, req.Body)
+			if n >= answer {
+				time.Sleep(wait)
+				if reset {
+					_ = conn.Conn.(*net.TCPConn).SetLinger(0) // Close sends RST
 				}
-			}()
+				return // close without a response byte
+			}
+			fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	}).URL()
 }
 
 // TestStaleConnectionReason (issue 8, defect 8; issue 18): a request that

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // seenRequest is what idleServer saw of one request.
@@ -37,68 +38,44 @@ type idleServer struct {
 	url        string
 	mu         sync.Mutex
 	seen       []seenRequest
-	conns      int
 	clientIdle chan time.Duration // client closed an idle connection, that long after the response
 }
 
 func newIdleServer(t *testing.T, idle time.Duration, closeAt int, ka int) *idleServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &idleServer{url: "http://" + ln.Addr().String(), clientIdle: make(chan time.Duration, 1024)}
+	s := &idleServer{clientIdle: make(chan time.Duration, 1024)}
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
 	extra := ""
 	if ka >= 0 {
 		extra = fmt.Sprintf("Keep-Alive: timeout=%d, max=100\r\n", ka)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			conn, err := ln.Accept()
+	s.url = testutil.NewRawServer(t, func(conn *testutil.RawConn) {
+		br := bufio.NewReader(conn)
+		var last time.Time
+		for n := 0; ; n++ {
+			if idle > 0 && n > 0 {
+				_ = conn.SetReadDeadline(last.Add(idle))
+			}
+			req, err := http.ReadRequest(br)
 			if err != nil {
+				if n > 0 && errors.Is(err, io.EOF) {
+					s.clientIdle <- time.Since(last)
+				}
+				return // idle timeout, or the client closed it
+			}
+			_ = conn.SetReadDeadline(time.Time{})
+			_, _ = io.Copy(io.Discard, req.Body)
+			rs := seenRequest{conn: conn.Index, n: n, key: req.Header.Get(IdempotencyKeyHeader), closed: n == closeAt}
+			s.mu.Lock()
+			s.seen = append(s.seen, rs)
+			s.mu.Unlock()
+			if rs.closed {
 				return
 			}
-			s.mu.Lock()
-			ci := s.conns
-			s.conns++
-			s.mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				var last time.Time
-				for n := 0; ; n++ {
-					if idle > 0 && n > 0 {
-						_ = conn.SetReadDeadline(last.Add(idle))
-					}
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						if n > 0 && errors.Is(err, io.EOF) {
-							s.clientIdle <- time.Since(last)
-						}
-						return // idle timeout, or the client closed it
-					}
-					_ = conn.SetReadDeadline(time.Time{})
-					_, _ = io.Copy(io.Discard, req.Body)
-					rs := seenRequest{conn: ci, n: n, key: req.Header.Get(IdempotencyKeyHeader), closed: n == closeAt}
-					s.mu.Lock()
-					s.seen = append(s.seen, rs)
-					s.mu.Unlock()
-					if rs.closed {
-						return
-					}
-					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n%sContent-Length: %d\r\n\r\n%s", extra, len(body), body)
-					last = time.Now()
-				}
-			}()
+			fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n%sContent-Length: %d\r\n\r\n%s", extra, len(body), body)
+			last = time.Now()
 		}
-	}()
+	}).URL()
 	return s
 }
 

@@ -7,15 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // rawServer answers every request on a loopback listener by writing what
@@ -23,41 +22,20 @@ import (
 // the client closes it or the test ends.
 func rawServer(t *testing.T, answer func(w io.Writer)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	t.Cleanup(func() { close(done); ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer conn.Close()
-				req, err := http.ReadRequest(bufio.NewReader(conn))
-				if err != nil {
-					return
-				}
-				_, _ = io.Copy(io.Discard, req.Body)
-				answer(conn)
-				closed := make(chan struct{})
-				go func() { _, _ = io.Copy(io.Discard, conn); close(closed) }()
-				select { // hold until the client gives up or the test ends
-				case <-closed:
-				case <-done:
-				}
-			}()
+	return testutil.NewRawServer(t, func(conn *testutil.RawConn) {
+		req, err := http.ReadRequest(bufio.NewReader(conn))
+		if err != nil {
+			return
 		}
-	}()
-	return "http://" + ln.Addr().String()
+		_, _ = io.Copy(io.Discard, req.Body)
+		answer(conn)
+		closed := make(chan struct{})
+		go func() { _, _ = io.Copy(io.Discard, conn); close(closed) }()
+		select { // hold until the client gives up or the test ends
+		case <-closed:
+		case <-conn.Stop:
+		}
+	}).URL()
 }
 
 // doWithin runs one request and fails the test if it has not returned

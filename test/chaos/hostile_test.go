@@ -7,13 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // The hostile server speaks HTTP/1.1 by hand, on raw connections, so that a
@@ -30,155 +29,29 @@ type behaviour func(h *hconn) bool
 // hostile is one hostile server on 127.0.0.1.
 type hostile struct {
 	name string
-
-	mu    sync.Mutex
-	ln    net.Listener
-	addr  string
-	conns map[net.Conn]struct{}
-	stop  chan struct{} // closed by close: every behaviour returns
-	down  bool
-	// reserve holds the port while the server is down: bound, not
-	// listening, so connections are refused and no other socket takes it.
-	reserve int
-
+	*testutil.RawServer
+	addr    string
 	current atomic.Pointer[behaviour]
-	wg      sync.WaitGroup
 }
 
 // newHostile starts a hostile server serving b (which may be changed later
 // with set) on a free 127.0.0.1 port until the test ends.
 func newHostile(t testing.TB, name string, b behaviour) *hostile {
 	t.Helper()
-	s := &hostile{name: name, conns: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+	s := &hostile{name: name}
 	s.set(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("hostile server %s: %v", name, err)
-	}
-	s.ln, s.addr = ln, ln.Addr().String()
-	s.wg.Add(1)
-	go s.accept(ln)
-	t.Cleanup(s.close)
+	s.RawServer = testutil.NewRawServer(t, s.serveConn)
+	s.addr = s.Addr()
 	return s
 }
 
 // url is the server's API base URL.
-func (s *hostile) url() string { return "http://" + s.addr + "/v1" }
+func (s *hostile) url() string { return s.URL() + "/v1" }
 
 func (s *hostile) set(b behaviour) { s.current.Store(&b) }
 
-// goDown closes the listener and every connection: the port refuses
-// connections until goUp listens on it again.
-func (s *hostile) goDown() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.down {
-		return
-	}
-	s.down = true
-	_ = s.ln.Close()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.reserve = reservePort(s.addr)
-}
-
-// reservePort binds addr without listening (SO_REUSEADDR, so that a
-// listener can take it back); -1 when it cannot.
-func reservePort(addr string) int {
-	ap, err := netip.ParseAddrPort(addr)
-	if err != nil {
-		return -1
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		return -1
-	}
-	if syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1) != nil ||
-		syscall.Bind(fd, &syscall.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}) != nil {
-		_ = syscall.Close(fd)
-		return -1
-	}
-	return fd
-}
-
-// goUp listens on the same port again.
-func (s *hostile) goUp(t testing.TB) {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.down {
-		return
-	}
-	var ln net.Listener
-	var err error
-	for range 50 { // the port was ours a moment ago; retry briefly
-		if ln, err = net.Listen("tcp", s.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("hostile server %s: listening on %s again: %v", s.name, s.addr, err)
-	}
-	s.ln, s.down = ln, false
-	if s.reserve > 0 {
-		_ = syscall.Close(s.reserve)
-		s.reserve = 0
-	}
-	s.wg.Add(1)
-	go s.accept(ln)
-}
-
-func (s *hostile) close() {
-	s.mu.Lock()
-	if s.reserve > 0 {
-		_ = syscall.Close(s.reserve)
-		s.reserve = 0
-	}
-	select {
-	case <-s.stop:
-	default:
-		close(s.stop)
-	}
-	s.down = true
-	_ = s.ln.Close()
-	for c := range s.conns {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-}
-
-func (s *hostile) accept(ln net.Listener) {
-	defer s.wg.Done()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.down {
-			s.mu.Unlock()
-			_ = c.Close()
-			continue
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serveConn(c)
-	}
-}
-
-func (s *hostile) serveConn(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		_ = c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-	}()
-	h := &hconn{c: c, br: bufio.NewReader(c), bw: bufio.NewWriterSize(c, 32<<10), stop: s.stop}
+func (s *hostile) serveConn(c *testutil.RawConn) {
+	h := &hconn{c: c.Conn, br: bufio.NewReader(c), bw: bufio.NewWriterSize(c, 32<<10), stop: c.Stop}
 	for {
 		req, err := http.ReadRequest(h.br)
 		if err != nil {

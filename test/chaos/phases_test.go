@@ -395,8 +395,8 @@ func TestDaemonPhases(t *testing.T) {
 	baseG := pr.goroutines("healthy (goroutines)")
 
 	// Down: nothing listens.
-	pr.phase("down", []want{w(ledger.TransportError, ledger.ReasonConnectionRefused)}, false, defaultTimeouts, pr.chaos.goDown)
-	pr.chaos.goUp(t)
+	pr.phase("down", []want{w(ledger.TransportError, ledger.ReasonConnectionRefused)}, false, defaultTimeouts, pr.chaos.Down)
+	pr.chaos.Up(t)
 
 	// Every hostile behaviour of the plain server, grouped by API (a good
 	// reload switches the target's API), with two bad reloads on the way.
