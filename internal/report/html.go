@@ -10,18 +10,29 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-var ladderPage = template.Must(template.New("ladder").Parse(`<!DOCTYPE html>
+// pageTop opens every HTML report (the ladder's and the probe's): the
+// head with the shared style, the title and the run's header table. A page
+// starts with {{template "top" .}}; its data has Title and Header.
+const pageTop = `{{define "top"}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>{{.Title}}</title>
 <style>
-{{.CSS}}</style>
+{{css}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{.Header}}
-<p>Open loop: arrivals from a fixed schedule; latencies from the planned send time.
+{{end}}`
+
+// newPage parses an HTML report's template: pageTop, then body.
+func newPage(name, body string) *template.Template {
+	css := func() template.CSS { return template.CSS(pageCSS) }
+	return template.Must(template.New(name).Funcs(template.FuncMap{"css": css}).Parse(pageTop + body))
+}
+
+var ladderPage = newPage("ladder", `{{template "top" .}}<p>Open loop: arrivals from a fixed schedule; latencies from the planned send time.
 Gates: {{.Gates}}.</p>
 <p><strong>Capacity:</strong> {{.Capacity}}<br><strong>Knee:</strong> {{.Knee}}{{if .Abort}}<br><strong>Aborted:</strong> {{.Abort}}{{end}}</p>
 {{if .Classes}}<p>Per class (each class's own records and gates; rates are the class's share of the step rate):</p>
@@ -45,7 +56,7 @@ Gates: {{.Gates}}.</p>
 {{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration (the time its arrivals ran, when they were stopped early). Capacity = the highest valid step whose good fraction (good / planned; requests still in flight when the step was summarised count as planned and not good) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. A saturated step (orange: its backlog grew or its TTFT climbed through the step, see its note) is never the capacity and is at or past the knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
 </body>
 </html>
-`))
+`)
 
 type pageRow struct {
 	Index                                                      int
@@ -74,7 +85,6 @@ func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 	data := struct {
 		Title, Gates, Capacity, Knee, Abort, Target, Factor, TTFTTo string
 		SVG, Header                                                 template.HTML
-		CSS                                                         template.CSS
 		Rows                                                        []pageRow
 		Classes                                                     []classRow
 		Notes                                                       []string
@@ -90,7 +100,6 @@ func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 		TTFTTo: "first visible content",
 		// ladderSVG escapes every text it embeds.
 		SVG: template.HTML(ladderSVG(res, m)),
-		CSS: template.CSS(pageCSS),
 	}
 	if m.Target == "" {
 		m.Target = res.Target

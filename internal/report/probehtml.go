@@ -10,18 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-var probePage = template.Must(template.New("probe").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{{.Title}}</title>
-<style>
-{{.CSS}}</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-{{.Header}}
-<p>{{.Mode}}</p>
+var probePage = newPage("probe", `{{template "top" .}}<p>{{.Mode}}</p>
 <h2>Rates</h2>
 <table class="rates">
 <tr><th>window</th><td>{{.Window}}</td></tr>
@@ -54,7 +43,7 @@ var probePage = template.Must(template.New("probe").Parse(`<!DOCTYPE html>
 {{range .Causes}}<p class="note">{{.}}</p>
 {{end}}</body>
 </html>
-`))
+`)
 
 type outcomeRow struct {
 	Name    string
@@ -88,7 +77,6 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
 		Title, Mode, Window, Requested, Achieved, Gates, Goodput, GoodFraction, Verdict string
 		Planned, Dispatched, Unsent, Retries, Good                                      int
 		Header                                                                          template.HTML
-		CSS                                                                             template.CSS
 		Outcomes                                                                        []outcomeRow
 		Latency                                                                         []latencyRow
 		Causes                                                                          []string
@@ -98,7 +86,7 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
 		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Retries: s.Retries, Good: s.Good,
 		Gates: gates(s.Gates), Goodput: rate(s.GoodputPerSecond), GoodFraction: goodFraction(s),
 		Verdict: GeneratorVerdictLine(s.Validity), Valid: s.Validity.Valid,
-		Header: header, CSS: template.CSS(pageCSS),
+		Header: header,
 	}
 	if s.Mode == ledger.ModeClosed {
 		data.Requested = "n/a (closed loop)"
