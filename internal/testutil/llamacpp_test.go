@@ -21,6 +21,10 @@ func (s *stopTB) Skip(args ...any) {
 	s.skip = fmt.Sprint(args...)
 	panic(errFatal)
 }
+func (s *stopTB) Skipf(format string, args ...any) {
+	s.skip = fmt.Sprintf(format, args...)
+	panic(errFatal)
+}
 func (s *stopTB) Fatalf(format string, args ...any) {
 	s.fatal = fmt.Sprintf(format, args...)
 	panic(errFatal)

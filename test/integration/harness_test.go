@@ -21,14 +21,7 @@ import (
 // prometheusBin returns the Prometheus binary or skips the test.
 func prometheusBin(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("LLMPROBE_PROMETHEUS")
-	if p == "" {
-		t.Skip("LLMPROBE_PROMETHEUS is not set: the integration tests need a real Prometheus 3.x (.ci/run installs one)")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("LLMPROBE_PROMETHEUS=%s: %v", p, err)
-	}
-	return p
+	return testutil.Prometheus(t, "run the integration tests against a real Prometheus 3.x")
 }
 
 var llmprobe testutil.Binary
