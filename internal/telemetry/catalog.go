@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -103,7 +104,9 @@ const (
 // Metrics returns every llmprobe_* Prometheus metric the package exports,
 // in the order of docs/metrics.md. The slice is new on every call.
 func Metrics() []MetricSpec {
+	targetOnly := []string{labelTarget}
 	series := []string{labelTarget, labelClass, labelTraffic, labelDuring}
+	seriesAnd := func(more ...string) []string { return append(slices.Clone(series), more...) }
 	perStep := []string{labelTarget, labelClass, labelStep, labelScope}
 	return []MetricSpec{
 		// Latency histograms of one (target, class, traffic, during).
@@ -123,29 +126,29 @@ func Metrics() []MetricSpec {
 			Help: "Planned first-attempt arrivals, counted when they reach a terminal outcome."},
 		{Name: metricDispatched, Kind: KindCounter, Unit: unitRequests, Labels: series,
 			Help: "Requests handed to the transport, counted when they reach a terminal outcome."},
-		{Name: metricRequests, Kind: KindCounter, Unit: unitRequests, Labels: append(append([]string{}, series...), labelOutcome, labelReason), OTel: InstrumentRequests,
+		{Name: metricRequests, Kind: KindCounter, Unit: unitRequests, Labels: seriesAnd(labelOutcome, labelReason), OTel: InstrumentRequests,
 			Help: "Terminal outcomes of planned arrivals, by outcome and reason."},
 		{Name: metricGood, Kind: KindCounter, Unit: unitRequests, Labels: series, OTel: InstrumentRequestsGood,
 			Help: "Requests that were ok and within every gate of their class."},
-		{Name: metricTokens, Kind: KindCounter, Unit: unitTokens, Labels: append(append([]string{}, series...), labelTokenType), OTel: InstrumentTokenUsage,
+		{Name: metricTokens, Kind: KindCounter, Unit: unitTokens, Labels: seriesAnd(labelTokenType), OTel: InstrumentTokenUsage,
 			Help: "Tokens as reported by the server's usage (never estimated)."},
-		{Name: metricIdentityChanges, Kind: KindCounter, Unit: "changes", Labels: []string{labelTarget},
+		{Name: metricIdentityChanges, Kind: KindCounter, Unit: "changes", Labels: targetOnly,
 			Help: "Times the target's identity (model, version) changed from a previously known value."},
 		{Name: metricDropped, Kind: KindCounter, Unit: "values", Labels: []string{labelReason},
 			Help: "Values the recorder could not record (label: a label value refused; negative: a negative counter amount; panic: recording failed), never fatal."},
 
 		// The generator's own state.
-		{Name: metricInFlight, Kind: KindGauge, Unit: unitRequests, Labels: []string{labelTarget},
+		{Name: metricInFlight, Kind: KindGauge, Unit: unitRequests, Labels: targetOnly,
 			Help: "Requests dispatched and not yet finished."},
-		{Name: metricOldest, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget},
+		{Name: metricOldest, Kind: KindGauge, Unit: unitSeconds, Labels: targetOnly,
 			Help: "Age, from its planned time, of the oldest request in flight (0 when none)."},
 		{Name: metricArrivalRate, Kind: KindGauge, Unit: unitRate, Labels: []string{labelTarget, labelClass, labelTraffic},
 			Help: "Scheduled arrival rate in requests per second."},
-		{Name: metricGeneratorValid, Kind: KindGauge, Labels: []string{labelTarget},
+		{Name: metricGeneratorValid, Kind: KindGauge, Labels: targetOnly,
 			Help: "1 when the load generator kept its schedule over the last minute (dispatches later than the target's max_lag_p99 not significantly above 1 %, none beyond lag_hard_factor times it, no arrival unsent at the in-flight cap), else 0; once 0, 1 again only after a clean minute. It judges the prober, not the target."},
 		{Name: metricInvalidCause, Kind: KindGauge, Labels: []string{labelTarget, labelCause},
 			Help: "1 for each cause of the current invalid generator verdict (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
-		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget},
+		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: targetOnly,
 			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
 
 		// Capacity and the last ladder.
@@ -165,9 +168,9 @@ func Metrics() []MetricSpec {
 			Help: "1 when the step of the last ladder was judged saturated (its backlog grew or its TTFT climbed through the step: never the capacity), 0 when judged steady; absent when not judged."},
 
 		// Budgets, gates and identity.
-		{Name: metricBudgetTokens, Kind: KindGauge, Unit: unitTokens, Labels: []string{labelTarget},
+		{Name: metricBudgetTokens, Kind: KindGauge, Unit: unitTokens, Labels: targetOnly,
 			Help: "Tokens left in today's budget (absent when unlimited)."},
-		{Name: metricBudgetRequests, Kind: KindGauge, Unit: unitRequests, Labels: []string{labelTarget},
+		{Name: metricBudgetRequests, Kind: KindGauge, Unit: unitRequests, Labels: targetOnly,
 			Help: "Requests left in today's budget (absent when unlimited)."},
 		{Name: metricSLOTTFT, Kind: KindGauge, Unit: unitSeconds, Labels: []string{labelTarget, labelClass},
 			Help: "The class's TTFT gate, for alerting rules."},
@@ -246,19 +249,10 @@ type LabelSpec struct {
 // Labels returns the labels of the catalog's metrics, in the order of
 // docs/metrics.md. The slice is new on every call.
 func Labels() []LabelSpec {
-	strs := func(n int, at func(int) string) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = at(i)
-		}
-		return out
-	}
 	var reasons []string
-	seen := map[string]bool{}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
-			if !seen[string(r)] {
-				seen[string(r)] = true
+			if !slices.Contains(reasons, string(r)) {
 				reasons = append(reasons, string(r))
 			}
 		}
@@ -269,14 +263,14 @@ func Labels() []LabelSpec {
 		{Name: labelTraffic, Meaning: "Which load produced the request: a one-shot probe, the daemon's baseline or a ladder step.",
 			Values: []string{string(ledger.TrafficProbe), string(ledger.TrafficBaseline), string(ledger.TrafficLadder)}},
 		{Name: labelDuring, Meaning: "Whether a ladder was running on the target when the request was planned.",
-			Values: strs(len(ledger.DuringValues), func(i int) string { return ledger.DuringValues[i].Label() })},
+			Values: valuesOf(ledger.DuringValues, ledger.During.Label)},
 		{Name: labelOutcome, Meaning: "The request's terminal outcome in the ledger.",
-			Values: strs(len(ledger.Outcomes), func(i int) string { return string(ledger.Outcomes[i]) })},
+			Values: valuesOf(ledger.Outcomes, func(o ledger.Outcome) string { return string(o) })},
 		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + "). On llmprobe_probe_refused_total: why /probe refused a scrape (" + probeRefusedList + ").",
 			Values: reasons},
 		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
 		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",
-			Values: strs(len(stats.Causes), func(i int) string { return string(stats.Causes[i]) })},
+			Values: valuesOf(stats.Causes, func(c stats.Cause) string { return string(c) })},
 		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
 			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
 		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
@@ -290,4 +284,13 @@ func Labels() []LabelSpec {
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
 		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series; the llmprobe_config_* gauges carry it too) when a region is configured (one prober per region); absent otherwise."},
 	}
+}
+
+// valuesOf is the label value of each of xs, in order.
+func valuesOf[T any](xs []T, value func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = value(x)
+	}
+	return out
 }
