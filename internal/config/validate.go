@@ -254,7 +254,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 }
 
 // MinServerMetricsInterval is the shortest server_metrics.interval
-// (servermetrics.MinInterval; a wiring test holds the two equal).
+// (servermetrics/scrape.MinInterval; a wiring test holds the two equal).
 const MinServerMetricsInterval = 100 * time.Millisecond
 
 // Other bounds of server_metrics.

@@ -43,6 +43,7 @@ var ranks = map[string]int{
 	"internal/ledger": 10, "internal/servermetrics": 10, "internal/dashgen": 10,
 	// 20: sending and summarising
 	"internal/dispatch": 20, "internal/protocol": 20, "internal/protocol/replay": 20, "internal/stats": 20,
+	"internal/servermetrics/scrape": 20,
 	// 30: what a run is made of
 	"internal/workload": 30, "internal/hostload": 30, "internal/budget": 30, "internal/telemetry": 30, "internal/report": 30,
 	// 40: the ladder
