@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // defaultFailureLogEvery is how often a target that keeps failing gets a
@@ -191,7 +192,7 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 	}
 	// Numbers for machines beside the text, only when there is a figure:
 	// no capacity is never a 0 req/s capacity.
-	attrs = append(attrs, "capacity", capacityText(res.Capacity, res.CapacityStep, res.CapacityBound))
+	attrs = append(attrs, "capacity", statuspage.CapacityText(res.Capacity, res.CapacityStep, res.CapacityBound))
 	if res.CapacityStep > 0 {
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
@@ -200,7 +201,7 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}
-	if inv := invalidSteps(res); inv != "" {
+	if inv := statuspage.InvalidSteps(res); inv != "" {
 		attrs = append(attrs, "invalid_steps", inv)
 	}
 	if res.Stopped != "" {

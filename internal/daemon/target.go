@@ -171,7 +171,7 @@ func (r *targetRun) start(d *Daemon) {
 	// reload that changes its limits starts the window afresh).
 	r.state.validity.SetConfig(wiring.Validity(r.cfg.Ladder))
 	d.route.add(r.name, r.sink(d))
-	if err := r.state.status.seed(r.cfg.Ladder.HistoryFile); err != nil {
+	if err := r.state.status.Seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)
 	}
 	u, _ := url.Parse(r.target.Base)
@@ -278,7 +278,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			r.state.validity.Record(d.now(), rec)
 		}
 		r.speakOutcome(d, rec)
-		r.state.status.record(d.now(), rec, r.gates(rec.Class))
+		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()
