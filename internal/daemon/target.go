@@ -264,7 +264,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 	return ledger.SinkFunc(func(rec *ledger.Record) {
 		if b := r.state.budget.Load(); b != nil {
 			if bound := b.Charge(rec); bound > 0 {
-				r.speakInvalidUsage(d, rec, bound)
+				r.logInvalidUsage(d, rec, bound)
 			}
 		}
 		r.state.ladderSpan.count(rec)
@@ -277,7 +277,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			// probe.max_concurrent is not this target's in-flight cap.
 			r.state.validity.Record(d.now(), rec)
 		}
-		r.speakOutcome(d, rec)
+		r.logOutcome(d, rec)
 		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason

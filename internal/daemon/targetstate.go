@@ -34,11 +34,11 @@ func (l *stateLog) change(now time.Time, st slo.State) (prev slo.State, lasted t
 	return prev, lasted, true
 }
 
-// speakStates logs every target whose state changed since the last tick,
+// logStateChanges logs every target whose state changed since the last tick,
 // once per change, with the figures that decided it. A target's first
 // state is logged only when it is not OK or NO DATA (a healthy start says
 // nothing new).
-func (d *Daemon) speakStates() {
+func (d *Daemon) logStateChanges() {
 	now := d.now()
 	d.mu.Lock()
 	runs := make([]*targetRun, 0, len(d.targets))

@@ -58,16 +58,16 @@ func TestSpeakStatesOncePerChange(t *testing.T) {
 		}
 	}
 	feed(50, 100*time.Millisecond, ledger.OK, ledger.ReasonStop)
-	d.speakStates() // OK at start: no line
-	d.speakStates()
+	d.logStateChanges() // OK at start: no line
+	d.logStateChanges()
 	clock = clock.Add(2 * time.Minute)
 	feed(500, 2*time.Second, ledger.OK, ledger.ReasonStop)
-	d.speakStates() // → SLOW
-	d.speakStates()
+	d.logStateChanges() // → SLOW
+	d.logStateChanges()
 	clock = clock.Add(2 * time.Minute)
 	feed(300, 0, ledger.Rejected, ledger.ReasonStatus429)
-	d.speakStates() // → FAILING
-	d.speakStates()
+	d.logStateChanges() // → FAILING
+	d.logStateChanges()
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if line == "" {

@@ -141,8 +141,8 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// speakOutcome logs what a finished record of r says about its target.
-func (r *targetRun) speakOutcome(d *Daemon, rec *ledger.Record) {
+// logOutcome logs what a finished record of r says about its target.
+func (r *targetRun) logOutcome(d *Daemon, rec *ledger.Record) {
 	every := d.opts.FailureLogEvery
 	if every <= 0 {
 		every = defaultFailureLogEvery
@@ -170,8 +170,8 @@ func (r *targetRun) speakOutcome(d *Daemon, rec *ledger.Record) {
 	}
 }
 
-// speakLadderStart logs a ladder's start: what will run.
-func (r *targetRun) speakLadderStart(d *Daemon, trigger string) {
+// logLadderStart logs a ladder's start: what will run.
+func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 	lc := r.cfg.Ladder
 	rates := make([]string, len(lc.Steps))
 	for i, s := range lc.Steps {
@@ -181,10 +181,10 @@ func (r *targetRun) speakLadderStart(d *Daemon, trigger string) {
 		"rates_rps", strings.Join(rates, ","), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
 }
 
-// speakLadderEnd logs a ladder's end: its capacity with its bound and its
+// logLadderEnd logs a ladder's end: its capacity with its bound and its
 // knee, or why it aborted or stopped; interrupted when the daemon stopped
 // it (err, or ctx done).
-func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted bool) {
+func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool) {
 	attrs := []any{"target", r.name, "trigger", res.Trigger, "took", res.Finished.Sub(res.Started), "steps_run", len(res.Steps)}
 	if interrupted {
 		d.log.Warn("ladder interrupted: no capacity from it", attrs...)
