@@ -92,8 +92,8 @@ func TestSaturationRule(t *testing.T) {
 				t.Errorf("reason %q", st.Reason)
 			}
 			t.Logf("%s", st.Reason)
-			if Met(s, 0.5) == tc.saturated && s.GoodFraction >= 0.5 {
-				t.Errorf("Met %v for a step saturated %v", Met(s, 0.5), tc.saturated)
+			if Qualifies(s, 0.5) == tc.saturated && s.GoodFraction >= 0.5 {
+				t.Errorf("Qualifies %v for a step saturated %v", Qualifies(s, 0.5), tc.saturated)
 			}
 		})
 	}

@@ -159,7 +159,7 @@ type Summary struct {
 	Validity Validity
 	// Steady is the steady-state evidence and saturation verdict (a
 	// ladder step's: Config.Steady, or merged from parts that carried
-	// it); nil otherwise. A saturated step is never the capacity (Met).
+	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
 	Steady *Steady
 }
 
