@@ -81,12 +81,11 @@ func buildTarget(now time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 	ts.Prober = ProberBadge{Valid: v.Valid}
 	if !v.Valid {
 		ts.Prober.Causes, ts.Prober.Evidence = badgeCauses(v.Causes, t.Name)
-		ts.Generator = "INVALID: " + strings.Join(v.Reasons, "; ")
-		var do []string
+		var why, do []string
 		for _, c := range v.Causes {
-			do = append(do, c.Action)
+			why, do = append(why, c.Reason), append(do, c.Action)
 		}
-		ts.GeneratorAdvice = strings.Join(do, "; ")
+		ts.Generator, ts.GeneratorAdvice = "INVALID: "+strings.Join(why, "; "), strings.Join(do, "; ")
 	}
 	sd := t.Memory
 	if sd == nil {
