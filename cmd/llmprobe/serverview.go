@@ -5,20 +5,20 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
 // openServerView opens a probe run's window on the target's own metrics
 // (--server-metrics); a scrape that fails is a view saying so, never an
 // error of the run (only a bad --server-metrics is).
-func openServerView(ctx context.Context, tg config.Target, client *protocol.Client) (servermetrics.Session, error) {
+func openServerView(ctx context.Context, tg config.Target, client *protocol.Client) (scrape.Session, error) {
 	sm, err := wiring.ServerMetrics(tg, client)
 	if err != nil {
-		return servermetrics.Session{}, badFlag("--server-metrics: %v", err)
+		return scrape.Session{}, badFlag("--server-metrics: %v", err)
 	}
 	if sm == nil {
-		return servermetrics.Session{}, nil
+		return scrape.Session{}, nil
 	}
-	return servermetrics.Open(ctx, sm), nil
+	return scrape.Open(ctx, sm), nil
 }

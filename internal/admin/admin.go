@@ -35,8 +35,9 @@ type Options struct {
 	// number or a duration), URL userinfo and secret-looking query
 	// parameters are replaced.
 	Config func() any
-	// Status feeds the status page.
-	Status func() Status
+	// Status serves the status page at / (statuspage.Handler, which the
+	// daemon builds); nil: no page.
+	Status http.Handler
 	// Probe serves GET /probe (the blackbox-style endpoint); nil: no route.
 	Probe http.Handler
 	// Logger receives server errors.
@@ -81,7 +82,9 @@ func Handler(o Options) http.Handler {
 	if o.Probe != nil {
 		mux.Handle("GET /probe", o.Probe)
 	}
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { statusPage(w, o.Status, o.Logger) })
+	if o.Status != nil {
+		mux.Handle("GET /{$}", o.Status)
+	}
 	return mux
 }
 

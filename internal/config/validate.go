@@ -24,9 +24,8 @@ const (
 )
 
 var (
-	labelSafe = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
-	envName   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	hhmm      = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	hhmm    = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
 )
 
 // Check is a rule the configuration cannot check alone: one made by the
@@ -63,8 +62,8 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 		el.add("admin.listen", "want host:port (e.g. \":9464\"): %v", err)
 	}
 	c.validateFleet(el)
-	if c.Region != "" && !labelSafe.MatchString(c.Region) {
-		el.add("region", "want 1-63 of [a-z0-9_.-] starting with a letter or digit, got %q", c.Region)
+	if c.Region != "" && !ValidName(c.Region) {
+		el.add("region", "want %s, got %q", NameRule, c.Region)
 	}
 	if !oneOf(c.Log.Level, "debug", "info", "warn", "error") {
 		el.add("log.level", "want one of debug, info, warn, error; got %q", c.Log.Level)
@@ -97,8 +96,8 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 	for i := range c.Targets {
 		t := &c.Targets[i]
 		p := fmt.Sprintf("targets[%d]", i)
-		if !labelSafe.MatchString(t.Name) {
-			el.add(p+".name", "want 1-63 of [a-z0-9_.-] starting with a letter or digit (it is a metric label), got %q", t.Name)
+		if !ValidName(t.Name) {
+			el.add(p+".name", "want %s (it is a metric label), got %q", NameRule, t.Name)
 		} else if j, dup := seen[t.Name]; dup {
 			el.add(p+".name", "duplicate target name %q (also targets[%d])", t.Name, j)
 		} else {
@@ -254,7 +253,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 }
 
 // MinServerMetricsInterval is the shortest server_metrics.interval
-// (servermetrics.MinInterval; a wiring test holds the two equal).
+// (servermetrics/scrape.MinInterval; a wiring test holds the two equal).
 const MinServerMetricsInterval = 100 * time.Millisecond
 
 // Other bounds of server_metrics.
@@ -313,8 +312,8 @@ func (c *Config) checkRate(el *errorList, key string, r, max float64) {
 }
 
 func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
-	if !labelSafe.MatchString(cl.Name) {
-		el.add(p+".name", "want 1-63 of [a-z0-9_.-] starting with a letter or digit (it is a metric label), got %q", cl.Name)
+	if !ValidName(cl.Name) {
+		el.add(p+".name", "want %s (it is a metric label), got %q", NameRule, cl.Name)
 	} else if names[cl.Name] {
 		el.add(p+".name", "duplicate class name %q", cl.Name)
 	}

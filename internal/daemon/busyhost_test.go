@@ -7,6 +7,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // validOrHost checks a ladder whose test needs an on-schedule generator:
@@ -27,7 +28,7 @@ func validOrHost(t *testing.T, name string, res ladder.Result) (hostInvalid bool
 		}
 	}
 	if hostInvalid {
-		t.Logf("%s: step(s) %s invalid for the prober host (a busy machine): the figures that need every step are not asserted", name, invalidSteps(res))
+		t.Logf("%s: step(s) %s invalid for the prober host (a busy machine): the figures that need every step are not asserted", name, statuspage.InvalidSteps(res))
 	}
 	return hostInvalid
 }

@@ -257,7 +257,7 @@ loop:
 		case <-tick.C:
 			d.host.Tick()
 			d.refreshGauges()
-			d.speakStates()
+			d.logStateChanges()
 			d.reap(false)
 		}
 	}

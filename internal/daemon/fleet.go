@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 
-	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -119,42 +117,3 @@ func (r *targetRun) runLadder(ctx context.Context, trigger string) (ladder.Resul
 // announces, until ctx ends (shards other than 0: their own timetable,
 // start and identity triggers are shard 0's to act on).
 func (r *targetRun) followLoop(ctx context.Context) { r.fleet.Follow(ctx) }
-
-// fleetStatus adds the fleet to a target's row of the status page.
-func (d *Daemon) fleetStatus(r *targetRun, ts *admin.TargetStatus) {
-	id := d.node.Identity()
-	if !id.InFleet() {
-		return
-	}
-	if id.Coordinator() {
-		ts.State = fmt.Sprintf("fleet coordinator (shard 0 of %d): %s", id.Shards, ts.State)
-		if strings.HasPrefix(r.stateText(), "ladder step") {
-			ts.State += " (this shard's share of the fleet's step)"
-		}
-		if !strings.HasPrefix(ts.Capacity, "unknown") {
-			ts.Capacity = fmt.Sprintf("fleet of %d: %s", id.Shards, ts.Capacity)
-		}
-		return
-	}
-	ts.State = fmt.Sprintf("fleet shard %s: %s", id, ts.State)
-	if strings.HasPrefix(r.stateText(), "ladder step") {
-		ts.State += " (this shard's share of the fleet's step)"
-	}
-	ts.Capacity, ts.Knee = "the fleet's, on shard 0", "the fleet's, on shard 0"
-}
-
-// fleetText is the status page's fleet line ("" for a prober alone).
-func (d *Daemon) fleetText() string {
-	st := d.node.Status()
-	if !st.Identity.InFleet() {
-		return ""
-	}
-	if st.Identity.Coordinator() {
-		return fmt.Sprintf("shard 0 of %d: this prober coordinates the fleet's ladders (gathers, merges and judges every shard's steps)", st.Identity.Shards)
-	}
-	where := st.Coordinator
-	if where == "" {
-		where = "not found"
-	}
-	return fmt.Sprintf("shard %d of %d; coordinator (shard 0): %s, its ladder state %s", st.Identity.Shard, st.Identity.Shards, where, st.CoordinatorState)
-}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // fleetTarget is the target "sim" at url with one class gated at 500 ms
@@ -352,7 +353,7 @@ func TestFleetShardLostMidLadder(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := f.waitFleetLadder("sim", restarted, 40*time.Second)
-	t.Logf("ladder 2 (%s): capacity %g (%s), invalid steps %q", second.Trigger, second.Capacity, second.CapacityBound, invalidSteps(second.Result))
+	t.Logf("ladder 2 (%s): capacity %g (%s), invalid steps %q", second.Trigger, second.Capacity, second.CapacityBound, statuspage.InvalidSteps(second.Result))
 	if second.Trigger != "identity_change" {
 		t.Fatalf("ladder 2: trigger %s", second.Trigger)
 	}

@@ -1,11 +1,7 @@
 package daemon
 
 import (
-	"fmt"
-	"time"
-
 	"github.com/llmprobe/llmprobe/internal/hostload"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
 
@@ -21,13 +17,4 @@ func hostCounters(t hostload.Totals) telemetry.HostCounters {
 		ThrottledSeconds: t.Throttle.ThrottledTime.Seconds(), QuotaCPUs: t.Throttle.Quota,
 		RunWaitOK: t.RunWaitOK, RunWaitSeconds: t.RunWait.Seconds(),
 	}
-}
-
-// hostText is the status page's line on the prober host: the evidence the
-// generator's verdict judged, over the window it was read over.
-func hostText(h stats.HostHealth) string {
-	if !h.Known {
-		return "not measured yet"
-	}
-	return fmt.Sprintf("over the last %s: %s", h.Window.Round(time.Second), h)
 }

@@ -22,7 +22,7 @@ func (r *targetRun) observeIdentity(d *Daemon, model string, version *string, po
 	if !ok {
 		return
 	}
-	r.state.status.noteIdentity(d.now(), m, v)
+	r.state.status.NoteIdentity(d.now(), m, v)
 	if !d.rec.SetTargetInfo(r.name, m, v) {
 		return
 	}

@@ -83,7 +83,7 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 			timer.Stop()
 		}
 		r.state.ladderSpan.begin(d.led.Now())
-		r.speakLadderStart(d, trigger)
+		r.logLadderStart(d, trigger)
 		res, err := r.runLadder(ctx, trigger)
 		// Also when interrupted: its requests may still be in flight.
 		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
@@ -91,7 +91,7 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		if err != nil && ctx.Err() == nil {
 			d.log.Error("ladder", "target", r.name, "err", err)
 		}
-		r.speakLadderEnd(d, res, ctx.Err() != nil)
+		r.logLadderEnd(d, res, ctx.Err() != nil)
 		if ctx.Err() != nil {
 			return
 		}

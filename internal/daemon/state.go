@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // validityWindow is how far back the live generator verdict looks.
@@ -39,7 +40,7 @@ type targetState struct {
 	usageLog usageLog
 	// status is what the status page keeps: recent baseline figures,
 	// the last ladders, identity changes (statusdata.go).
-	status *statusData
+	status *statuspage.Memory
 	// stateLog is the target state last logged (targetstate.go).
 	stateLog stateLog
 
@@ -50,7 +51,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{}), status: newStatusData()}
+	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{}), status: statuspage.NewMemory()}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

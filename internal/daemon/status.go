@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 )
 
@@ -57,7 +57,7 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	if err := report.LadderSVG(&svg, res.Stats()); err != nil {
 		d.log.Warn("ladder curve", "target", r.name, "err", err)
 	}
-	r.state.status.addLadder(res)
+	r.state.status.AddLadder(res)
 	d.mu.Lock()
 	d.last[r.name] = res
 	if svg.Len() > 0 {
@@ -97,18 +97,6 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	}
 }
 
-// invalidSteps lists a ladder's invalid steps with their causes, e.g.
-// "4 (host_starved)", for logs and the status page.
-func invalidSteps(res ladder.Result) string {
-	var out []string
-	for _, s := range res.Steps {
-		if !s.Valid {
-			out = append(out, fmt.Sprintf("%d (%s)", s.Step, strings.Join(s.CauseNames(), ", ")))
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
 // logVerdict logs each flip of a target's live generator verdict once
 // (stats.LiveValidity keeps them, whoever judged): a warning with its
 // causes, reasons and what to do when it turns invalid, the clean window
@@ -129,18 +117,6 @@ func (d *Daemon) logVerdict(r *targetRun) {
 	}
 }
 
-// capacityText formats a capacity for humans: "≥ X req/s" for a lower bound.
-func capacityText(rate float64, step int, bound stats.Bound) string {
-	switch {
-	case step == 0:
-		return "none"
-	case bound == stats.BoundLower:
-		return "≥ " + stats.FormatRate(rate) + " req/s"
-	default:
-		return stats.FormatRate(rate) + " req/s"
-	}
-}
-
 // effectiveConfig is /config's view (redacted again by admin).
 func (d *Daemon) effectiveConfig() any {
 	d.mu.Lock()
@@ -152,7 +128,7 @@ func (d *Daemon) effectiveConfig() any {
 func (d *Daemon) handler() http.Handler {
 	return d.withFleet(admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
-		Config: d.effectiveConfig, Status: d.status, Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
+		Config: d.effectiveConfig, Status: statuspage.Handler(d.status, d.log), Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
 	}))
 }
 

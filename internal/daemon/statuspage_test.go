@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -131,10 +131,12 @@ func TestStatusPageFigures(t *testing.T) {
 	extra := "    ladder: {enabled: true, history_file: " + hist + ", steps: [1], max_rate: 10, schedule: {every: 24h}}\n"
 	r := startDaemon(t, loadConfig(t, configYAML("1s", targetYAML("t1", fake.url, 20, extra))), nil)
 	waitFor(t, 10*time.Second, "ok baseline requests", func() bool {
-		r.d.mu.Lock()
-		sd := r.d.state["t1"].status
-		r.d.mu.Unlock()
-		return sd.rolling.Window(time.Now(), 5*time.Minute).TTFT.Count >= 10
+		for _, l := range r.d.status().Targets[0].Latency {
+			if l.Figure == "TTFT" && l.Window == "5 min" {
+				return l.Count >= 10
+			}
+		}
+		return false
 	})
 	fake.mode.Store(mode503)
 	waitFor(t, 10*time.Second, "failures", func() bool {
@@ -143,7 +145,7 @@ func TestStatusPageFigures(t *testing.T) {
 	st := r.d.status()
 	ts := st.Targets[0]
 
-	rows := map[string]admin.LatencyRow{}
+	rows := map[string]statuspage.LatencyRow{}
 	for _, l := range ts.Latency {
 		rows[l.Figure+" "+l.Window] = l
 	}
@@ -189,49 +191,5 @@ func TestStatusPageFigures(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("status page lacks %q", w)
 		}
-	}
-}
-
-// TestStatusSLOPerClass: the status page judges the SLO per class, as the
-// shipped alerts do: a small class failing beside a large healthy one is
-// burning, though the target's pooled ratio would be within budget.
-func TestStatusSLOPerClass(t *testing.T) {
-	sd := newStatusData()
-	now := time.Now()
-	rec := func(class string, o ledger.Outcome) *ledger.Record {
-		return &ledger.Record{Target: "t1", Class: class, Traffic: ledger.TrafficBaseline, Outcome: o,
-			Planned: time.Second, Dispatched: time.Second, Headers: 2 * time.Second, FirstContent: 2 * time.Second, End: 3 * time.Second}
-	}
-	for range 2000 {
-		sd.record(now, rec("big", ledger.OK), stats.Gates{})
-	}
-	for i := range 20 {
-		o := ledger.OK
-		if i < 10 {
-			o = ledger.HTTPError
-		}
-		sd.record(now, rec("small", o), stats.Gates{})
-	}
-	state, classes := sd.judge(now)
-	rows := sloRows(classes)
-	byName := map[string]admin.SLORow{}
-	for _, r := range rows {
-		byName[r.SLI] = r
-	}
-	t.Logf("state %s; rows %+v", state, rows)
-	if state != slo.StateFailing || classes[0].class != "small" {
-		t.Errorf("target state %s led by class %q, want FAILING from the small class", state, classes[0].class)
-	}
-	if len(rows) != 4 {
-		t.Fatalf("%d rows, want availability and latency for each of 2 classes", len(rows))
-	}
-	if r := byName["availability (failed / sent), class small"]; !r.Burning {
-		t.Errorf("the small class with half its requests failing: %+v, want burning", r)
-	}
-	if r := byName["availability (failed / sent), class big"]; r.Burning || r.NoData {
-		t.Errorf("the healthy class: %+v", r)
-	}
-	if one := sloRows([]classJudgement{{class: "default"}}); len(one) != 2 || one[0].SLI != "availability (failed / sent)" {
-		t.Errorf("one class: %+v, want rows naming no class", one)
 	}
 }

@@ -171,7 +171,7 @@ func (r *targetRun) start(d *Daemon) {
 	// reload that changes its limits starts the window afresh).
 	r.state.validity.SetConfig(wiring.Validity(r.cfg.Ladder))
 	d.route.add(r.name, r.sink(d))
-	if err := r.state.status.seed(r.cfg.Ladder.HistoryFile); err != nil {
+	if err := r.state.status.Seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)
 	}
 	u, _ := url.Parse(r.target.Base)
@@ -264,7 +264,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 	return ledger.SinkFunc(func(rec *ledger.Record) {
 		if b := r.state.budget.Load(); b != nil {
 			if bound := b.Charge(rec); bound > 0 {
-				r.speakInvalidUsage(d, rec, bound)
+				r.logInvalidUsage(d, rec, bound)
 			}
 		}
 		r.state.ladderSpan.count(rec)
@@ -277,8 +277,8 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			// probe.max_concurrent is not this target's in-flight cap.
 			r.state.validity.Record(d.now(), rec)
 		}
-		r.speakOutcome(d, rec)
-		r.state.status.record(d.now(), rec, r.gates(rec.Class))
+		r.logOutcome(d, rec)
+		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()

@@ -1,179 +1,13 @@
 package daemon
 
 import (
-	"fmt"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
-
-// The target's state, first on its status card and logged on every
-// change: computed from the availability and latency SLIs as the shipped
-// rules count them (internal/slo), over the first page tier's windows.
-
-// availCounts are one window's availability events (slo.Availability):
-// sent outside ladders, failed among them, and the same during ladders.
-type availCounts struct {
-	Sent, Failed             int
-	DuringSent, DuringFailed int
-}
-
-// availRing counts availability events in one-minute slots over
-// statusSpan, per class (the rules judge each class). Bounded: at most
-// maxStatusClasses classes × 60 slots.
-type availRing struct {
-	mu      sync.Mutex
-	classes map[string]*[60]availSlot
-}
-
-type availSlot struct {
-	minute int64
-	availCounts
-}
-
-// record counts rec at now: baseline traffic only, events only.
-func (a *availRing) record(now time.Time, rec *ledger.Record) {
-	if rec.Traffic != ledger.TrafficBaseline {
-		return
-	}
-	event, failed := slo.Availability(string(rec.Outcome), string(rec.Reason))
-	if !event {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.classes == nil {
-		a.classes = map[string]*[60]availSlot{}
-	}
-	ring, ok := a.classes[rec.Class]
-	if !ok {
-		if len(a.classes) >= maxStatusClasses {
-			return
-		}
-		ring = &[60]availSlot{}
-		a.classes[rec.Class] = ring
-	}
-	m := now.Unix() / 60
-	s := &ring[m%int64(len(ring))]
-	if s.minute != m {
-		*s = availSlot{minute: m}
-	}
-	during := rec.During == ledger.DuringLadder
-	switch {
-	case during && failed:
-		s.DuringSent++
-		s.DuringFailed++
-	case during:
-		s.DuringSent++
-	case failed:
-		s.Sent++
-		s.Failed++
-	default:
-		s.Sent++
-	}
-}
-
-// window sums each class's last d (whole minutes, the current one
-// included), by class; total sums every class.
-func (a *availRing) window(now time.Time, d time.Duration) (byClass map[string]availCounts, total availCounts) {
-	n := min(max(int((d+time.Minute-1)/time.Minute), 1), 60)
-	m := now.Unix() / 60
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	byClass = make(map[string]availCounts, len(a.classes))
-	for name, ring := range a.classes {
-		var c availCounts
-		for k := int64(0); k < int64(n); k++ {
-			if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
-				c.Sent, c.Failed = c.Sent+s.Sent, c.Failed+s.Failed
-				c.DuringSent, c.DuringFailed = c.DuringSent+s.DuringSent, c.DuringFailed+s.DuringFailed
-			}
-		}
-		byClass[name] = c
-		total.Sent, total.Failed = total.Sent+c.Sent, total.Failed+c.Failed
-		total.DuringSent, total.DuringFailed = total.DuringSent+c.DuringSent, total.DuringFailed+c.DuringFailed
-	}
-	return byClass, total
-}
-
-// classJudgement is one class's state with the windows that decided it.
-type classJudgement struct {
-	class       string
-	state       slo.State
-	short, long slo.Counts
-}
-
-// judge is the target's state: its worst class's (DOWN, FAILING, SLOW, OK,
-// NO DATA), and every class judged, worst first.
-func (s *statusData) judge(now time.Time) (slo.State, []classJudgement) {
-	page := slo.PageTiers()[0]
-	as, _ := s.avail.window(now, page.Short)
-	al, _ := s.avail.window(now, page.Long)
-	ls, ll := s.classWindows(now, page.Short), s.classWindows(now, page.Long)
-	names := map[string]bool{}
-	for n := range al {
-		names[n] = true
-	}
-	for n := range ll {
-		names[n] = true
-	}
-	var out []classJudgement
-	for n := range names {
-		j := classJudgement{class: n,
-			short: slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
-			long:  slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad}}
-		j.state = slo.Judge(j.short, j.long)
-		out = append(out, j)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].state != out[j].state {
-			return out[i].state.Worse(out[j].state)
-		}
-		return out[i].class < out[j].class
-	})
-	if len(out) == 0 {
-		return slo.StateNoData, nil
-	}
-	return out[0].state, out
-}
-
-// burn is bad/n over the budget of objective ("-" without events).
-func burn(bad, n int, objective float64) string {
-	if n == 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f×", float64(bad)/float64(n)/(1-objective))
-}
-
-// stateFigures are the figures behind a class's state, in words.
-func stateFigures(j classJudgement) string {
-	l := j.long
-	return fmt.Sprintf("class %s, last 60 min: %d sent, %d failed (availability burn %s); %d first tokens, %d over the gate (latency burn %s); last 5 min: %d sent, %d failed",
-		j.class, l.Sent, l.Failed, burn(l.Failed, l.Sent, slo.AvailabilityObjective),
-		l.LatencyEvents, l.LatencyBad, burn(l.LatencyBad, l.LatencyEvents, slo.LatencyObjective),
-		j.short.Sent, j.short.Failed)
-}
-
-// stateNext is what to look at next for a state.
-func stateNext(st slo.State) string {
-	switch st {
-	case slo.StateDown:
-		return "Nothing sent in the last 5 min succeeded: is the target up and reachable? Read the last failures below (outcome/reason, HTTP status)."
-	case slo.StateFailing:
-		return "The availability budget burns at the page tier: read the last failures below by outcome/reason, then the target's own errors and any identity change."
-	case slo.StateSlow:
-		return "First tokens are over the class's gate: compare TTFT p99 with the gate below, then the target's queue and load, an identity change, the last ladder's capacity."
-	case slo.StateOK:
-		return "Both SLIs are within their page tier: nothing to do."
-	}
-	return "Nothing was sent in the last 60 min: is the prober sending (budget spent, in-flight cap, schedule)? See the budget and the prober badge."
-}
 
 // stateLog remembers the state last logged for a target (kept across
 // reloads), so that each change is logged once.
@@ -200,11 +34,11 @@ func (l *stateLog) change(now time.Time, st slo.State) (prev slo.State, lasted t
 	return prev, lasted, true
 }
 
-// speakStates logs every target whose state changed since the last tick,
+// logStateChanges logs every target whose state changed since the last tick,
 // once per change, with the figures that decided it. A target's first
 // state is logged only when it is not OK or NO DATA (a healthy start says
 // nothing new).
-func (d *Daemon) speakStates() {
+func (d *Daemon) logStateChanges() {
 	now := d.now()
 	d.mu.Lock()
 	runs := make([]*targetRun, 0, len(d.targets))
@@ -214,7 +48,7 @@ func (d *Daemon) speakStates() {
 	d.mu.Unlock()
 	sort.Slice(runs, func(i, j int) bool { return runs[i].name < runs[j].name })
 	for _, r := range runs {
-		st, classes := r.state.status.judge(now)
+		st, classes := r.state.status.Judge(now)
 		prev, lasted, changed := r.state.stateLog.change(now, st)
 		if !changed || (prev == "" && (st == slo.StateOK || st == slo.StateNoData)) {
 			continue
@@ -224,9 +58,9 @@ func (d *Daemon) speakStates() {
 			attrs = append(attrs, "previous_lasted", lasted.Round(time.Second))
 		}
 		if len(classes) > 0 {
-			attrs = append(attrs, "figures", stateFigures(classes[0]))
+			attrs = append(attrs, "figures", statuspage.StateFigures(classes[0]))
 		}
-		attrs = append(attrs, "next", stateNext(st))
+		attrs = append(attrs, "next", statuspage.StateNext(st))
 		switch st {
 		case slo.StateOK, slo.StateNoData:
 			d.log.Info("target state changed", attrs...)
@@ -234,34 +68,4 @@ func (d *Daemon) speakStates() {
 			d.log.Warn("target state changed", attrs...)
 		}
 	}
-}
-
-// badgeCauses are the short names of a verdict's causes for the prober
-// badge, and the anchor of their evidence: the host evidence line for a
-// host or cgroup cause, the target's generator verdict otherwise.
-func badgeCauses(causes []stats.InvalidCause, target string) (names, evidence string) {
-	evidence = "#generator-" + target
-	var out []string
-	for _, c := range causes {
-		short := string(c.Cause)
-		switch c.Cause {
-		case stats.CauseHostStarved:
-			short, evidence = "host", "#prober-host"
-		case stats.CauseCgroupThrottled:
-			short, evidence = "cgroup", "#prober-host"
-		case stats.CauseInFlightCap:
-			short = "cap"
-		case stats.CauseDispatchLag:
-			short = "lag"
-		case stats.CauseRateNotReached:
-			short = "rate"
-		}
-		if !slices.Contains(out, short) {
-			out = append(out, short)
-		}
-	}
-	if len(out) == 0 {
-		out = []string{"unknown"}
-	}
-	return strings.Join(out, ", "), evidence
 }

@@ -43,67 +43,6 @@ func stateRec(c string, o ledger.Outcome, r ledger.Reason, ttft time.Duration) *
 		Planned: time.Second, Dispatched: time.Second, Headers: time.Second + ttft, FirstContent: time.Second + ttft, End: 2*time.Second + ttft}
 }
 
-// TestTargetStateJudge: the state each traffic calls for, counted as the
-// rules count it: a slow success is SLOW (never FAILING), unsent arrivals
-// are no data (never FAILING), failures are FAILING, nothing ok is DOWN.
-func TestTargetStateJudge(t *testing.T) {
-	gates := stats.Gates{TTFT: 500 * time.Millisecond}
-	for _, c := range []struct {
-		name string
-		feed func(add func(*ledger.Record))
-		want slo.State
-	}{
-		{"nothing", func(func(*ledger.Record)) {}, slo.StateNoData},
-		{"healthy", func(add func(*ledger.Record)) {
-			for range 100 {
-				add(stateRec("chat", ledger.OK, ledger.ReasonStop, 100*time.Millisecond))
-			}
-		}, slo.StateOK},
-		{"slow but successful", func(add func(*ledger.Record)) {
-			for range 100 {
-				add(stateRec("chat", ledger.OK, ledger.ReasonStop, 2*time.Second))
-			}
-		}, slo.StateSlow},
-		{"every arrival unsent (budget, cap)", func(add func(*ledger.Record)) {
-			for i := range 100 {
-				add(stateRec("chat", ledger.Unsent, []ledger.Reason{ledger.ReasonBudget, ledger.ReasonClientCap}[i%2], 0))
-			}
-		}, slo.StateNoData},
-		{"stale connections and cancellations only fail nothing", func(add func(*ledger.Record)) {
-			for i := range 100 {
-				add(stateRec("chat", ledger.OK, ledger.ReasonStop, 100*time.Millisecond))
-				if i%3 == 0 {
-					add(stateRec("chat", ledger.TransportError, ledger.ReasonStaleConnection, 0))
-					add(stateRec("chat", ledger.Cancelled, ledger.ReasonInjected, 0))
-				}
-			}
-		}, slo.StateOK},
-		{"a third rejected", func(add func(*ledger.Record)) {
-			for i := range 90 {
-				if i%3 == 0 {
-					add(stateRec("chat", ledger.Rejected, ledger.ReasonStatus503, 0))
-				} else {
-					add(stateRec("chat", ledger.OK, ledger.ReasonStop, 100*time.Millisecond))
-				}
-			}
-		}, slo.StateFailing},
-		{"nothing succeeds", func(add func(*ledger.Record)) {
-			for range 20 {
-				add(stateRec("chat", ledger.TransportError, ledger.ReasonConnectionRefused, 0))
-			}
-		}, slo.StateDown},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			sd, now := newStatusData(), time.Now()
-			c.feed(func(r *ledger.Record) { sd.record(now, r, gates) })
-			got, classes := sd.judge(now)
-			if got != c.want {
-				t.Errorf("state %s, want %s (%+v)", got, c.want, classes)
-			}
-		})
-	}
-}
-
 // TestSpeakStatesOncePerChange: a target's state changes are logged once
 // each, with the figures, and a healthy start is not a change worth a line.
 func TestSpeakStatesOncePerChange(t *testing.T) {
@@ -115,20 +54,20 @@ func TestSpeakStatesOncePerChange(t *testing.T) {
 	gates := stats.Gates{TTFT: 500 * time.Millisecond}
 	feed := func(n int, ttft time.Duration, o ledger.Outcome, r ledger.Reason) {
 		for range n {
-			st.status.record(clock, stateRec("chat", o, r, ttft), gates)
+			st.status.Record(clock, stateRec("chat", o, r, ttft), gates)
 		}
 	}
 	feed(50, 100*time.Millisecond, ledger.OK, ledger.ReasonStop)
-	d.speakStates() // OK at start: no line
-	d.speakStates()
+	d.logStateChanges() // OK at start: no line
+	d.logStateChanges()
 	clock = clock.Add(2 * time.Minute)
 	feed(500, 2*time.Second, ledger.OK, ledger.ReasonStop)
-	d.speakStates() // → SLOW
-	d.speakStates()
+	d.logStateChanges() // → SLOW
+	d.logStateChanges()
 	clock = clock.Add(2 * time.Minute)
 	feed(300, 0, ledger.Rejected, ledger.ReasonStatus429)
-	d.speakStates() // → FAILING
-	d.speakStates()
+	d.logStateChanges() // → FAILING
+	d.logStateChanges()
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if line == "" {
@@ -145,26 +84,5 @@ func TestSpeakStatesOncePerChange(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "OK→SLOW SLOW→FAILING" {
 		t.Errorf("state lines %q, want OK→SLOW then SLOW→FAILING, once each", got)
-	}
-}
-
-// TestBadgeCauses: the badge names causes briefly and links the evidence.
-func TestBadgeCauses(t *testing.T) {
-	for _, c := range []struct {
-		causes         []stats.Cause
-		names, anchors string
-	}{
-		{[]stats.Cause{stats.CauseHostStarved}, "host", "#prober-host"},
-		{[]stats.Cause{stats.CauseCgroupThrottled, stats.CauseDispatchLag}, "cgroup, lag", "#prober-host"},
-		{[]stats.Cause{stats.CauseInFlightCap}, "cap", "#generator-t1"},
-		{nil, "unknown", "#generator-t1"},
-	} {
-		var ic []stats.InvalidCause
-		for _, x := range c.causes {
-			ic = append(ic, stats.InvalidCause{Cause: x})
-		}
-		if n, a := badgeCauses(ic, "t1"); n != c.names || a != c.anchors {
-			t.Errorf("%v: %q %q, want %q %q", c.causes, n, a, c.names, c.anchors)
-		}
 	}
 }

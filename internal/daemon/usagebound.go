@@ -47,9 +47,9 @@ func (u *usageLog) observe(now time.Time, every time.Duration, bound int64) (n i
 	return n, tokens, true
 }
 
-// speakInvalidUsage says that rec's usage could not be true and that the
+// logInvalidUsage says that rec's usage could not be true and that the
 // budget was charged bound tokens for it instead.
-func (r *targetRun) speakInvalidUsage(d *Daemon, rec *ledger.Record, bound int64) {
+func (r *targetRun) logInvalidUsage(d *Daemon, rec *ledger.Record, bound int64) {
 	every := d.opts.FailureLogEvery
 	if every <= 0 {
 		every = defaultFailureLogEvery

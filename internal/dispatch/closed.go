@@ -92,7 +92,7 @@ func (g *Group) Closed(ctx context.Context, c ClosedConfig) error {
 	}
 	defer cancel()
 	st := &stream{
-		g: g, s: g.newShard(), base: context.WithoutCancel(ctx),
+		g: g, s: g.newStripe(), base: context.WithoutCancel(ctx),
 		exec: c.Exec, admit: c.Admit, retry: c.Retry,
 	}
 	var users sync.WaitGroup

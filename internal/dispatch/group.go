@@ -45,17 +45,17 @@ type Group struct {
 	censorEnd    atomic.Int64 // ledger offset of the drain deadline (stateCensored)
 	interruptEnd atomic.Int64 // ledger offset of the interrupt (stateInterrupted)
 
-	shards []*shard      // fixed at creation; streams are spread over them
-	next   atomic.Uint32 // round robin over shards
+	stripes []*stripe     // fixed at creation; streams are spread over them
+	next    atomic.Uint32 // round robin over stripes
 
 	flights sync.WaitGroup // one per request chain (a request and its retries)
 	loops   sync.WaitGroup // closed-loop user goroutines
 }
 
-// shard is a set of in-flight requests. Streams are spread over a fixed
-// number of shards so that they do not contend on one lock and the group's
+// stripe is a set of in-flight requests. Streams are spread over a fixed
+// number of stripes so that they do not contend on one lock and the group's
 // state does not grow with the number of streams a long run starts.
-type shard struct {
+type stripe struct {
 	mu sync.Mutex
 	m  map[*flight]struct{}
 }
@@ -68,9 +68,9 @@ type flight struct {
 
 // NewGroup returns a Group that records into led.
 func NewGroup(led *ledger.Ledger) *Group {
-	g := &Group{led: led, drainCh: make(chan struct{}), stopCh: make(chan struct{}), shards: make([]*shard, numShards)}
-	for i := range g.shards {
-		g.shards[i] = &shard{m: make(map[*flight]struct{})}
+	g := &Group{led: led, drainCh: make(chan struct{}), stopCh: make(chan struct{}), stripes: make([]*stripe, numStripes)}
+	for i := range g.stripes {
+		g.stripes[i] = &stripe{m: make(map[*flight]struct{})}
 	}
 	return g
 }
@@ -78,19 +78,19 @@ func NewGroup(led *ledger.Ledger) *Group {
 // Ledger returns the group's ledger.
 func (g *Group) Ledger() *ledger.Ledger { return g.led }
 
-// numShards is the number of flight sets per group.
-const numShards = 16
+// numStripes is the number of flight sets per group.
+const numStripes = 16
 
-// newShard picks the shard for a new stream.
-func (g *Group) newShard() *shard {
-	return g.shards[g.next.Add(1)%numShards]
+// newStripe picks the stripe for a new stream.
+func (g *Group) newStripe() *stripe {
+	return g.stripes[g.next.Add(1)%numStripes]
 }
 
 // register adds a flight for rec to s. A new chain (chain true: a first
 // attempt) is counted in g.flights and refused once the group drains; a
 // retry within a chain is refused only once the group has stopped (drain
 // deadline or interrupt).
-func (g *Group) register(s *shard, f *flight, chain bool) bool {
+func (g *Group) register(s *stripe, f *flight, chain bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if g.stopped.Load() || (chain && g.draining.Load()) {
@@ -103,7 +103,7 @@ func (g *Group) register(s *shard, f *flight, chain bool) bool {
 	return true
 }
 
-func (s *shard) remove(f *flight) {
+func (s *stripe) remove(f *flight) {
 	s.mu.Lock()
 	delete(s.m, f)
 	s.mu.Unlock()
@@ -113,7 +113,7 @@ func (s *shard) remove(f *flight) {
 // counts a new request chain (a first attempt and its retries) in
 // g.flights. It fails once the group is draining: the caller then ends rec
 // unsent/shutdown.
-func (g *Group) begin(base context.Context, s *shard, rec *ledger.Record, chain bool) (*flight, context.Context, bool) {
+func (g *Group) begin(base context.Context, s *stripe, rec *ledger.Record, chain bool) (*flight, context.Context, bool) {
 	ctx, cancel := context.WithCancelCause(base)
 	f := &flight{rec: rec, cancel: cancel}
 	if !g.register(s, f, chain) {
@@ -127,7 +127,7 @@ func (g *Group) begin(base context.Context, s *shard, rec *ledger.Record, chain 
 // Exec's result or, when Drain or an interrupt claimed the flight first,
 // with theirs. It reports the outcome recorded and whether the Exec's own
 // result stood.
-func (g *Group) run(ctx context.Context, s *shard, f *flight, x Exec) (ledger.Result, bool) {
+func (g *Group) run(ctx context.Context, s *stripe, f *flight, x Exec) (ledger.Result, bool) {
 	res := x(ctx, f.rec, func() { g.markSent(f) })
 	s.remove(f)
 	f.cancel(nil)
@@ -198,8 +198,8 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 		close(g.drainCh)
 	})
 	// Barrier: a registration that raced with the flag is visible now.
-	shards := g.shards
-	for _, s := range shards {
+	stripes := g.stripes
+	for _, s := range stripes {
 		s.mu.Lock()
 		//lint:ignore SA2001 empty critical section is the barrier
 		s.mu.Unlock()
@@ -216,7 +216,7 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 	defer t.Stop()
 	interrupt := func() {
 		g.interruptEnd.Store(int64(g.led.Now()))
-		g.claim(shards, stateInterrupted, errInterrupted)
+		g.claim(stripes, stateInterrupted, errInterrupted)
 		<-done
 	}
 	if ctx.Err() != nil { // an interrupt wins over a deadline that is also due
@@ -230,7 +230,7 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 				break
 			}
 			g.censorEnd.Store(int64(g.led.Now()))
-			censored = g.claim(shards, stateCensored, errDrainDeadline)
+			censored = g.claim(stripes, stateCensored, errDrainDeadline)
 			<-done
 		case <-ctx.Done():
 			interrupt()
@@ -243,13 +243,13 @@ func (g *Group) Drain(ctx context.Context, deadline time.Duration) (censored int
 // claim claims every registered flight for state (stateCensored or
 // stateInterrupted) and cancels it; a flight not yet sent is claimed as
 // stopped instead. It returns how many sent flights it claimed.
-func (g *Group) claim(shards []*shard, state int32, cause error) int {
+func (g *Group) claim(stripes []*stripe, state int32, cause error) int {
 	g.stopOnce.Do(func() {
 		g.stopped.Store(true)
 		close(g.stopCh)
 	})
 	n := 0
-	for _, s := range shards {
+	for _, s := range stripes {
 		s.mu.Lock()
 		for f := range s.m {
 			for {
@@ -277,7 +277,7 @@ func (g *Group) claim(shards []*shard, state int32, cause error) int {
 // InFlight returns the number of requests in flight in the group.
 func (g *Group) InFlight() int {
 	n := 0
-	for _, s := range g.shards {
+	for _, s := range g.stripes {
 		s.mu.Lock()
 		n += len(s.m)
 		s.mu.Unlock()

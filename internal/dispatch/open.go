@@ -173,7 +173,7 @@ func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 		start = led.Now()
 	}
 	st := &stream{
-		g: g, s: g.newShard(), base: context.WithoutCancel(ctx),
+		g: g, s: g.newStripe(), base: context.WithoutCancel(ctx),
 		exec: c.Exec, admit: c.Admit, retry: c.Retry, lim: newLimiter(c.MaxInFlight), onPlan: c.OnPlan,
 	}
 	timer := time.NewTimer(time.Hour)

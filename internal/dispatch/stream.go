@@ -11,7 +11,7 @@ import (
 // stream is what one Open or Closed call shares with its request chains.
 type stream struct {
 	g     *Group
-	s     *shard
+	s     *stripe
 	base  context.Context // request contexts derive from it: values kept, never cancelled by the stream's ctx
 	exec  Exec
 	admit Admit

@@ -316,7 +316,7 @@ func (l *Ladder) checkLive(ctx context.Context, a Announcement, i int) string {
 	defer cancel()
 	cfg := l.cfg
 	reps := l.gatherLive(ctx, a, i)
-	var parts []stats.Part
+	var parts []stats.ShardSummary
 	finished, judged, over, waiting := 0, 0, 0, 0
 	for s := range l.n.id.Shards {
 		r, ok := reps[s]

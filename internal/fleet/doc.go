@@ -12,7 +12,7 @@
 // share of step i through its own ladder.Runner (a ladder.Session), judged
 // by its own abort rules, from step i's announced start while the
 // coordinator allows it. Each shard serves its per-step results (counts
-// and mergeable latency sketches, stats.Part) on its admin server
+// and mergeable latency sketches, stats.ShardSummary) on its admin server
 // (Handler, under /fleet/v1/). The coordinator gathers them once the step
 // has ended, merges them (stats.Merge), judges the merged steps with the
 // one ladder judge (ladder.AbortRules.Check, ladder.StopHere,

@@ -45,7 +45,7 @@ func TestGatherCleansRefusals(t *testing.T) {
 			_ = json.NewEncoder(w).Encode(ShardInfo{Identity: Identity{1, 2}, Instance: "fake"})
 			return
 		}
-		all := stats.Part{LagLimitNS: int64(l.cfg.Validity.Limit()), Outcomes: map[ledger.Outcome]map[ledger.Reason]int{ledger.Outcome(hostileText): {ledger.Reason(hostileText): 0}}}
+		all := stats.ShardSummary{LagLimitNS: int64(l.cfg.Validity.Limit()), Outcomes: map[ledger.Outcome]map[ledger.Reason]int{ledger.Outcome(hostileText): {ledger.Reason(hostileText): 0}}}
 		rep := map[string]any{"ladder": id, "step": 1, "shard": 1, "shards": 2, "fingerprint": l.print, "rate": l.n.id.Rate(l.cfg.Steps[0]),
 			"valid": true, "all": all, "classes": map[string]any{"chat": all}}
 		b, err := json.Marshal(rep)

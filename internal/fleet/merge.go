@@ -109,7 +109,7 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	cfg := l.cfg
 	rate := cfg.Steps[i-1]
 	var (
-		parts    []stats.Part
+		parts    []stats.ShardSummary
 		verdicts []stats.ShardVerdict
 		rows     []ShardStep
 		pending  int
@@ -151,7 +151,7 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	}
 	var classes []stats.ClassStep
 	for _, c := range cfg.Classes {
-		var cparts []stats.Part
+		var cparts []stats.ShardSummary
 		for shard := range l.n.id.Shards {
 			if r, ok := g.reports[shard]; ok {
 				cparts = append(cparts, r.Classes[c.Name])

@@ -79,7 +79,7 @@ func benchReport(b testing.TB, l *Ladder, shard, s int) []byte {
 	}
 	sum := all.Summary()
 	rep := StepReport{Ladder: "t-1", Target: "t", Step: 1, Shard: shard, Shards: id.Shards, Fingerprint: l.print, Rate: rate,
-		Valid: sum.Validity.Valid, Causes: sum.Validity.Causes, All: all.Part(true), Classes: map[string]stats.Part{"chat": class.Part(true)}}
+		Valid: sum.Validity.Valid, Causes: sum.Validity.Causes, All: all.ShardSummary(true), Classes: map[string]stats.ShardSummary{"chat": class.ShardSummary(true)}}
 	out, err := json.Marshal(rep)
 	if err != nil {
 		b.Fatal(err)

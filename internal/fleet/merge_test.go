@@ -35,7 +35,7 @@ func TestClassLagLimitDisagrees(t *testing.T) {
 
 	// Shard 1's class counted against twice the limit.
 	bad := *g.reports[1]
-	bad.Classes = map[string]stats.Part{}
+	bad.Classes = map[string]stats.ShardSummary{}
 	for name, p := range g.reports[1].Classes {
 		p.LagLimitNS *= 2
 		bad.Classes[name] = p

@@ -107,26 +107,26 @@ type StepReport struct {
 	Rate        float64 `json:"rate"` // this shard's offered rate
 	// Pending counts requests still in flight when the step was
 	// summarised (in no count).
-	Pending     int                   `json:"pending"`
-	AbortReason string                `json:"abort_reason,omitempty"`
-	Valid       bool                  `json:"valid"`
-	Causes      []stats.InvalidCause  `json:"invalid_causes,omitempty"`
-	All         stats.Part            `json:"all"`
-	Classes     map[string]stats.Part `json:"classes"`
+	Pending     int                           `json:"pending"`
+	AbortReason string                        `json:"abort_reason,omitempty"`
+	Valid       bool                          `json:"valid"`
+	Causes      []stats.InvalidCause          `json:"invalid_causes,omitempty"`
+	All         stats.ShardSummary            `json:"all"`
+	Classes     map[string]stats.ShardSummary `json:"classes"`
 }
 
 // LiveReport is one shard's step in progress
 // (GET /fleet/v1/ladders/{id}/live): counts only, and the in-step TTFT
 // rule's counts (ladder.TTFTInFlight).
 type LiveReport struct {
-	Ladder      string     `json:"ladder"`
-	Shard       int        `json:"shard"`
-	Step        int        `json:"step"`
-	Planned     int        `json:"planned"`
-	Finished    int        `json:"finished"`
-	All         stats.Part `json:"all"`
-	TTFTJudged  int        `json:"ttft_judged"`
-	TTFTOver    int        `json:"ttft_over"`
-	TTFTWaiting int        `json:"ttft_waiting"`
-	AbortReason string     `json:"abort_reason,omitempty"`
+	Ladder      string             `json:"ladder"`
+	Shard       int                `json:"shard"`
+	Step        int                `json:"step"`
+	Planned     int                `json:"planned"`
+	Finished    int                `json:"finished"`
+	All         stats.ShardSummary `json:"all"`
+	TTFTJudged  int                `json:"ttft_judged"`
+	TTFTOver    int                `json:"ttft_over"`
+	TTFTWaiting int                `json:"ttft_waiting"`
+	AbortReason string             `json:"abort_reason,omitempty"`
 }

@@ -158,7 +158,7 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 		Valid: s.Validity.Valid, Invalid: s.Validity.Reasons,
 		// Met is the capacity rule for one step, so the table and the
 		// capacity cannot disagree.
-		Met:         stats.Met(s, goodTarget),
+		Met:         stats.Qualifies(s, goodTarget),
 		AbortReason: st.AbortReason,
 	}
 	r.InvalidCauses = append(r.InvalidCauses, s.Validity.Causes...)
@@ -180,7 +180,7 @@ func Row(st stats.LadderStep, goodTarget float64) StepRow {
 			r.Classes = append(r.Classes, ClassRow{
 				Class: c.Class, Rate: c.Rate, Planned: cs.Planned, OK: cs.Completed, Good: cs.Good, Pending: cs.Pending,
 				GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFTCount: cs.TTFT.Count, TTFTP95: cs.TTFT.P95.Seconds(),
-				Met: stats.Met(cs, goodTarget),
+				Met: stats.Qualifies(cs, goodTarget),
 			})
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -237,7 +237,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	// The server's view opens before the step's schedule starts, so a slow
 	// scrape cannot push back its arrivals (a fleet shard's start is fixed
 	// by the timetable; a lone ladder's is now, after the scrape).
-	srv := servermetrics.Open(ctx, r.cfg.ServerMetrics)
+	srv := scrape.Open(ctx, r.cfg.ServerMetrics)
 	defer srv.Close()
 	if start <= 0 {
 		start = led.Now()

@@ -1,8 +1,8 @@
 package ladder
 
-import "github.com/llmprobe/llmprobe/internal/servermetrics"
+import "github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 
 // ServerMetrics reads the target's own metrics endpoint beside each step
-// (a *servermetrics.Scraper): each step opens a servermetrics.Session on
+// (a *scrape.Scraper): each step opens a scrape.Session on
 // it before its first arrival and ends it once its requests settled.
-type ServerMetrics = servermetrics.Source
+type ServerMetrics = scrape.Source

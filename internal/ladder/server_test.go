@@ -17,11 +17,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 )
 
-func scraper(t *testing.T, url string, interval time.Duration) *servermetrics.Scraper {
+func scraper(t *testing.T, url string, interval time.Duration) *scrape.Scraper {
 	t.Helper()
-	s, err := servermetrics.New(servermetrics.Options{URL: url, Interval: interval, Timeout: time.Second})
+	s, err := scrape.New(scrape.Options{URL: url, Interval: interval, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

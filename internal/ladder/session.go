@@ -50,8 +50,8 @@ func (s *Session) End() { s.r.running.Unlock() }
 type StepResult struct {
 	Step    stats.LadderStep
 	Pending int
-	All     stats.Part
-	Classes map[string]stats.Part
+	All     stats.ShardSummary
+	Classes map[string]stats.ShardSummary
 }
 
 // Step runs step n (1-based, at the runner's n-th rate) with its schedule's
@@ -67,9 +67,9 @@ func (s *Session) Step(ctx context.Context, n int, start time.Duration) (StepRes
 	if err != nil {
 		return StepResult{}, err
 	}
-	out := StepResult{Step: ls, Pending: pending, All: st.acc.Part(true), Classes: map[string]stats.Part{}}
+	out := StepResult{Step: ls, Pending: pending, All: st.acc.ShardSummary(true), Classes: map[string]stats.ShardSummary{}}
 	for name, a := range st.class {
-		out.Classes[name] = a.Part(true)
+		out.Classes[name] = a.ShardSummary(true)
 	}
 	return out, nil
 }
@@ -94,7 +94,7 @@ type Live struct {
 	Step     int
 	Planned  int
 	Finished int
-	All      stats.Part
+	All      stats.ShardSummary
 	// TTFTJudged, TTFTOver and TTFTWaiting are the in-step TTFT rule's
 	// counts at the time of the call.
 	TTFTJudged, TTFTOver, TTFTWaiting int
@@ -112,7 +112,7 @@ func (r *Runner) Live() (l Live, ok bool) {
 		return Live{}, false
 	}
 	p, f := st.counts()
-	l = Live{Step: st.n, Planned: p, Finished: f, All: st.acc.Part(false), AbortReason: st.aborted()}
+	l = Live{Step: st.n, Planned: p, Finished: f, All: st.acc.ShardSummary(false), AbortReason: st.aborted()}
 	l.TTFTJudged, l.TTFTOver, l.TTFTWaiting = st.ttftCounts(r.g.Ledger().Now(), r.cfg.ExecMarksFirstToken)
 	return l, true
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -18,7 +18,7 @@ type serverQueue struct {
 // markQueue reads the server's waiting queue as the step's arrivals end:
 // the steady-state rule compares it with the step's start (the view's own
 // end scrape comes after the settle, when the queue has drained).
-func markQueue(ctx context.Context, srv servermetrics.Session) serverQueue {
+func markQueue(ctx context.Context, srv scrape.Session) serverQueue {
 	start, end, ok := srv.Mark(context.WithoutCancel(ctx))
 	return serverQueue{start: start, end: end, ok: ok}
 }

@@ -47,14 +47,14 @@ func firstFailing(steps []stats.LadderStep, target float64) int {
 		}
 		var js []judged
 		if len(s.Classes) == 0 {
-			js = append(js, judged{"", stats.Met(s.Summary, target)})
+			js = append(js, judged{"", stats.Qualifies(s.Summary, target)})
 		}
 		for _, c := range s.Classes {
 			// A class with no arrivals in the step says nothing; one whose
 			// arrivals were all still in flight when the step was summarised
-			// (pending) had arrivals, none good: judged as stats.Met judges.
+			// (pending) had arrivals, none good: judged as stats.Qualifies judges.
 			if c.Summary.Planned+c.Summary.Pending > 0 {
-				js = append(js, judged{c.Class, stats.Met(c.Summary, target)})
+				js = append(js, judged{c.Class, stats.Qualifies(c.Summary, target)})
 			}
 		}
 		anyMet := false

@@ -368,7 +368,7 @@ func TestFirstFailing(t *testing.T) {
 		{"nobody meets", []stats.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
 		{"a class with no arrivals in a step is not judged there", []stats.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
 		// Every arrival of the class still in flight when the step was
-		// summarised: planned, none good (stats.Met's rule), so it is judged
+		// summarised: planned, none good (stats.Qualifies's rule), so it is judged
 		// and fails, as the table's met column and the capacity say.
 		{"a class whose arrivals were all still pending is judged (and fails)", []stats.LadderStep{two(1, 1, 10), pendingOnly(two(1, 0, 0), 4)}, 2},
 	} {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -39,10 +38,6 @@ type probe struct {
 	bound    string // what set the timeout, in words
 	close    func()
 }
-
-// targetName is what a configured target's name can look like (the
-// config's rule); anything else is never echoed.
-var targetName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
 // prepare resolves a scrape into a probe, or refuses it (a requestError
 // with its status) before anything is planned.
@@ -97,7 +92,7 @@ func (h *Handler) prepare(r *http.Request, cfg *config.Config) (*probe, error) {
 	}
 	if !ok {
 		shown := "(not shown: not a target name)"
-		if targetName.MatchString(raw) {
+		if config.ValidName(raw) { // what a configured target's name can be; anything else is never echoed
 			shown = strconv.Quote(raw)
 		}
 		return nil, refused(telemetry.ProbeRefusedTargetNotAllowed, "target %s is neither a configured target nor a URL under probe.allowed_targets: /probe sends to nothing else", shown)

@@ -111,7 +111,7 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 	}
 	next := 0.0
 	for _, st := range res.Steps {
-		if st.Rate > v.Capacity && st.Summary.Validity.Valid && st.Summary.Planned+st.Summary.Pending > 0 && !stats.Met(st.Summary, res.GoodFractionTarget) && (next == 0 || st.Rate < next) {
+		if st.Rate > v.Capacity && st.Summary.Validity.Valid && st.Summary.Planned+st.Summary.Pending > 0 && !stats.Qualifies(st.Summary, res.GoodFractionTarget) && (next == 0 || st.Rate < next) {
 			next = st.Rate
 		}
 	}
@@ -381,7 +381,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 			Outcomes: o, TTFT: DistOf(s.TTFT), E2E: DistOf(s.E2E), DispatchLag: DistOf(s.DispatchLag),
 			Goodput: s.GoodputPerSecond, GoodFraction: s.GoodFraction, Valid: s.Validity.Valid,
 			Invalid: append([]string{}, s.Validity.Reasons...), Causes: causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
-			Met: stats.Met(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
+			Met: stats.Qualifies(s, res.GoodFractionTarget), Aborted: st.Aborted, AbortReason: st.AbortReason,
 			MatchedGaps: MatchedGapsOf(s),
 		}
 		if s.WindowAsked > 0 {
@@ -397,7 +397,7 @@ func LadderOf(res stats.LadderResult) Ladder {
 			for _, c := range st.Classes {
 				cs := c.Summary
 				js.Classes = append(js.Classes, ClassStepJSON{Class: c.Class, Rate: c.Rate, Planned: cs.Planned, Pending: cs.Pending, Good: cs.Good,
-					GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFT: DistOf(cs.TTFT), Met: stats.Met(cs, res.GoodFractionTarget)})
+					GoodFraction: cs.GoodFraction, Goodput: cs.GoodputPerSecond, TTFT: DistOf(cs.TTFT), Met: stats.Qualifies(cs, res.GoodFractionTarget)})
 			}
 		}
 		l.Steps = append(l.Steps, js)

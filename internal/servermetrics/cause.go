@@ -1,72 +1,32 @@
 package servermetrics
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"net"
-	"syscall"
-	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
-// causeMax bounds a failure cause.
-const causeMax = 120
+// Bounds on the texts of a failed scrape in a View.
+const (
+	errMax   = 300 // an error text
+	causeMax = 120 // a failure cause
+)
 
-// ScrapeError is a failed scrape: its full text (the URL and what went
-// wrong, sanitised) and its cause in a few words (FailureCause).
-type ScrapeError struct {
-	msg, cause string
-}
-
-func (e *ScrapeError) Error() string { return e.msg }
+// CleanError is the one rule for an error that may quote the server: the
+// sanitiser (with r's redactions; nil redacts nothing), bounded.
+func CleanError(r *sanitize.Redactor, err error) string { return r.String(err.Error(), errMax) }
 
 // FailureCause is what a failed scrape ran into, in a few words and
-// sanitised: "timeout after 2s", "HTTP 503", "parse error: …", "connection
-// refused", "body larger than 4194304 bytes". "" for nil; the cleaned,
-// bounded error text for an error that is no ScrapeError.
+// sanitised ("timeout after 2s", "HTTP 503", "parse error: …",
+// "connection refused"): the error's own FailureCause() when it has one
+// (the scraper's errors do), else its cleaned, bounded text; "" for nil.
 func FailureCause(err error) string {
 	if err == nil {
 		return ""
 	}
-	var se *ScrapeError
-	if errors.As(err, &se) {
-		return se.cause
+	var c interface{ FailureCause() string }
+	if errors.As(err, &c) {
+		return sanitize.String(c.FailureCause(), causeMax)
 	}
 	return sanitize.String(err.Error(), causeMax)
-}
-
-// statusError is a response other than 200.
-type statusError int
-
-func (s statusError) Error() string { return fmt.Sprintf("HTTP %d (want 200)", int(s)) }
-
-// parseError is a body that is not a valid exposition.
-type parseError struct{ err error }
-
-func (p parseError) Error() string { return p.err.Error() }
-func (p parseError) Unwrap() error { return p.err }
-
-// causeOf classifies a scrape's error (not yet cleaned: the caller
-// sanitises the result).
-func causeOf(err error, timeout time.Duration) string {
-	var st statusError
-	var pe parseError
-	var ne net.Error
-	switch {
-	case errors.As(err, &st):
-		return fmt.Sprintf("HTTP %d", int(st))
-	case errors.As(err, &pe):
-		return "parse error: " + pe.err.Error()
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return "timeout after " + timeout.String()
-	case errors.Is(err, context.Canceled):
-		return "cancelled"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
-	}
-	return err.Error()
 }

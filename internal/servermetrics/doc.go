@@ -1,22 +1,21 @@
-// Package servermetrics reads an inference server's own Prometheus endpoint
-// beside a measurement window (a ladder step) and says what the server saw
-// during it: its running and waiting requests, its KV-cache usage, its own
-// TTFT, inter-token and end-to-end latency over the window, and any other
-// configured metric.
+// Package servermetrics is what an inference server's own Prometheus
+// metrics say over a measurement window (a ladder step, a probe run): its
+// running and waiting requests, its KV-cache usage, its own TTFT,
+// inter-token and end-to-end latency over the window, and any other
+// configured metric. It is pure: it parses expositions and folds them into
+// a View, and never opens a connection (the HTTP scraper that fetches them
+// is the scrape subpackage), so stats and report can hold a View without
+// the network.
 //
-// A Scraper fetches the endpoint over HTTP with a per-scrape timeout and a
-// bound on the (decompressed) body, and parses it with
-// github.com/prometheus/common/expfmt (Prometheus text format, OpenMetrics
-// 1.0, or delimited protobuf, as the response's Content-Type says). The body
-// is hostile input: anything that does not parse is a clear error, values
-// that make no sense (NaN, ±Inf, a negative count, a KV-cache fraction above
-// 1, non-cumulative buckets) are left out and counted, and every string that
-// reaches a View (the URL, a metric name, an error) has passed through
-// sanitize.
+// Parse reads one exposition with github.com/prometheus/common/expfmt
+// (Prometheus text format, OpenMetrics 1.0, or delimited protobuf, as the
+// Content-Type says). The body is hostile input: anything that does not
+// parse is a clear error, values that make no sense (NaN, ±Inf, a
+// negative count, a KV-cache fraction above 1, non-cumulative buckets) are
+// left out and counted, and every string that reaches a View (the URL, a
+// metric name, an error) has passed through sanitize.
 //
-// Scraper.Start scrapes once and, with an interval, keeps sampling in a
-// goroutine that stops with its context; Window.End scrapes again and folds
-// the scrapes into a View:
+// An Accumulator folds the expositions of one window into a View:
 //
 //   - gauges: value at the start, min, max and last over every scrape of the
 //     window (summed across series, or the maximum for a fraction such as
@@ -33,10 +32,12 @@
 //     marked a lower bound.
 //
 // Which names mean what is a small table per server flavour (vLLM, SGLang,
-// TGI; Profiles), detected from the names the server exposes unless
-// configured. Explain turns a View into one line for a report: "waiting
-// queue grew from 0 to 37; KV cache up to 98 %; …".
+// TGI, llama.cpp; Profile), detected from the names the server exposes
+// unless configured; ParseFlavour is the one parser of a configured
+// flavour. Explain turns a View into one line for a report: "waiting queue
+// grew from 0 to 37; KV cache up to 98 %; …"; Gap sets the client's TTFT
+// beside the server's.
 //
 // The package is a leaf: it imports sanitize and nothing else of the
-// project. The ladder calls Start before a step and End after it.
+// project, and no network package (test/arch holds it to that).
 package servermetrics

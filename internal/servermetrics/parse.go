@@ -67,9 +67,9 @@ type Bucket struct {
 	Count      float64
 }
 
-// acceptHeader asks for the Prometheus text format, which every known
+// AcceptHeader asks for the Prometheus text format, which every known
 // exporter serves when asked.
-const acceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
+const AcceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // Bounds on an OpenMetrics body. expfmt parses OpenMetrics line by line
 // against the ABNF grammar, at a cost that grows steeply with line length

@@ -182,7 +182,7 @@ func TestParseHostile(t *testing.T) {
 				if e != nil {
 					t.Error("a partly parsed exposition was returned with the error")
 				}
-				msg := cleanErr(nil, err) // as Scrape shows it
+				msg := CleanError(nil, err) // as Scrape shows it
 				if strings.Contains(msg, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA") {
 					t.Errorf("error text not bounded: %d bytes", len(msg))
 				}

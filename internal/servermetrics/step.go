@@ -4,16 +4,13 @@ import (
 	"time"
 )
 
-// URL returns the scraped URL as views and errors name it (sanitised).
-func (s *Scraper) URL() string { return s.url }
-
 // Unavailable is the view of a window that could not be opened: no
 // figures, the URL (sanitised) and why (err's text, already cleaned by the
-// scraper, is bounded again here).
+// scraper, is cleaned and bounded again here; its cause is FailureCause).
 func Unavailable(url string, err error) View {
 	v := View{URL: url, Unavailable: true, Stats: []Stat{}}
 	if err != nil {
-		v.Error = cleanErr(nil, err)
+		v.Error = CleanError(nil, err)
 		v.FailureCause = FailureCause(err)
 	}
 	v.Explanation = Explain(v)

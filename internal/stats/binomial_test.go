@@ -160,11 +160,11 @@ func TestLagRuleAccumulatorAndMerge(t *testing.T) {
 		}
 	}
 	for _, samples := range []bool{true, false} {
-		pa, pb := a.Part(samples), b.Part(samples)
+		pa, pb := a.ShardSummary(samples), b.ShardSummary(samples)
 		if pa.LagOverHard+pb.LagOverHard != 1 || pa.LagHardNS != int64(100*ms) {
 			t.Fatalf("parts count %d+%d beyond %v", pa.LagOverHard, pb.LagOverHard, time.Duration(pa.LagHardNS))
 		}
-		m, err := Merge(cfg, []Part{pa, pb})
+		m, err := Merge(cfg, []ShardSummary{pa, pb})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,10 +174,10 @@ func TestLagRuleAccumulatorAndMerge(t *testing.T) {
 	}
 	other := cfg
 	other.Validity.LagHardFactor = 20
-	if _, err := Merge(other, []Part{a.Part(false)}); err == nil || !strings.Contains(err.Error(), "hard") {
+	if _, err := Merge(other, []ShardSummary{a.ShardSummary(false)}); err == nil || !strings.Contains(err.Error(), "hard") {
 		t.Errorf("a part counted against another hard limit merged: %v", err)
 	}
-	bad := a.Part(false)
+	bad := a.ShardSummary(false)
 	bad.LagOverHard = bad.LagOver + 1
 	if err := bad.Check(); err == nil {
 		t.Error("more dispatches beyond the hard limit than beyond the limit passed the check")

@@ -117,17 +117,17 @@ type point struct {
 	s     Summary
 }
 
-// Met reports whether one step counts toward capacity: its generator was
+// Qualifies reports whether one step counts toward capacity: its generator was
 // valid, it planned arrivals, its good fraction (arrivals still pending
 // counted as planned and not good) reached target, and it was not
 // saturated (Summary.Steady: a backlog that grows fails the step whatever
 // its good fraction over a short window).
-func Met(s Summary, target float64) bool {
+func Qualifies(s Summary, target float64) bool {
 	return s.Validity.Valid && s.Planned+s.Pending > 0 && s.GoodFraction >= target && !s.Saturated()
 }
 
 // Judge returns the capacity and knee over every class together. A
-// saturated step (Summary.Steady) is never the capacity (Met) and is at or
+// saturated step (Summary.Steady) is never the capacity (Qualifies) and is at or
 // past the knee.
 func Judge(steps []LadderStep, target, factor float64) Verdict {
 	pts := make([]point, len(steps))
@@ -160,14 +160,14 @@ func judge(pts []point, target, factor float64) Verdict {
 		}
 	}
 	for i, p := range pts {
-		if p.valid && Met(p.s, target) && p.rate < ceiling && (v.CapacityStep == 0 || p.rate > v.Capacity) {
+		if p.valid && Qualifies(p.s, target) && p.rate < ceiling && (v.CapacityStep == 0 || p.rate > v.Capacity) {
 			v.Capacity, v.CapacityStep = p.rate, i+1
 		}
 	}
 	if v.CapacityStep > 0 {
 		v.CapacityBound = BoundLower
 		for _, p := range pts {
-			if p.valid && p.s.Planned+p.s.Pending > 0 && p.rate > v.Capacity && !Met(p.s, target) {
+			if p.valid && p.s.Planned+p.s.Pending > 0 && p.rate > v.Capacity && !Qualifies(p.s, target) {
 				v.CapacityBound = BoundMeasured
 				break
 			}

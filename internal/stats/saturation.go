@@ -253,11 +253,11 @@ func JudgeSteady(s Steady) Steady {
 // step's) named it saturated.
 func (s Summary) Saturated() bool { return s.Steady != nil && s.Steady.Saturated }
 
-// SteadyPart is a shard's steady-state evidence in mergeable form: counts
+// ShardSteady is a shard's steady-state evidence in mergeable form: counts
 // sum across shards; the TTFT trend is the worst shard's (the shards offer
 // equal shares to one target, so each sees its queue: the strongest rising
 // trend is kept, with its medians).
-type SteadyPart struct {
+type ShardSteady struct {
 	SpanNS        int64   `json:"span_ns"`
 	Arrivals      int     `json:"arrivals"`
 	Completions   int     `json:"completions"`
@@ -272,14 +272,14 @@ type SteadyPart struct {
 	TTFTZ         float64 `json:"ttft_z"`
 }
 
-func (s Steady) part() *SteadyPart {
-	return &SteadyPart{SpanNS: int64(s.SpanSeconds * 1e9), Arrivals: s.Arrivals, Completions: s.Completions,
+func (s Steady) part() *ShardSteady {
+	return &ShardSteady{SpanNS: int64(s.SpanSeconds * 1e9), Arrivals: s.Arrivals, Completions: s.Completions,
 		InFlightStart: s.InFlightStart, InFlightEnd: s.InFlightEnd, TTFTEarly: s.TTFTEarly, TTFTLate: s.TTFTLate,
 		TTFTEarlyP50: s.TTFTEarlyP50, TTFTMidP50: s.TTFTMidP50, TTFTLateP50: s.TTFTLateP50, TTFTSlope: s.TTFTSlope, TTFTZ: s.TTFTZ}
 }
 
 // check reports what makes p unmergeable.
-func (p SteadyPart) check(attempts int) error {
+func (p ShardSteady) check(attempts int) error {
 	for _, n := range []int{p.Arrivals, p.Completions, p.InFlightStart, p.InFlightEnd, p.TTFTEarly, p.TTFTLate} {
 		if n < 0 || n > attempts {
 			return fmt.Errorf("steady: count %d out of range", n)
@@ -297,7 +297,7 @@ func (p SteadyPart) check(attempts int) error {
 }
 
 // mergeSteady sums shards' evidence (nil when no part carried any).
-func mergeSteady(parts []*SteadyPart) *Steady {
+func mergeSteady(parts []*ShardSteady) *Steady {
 	var s *Steady
 	worst := -1
 	for i, p := range parts {

@@ -92,8 +92,8 @@ func TestSaturationRule(t *testing.T) {
 				t.Errorf("reason %q", st.Reason)
 			}
 			t.Logf("%s", st.Reason)
-			if Met(s, 0.5) == tc.saturated && s.GoodFraction >= 0.5 {
-				t.Errorf("Met %v for a step saturated %v", Met(s, 0.5), tc.saturated)
+			if Qualifies(s, 0.5) == tc.saturated && s.GoodFraction >= 0.5 {
+				t.Errorf("Qualifies %v for a step saturated %v", Qualifies(s, 0.5), tc.saturated)
 			}
 		})
 	}
@@ -179,7 +179,7 @@ func TestJudgeSaturatedNeverCapacity(t *testing.T) {
 func TestSteadyMerge(t *testing.T) {
 	const slots, service = 4, 340 * time.Millisecond
 	capacity := float64(slots) / service.Seconds()
-	var parts []Part
+	var parts []ShardSummary
 	for seed := uint64(1); seed <= 2; seed++ {
 		a := NewAccumulator(Config{Mode: ledger.ModeOpen, RequestedRate: 0.625 * capacity, Window: 20 * time.Second, Steady: true,
 			Validity: ValidityConfig{MaxLagP99: time.Second}})
@@ -189,7 +189,7 @@ func TestSteadyMerge(t *testing.T) {
 				a.Add(&r)
 			}
 		}
-		parts = append(parts, a.Part(true))
+		parts = append(parts, a.ShardSummary(true))
 	}
 	sum, err := Merge(Config{Mode: ledger.ModeOpen, RequestedRate: 1.25 * capacity, Window: 20 * time.Second,
 		Validity: ValidityConfig{MaxLagP99: time.Second}}, parts)
@@ -211,12 +211,12 @@ func TestSteadyMerge(t *testing.T) {
 	bare := parts[1]
 	bare.Steady = nil
 	if mixed, err := Merge(Config{Mode: ledger.ModeOpen, RequestedRate: 1.25 * capacity, Window: 20 * time.Second,
-		Validity: ValidityConfig{MaxLagP99: time.Second}}, []Part{parts[0], bare}); err != nil || mixed.Steady != nil {
+		Validity: ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{parts[0], bare}); err != nil || mixed.Steady != nil {
 		t.Errorf("a merge where one part kept no evidence: %v, %+v", err, mixed.Steady)
 	}
 	bad := parts[0]
-	bad.Steady = &SteadyPart{Arrivals: 5, Completions: 1, InFlightStart: 0, InFlightEnd: 1}
-	if _, err := Merge(Config{Mode: ledger.ModeOpen, Window: 20 * time.Second, Validity: ValidityConfig{MaxLagP99: time.Second}}, []Part{bad}); err == nil {
+	bad.Steady = &ShardSteady{Arrivals: 5, Completions: 1, InFlightStart: 0, InFlightEnd: 1}
+	if _, err := Merge(Config{Mode: ledger.ModeOpen, Window: 20 * time.Second, Validity: ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{bad}); err == nil {
 		t.Error("a part whose backlog breaks its identity merged")
 	}
 }

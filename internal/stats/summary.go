@@ -159,7 +159,7 @@ type Summary struct {
 	Validity Validity
 	// Steady is the steady-state evidence and saturation verdict (a
 	// ladder step's: Config.Steady, or merged from parts that carried
-	// it); nil otherwise. A saturated step is never the capacity (Met).
+	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
 	Steady *Steady
 }
 
@@ -179,10 +179,10 @@ type Accumulator struct {
 	lagOverHard                                                int           // dispatched attempts whose lag exceeded lagHard
 	lagN                                                       int           // dispatched attempts with a dispatch lag
 	host                                                       HostHealth
-	window0                                                    time.Duration // cfg.Window before SetWindow
-	steady                                                     *steadyAcc    // Config.Steady
-	steadyParts                                                []*SteadyPart // merged parts' evidence
-	absorbed                                                   int           // parts merged
+	window0                                                    time.Duration  // cfg.Window before SetWindow
+	steady                                                     *steadyAcc     // Config.Steady
+	steadyParts                                                []*ShardSteady // merged parts' evidence
+	absorbed                                                   int            // parts merged
 }
 
 // NewAccumulator returns an empty accumulator for cfg.

@@ -5,6 +5,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 )
 
 // ServerMetrics builds the reader of a target's own metrics endpoint
@@ -20,9 +21,9 @@ func ServerMetrics(t config.Target, c *protocol.Client) (ladder.ServerMetrics, e
 	if sm.URL == "" {
 		return nil, nil
 	}
-	// The flavour is parsed by servermetrics.New (ParseFlavour, its one
+	// The flavour is parsed by scrape.New (servermetrics.ParseFlavour, its one
 	// parser; Checks has already refused an unknown one).
-	s, err := servermetrics.New(servermetrics.Options{
+	s, err := scrape.New(scrape.Options{
 		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: servermetrics.Flavour(sm.Flavour),
 		Metrics: sm.Metrics, Client: c.PlainHTTP(), Redactor: c.Redactor(),
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
+	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 )
 
 // TestServerMetricsScraper: a target's server_metrics becomes a scraper
@@ -110,7 +111,7 @@ func TestServerMetricsScraper(t *testing.T) {
 // TestServerMetricsIntervalBound: config (a leaf) and servermetrics hold
 // the same shortest scrape interval.
 func TestServerMetricsIntervalBound(t *testing.T) {
-	if config.MinServerMetricsInterval != servermetrics.MinInterval {
-		t.Errorf("config.MinServerMetricsInterval %v ≠ servermetrics.MinInterval %v", config.MinServerMetricsInterval, servermetrics.MinInterval)
+	if config.MinServerMetricsInterval != scrape.MinInterval {
+		t.Errorf("config.MinServerMetricsInterval %v ≠ scrape.MinInterval %v", config.MinServerMetricsInterval, scrape.MinInterval)
 	}
 }

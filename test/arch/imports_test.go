@@ -43,6 +43,7 @@ var ranks = map[string]int{
 	"internal/ledger": 10, "internal/servermetrics": 10, "internal/dashgen": 10,
 	// 20: sending and summarising
 	"internal/dispatch": 20, "internal/protocol": 20, "internal/protocol/replay": 20, "internal/stats": 20,
+	"internal/servermetrics/scrape": 20,
 	// 30: what a run is made of
 	"internal/workload": 30, "internal/hostload": 30, "internal/budget": 30, "internal/telemetry": 30, "internal/report": 30,
 	// 40: the ladder
@@ -54,8 +55,9 @@ var ranks = map[string]int{
 	"internal/config": 45,
 	// 50: where the configuration meets the domain; the admin server
 	"internal/wiring": 50, "internal/admin": 50,
-	// 55: the /probe endpoint (built on wiring; the daemon hands it to admin as an http.Handler)
-	"internal/probehandler": 55,
+	// 55: the handlers the daemon hands to admin as http.Handlers: the /probe
+	// endpoint (built on wiring) and the status page (built from the daemon's view)
+	"internal/probehandler": 55, "internal/statuspage": 55,
 	// 60: the daemon
 	"internal/daemon": 60,
 	// 70: commands

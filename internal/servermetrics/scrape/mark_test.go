@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 )
 
 // TestMark: the waiting queue at the window's start and at the mark, read
@@ -39,7 +41,7 @@ func TestMark(t *testing.T) {
 				fmt.Fprint(w, tc.body(k))
 			}))
 			defer srv.Close()
-			s, err := New(Options{URL: srv.URL, Flavour: VLLM, Timeout: time.Second})
+			s, err := New(Options{URL: srv.URL, Flavour: servermetrics.VLLM, Timeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package admin
+package statuspage
 
 import (
 	"fmt"
@@ -348,7 +348,16 @@ func sparkline(ps []CapacityPoint) template.HTML {
 	return template.HTML(b.String()) // numbers and escaped titles only
 }
 
-func statusPage(w http.ResponseWriter, st func() Status, log *slog.Logger) {
+// Handler serves the page at GET /: st is called once per request (nil
+// renders an empty page); log receives render errors (nil: discarded).
+func Handler(st func() Status, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { render(w, st, log) })
+}
+
+func render(w http.ResponseWriter, st func() Status, log *slog.Logger) {
 	var s Status
 	if st != nil {
 		s = st()

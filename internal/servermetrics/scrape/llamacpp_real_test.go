@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -85,18 +86,18 @@ func TestLlamaCPPRealServer(t *testing.T) {
 	if err != nil || len(errs) > 0 {
 		t.Fatalf("end: %v; requests: %v", err, errs)
 	}
-	if v.Flavour != LlamaCPP || v.Slots != 4 {
+	if v.Flavour != servermetrics.LlamaCPP || v.Slots != 4 {
 		t.Errorf("flavour %q with %d slots, want llamacpp with 4 (start.sh: --parallel 4)", v.Flavour, v.Slots)
 	}
-	gen := get(t, v, GenTokens).Counter
+	gen := get(t, v, servermetrics.GenTokens).Counter
 	if sent != 6*200+10*15 || gen.Increase != float64(sent) || gen.Resets != 0 {
 		t.Errorf("server generated %+v over the window; the requests got %d completion tokens", gen, sent)
 	}
-	if p := get(t, v, PromptTokens).Counter; p.Increase <= 0 {
+	if p := get(t, v, servermetrics.PromptTokens).Counter; p.Increase <= 0 {
 		t.Errorf("prompt tokens %+v", p)
 	}
-	for _, r := range []Role{Running, Waiting, TokensMax, SlotsPerDec} {
-		if s := get(t, v, r); s.Kind != Gauge {
+	for _, r := range []servermetrics.Role{servermetrics.Running, servermetrics.Waiting, servermetrics.TokensMax, servermetrics.SlotsPerDec} {
+		if s := get(t, v, r); s.Kind != servermetrics.Gauge {
 			t.Errorf("%s read as %s", s.Metric, s.Kind)
 		}
 	}

@@ -1,4 +1,4 @@
-package daemon
+package statuspage
 
 import (
 	"sync"
@@ -9,6 +9,9 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
+// MaxFailures is how many failures the page lists.
+const MaxFailures = 8
+
 // Bounds of what the status page keeps per target.
 const (
 	// statusSpan is the longest window of the baseline figures (the page
@@ -16,15 +19,13 @@ const (
 	statusSpan = time.Hour
 	// maxLadderHistory is how many ladders' capacities are kept.
 	maxLadderHistory = 20
-	// maxFailuresShown is how many failures the page lists.
-	maxFailuresShown = 8
 )
 
-// statusData is what the status page needs beyond the daemon's live state,
-// kept per target across reloads: the recent baseline figures (a
+// Memory is what the status page remembers of a target beyond the
+// daemon's live state, kept across reloads: the recent baseline figures (a
 // stats.Rolling, bounded), the last ladders' capacities and when the
 // target's identity last changed.
-type statusData struct {
+type Memory struct {
 	rolling *stats.Rolling
 	// avail counts the availability SLI's events per class, as the rules
 	// do (targetstate.go).
@@ -50,17 +51,18 @@ type ladderPoint struct {
 	trigger  string
 }
 
-func newStatusData() *statusData {
-	return &statusData{rolling: stats.NewRolling(statusSpan, time.Minute), classes: map[string]*stats.Rolling{}}
+// NewMemory returns an empty memory.
+func NewMemory() *Memory {
+	return &Memory{rolling: stats.NewRolling(statusSpan, time.Minute), classes: map[string]*stats.Rolling{}}
 }
 
 // maxStatusClasses bounds the per-class windows kept (a target's classes
 // come from its configuration; a reload may rename them).
 const maxStatusClasses = 64
 
-// record takes one finished record into the target's window and its
+// Record takes one finished record into the target's window and its
 // class's.
-func (s *statusData) record(now time.Time, rec *ledger.Record, g stats.Gates) {
+func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	s.rolling.Record(now, rec, g)
 	s.avail.record(now, rec)
 	if rec.Traffic != ledger.TrafficBaseline {
@@ -80,7 +82,7 @@ func (s *statusData) record(now time.Time, rec *ledger.Record, g stats.Gates) {
 
 // classWindows returns each class's window of length d ending at now, by
 // class name.
-func (s *statusData) classWindows(now time.Time, d time.Duration) map[string]stats.RollingWindow {
+func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]stats.RollingWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make(map[string]stats.RollingWindow, len(s.classes))
@@ -95,8 +97,8 @@ func pointOf(res ladder.Result) ladderPoint {
 		aborted: res.Aborted, trigger: res.Trigger}
 }
 
-// addLadder appends a finished ladder to the history.
-func (s *statusData) addLadder(res ladder.Result) {
+// AddLadder appends a finished ladder to the history.
+func (s *Memory) AddLadder(res ladder.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ladders = append(s.ladders, pointOf(res))
@@ -105,10 +107,10 @@ func (s *statusData) addLadder(res ladder.Result) {
 	}
 }
 
-// seed reads the last ladders of the target's history file once (so the
+// Seed reads the last ladders of the target's history file once (so the
 // history survives a restart); ladders already recorded stay after them.
 // A history that cannot be read leaves the in-memory history as it is.
-func (s *statusData) seed(path string) error {
+func (s *Memory) Seed(path string) error {
 	s.mu.Lock()
 	if s.seeded || path == "" {
 		s.mu.Unlock()
@@ -135,15 +137,15 @@ func (s *statusData) seed(path string) error {
 }
 
 // history returns the ladders kept, oldest first.
-func (s *statusData) history() []ladderPoint {
+func (s *Memory) history() []ladderPoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]ladderPoint(nil), s.ladders...)
 }
 
-// noteIdentity records the published identity at now: the first one, or
+// NoteIdentity records the published identity at now: the first one, or
 // a change, moves since.
-func (s *statusData) noteIdentity(now time.Time, model, version string) {
+func (s *Memory) NoteIdentity(now time.Time, model, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -160,19 +162,8 @@ func (s *statusData) noteIdentity(now time.Time, model, version string) {
 
 // identity returns the identity last published, when it was first seen or
 // last changed, and the number of changes.
-func (s *statusData) identity() (model, version string, since time.Time, changes int) {
+func (s *Memory) identity() (model, version string, since time.Time, changes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model, s.version, s.since, s.changes
-}
-
-// gates are the gates of the target's class named class (none for an
-// unknown class).
-func (r *targetRun) gates(class string) stats.Gates {
-	for _, c := range r.classes {
-		if c.Name == class {
-			return c.Gates
-		}
-	}
-	return stats.Gates{}
 }

@@ -1,9 +1,11 @@
-package admin
+package statuspage
 
 import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +45,8 @@ func fullStatus() Status {
 // is well-formed enough to parse as XML (no unclosed element).
 func TestStatusPageSections(t *testing.T) {
 	st := fullStatus()
-	h := Handler(Options{Gatherer: testRegistry(t), Status: func() Status { return st }})
-	body := get(t, h, "/", nil).Body.String()
+	h := Handler(func() Status { return st }, nil)
+	body := get(t, h).Body.String()
 	for _, want := range []string{
 		`<meta http-equiv="refresh" content="7">`, `<meta name="viewport" content="width=device-width, initial-scale=1">`,
 		`class="capacity lower-bound">≥ 23.00 req/s`, `<td class="n p50">120ms</td>`, `<td class="n p99">480ms</td>`, `<td class="n count">58</td>`,
@@ -89,11 +91,30 @@ func TestStatusPageSections(t *testing.T) {
 	}
 }
 
+// TestStatusPageEscapes: a target name is escaped, the curve inserted
+// only when it is an SVG document.
+func TestStatusPageEscapes(t *testing.T) {
+	st := Status{Version: "1.0", Targets: []TargetStatus{{Name: "sim<script>", State: "probing", Capacity: "4.0 req/s"}},
+		LadderSVG: `<svg xmlns="http://www.w3.org/2000/svg"><polyline points="0,0 1,1"/></svg>`}
+	h := Handler(func() Status { return st }, nil)
+	body := get(t, h).Body.String()
+	if strings.Contains(body, "sim<script>") || !strings.Contains(body, "sim&lt;script&gt;") {
+		t.Error("target name not escaped")
+	}
+	if !strings.Contains(body, "<polyline") || !strings.Contains(body, "4.0 req/s") {
+		t.Errorf("page lacks the SVG or capacity:\n%s", body)
+	}
+	st.LadderSVG = "<script>alert(1)</script>"
+	if body := get(t, h).Body.String(); strings.Contains(body, "<script>alert") {
+		t.Error("a non-SVG curve was inserted unescaped")
+	}
+}
+
 // TestStatusPageEmpty: no targets, no ladder, no clock: the page still
 // renders, says so, and refreshes at the default.
 func TestStatusPageEmpty(t *testing.T) {
-	h := Handler(Options{Gatherer: testRegistry(t), Status: func() Status { return Status{Targets: []TargetStatus{{Name: "t"}}} }})
-	body := get(t, h, "/", nil).Body.String()
+	h := Handler(func() Status { return Status{Targets: []TargetStatus{{Name: "t"}}} }, nil)
+	body := get(t, h).Body.String()
 	for _, want := range []string{`content="10"`, `data-state=""`, `class="state state-nodata"`, "no ladder yet", "none kept", "model not seen yet", "No ladder has run yet."} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
@@ -114,4 +135,15 @@ func TestSparkline(t *testing.T) {
 	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
 		t.Errorf("sparkline is not well-formed: %v", err)
 	}
+}
+
+// get serves GET / on h.
+func get(t *testing.T, h http.Handler) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: status %d, type %q", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	return rec
 }

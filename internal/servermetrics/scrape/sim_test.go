@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
@@ -70,36 +71,36 @@ func TestSimulatorUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Flavour != VLLM {
+	if v.Flavour != servermetrics.VLLM {
 		t.Fatalf("flavour %q, want vllm (the simulator speaks vLLM's names)", v.Flavour)
 	}
-	if g := get(t, v, Waiting).Gauge; g.Start != 0 || g.Max != requests-slots || g.Last != 0 {
+	if g := get(t, v, servermetrics.Waiting).Gauge; g.Start != 0 || g.Max != requests-slots || g.Last != 0 {
 		t.Errorf("waiting %+v: want 0 → %d → 0", g, requests-slots)
 	}
-	if g := get(t, v, Running).Gauge; g.Max != slots || g.Last != 0 {
+	if g := get(t, v, servermetrics.Running).Gauge; g.Max != slots || g.Last != 0 {
 		t.Errorf("running %+v", g)
 	}
-	if g := get(t, v, KVCache).Gauge; g.Max != 1 || g.Start != 0 {
+	if g := get(t, v, servermetrics.KVCache).Gauge; g.Max != 1 || g.Start != 0 {
 		t.Errorf("kv cache %+v: every slot in use is a full cache", g)
 	}
-	ttft := get(t, v, TTFT).Histogram
+	ttft := get(t, v, servermetrics.TTFT).Histogram
 	if ttft.Count != requests || ttft.P50 == nil || ttft.P50.Value < 0.005 {
 		t.Errorf("server TTFT %+v: one per request, none below the prefill time", ttft)
 	}
-	if itl := get(t, v, ITL).Histogram; itl.Count != requests*3 {
+	if itl := get(t, v, servermetrics.ITL).Histogram; itl.Count != requests*3 {
 		t.Errorf("server ITL %+v: three intervals per four-token request", itl)
 	}
-	if e2e := get(t, v, E2E).Histogram; e2e.Count != requests {
+	if e2e := get(t, v, servermetrics.E2E).Histogram; e2e.Count != requests {
 		t.Errorf("server e2e %+v", e2e)
 	}
 	// The queued requests waited at least until the stall ended.
-	if q := get(t, v, QueueTime).Histogram; q.Count != requests || q.P99 == nil || q.P99.Value < 0.5 {
+	if q := get(t, v, servermetrics.QueueTime).Histogram; q.Count != requests || q.P99 == nil || q.P99.Value < 0.5 {
 		t.Errorf("server queue time %+v p99 %+v", q, q.P99)
 	}
-	if c := get(t, v, Finished).Counter; c.Increase != requests || c.Resets != 0 {
+	if c := get(t, v, servermetrics.Finished).Counter; c.Increase != requests || c.Resets != 0 {
 		t.Errorf("finished %+v", c)
 	}
-	if c := get(t, v, GenTokens).Counter; c.Increase != requests*4 {
+	if c := get(t, v, servermetrics.GenTokens).Counter; c.Increase != requests*4 {
 		t.Errorf("generated tokens %+v", c)
 	}
 	if !strings.HasPrefix(v.Explanation, "waiting queue grew from 0 to 4 (0 at the end); running up to 2; KV cache up to 100 %; server TTFT p95 ") {

@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 )
 
 // Defaults and bounds of Options.
@@ -18,7 +19,6 @@ const (
 	DefaultTimeout      = 2 * time.Second
 	DefaultMaxBodyBytes = 4 << 20 // vLLM's /metrics is tens of KiB
 	MinInterval         = 100 * time.Millisecond
-	errMax              = 300 // bound on an error text in a View
 )
 
 // Options configure a Scraper.
@@ -27,9 +27,9 @@ type Options struct {
 	// Interval between samples inside a window; 0 takes only the start and
 	// end scrapes. At least MinInterval otherwise.
 	Interval time.Duration
-	Timeout  time.Duration // per scrape; 0 = DefaultTimeout
-	Flavour  Flavour       // "" or Auto: detected at each window's start
-	Metrics  []string      // further metric names to follow
+	Timeout  time.Duration         // per scrape; 0 = DefaultTimeout
+	Flavour  servermetrics.Flavour // "" or Auto: detected at each window's start
+	Metrics  []string              // further metric names to follow
 	// MaxBodyBytes bounds a response body after decompression; 0 =
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -70,7 +70,7 @@ func New(o Options) (*Scraper, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	f, err := ParseFlavour(string(o.Flavour))
+	f, err := servermetrics.ParseFlavour(string(o.Flavour))
 	if err != nil {
 		return nil, fmt.Errorf("servermetrics: %w", err)
 	}
@@ -87,25 +87,25 @@ func New(o Options) (*Scraper, error) {
 
 // Scrape fetches and parses the endpoint once. Errors name the URL
 // (sanitised) and what went wrong, with any server text cleaned.
-func (s *Scraper) Scrape(ctx context.Context) (*Exposition, error) {
+func (s *Scraper) Scrape(ctx context.Context) (*servermetrics.Exposition, error) {
 	e, err := s.scrape(ctx)
 	if err != nil {
 		return nil, &ScrapeError{
-			msg:   fmt.Sprintf("scrape %s: %s", s.url, cleanErr(s.o.Redactor, err)),
+			msg:   fmt.Sprintf("scrape %s: %s", s.url, servermetrics.CleanError(s.o.Redactor, err)),
 			cause: s.o.Redactor.String(causeOf(err, s.o.Timeout), causeMax),
 		}
 	}
 	return e, nil
 }
 
-func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
+func (s *Scraper) scrape(ctx context.Context) (*servermetrics.Exposition, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.o.URL, nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", acceptHeader)
+	req.Header.Set("Accept", servermetrics.AcceptHeader)
 	req.Header.Set("User-Agent", "llmprobe-servermetrics")
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
 		return nil, fmt.Errorf("body larger than %d bytes", s.o.MaxBodyBytes)
 	}
 	at := s.o.Now()
-	e, err := Parse(body, resp.Header.Get("Content-Type"))
+	e, err := servermetrics.Parse(body, resp.Header.Get("Content-Type"))
 	if err != nil {
 		return nil, parseError{err}
 	}
@@ -136,9 +136,8 @@ func (s *Scraper) scrape(ctx context.Context) (*Exposition, error) {
 	return e, nil
 }
 
-// cleanErr is the one rule for an error that may quote the server: the
-// sanitiser, bounded.
-func cleanErr(r *sanitize.Redactor, err error) string { return r.String(err.Error(), errMax) }
+// URL returns the scraped URL as views and errors name it (sanitised).
+func (s *Scraper) URL() string { return s.url }
 
 // Window is an open measurement window: Start scraped once, and with an
 // interval a sampler goroutine keeps scraping until End, Close or the
@@ -152,7 +151,7 @@ type Window struct {
 	done     chan struct{} // closed when the sampler has returned
 
 	mu        sync.Mutex
-	acc       *Accumulator
+	acc       *servermetrics.Accumulator
 	failed    int
 	lastErr   string
 	lastCause string
@@ -168,11 +167,11 @@ func (s *Scraper) Start(ctx context.Context) (*Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Window{s: s, acc: NewAccumulator(s.o.Flavour, s.o.Metrics), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Window{s: s, acc: servermetrics.NewAccumulator(s.o.Flavour, s.o.Metrics), stop: make(chan struct{}), done: make(chan struct{})}
 	w.acc.Add(e)
-	if w.acc.Flavour() == LlamaCPP {
+	if w.acc.Flavour() == servermetrics.LlamaCPP {
 		if n, err := s.slots(ctx); err != nil {
-			w.slotsErr = cleanErr(s.o.Redactor, err)
+			w.slotsErr = servermetrics.CleanError(s.o.Redactor, err)
 		} else {
 			w.slots = n
 		}
@@ -206,7 +205,7 @@ func (w *Window) sample(ctx context.Context) {
 		w.mu.Lock()
 		if err != nil {
 			w.failed++
-			w.lastErr, w.lastCause = err.Error(), FailureCause(err)
+			w.lastErr, w.lastCause = err.Error(), servermetrics.FailureCause(err)
 		} else {
 			w.acc.Add(e)
 		}
@@ -233,12 +232,12 @@ func (w *Window) Close() {
 // It always returns the best view it has: when the end scrape fails the
 // view ends at the last successful sample, is marked Partial, and the error
 // says why. End may be called once.
-func (w *Window) End(ctx context.Context) (View, error) {
+func (w *Window) End(ctx context.Context) (servermetrics.View, error) {
 	w.halt()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ended {
-		return View{}, errors.New("servermetrics: window already ended")
+		return servermetrics.View{}, errors.New("servermetrics: window already ended")
 	}
 	w.ended = true
 	e, err := w.s.Scrape(ctx)
@@ -246,7 +245,7 @@ func (w *Window) End(ctx context.Context) (View, error) {
 		w.acc.Add(e)
 	} else {
 		w.failed++
-		w.lastErr, w.lastCause = err.Error(), FailureCause(err)
+		w.lastErr, w.lastCause = err.Error(), servermetrics.FailureCause(err)
 	}
 	v := w.acc.View()
 	v.URL = w.s.url
@@ -266,6 +265,6 @@ func (w *Window) End(ctx context.Context) (View, error) {
 	if w.slotsErr != "" {
 		v.Notes = append(v.Notes, "number of slots unknown (idle slots not given): "+w.slotsErr)
 	}
-	v.Explanation = Explain(v)
+	v.Explanation = servermetrics.Explain(v)
 	return v, err
 }

@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 )
 
 const secret = "sk-test-SENTINEL-0123456789abcdef"
@@ -102,7 +103,7 @@ func TestScrape(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if Detect(e) != VLLM || len(e.Families) != 19 || e.At.IsZero() {
+				if servermetrics.Detect(e) != servermetrics.VLLM || len(e.Families) != 19 || e.At.IsZero() {
 					t.Errorf("exposition: %d families, at %v", len(e.Families), e.At)
 				}
 				return
@@ -117,7 +118,7 @@ func TestScrape(t *testing.T) {
 			if strings.Contains(msg, secret[:sanitize.MinFragment]) || !utf8.ValidString(msg) || strings.ContainsAny(msg, "\x1b\n\x00") {
 				t.Errorf("error not sanitised: %q", msg)
 			}
-			cause := FailureCause(err)
+			cause := servermetrics.FailureCause(err)
 			if !strings.HasPrefix(cause, tt.cause) || len(cause) > causeMax || strings.Contains(cause, secret[:sanitize.MinFragment]) ||
 				!utf8.ValidString(cause) || strings.ContainsAny(cause, "\x1b\n\x00") {
 				t.Errorf("cause %q, want it to start %q, sanitised and bounded", cause, tt.cause)
@@ -149,7 +150,7 @@ func TestNew(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), sanitize.Marker) {
 		t.Errorf("scrape error: %v", err)
 	}
-	if c := FailureCause(err); c != "connection refused" {
+	if c := servermetrics.FailureCause(err); c != "connection refused" {
 		t.Errorf("cause of a refused connection: %q", c)
 	}
 }
@@ -198,14 +199,14 @@ func TestWindow(t *testing.T) {
 	if n < 5 || v.Scrapes != n || v.FailedScrapes != 0 || v.Partial {
 		t.Fatalf("%d scrapes served, view %+v", n, v)
 	}
-	if v.Flavour != VLLM || v.URL != u || v.Seconds != float64(n-1) {
+	if v.Flavour != servermetrics.VLLM || v.URL != u || v.Seconds != float64(n-1) {
 		t.Errorf("view: flavour %q, url %q, %v s", v.Flavour, v.URL, v.Seconds)
 	}
-	g := get(t, v, Waiting).Gauge
+	g := get(t, v, servermetrics.Waiting).Gauge
 	if g.Start != 0 || g.Max != float64(n-1) || g.Last != float64(n-1) || g.Samples != n {
 		t.Errorf("waiting %+v after %d scrapes", g, n)
 	}
-	c := get(t, v, Finished).Counter
+	c := get(t, v, servermetrics.Finished).Counter
 	if c.Increase != float64(10*(n-1)) || c.Rate != 10 {
 		t.Errorf("finished %+v", c)
 	}
@@ -246,7 +247,7 @@ func TestWindowFailures(t *testing.T) {
 	if !v.Partial || v.Scrapes != 3 || v.FailedScrapes != n-3 || !strings.Contains(v.Error, "HTTP 500") {
 		t.Errorf("view after %d requests: %+v", n, v)
 	}
-	if g := get(t, v, Waiting).Gauge; g.Last != 2 || g.Samples != 3 {
+	if g := get(t, v, servermetrics.Waiting).Gauge; g.Last != 2 || g.Samples != 3 {
 		t.Errorf("waiting %+v", g)
 	}
 	want := fmt.Sprintf("waiting queue grew from 0 to 2; %d of %d scrapes failed (last: HTTP 500); no end scrape", n-3, n)

@@ -8,13 +8,13 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-// Part is one cohort in mergeable form: what a fleet shard sends the
+// ShardSummary is one cohort in mergeable form: what a fleet shard sends the
 // coordinator for one ladder step (or one class of it). Counts are exact;
 // TTFT, e2e and dispatch lag travel as Sketches (exact samples up to
-// ExportExact). Merge sums Parts into the Summary one Accumulator would
+// ExportExact). Merge sums ShardSummaries into the Summary one Accumulator would
 // have made of all their records; the other distributions (inter-chunk,
 // TPOT, TTFR, …) stay with each shard.
-type Part struct {
+type ShardSummary struct {
 	Planned         int `json:"planned"`
 	Retries         int `json:"retries"`
 	Attempts        int `json:"attempts"`
@@ -63,16 +63,16 @@ type Part struct {
 	DispatchLag  Sketch              `json:"dispatch_lag"`
 	// Steady is the cohort's steady-state evidence (a ladder step's, with
 	// samples); absent otherwise.
-	Steady *SteadyPart `json:"steady,omitempty"`
+	Steady *ShardSteady `json:"steady,omitempty"`
 }
 
-// Part returns the cohort in mergeable form; without samples its Sketches
+// ShardSummary returns the cohort in mergeable form; without samples its Sketches
 // are empty (counts only: enough for every abort rule but the TTFT p95).
-func (a *Accumulator) Part(samples bool) Part {
+func (a *Accumulator) ShardSummary(samples bool) ShardSummary {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	p := Part{
+	p := ShardSummary{
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted, Completed: s.Completed,
 		Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled, Good: s.Good, InjectedCancels: s.InjectedCancels,
@@ -103,9 +103,9 @@ func (a *Accumulator) Part(samples bool) Part {
 // Check reports what makes p unmergeable: a negative count, counts that
 // break the ledger's identities (attempts = planned + retries = dispatched
 // + unsent; the outcomes add up to the attempts), an unknown outcome or
-// reason, more of a kind than there are attempts, a bad sketch. A Part
+// reason, more of a kind than there are attempts, a bad sketch. A ShardSummary
 // from another process is checked before it is merged.
-func (p Part) Check() error {
+func (p ShardSummary) Check() error {
 	counts := []int{p.Planned, p.Retries, p.Attempts, p.Dispatched, p.Unsent, p.FirstDispatched, p.FirstUnsent,
 		p.Admitted, p.Completed, p.Censored, p.Rejected, p.Cancelled, p.Good, p.InjectedCancels,
 		p.MissTTFT, p.MissTPOT, p.MissE2E, p.Unverifiable, p.ClientCap, p.FirstClientCap, p.LagOver, p.LagOverHard, p.LagCount}
@@ -177,16 +177,16 @@ func (p Part) Check() error {
 // summed, TTFT, e2e and dispatch lag merged (exact while every part's are),
 // and the validity rule applied to the summed evidence against cfg's
 // requested rate and window (the host's health unknown). Each part is
-// checked first (Part.Check), and all must have counted dispatch lags
+// checked first (ShardSummary.Check), and all must have counted dispatch lags
 // against the same limits as cfg.Validity (Limit and HardLimit).
 //
-// When a part's window was cut short (Part.WindowNS: its arrivals were
+// When a part's window was cut short (ShardSummary.WindowNS: its arrivals were
 // stopped early), the merged window is the mean of the parts' windows (a
 // part not cut short counting cfg.Window): the time the parts together
 // offered their load, exact when they offered equal shares of the rate,
 // as a fleet's shards do. A part's window longer than cfg.Window is an
 // error.
-func Merge(cfg Config, parts []Part) (Summary, error) {
+func Merge(cfg Config, parts []ShardSummary) (Summary, error) {
 	a := NewAccumulator(cfg)
 	var sum time.Duration
 	cut := false
@@ -216,7 +216,7 @@ func Merge(cfg Config, parts []Part) (Summary, error) {
 	return a.Summary(), nil
 }
 
-func (a *Accumulator) absorb(p Part) error {
+func (a *Accumulator) absorb(p ShardSummary) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s

@@ -13,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // defaultFailureLogEvery is how often a target that keeps failing gets a
@@ -140,8 +141,8 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// speakOutcome logs what a finished record of r says about its target.
-func (r *targetRun) speakOutcome(d *Daemon, rec *ledger.Record) {
+// logOutcome logs what a finished record of r says about its target.
+func (r *targetRun) logOutcome(d *Daemon, rec *ledger.Record) {
 	every := d.opts.FailureLogEvery
 	if every <= 0 {
 		every = defaultFailureLogEvery
@@ -169,8 +170,8 @@ func (r *targetRun) speakOutcome(d *Daemon, rec *ledger.Record) {
 	}
 }
 
-// speakLadderStart logs a ladder's start: what will run.
-func (r *targetRun) speakLadderStart(d *Daemon, trigger string) {
+// logLadderStart logs a ladder's start: what will run.
+func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 	lc := r.cfg.Ladder
 	rates := make([]string, len(lc.Steps))
 	for i, s := range lc.Steps {
@@ -180,10 +181,10 @@ func (r *targetRun) speakLadderStart(d *Daemon, trigger string) {
 		"rates_rps", strings.Join(rates, ","), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
 }
 
-// speakLadderEnd logs a ladder's end: its capacity with its bound and its
+// logLadderEnd logs a ladder's end: its capacity with its bound and its
 // knee, or why it aborted or stopped; interrupted when the daemon stopped
 // it (err, or ctx done).
-func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted bool) {
+func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool) {
 	attrs := []any{"target", r.name, "trigger", res.Trigger, "took", res.Finished.Sub(res.Started), "steps_run", len(res.Steps)}
 	if interrupted {
 		d.log.Warn("ladder interrupted: no capacity from it", attrs...)
@@ -191,7 +192,7 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 	}
 	// Numbers for machines beside the text, only when there is a figure:
 	// no capacity is never a 0 req/s capacity.
-	attrs = append(attrs, "capacity", capacityText(res.Capacity, res.CapacityStep, res.CapacityBound))
+	attrs = append(attrs, "capacity", statuspage.CapacityText(res.Capacity, res.CapacityStep, res.CapacityBound))
 	if res.CapacityStep > 0 {
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
@@ -200,7 +201,7 @@ func (r *targetRun) speakLadderEnd(d *Daemon, res ladder.Result, interrupted boo
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}
-	if inv := invalidSteps(res); inv != "" {
+	if inv := statuspage.InvalidSteps(res); inv != "" {
 		attrs = append(attrs, "invalid_steps", inv)
 	}
 	if res.Stopped != "" {

@@ -1,6 +1,10 @@
-package servermetrics
+package scrape
 
-import "context"
+import (
+	"context"
+
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+)
 
 // Source opens windows on a server's metrics: a *Scraper (an interface so
 // that tests can stand in for one). URL names the endpoint in a view that
@@ -16,7 +20,7 @@ type Source interface {
 // error of the run. Its methods are for the one goroutine that opened it.
 type Session struct {
 	w    *Window
-	fail *View
+	fail *servermetrics.View
 }
 
 // Open opens a Session on src before the run's first arrival is planned
@@ -28,7 +32,7 @@ func Open(ctx context.Context, src Source) Session {
 	}
 	w, err := src.Start(ctx)
 	if err != nil {
-		v := Unavailable(src.URL(), err)
+		v := servermetrics.Unavailable(src.URL(), err)
 		return Session{fail: &v}
 	}
 	return Session{w: w}
@@ -39,7 +43,7 @@ func Open(ctx context.Context, src Source) Session {
 // cancelled (bounded by the scrape timeout): a run interrupted midway
 // still says what the server saw until then. A failed end scrape leaves a
 // partial view that says why.
-func (s Session) End(ctx context.Context) *View {
+func (s Session) End(ctx context.Context) *servermetrics.View {
 	if s.w == nil {
 		return s.fail
 	}

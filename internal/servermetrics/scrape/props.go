@@ -1,4 +1,4 @@
-package servermetrics
+package scrape
 
 import (
 	"context"

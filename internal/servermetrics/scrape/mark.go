@@ -1,6 +1,10 @@
-package servermetrics
+package scrape
 
-import "context"
+import (
+	"context"
+
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
+)
 
 // Mark scrapes once now and returns the waiting queue (the Waiting role's
 // gauge) at the window's start and now; ok is false when the scrape failed
@@ -21,13 +25,13 @@ func (w *Window) Mark(ctx context.Context) (start, now float64, ok bool) {
 		w.lastErr = err.Error()
 		return 0, 0, false
 	}
-	st := w.acc.View().Get(Waiting)
+	st := w.acc.View().Get(servermetrics.Waiting)
 	if st == nil || st.Gauge == nil || st.Gauge.Samples == 0 {
 		return 0, 0, false
 	}
-	one := NewAccumulator(w.acc.Flavour(), nil)
+	one := servermetrics.NewAccumulator(w.acc.Flavour(), nil)
 	one.Add(e)
-	at := one.View().Get(Waiting)
+	at := one.View().Get(servermetrics.Waiting)
 	if at == nil || at.Gauge == nil || at.Gauge.Samples == 0 {
 		return 0, 0, false
 	}

@@ -33,14 +33,14 @@ func randomCohort(seed uint64, n int) []ledger.Record {
 }
 
 // TestMergeEqualsOneAccumulator: three shards' cohorts, each summarised by
-// its own accumulator and sent as JSON Parts, merge into exactly the
+// its own accumulator and sent as JSON ShardSummaries, merge into exactly the
 // Summary one accumulator makes of all their records: counts, exact
 // percentiles and the validity verdict (same rate, same window).
 func TestMergeEqualsOneAccumulator(t *testing.T) {
 	cfg := Config{Mode: ledger.ModeOpen, RequestedRate: 300, Window: 10 * time.Second,
 		Gates: Gates{TTFT: 300 * ms}, Validity: ValidityConfig{MaxLagP99: 2 * ms}}
 	whole := NewAccumulator(cfg)
-	var parts []Part
+	var parts []ShardSummary
 	for shard := range 3 {
 		share := cfg
 		share.RequestedRate = cfg.RequestedRate / 3
@@ -49,11 +49,11 @@ func TestMergeEqualsOneAccumulator(t *testing.T) {
 			a.Add(&r)
 			whole.Add(&r)
 		}
-		b, err := json.Marshal(a.Part(true))
+		b, err := json.Marshal(a.ShardSummary(true))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p Part
+		var p ShardSummary
 		if err := json.Unmarshal(b, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -115,38 +115,38 @@ func TestSketchBucketedAboveExportExact(t *testing.T) {
 	}
 }
 
-// TestPartCheckRefusesHostile: a Part or Sketch whose counts cannot be
+// TestPartCheckRefusesHostile: a ShardSummary or Sketch whose counts cannot be
 // true is refused with what is wrong, never merged.
 func TestPartCheckRefusesHostile(t *testing.T) {
-	good := func() Part {
+	good := func() ShardSummary {
 		a := NewAccumulator(Config{Window: time.Second})
 		for _, r := range randomCohort(3, 40) {
 			a.Add(&r)
 		}
-		return a.Part(true)
+		return a.ShardSummary(true)
 	}
 	if err := good().Check(); err != nil {
 		t.Fatalf("a real part: %v", err)
 	}
 	tests := []struct {
 		name string
-		mod  func(*Part)
+		mod  func(*ShardSummary)
 		want string
 	}{
-		{"negative count", func(p *Part) { p.Good = -1 }, "negative"},
-		{"identity broken", func(p *Part) { p.Dispatched++ }, "dispatched"},
-		{"unknown outcome", func(p *Part) { p.Outcomes["exploded"] = map[ledger.Reason]int{"": 1} }, "unknown outcome"},
-		{"outcomes do not add up", func(p *Part) { p.Outcomes[ledger.OK][ledger.ReasonStop]++ }, "add up"},
-		{"more samples than ok", func(p *Part) {
+		{"negative count", func(p *ShardSummary) { p.Good = -1 }, "negative"},
+		{"identity broken", func(p *ShardSummary) { p.Dispatched++ }, "dispatched"},
+		{"unknown outcome", func(p *ShardSummary) { p.Outcomes["exploded"] = map[ledger.Reason]int{"": 1} }, "unknown outcome"},
+		{"outcomes do not add up", func(p *ShardSummary) { p.Outcomes[ledger.OK][ledger.ReasonStop]++ }, "add up"},
+		{"more samples than ok", func(p *ShardSummary) {
 			p.TTFT.Exact = append(p.TTFT.Exact, p.TTFT.Max)
 			p.TTFT.Count++
 			p.Completed, p.Good = 0, 0
 		}, "samples for"},
-		{"samples unsorted", func(p *Part) { p.E2E.Exact[1], p.E2E.Exact[2] = p.E2E.Exact[2]+1, p.E2E.Exact[1] }, "order"},
-		{"bucket out of range", func(p *Part) {
+		{"samples unsorted", func(p *ShardSummary) { p.E2E.Exact[1], p.E2E.Exact[2] = p.E2E.Exact[2]+1, p.E2E.Exact[1] }, "order"},
+		{"bucket out of range", func(p *ShardSummary) {
 			p.TTFT = Sketch{Count: 1, Min: 1, Max: 1, Buckets: map[int]int{maxBucketIndex + 1: 1}}
 		}, "bucket"},
-		{"no lag limit", func(p *Part) { p.LagLimitNS = 0 }, "limit"},
+		{"no lag limit", func(p *ShardSummary) { p.LagLimitNS = 0 }, "limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestPartCheckRefusesHostile(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("got %v, want an error containing %q", err, tt.want)
 			}
-			if _, err := Merge(Config{Window: time.Second}, []Part{p}); err == nil {
+			if _, err := Merge(Config{Window: time.Second}, []ShardSummary{p}); err == nil {
 				t.Fatal("Merge took a part Check refuses")
 			}
 		})
@@ -186,7 +186,7 @@ func TestFleetValidity(t *testing.T) {
 // TestWindowCutAndPending: a cohort whose arrivals stopped early is judged
 // over the time they ran (SetWindow: rates and the generator's expected
 // arrivals), its pending requests are offered, planned and not good
-// (SetPending), and both travel through a Part into Merge: shards stopped
+// (SetPending), and both travel through a ShardSummary into Merge: shards stopped
 // early together merge into the window they ran.
 func TestWindowCutAndPending(t *testing.T) {
 	cfg := Config{Mode: ledger.ModeOpen, RequestedRate: 100, Window: 20 * time.Second, Gates: Gates{TTFT: time.Second}}
@@ -225,7 +225,7 @@ func TestWindowCutAndPending(t *testing.T) {
 	// mean window 1.1 s; a shard's pending requests stay planned and not good.
 	share := cfg
 	share.RequestedRate = 50
-	var parts []Part
+	var parts []ShardSummary
 	for i, w := range []time.Duration{time.Second, 1200 * ms} {
 		b := NewAccumulator(share)
 		for j := range 50 {
@@ -234,11 +234,11 @@ func TestWindowCutAndPending(t *testing.T) {
 		}
 		b.SetWindow(w)
 		b.SetPending(i * 5)
-		j, err := json.Marshal(b.Part(true))
+		j, err := json.Marshal(b.ShardSummary(true))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p Part
+		var p ShardSummary
 		if err := json.Unmarshal(j, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func TestWindowCutAndPending(t *testing.T) {
 	// A part claiming a window longer than the cohort's is refused.
 	bad := parts[0]
 	bad.WindowNS = int64(21 * time.Second)
-	if _, err := Merge(cfg, []Part{bad}); err == nil || !strings.Contains(err.Error(), "window") {
+	if _, err := Merge(cfg, []ShardSummary{bad}); err == nil || !strings.Contains(err.Error(), "window") {
 		t.Fatalf("a 21 s part in a 20 s cohort: err %v", err)
 	}
 	bad = parts[0]
