@@ -160,3 +160,30 @@ func BenchmarkSteadyAdd(b *testing.B) {
 		sa.add(&recs[i&(1<<16-1)])
 	}
 }
+
+// TestSteadyShortenedWindow: a step cut short (SetWindow, an abort) is
+// read at slice resolution: its counts are within the requests of one
+// slice of the window (1/300) at each bound of the exact ones.
+func TestSteadyShortenedWindow(t *testing.T) {
+	const slots, service, window = 8, 610 * time.Millisecond, 20 * time.Second
+	rate := 1.2 * float64(slots) / service.Seconds()
+	for _, cut := range []time.Duration{window / 2, 7 * window / 9, 13 * time.Second} {
+		t.Run(cut.String(), func(t *testing.T) {
+			recs := queueRecords(3, rate, cut, slots, service, 80*time.Millisecond, 0.3)
+			a := NewAccumulator(Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: window, Steady: true,
+				Validity: ValidityConfig{MaxLagP99: time.Second}})
+			for i := range recs {
+				a.Add(&recs[i])
+			}
+			a.SetWindow(cut)
+			got, want := *a.Summary().Steady, exactEvidence(recs, 0, cut)
+			slack := int(2*rate*(window/steadyCountSlices).Seconds()) + 2
+			for _, c := range [][3]any{{"arrivals", got.Arrivals, want.Arrivals}, {"completions", got.Completions, want.Completions},
+				{"in flight at the span's start", got.InFlightStart, want.InFlightStart}, {"in flight at the end", got.InFlightEnd, want.InFlightEnd}} {
+				if d := c[1].(int) - c[2].(int); d < -slack || d > slack {
+					t.Errorf("%s %d, exact %d: beyond %d", c[0], c[1], c[2], slack)
+				}
+			}
+		})
+	}
+}
