@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -451,12 +450,11 @@ func hostStarvedJSON(h *report.HostJSON) string {
 // TestMixedFailuresKeepMeasurements: a target that answers some requests
 // properly and others with non-SSE pages, 404s and dropped connections;
 // the good measurements are all kept next to the failures. The dropped
-// connections are a target that took the request and died: closed past
-// protocol.StaleWindow after it arrived, so that they are never the
-// keep-alive race (a reused connection closed within the window of the
-// write, before any response byte, is indistinguishable from a server
-// closing it idle, and is replayed by design: docs/protocols.md,
-// "Keep-alive connections and replays").
+// connections are a target that took the request and died after its
+// status line: a response byte came, so they are never the keep-alive race
+// (a reused connection closed before any response byte is
+// indistinguishable from a server closing it idle, and is replayed by
+// design: docs/protocols.md, "Keep-alive connections and replays").
 func TestMixedFailuresKeepMeasurements(t *testing.T) {
 	t.Parallel()
 	s := newSim(t, fastSim())
@@ -478,7 +476,7 @@ func TestMixedFailuresKeepMeasurements(t *testing.T) {
 			}
 			c, _, err := hj.Hijack()
 			if err == nil {
-				time.Sleep(2 * protocol.StaleWindow)
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\n")
 				_ = c.Close()
 			}
 		}

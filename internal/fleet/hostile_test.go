@@ -57,7 +57,8 @@ func TestGatherCleansRefusals(t *testing.T) {
 	}
 	l, _ = testCoordinator(t, []float64{20, 40}, other)
 	id = "t-1"
-	g := l.gather(context.Background(), Announcement{ID: id, Target: "t", Steps: l.cfg.Steps}, 1, time.Now().Add(time.Second))
+	// a generous deadline: the hostile report is 800 KB, read under -race on a busy host
+	g := l.gather(context.Background(), Announcement{ID: id, Target: "t", Steps: l.cfg.Steps}, 1, time.Now().Add(10*time.Second))
 	why, ok := g.missing[1]
 	if !ok || !strings.HasPrefix(why, "results refused: counts: ") {
 		t.Fatalf("shard 1: %.200q, want its report refused for its counts", why)

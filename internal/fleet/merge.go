@@ -87,8 +87,23 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	}
 	r.AbortReason = sanitize.String(r.AbortReason, maxReasonBytes)
 	r.Target = l.cfg.Target
+	if r.Host != nil {
+		h := *r.Host
+		if err := h.Check(); err != nil {
+			return err
+		}
+		r.Host = nil
+		if h.Known {
+			h.Cgroup = sanitize.String(h.Cgroup, maxCgroupBytes)
+			h.Source = fmt.Sprintf("shard %d", shard) // the coordinator's own name for it
+			r.Host = &h
+		}
+	}
 	return nil
 }
+
+// maxCgroupBytes bounds a cgroup path read from a shard.
+const maxCgroupBytes = 200
 
 // validity is a checked report's own generator verdict.
 func (r *StepReport) validity() stats.Validity {
@@ -112,6 +127,7 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		parts    []stats.ShardSummary
 		verdicts []stats.ShardVerdict
 		rows     []ShardStep
+		hosts    []stats.HostHealth
 		pending  int
 	)
 	for shard := range l.n.id.Shards {
@@ -135,6 +151,10 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		for _, c := range r.Causes {
 			row.InvalidCauses = append(row.InvalidCauses, string(c.Cause))
 		}
+		if r.Host != nil {
+			hosts = append(hosts, *r.Host)
+			row.Host = r.Host.String()
+		}
 		rows = append(rows, row)
 	}
 	gates := map[string]stats.Gates{}
@@ -144,7 +164,10 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		total += c.Weight
 	}
 	scfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: cfg.StepDuration, ClassGates: gates, Validity: cfg.Validity}
-	sum, err := stats.Merge(scfg, parts)
+	// The shards' host evidence: the most starved shard's, named, judges a
+	// late merged generator as a prober alone's host would.
+	host := stats.FleetHost(cfg.Validity, hosts)
+	sum, err := stats.MergeHost(scfg, parts, host)
 	if err != nil { // every part was checked: a limit differs (the fingerprint holds it)
 		sum, _ = stats.Merge(scfg, nil)
 		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})

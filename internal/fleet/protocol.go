@@ -113,6 +113,10 @@ type StepReport struct {
 	Causes      []stats.InvalidCause          `json:"invalid_causes,omitempty"`
 	All         stats.ShardSummary            `json:"all"`
 	Classes     map[string]stats.ShardSummary `json:"classes"`
+	// Host is the shard's host health over its share of the step (CPU
+	// pressure, cgroup throttling, run-queue wait, …); absent when not
+	// measured. The coordinator names the step's host cause from it.
+	Host *stats.HostHealth `json:"host,omitempty"`
 }
 
 // LiveReport is one shard's step in progress

@@ -37,6 +37,9 @@ type ShardStep struct {
 	Valid         bool     `json:"valid"`
 	InvalidCauses []string `json:"invalid_causes,omitempty"`
 	AbortReason   string   `json:"abort_reason,omitempty"`
+	// Host is the shard's host health over its share, in words ("host CPU
+	// pressure 92%, …"); absent when not measured.
+	Host string `json:"host,omitempty"`
 }
 
 // Last is the last fleet ladder this shard coordinated (ok false: none).

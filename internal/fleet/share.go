@@ -199,11 +199,16 @@ func (l *Ladder) watch(ctx context.Context, state stateFunc, id string) {
 // stepReport is step i's results as this shard serves them.
 func (l *Ladder) stepReport(a Announcement, i int, res ladder.StepResult) *StepReport {
 	v := res.Step.Summary.Validity
-	return &StepReport{
+	r := &StepReport{
 		Ladder: a.ID, Target: a.Target, Step: i, Shard: l.n.id.Shard, Shards: l.n.id.Shards, Fingerprint: l.print,
 		Rate: res.Step.Rate, Pending: res.Pending, AbortReason: res.Step.AbortReason,
 		Valid: v.Valid, Causes: v.Causes, All: res.All, Classes: res.Classes,
 	}
+	if v.Host.Known {
+		h := v.Host
+		r.Host = &h
+	}
+	return r
 }
 
 // sleepUntil sleeps until the wall-clock instant t.

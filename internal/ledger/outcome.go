@@ -55,7 +55,7 @@ const (
 	ReasonDial              Reason = "dial"               // DNS or other dial failure
 	ReasonConnectionRefused Reason = "connection_refused" // nothing listening
 	ReasonConnectionReset   Reason = "connection_reset"   // reset or closed mid-request/stream
-	ReasonStaleConnection   Reason = "stale_connection"   // a connection taken idle from the pool closed before any response byte, while the request was written or within protocol.StaleWindow after: a pool race
+	ReasonStaleConnection   Reason = "stale_connection"   // a connection taken idle from the pool closed before any response byte (however late the prober saw it), on every replay: a pool race
 	ReasonTLS               Reason = "tls"
 	ReasonTransportOther    Reason = "transport_other"
 

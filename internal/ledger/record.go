@@ -155,7 +155,7 @@ type Record struct {
 	// Replays is how many times the transport sent the request again on
 	// another connection because a reused keep-alive connection failed
 	// before any response byte, as a keep-alive race (ReplayReason
-	// stale_connection; see protocol.StaleWindow). Replayed is when the
+	// stale_connection; see docs/protocols.md). Replayed is when the
 	// last replay took its connection. The record's times still run from
 	// its one Planned and Dispatched: the replay's cost is in its latency.
 	Replays      int           `json:"replays,omitempty"`

@@ -100,52 +100,44 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, clamped bool) {
 	return d, false
 }
 
-// StaleWindow is how soon after the request was written a connection that
-// closes under it can still be a keep-alive race: the server closed the
-// idle connection before the request reached it, and the close (or the
-// reset its kernel answers the request with) comes back within a round
-// trip. A connection that closes later was taken by a server that had the
-// request, and is a failing target (connection_reset).
-const StaleWindow = 250 * time.Millisecond
-
-// connTrace records, through httptrace, what a request's connection did.
-// Its callbacks may run on the transport's goroutines.
+// connTrace records, through httptrace, what a request's connection did:
+// the evidence that tells a keep-alive race (the prober's pool) from a
+// failing target. None of it is a clock: a prober that is starved of CPU
+// sees the close late, but it still sees which connection the attempt
+// took and whether any response byte came (see keepAliveRace). Its
+// callbacks may run on the transport's goroutines.
 type connTrace struct {
-	start     time.Time
-	wasIdle   atomic.Bool  // taken from the idle pool (reused, not in use)
-	wroteAt   atomic.Int64 // since start, when the request was written in full; 0: not (yet)
-	firstByte atomic.Bool  // a response byte arrived
+	wasIdle   atomic.Bool // the latest attempt's connection was taken idle from the pool (reused, not in use)
+	firstByte atomic.Bool // a response byte arrived
 }
 
 func (c *connTrace) trace() *httptrace.ClientTrace {
-	c.start = time.Now()
 	return &httptrace.ClientTrace{
-		GotConn: func(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) },
-		WroteRequest: func(wi httptrace.WroteRequestInfo) {
-			if wi.Err == nil {
-				c.wroteAt.Store(int64(max(time.Since(c.start), 1)))
-			}
-		},
+		GotConn:              func(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) },
 		GotFirstResponseByte: func() { c.firstByte.Store(true) },
 	}
 }
 
-// keepAliveRace reports whether a connection failure, observed now, can be
-// a keep-alive race rather than a failing target: the connection came
-// from the idle pool, no response byte arrived, and the failure came while
-// the request was being written or within StaleWindow after.
+// keepAliveRace reports whether a connection failure can be a keep-alive
+// race rather than a failing target: the latest attempt's connection came
+// from the idle pool and no response byte arrived. This is Go's transport
+// rule for replaying a request (a reused connection that failed before its
+// first response byte: nothingWrittenError, errServerClosedIdle,
+// transportReadFromServerError), taken without any time window: how long
+// after the write the failure is seen depends on the prober's scheduling
+// (a busy host sees a prompt close seconds late), so it is no evidence
+// about the target. A target that took the request and died is told apart
+// by the replay: it goes to another connection, and a failure on a fresh
+// connection is never a keep-alive race.
 func (c *connTrace) keepAliveRace() bool {
-	if !c.wasIdle.Load() || c.firstByte.Load() {
-		return false
-	}
-	w := c.wroteAt.Load()
-	return w == 0 || time.Since(c.start)-time.Duration(w) <= StaleWindow
+	return c.wasIdle.Load() && !c.firstByte.Load()
 }
 
 // staleConnection reports whether a round-trip error is the connection
 // closing under the request (EOF, reset, broken pipe, "server closed idle
-// connection") rather than a partial response or anything else; on an
-// idle connection, promptly (keepAliveRace), that is a keep-alive race.
+// connection") rather than a partial response or anything else; on a
+// connection taken idle from the pool (keepAliveRace), that is a
+// keep-alive race.
 func staleConnection(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "server closed idle connection")

@@ -223,12 +223,8 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		rec.End = now()
 		var nr *notReplayed
 		if ctx.Err() == nil && errors.As(err, &nr) {
-			if nr.limit {
-				return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
-					Err: "reused keep-alive connections closed before response headers on every replay"}
-			}
-			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionReset,
-				Err: "connection closed before response headers, after the request reached the server (not replayed)"}
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+				Err: "reused keep-alive connections closed before response headers on every replay"}
 		}
 		if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
 			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,

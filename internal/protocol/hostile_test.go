@@ -391,31 +391,6 @@ func TestStaleConnectionReason(t *testing.T) {
 	}
 }
 
-// TestDyingTargetOnReusedConnection: a target that takes the request on a
-// reused keep-alive connection, works on it (a prefill well past
-// StaleWindow) and then dies, closing or resetting the connection before
-// any response byte, is a failing target (connection_reset), not a
-// keep-alive race.
-func TestDyingTargetOnReusedConnection(t *testing.T) {
-	for _, reset := range []bool{false, true} {
-		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
-			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseIdleConnections()
-			srv := closingServer(t, 1, reset, 4*StaleWindow)
-			if res, _ := probe(t, c, context.Background(), srv, Params{}); res.Outcome != ledger.OK {
-				t.Fatalf("first request: %+v, want ok", res)
-			}
-			res, rec := probe(t, c, context.Background(), srv, Params{})
-			if res.Outcome != ledger.TransportError || res.Reason != ledger.ReasonConnectionReset || rec.Headers != 0 || rec.Replays != 0 {
-				t.Errorf("reused connection closed after a prefill: %+v (headers %v, replays %d), want transport_error/connection_reset, not replayed", res, rec.Headers, rec.Replays)
-			}
-		})
-	}
-}
-
 // TestStaleConnectionErrors: the errors that mean "the connection closed
 // under the request" — EOF, a reset, a broken pipe (the request written
 // into a closed connection), a closed connection, and net/http's "server

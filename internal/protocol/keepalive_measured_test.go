@@ -17,7 +17,9 @@ import (
 // ended transport_error/stale_connection; now none fails: with the server's `Keep-Alive:
 // timeout=1` the client closes its idle connections first (after 750 ms),
 // and without the header a request that meets the close is replayed on a
-// new connection, each replay on its record. Two minutes in the full tier,
+// new connection, each replay on its record, however late a busy host
+// lets the prober see the close (no request may end connection_reset:
+// the server never took one). Two minutes in the full tier,
 // 20 s under -short (the deterministic scenarios are
 // TestReplayOnKeepAliveRace and TestKeepAliveTimeoutHonoured).
 func TestKeepAliveRaceMeasured(t *testing.T) {
@@ -40,7 +42,7 @@ func TestKeepAliveRaceMeasured(t *testing.T) {
 			epoch := time.Now()
 			l := ledger.New(epoch)
 			counts := map[ledger.Reason]int{}
-			var replays, replayed, n, late int
+			var replays, replayed, n int
 			var sample []byte
 			for at := time.Second; at <= d; at += time.Second {
 				time.Sleep(time.Until(epoch.Add(at)))
@@ -53,12 +55,6 @@ func TestKeepAliveRaceMeasured(t *testing.T) {
 				counts[res.Reason]++
 				switch {
 				case res.Outcome == ledger.OK:
-				case res.Reason == ledger.ReasonConnectionReset:
-					// The close was seen more than StaleWindow after the
-					// request was written: only a stalled host (the server
-					// is loopback, closing at once) makes it so; bounded below.
-					late++
-					t.Logf("request %d: %+v (replays %d): the close was seen late", rec.ID, res, rec.Replays)
 				default:
 					t.Errorf("request %d: %+v (replays %d)", rec.ID, res, rec.Replays)
 				}
@@ -79,9 +75,6 @@ func TestKeepAliveRaceMeasured(t *testing.T) {
 			}
 			t.Logf("%d requests over %v: outcomes by reason %v, stale_connection %d, %d replayed (%d replays), %d connections",
 				n, d, counts, counts[ledger.ReasonStaleConnection], replayed, replays, conns)
-			if late > n/20 {
-				t.Errorf("%d of %d requests failed connection_reset: more than a busy host explains", late, n)
-			}
 			if sample != nil {
 				t.Logf("a replayed record: %s", sample)
 			}

@@ -18,14 +18,17 @@ import (
 // when the request is replayable: a rewindable body (GetBody) and, for a
 // POST, an Idempotency-Key header. The Client sends each request with an
 // Idempotency-Key of its own (a random value per request, the same on its
-// replays; not a secret) and gates the rewind: the transport may replay
-// only while the failure can be the keep-alive race, i.e. nothing was
-// written or the connection failed within StaleWindow of the request's
-// being written. A connection that fails later was taken by a server that
-// had the request: that is a failing target, not replayed (notReplayed,
-// recorded transport_error/connection_reset). Every replay is counted on
-// the ledger record (Replays, ReplayReason, Replayed), and the record's
-// times still run from its one dispatch.
+// replays; not a secret) and lets the transport replay by its rule, bounded
+// (maxReplays). The rule is evidence, not a clock: which connection the
+// attempt took (reused from the idle pool) and whether a response byte
+// came. An earlier gate also required the failure to be seen within 250 ms
+// of the write; on a starved host the prober itself sees a prompt close
+// late, and the target was blamed for the prober's pool. A target that
+// takes the request and dies is judged by the replay instead: the replay
+// takes another connection, and a failure on a fresh one is the target's
+// (transport_error/connection_reset). Every replay is counted on the
+// ledger record (Replays, ReplayReason, Replayed), and the record's times
+// still run from its one dispatch.
 
 // IdempotencyKeyHeader is the header the Client sets on every request that
 // does not carry one (or X-Idempotency-Key) already.
@@ -55,31 +58,20 @@ func newIdempotencyKey() string {
 }
 
 // notReplayed is the round trip's error when the transport would have
-// replayed a request but the gate refused: the connection failed too long
-// after the request was written (the server had it), or the request was
-// replayed maxReplays times already.
-type notReplayed struct {
-	after time.Duration // from the request's being written to the failure; 0 with limit
-	limit bool
-}
+// replayed a request that was replayed maxReplays times already.
+type notReplayed struct{}
 
-func (e *notReplayed) Error() string {
-	if e.limit {
-		return "protocol: not replayed: replay limit reached"
-	}
-	return "protocol: not replayed: the connection failed " + e.after.Round(time.Millisecond).String() + " after the request was written"
-}
+func (*notReplayed) Error() string { return "protocol: not replayed: replay limit reached" }
 
 // connUse follows one request's connections through httptrace: the
-// connection each attempt took, when its request was written, and the
-// replays. Its callbacks run on the transport's goroutines.
+// connection each attempt took and the replays. Its callbacks run on the
+// transport's goroutines.
 type connUse struct {
 	now      func() time.Duration
 	mu       sync.Mutex
 	conns    int       // connections taken: 1 + replays
 	conn     *idleConn // the latest attempt's, nil when not one of ours
 	use      uint64    // conn's use by the latest attempt
-	wrote    time.Time // the latest attempt's request written in full; zero: not yet
 	replayed time.Duration
 }
 
@@ -89,7 +81,7 @@ func (u *connUse) trace() *httptrace.ClientTrace {
 			u.mu.Lock()
 			defer u.mu.Unlock()
 			u.conns++
-			u.conn, u.wrote, u.use = asIdleConn(ci.Conn), time.Time{}, 0
+			u.conn, u.use = asIdleConn(ci.Conn), 0
 			if u.conn != nil {
 				u.use = u.conn.nextUse()
 			}
@@ -97,29 +89,18 @@ func (u *connUse) trace() *httptrace.ClientTrace {
 				u.replayed = u.now()
 			}
 		},
-		WroteRequest: func(wi httptrace.WroteRequestInfo) {
-			if wi.Err != nil {
-				return
-			}
-			u.mu.Lock()
-			defer u.mu.Unlock()
-			u.wrote = time.Now()
-		},
 	}
 }
 
 // allowReplay is the gate the transport passes (through GetBody) before
-// sending the request again.
+// sending the request again. The transport asks only when its own rule
+// holds (a reused connection failed before the first response byte, or an
+// HTTP/2 stream the server refused); the gate bounds the replays.
 func (u *connUse) allowReplay() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.conns > maxReplays {
-		return &notReplayed{limit: true}
-	}
-	if !u.wrote.IsZero() {
-		if d := time.Since(u.wrote); d > StaleWindow {
-			return &notReplayed{after: d}
-		}
+		return &notReplayed{}
 	}
 	return nil
 }

@@ -59,6 +59,9 @@ type HostHealth struct {
 	RunWaitKnown bool
 	// Window is the time the health was read over.
 	Window time.Duration
+	// Source names the prober it was read on when that is not this one:
+	// "shard 1" for a fleet step's evidence from a shard; "" here.
+	Source string
 }
 
 // String describes the health in words, for reasons and logs.
@@ -93,6 +96,9 @@ func (h HostHealth) String() string {
 	}
 	if len(parts) == 0 {
 		return "host health not measured"
+	}
+	if h.Source != "" {
+		return h.Source + ": " + strings.Join(parts, ", ")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -166,13 +172,17 @@ func (d *ValidityConfig) hostThresholds(c ValidityConfig) {
 // host had a CPU to spare.
 func (c ValidityConfig) lateCause(h HostHealth, lag string) InvalidCause {
 	throttled, why := starved(c, h)
+	prober := "prober"
+	if h.Source != "" { // a fleet step: the shard whose host it was
+		prober = "prober (" + h.Source + ")"
+	}
 	switch {
 	case throttled:
 		return InvalidCause{Cause: CauseCgroupThrottled, Action: CauseCgroupThrottled.Action(),
-			Reason: fmt.Sprintf("prober CPU-throttled by its cgroup quota: %s; %s: the generator did not keep its schedule because the prober's CPU limit held it back, not because of the target", why, lag)}
+			Reason: fmt.Sprintf("%s CPU-throttled by its cgroup quota: %s; %s: the generator did not keep its schedule because the prober's CPU limit held it back, not because of the target", prober, why, lag)}
 	case why != "":
 		return InvalidCause{Cause: CauseHostStarved, Action: CauseHostStarved.Action(),
-			Reason: fmt.Sprintf("prober host starved: %s; %s: the generator did not keep its schedule because the prober lacked CPU, not because of the target", why, lag)}
+			Reason: fmt.Sprintf("%s host starved: %s; %s: the generator did not keep its schedule because the prober lacked CPU, not because of the target", prober, why, lag)}
 	case !h.Known:
 		return InvalidCause{Cause: CauseDispatchLag,
 			Reason: fmt.Sprintf("%s: the generator did not keep its schedule (the prober host's health was not measured)", lag),

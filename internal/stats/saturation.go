@@ -3,11 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
 // The saturation rule's thresholds (docs/ladder.md#saturation). A step is
@@ -83,110 +80,6 @@ type Steady struct {
 	Judged    bool   `json:"judged"`    // enough arrivals to judge
 	Saturated bool   `json:"saturated"` // never the capacity
 	Reason    string `json:"reason,omitempty"`
-}
-
-// steadyEvent is one first attempt of the cohort, as the steady-state
-// evidence needs it (offsets on the ledger's clock; end 0: never ended).
-type steadyEvent struct {
-	planned, dispatched, end time.Duration
-	ttft                     time.Duration // 0: none
-}
-
-// steadyAcc keeps the cohort's first attempts for the steady-state
-// evidence (Config.Steady).
-type steadyAcc struct{ ev []steadyEvent }
-
-func (sa *steadyAcc) add(r *ledger.Record) {
-	if r.IsRetry() || !r.Sent() {
-		return
-	}
-	e := steadyEvent{planned: r.Planned, dispatched: r.Dispatched, end: r.End}
-	switch ttft, ok := r.TTFT(); {
-	case r.Outcome == ledger.OK && ok:
-		e.ttft = ttft
-	case (r.Outcome == ledger.Timeout || r.Outcome == ledger.Censored) && !ok && r.End > r.Planned:
-		e.ttft = r.End - r.Planned // waited this long without a first token
-	}
-	sa.ev = append(sa.ev, e)
-}
-
-// evidence measures the cohort's window [start, start+w) with pending
-// arrivals still in flight (no record).
-func (sa *steadyAcc) evidence(start, w time.Duration, pending int) Steady {
-	t0, t1 := start+w/3, start+w
-	var s Steady
-	s.SpanSeconds = (t1 - t0).Seconds()
-	var early, mid, late []float64
-	for _, e := range sa.ev {
-		ended := func(t time.Duration) bool { return e.end > 0 && e.end <= t }
-		if e.dispatched <= t0 && !ended(t0) {
-			s.InFlightStart++
-		}
-		if e.dispatched <= t1 && !ended(t1) {
-			s.InFlightEnd++
-		}
-		if e.dispatched > t0 && e.dispatched <= t1 {
-			s.Arrivals++
-		}
-		if e.end > t0 && e.end <= t1 {
-			s.Completions++
-		}
-		if e.ttft > 0 {
-			switch {
-			case e.planned < start+w/3:
-				early = append(early, e.ttft.Seconds())
-			case e.planned >= start+2*w/3:
-				late = append(late, e.ttft.Seconds())
-			default:
-				mid = append(mid, e.ttft.Seconds())
-			}
-		}
-	}
-	s.Arrivals += pending
-	s.InFlightEnd += pending
-	s.Backlog = s.InFlightEnd - s.InFlightStart
-	if s.SpanSeconds > 0 {
-		s.ArrivalRate = float64(s.Arrivals) / s.SpanSeconds
-		s.CompletionRate = float64(s.Completions) / s.SpanSeconds
-	}
-	s.BacklogZ = float64(s.Backlog) / math.Sqrt(float64(s.InFlightStart+s.InFlightEnd+1))
-	s.TTFTEarly, s.TTFTLate = len(early), len(late)
-	if len(early) > 0 && len(late) > 0 {
-		slices.Sort(early)
-		slices.Sort(late)
-		me, ml := median(early), median(late)
-		s.TTFTEarlyP50, s.TTFTLateP50 = me, ml
-		if len(mid) > 0 {
-			slices.Sort(mid)
-			s.TTFTMidP50 = median(mid)
-		}
-		if gap := (2 * w / 3).Seconds(); gap > 0 {
-			s.TTFTSlope = (ml - me) * 1000 / gap
-		}
-		above := len(late) - upperIndex(late, me)
-		share := float64(above) / float64(len(late))
-		s.TTFTZ = (share - 0.5) / math.Sqrt(0.25/float64(len(late))+0.25/float64(len(early)))
-	}
-	return s
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-// upperIndex is the number of elements of sorted at or below x.
-func upperIndex(sorted []float64, x float64) int {
-	i, _ := slices.BinarySearchFunc(sorted, x, func(e, t float64) int {
-		if e <= t {
-			return -1
-		}
-		return 1
-	})
-	return i
 }
 
 // WithServer adds the server's waiting queue at the step's start and at
@@ -339,7 +232,7 @@ func mergeSteady(parts []*ShardSteady) *Steady {
 func (a *Accumulator) steadyVerdict() *Steady {
 	switch {
 	case a.steady != nil && a.s.Window > 0:
-		j := JudgeSteady(a.steady.evidence(a.cfg.Start, a.s.Window, a.s.Pending))
+		j := JudgeSteady(a.steady.evidence(a.s.Window, a.s.Pending))
 		return &j
 	case len(a.steadyParts) > 0 && len(a.steadyParts) == a.absorbed:
 		// every part carried evidence (a part without, from a shard that

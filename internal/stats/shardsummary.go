@@ -186,8 +186,13 @@ func (p ShardSummary) Check() error {
 // offered their load, exact when they offered equal shares of the rate,
 // as a fleet's shards do. A part's window longer than cfg.Window is an
 // error.
-func Merge(cfg Config, parts []ShardSummary) (Summary, error) {
+func Merge(cfg Config, parts []ShardSummary) (Summary, error) { return merge(cfg, parts, nil) }
+
+func merge(cfg Config, parts []ShardSummary, host *HostHealth) (Summary, error) {
 	a := NewAccumulator(cfg)
+	if host != nil {
+		a.SetHost(*host)
+	}
 	var sum time.Duration
 	cut := false
 	for i, p := range parts {

@@ -195,8 +195,8 @@ func NewAccumulator(cfg Config) *Accumulator {
 		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
 		lagLimit: cfg.Validity.Limit(), lagHard: cfg.Validity.HardLimit(), window0: cfg.Window,
 	}
-	if cfg.Steady {
-		a.steady = &steadyAcc{}
+	if cfg.Steady && cfg.Window > 0 {
+		a.steady = newSteadyAcc(cfg.Start, cfg.Window)
 	}
 	a.s.Mode = cfg.Mode
 	a.s.RequestedRate = cfg.RequestedRate
