@@ -87,11 +87,13 @@ var helpPages = map[string]helpPage{
 			{"Server", []string{"listen", "model", "api-key-env", "deploy-version", "seed"}},
 			{"Capacity and admission", []string{"slots", "admission", "reject-status", "retry-after", "error-fraction"}},
 			{"Timing", []string{"ttft", "token-time", "output-tokens", "reasoning-tokens", "tokens-per-chunk"}},
+			{"Prefix cache", []string{"prefill-per-token", "prefix-cache", "prefix-cache-blocks", "prefix-cache-block-tokens"}},
 			{"Faults", []string{"stall", "slowdown"}},
 		},
 		examples: [][2]string{
 			{"the simulator on 127.0.0.1:8000", "llmprobe sim"},
 			{"4 slots, a 10 s stall after 30 s", "llmprobe sim --slots 4 --stall 30s+10s"},
+			{"turn the prefix cache off live (a deploy that lost it)", "curl -X POST http://127.0.0.1:8000/admin/state -d '{\"prefix_cache\":false}'"},
 		},
 	},
 	"validate": {

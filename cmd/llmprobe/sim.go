@@ -10,6 +10,13 @@ import (
 	"github.com/llmprobe/llmprobe/internal/sim"
 )
 
+// simPrefillPerToken is `llmprobe sim`'s prefill cost per uncached prompt
+// token (about 20,000 prompt tokens a second), so that a shared prefix is
+// measurably faster against it out of the box. The library default
+// (sim.DefaultConfig) is 0, which keeps capacity arithmetic prompt-free for
+// the tests and the built-in simulator of probe, ladder and run.
+const simPrefillPerToken = 50 * time.Microsecond
+
 func runSim(ctx context.Context, e env, args []string) error {
 	def := sim.DefaultConfig()
 	fs := newFlagSet("sim", e)
@@ -30,6 +37,10 @@ func runSim(ctx context.Context, e env, args []string) error {
 	seed := fs.Uint64("seed", def.Seed, "seed for every draw")
 	version := fs.String("deploy-version", "", "deploy identity: the "+sim.VersionHeader+" response header and the root field of /v1/models entries (the version field of /admin/state: change it live with POST /admin/state)")
 	errFrac := fs.Float64("error-fraction", 0, "fraction of admitted requests answered 500 at once (a broken deploy)")
+	prefill := fs.Duration("prefill-per-token", simPrefillPerToken, "prefill time of each prompt token not served from the prefix cache, added to --ttft (0: the prompt costs nothing)")
+	cacheOn := fs.Bool("prefix-cache", def.PrefixCache.Enabled, "simulate a prefix cache (turn it off live with POST /admin/state {\"prefix_cache\":false})")
+	cacheBlocks := fs.Int("prefix-cache-blocks", def.PrefixCache.Blocks, "most blocks the prefix cache keeps (least recently used evicted)")
+	blockTokens := fs.Int("prefix-cache-block-tokens", def.PrefixCache.BlockTokens, "tokens per prefix-cache block (a token is 4 characters of prompt)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,6 +48,8 @@ func runSim(ctx context.Context, e env, args []string) error {
 	cfg.Slots, cfg.AdmissionLimit, cfg.RejectStatus, cfg.RetryAfter = *slots, *admission, *reject, *retryAfter
 	cfg.TokensPerChunk, cfg.Seed, cfg.Models = *perChunk, *seed, *models
 	cfg.Version, cfg.ErrorFraction = *version, *errFrac
+	cfg.PrefillPerToken = *prefill
+	cfg.PrefixCache = sim.PrefixCacheConfig{Enabled: *cacheOn, Blocks: *cacheBlocks, BlockTokens: *blockTokens}
 	var err error
 	for _, d := range []struct {
 		flag, val string
@@ -82,7 +95,12 @@ func runSim(ctx context.Context, e env, args []string) error {
 	fmt.Fprintf(e.stderr, "llmprobe sim: serving OpenAI chat/completions/responses and Anthropic messages at %s\n", url)
 	fmt.Fprintf(e.stderr, "  %d slots, admission %d, mean service %v, capacity ≈ %.1f req/s\n",
 		cfg.Slots, cfg.AdmissionLimit, cfg.ServiceTime().Round(time.Millisecond), cfg.Capacity())
-	fmt.Fprintf(e.stderr, "  live settings (version, slots, admission_limit, error_fraction): GET/POST %s/admin/state\n",
+	cache := "off"
+	if cfg.PrefixCache.Enabled {
+		cache = fmt.Sprintf("on (%d blocks of %d tokens)", cfg.PrefixCache.Blocks, cfg.PrefixCache.BlockTokens)
+	}
+	fmt.Fprintf(e.stderr, "  prefill + %v per uncached prompt token; prefix cache %s\n", cfg.PrefillPerToken, cache)
+	fmt.Fprintf(e.stderr, "  live settings (version, slots, admission_limit, error_fraction, ttft, prefix_cache, prefix_cache_blocks): GET/POST %s/admin/state\n",
 		strings.TrimSuffix(url, "/v1"))
 	<-ctx.Done()
 	return closeFn()

@@ -120,3 +120,62 @@ func TestSimSubcommand(t *testing.T) {
 		t.Fatal("sim did not stop within 15s of cancellation")
 	}
 }
+
+// TestSimPrefixCacheFlags: the prefix-cache flags reach the simulator's
+// live state (GET /admin/state), the banner says what the cache is, and a
+// bad setting is a usage error naming its key.
+func TestSimPrefixCacheFlags(t *testing.T) {
+	t.Parallel()
+	for _, bad := range [][]string{
+		{"--prefix-cache-block-tokens", "0"},
+		{"--prefix-cache-blocks", "-1"},
+		{"--prefill-per-token", "-1ms"},
+	} {
+		r := mustExit(t, []int{exitUsage}, append([]string{"sim", "--listen", closedPort(t)}, bad...)...)
+		if !strings.Contains(r.stderr, "prefix_cache") && !strings.Contains(r.stderr, "prefill_per_token") {
+			t.Errorf("sim %v: %q, want the key named", bad, r.stderr)
+		}
+	}
+	addr := closedPort(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	done, exited := make(chan result, 1), make(chan struct{})
+	t.Cleanup(func() { cancel(); <-exited })
+	go func() {
+		defer close(exited)
+		done <- invoke(ctx, "sim", "--listen", addr, "--prefill-per-token", "2ms", "--prefix-cache=false", "--prefix-cache-blocks", "300")
+	}()
+	client := &http.Client{Timeout: 2 * time.Second}
+	defer client.CloseIdleConnections()
+	var st struct {
+		PrefixCache     bool    `json:"prefix_cache"`
+		Blocks          int     `json:"prefix_cache_blocks"`
+		PrefillPerToken float64 `json:"prefill_per_token_seconds"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := client.Get("http://" + addr + "/admin/state")
+		if err == nil {
+			err = json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("GET /admin/state: %v", err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim did not serve /admin/state within 10s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st.PrefixCache || st.Blocks != 300 || st.PrefillPerToken != 0.002 {
+		t.Errorf("state %+v, want the cache off, 300 blocks, 2 ms per token", st)
+	}
+	cancel()
+	select {
+	case r := <-done:
+		if r.code != 0 || !strings.Contains(r.stderr, "prefill + 2ms per uncached prompt token; prefix cache off") {
+			t.Errorf("sim exit %d, banner %q", r.code, r.stderr)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("sim did not stop within 15s of cancellation")
+	}
+}

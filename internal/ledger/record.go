@@ -66,6 +66,19 @@ type Usage struct {
 	Prompt     int  `json:"prompt_tokens,omitempty"`     // input tokens
 	Completion int  `json:"completion_tokens,omitempty"` // output tokens (visible + reasoning where the API counts both)
 	Reasoning  int  `json:"reasoning_tokens,omitempty"`  // reasoning tokens, where reported
+	// CachedPrompt is how many of the Prompt tokens the server says it read
+	// from its prompt (prefix) cache: OpenAI's
+	// prompt_tokens_details.cached_tokens (Responses: input_tokens_details),
+	// Anthropic's cache_read_input_tokens. Unknown (absent in JSON) when the
+	// server did not say, which is not 0. See Record.CachedPromptTokens.
+	CachedPrompt Count `json:"cached_prompt_tokens,omitzero"`
+	// CacheWrite is how many prompt tokens the server says it wrote to its
+	// cache (Anthropic's cache_creation_input_tokens); unknown when not said.
+	CacheWrite Count `json:"cache_write_tokens,omitzero"`
+	// CacheInvalid says a cache count could not be true (negative, above
+	// MaxUsageTokens, or more than the prompt tokens): it was dropped and is
+	// unknown; the other counts stand (see Usage.WithCache).
+	CacheInvalid bool `json:"cache_invalid,omitempty"`
 	// Invalid says the server reported a count that cannot be true (negative,
 	// or above MaxUsageTokens): it was dropped, so the counts are unknown
 	// (Known false) unless a later report in the stream was believable.

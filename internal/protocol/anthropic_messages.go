@@ -90,6 +90,19 @@ func (u *anthUsage) prompt() (n int, ok bool) {
 	return n, ok
 }
 
+// cache is the cache part of a usage object: reads and writes as the
+// server sent them (checked against the prompt by ledger.Usage.WithCache).
+func (u *anthUsage) cache() ledger.CacheReport {
+	var c ledger.CacheReport
+	if p := u.CacheReadInputTokens; p != nil {
+		c.Read, c.HasRead = int64(*p), true
+	}
+	if p := u.CacheCreationInputTokens; p != nil {
+		c.Write, c.HasWrite = int64(*p), true
+	}
+	return c
+}
+
 type anthEvent struct {
 	Type    jsonName `json:"type"`
 	Index   jsonInt  `json:"index"`
@@ -118,7 +131,8 @@ const anthMaxOpenBlocks = 256
 type anthDecoder struct {
 	started bool
 	done    bool
-	prompt  int // input tokens from message_start (or a later message_delta)
+	prompt  int                // input tokens from message_start (or a later message_delta)
+	cache   ledger.CacheReport // cache reads and writes, from the same usage as prompt
 	open    map[int]bool
 	ev      anthEvent // reused: one allocation less per event
 }
@@ -158,6 +172,7 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 		d.started = true
 		if u := e.Message.Usage; u != nil {
 			d.prompt, _ = u.prompt()
+			d.cache = u.cache()
 		}
 		return Event{Model: e.Message.Model}, nil
 	case "":
@@ -218,9 +233,9 @@ func (d *anthDecoder) Decode(name string, data []byte) (Event, error) {
 		}
 		if u := e.Usage; u != nil && u.OutputTokens != nil {
 			if p, ok := u.prompt(); ok {
-				d.prompt = p // newer servers repeat input counts here
+				d.prompt, d.cache = p, u.cache() // newer servers repeat input counts here
 			}
-			ev.Usage = usageOf(d.prompt, *u.OutputTokens, 0)
+			ev.Usage = usageOf(d.prompt, *u.OutputTokens, 0, d.cache)
 		}
 		return ev, nil
 	case "message_stop":

@@ -51,7 +51,7 @@ func TestAnthropicDecode(t *testing.T) {
 			name: "unknown events are ignored; message_delta may restate input tokens",
 			evs: []sseEv{start, {"future_event", `{"type":"future_event"}`},
 				{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":12,"cache_read_input_tokens":30,"output_tokens":7}}`}, msgStop},
-			want: []Event{{Model: "c"}, {}, {FinishReason: "end_turn", Usage: &ledger.Usage{Known: true, Prompt: 42, Completion: 7}}, {Done: true}},
+			want: []Event{{Model: "c"}, {}, {FinishReason: "end_turn", Usage: &ledger.Usage{Known: true, Prompt: 42, Completion: 7, CachedPrompt: ledger.KnownCount(30)}}, {Done: true}},
 		},
 		{
 			name: "error event keeps the inner type and message",

@@ -315,8 +315,9 @@ var (
 	chatTopNames     = []string{"model", "choices", "usage", "error"}
 	chatChoiceNames  = []string{"delta", "finish_reason"}
 	chatDeltaNames   = []string{"content", "reasoning_content", "reasoning"}
-	chatUsageNames   = []string{"prompt_tokens", "completion_tokens", "completion_tokens_details"}
+	chatUsageNames   = []string{"prompt_tokens", "completion_tokens", "completion_tokens_details", "prompt_tokens_details"}
 	chatDetailsNames = []string{"reasoning_tokens"}
+	chatPromptNames  = []string{"cached_tokens"}
 )
 
 // chunk reads a whole chunk (nothing but white space may follow it) into f;
@@ -357,6 +358,14 @@ func (s *chatScan) top(i int, f *chatFields, wantModel bool) bool {
 				return s.int(&f.prompt)
 			case 1:
 				return s.int(&f.completion)
+			case 3:
+				return s.members(chatPromptNames, func(int) bool {
+					if s.null() {
+						return true
+					}
+					f.cachedSet = true
+					return s.int(&f.cached)
+				})
 			}
 			return s.members(chatDetailsNames, func(int) bool { return s.int(&f.reasoningTokens) })
 		})

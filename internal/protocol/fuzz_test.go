@@ -137,6 +137,14 @@ func fuzzDecoder(f *testing.F, api string) {
 						t.Fatalf("usage %+v: a count outside [0, %d]", *u, ledger.MaxUsageTokens)
 					}
 				}
+				// Cache counts are believed only within the prompt.
+				r, w := u.CachedPrompt, u.CacheWrite
+				if (r.Known || w.Known) && !u.Known {
+					t.Fatalf("usage %+v: a cache count on an unknown usage", *u)
+				}
+				if r.Known && (r.N < 0 || r.N > u.Prompt) || w.Known && (w.N < 0 || w.N > u.Prompt) || r.Known && w.Known && r.N+w.N > u.Prompt {
+					t.Fatalf("usage %+v: a cache count outside the prompt", *u)
+				}
 			}
 			if done && len(bytes.TrimSpace([]byte(e.data))) > 0 && (ev != (Event{}) || string(bytes.TrimSpace([]byte(e.data))) != "[DONE]") {
 				t.Fatalf("after the terminal marker an event was accepted: %+v", ev)

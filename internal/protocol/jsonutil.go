@@ -141,6 +141,22 @@ type openAIUsage struct {
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
+	PromptTokensDetails *openAITokenDetails `json:"prompt_tokens_details"`
+}
+
+// openAITokenDetails is usage.prompt_tokens_details (chat, completions) or
+// usage.input_tokens_details (Responses): the prompt tokens served from the
+// server's prompt cache, when it says.
+type openAITokenDetails struct {
+	CachedTokens jsonInt `json:"cached_tokens"`
+}
+
+// cache is the cache report of a details object (nil: nothing said).
+func (d *openAITokenDetails) cache() ledger.CacheReport {
+	if d == nil {
+		return ledger.CacheReport{}
+	}
+	return ledger.CacheReport{Read: int64(d.CachedTokens.v), HasRead: d.CachedTokens.set}
 }
 
 func (u *openAIUsage) ledger() *ledger.Usage {
@@ -151,14 +167,16 @@ func (u *openAIUsage) ledger() *ledger.Usage {
 	if u.CompletionTokensDetails != nil {
 		reasoning = u.CompletionTokensDetails.ReasoningTokens
 	}
-	return usageOf(u.PromptTokens, u.CompletionTokens, reasoning)
+	return usageOf(u.PromptTokens, u.CompletionTokens, reasoning, u.PromptTokensDetails.cache())
 }
 
 // usageOf is the one place a server's token counts are validated, as they
 // are decoded (ledger.CheckUsage): a negative or absurd count makes the
-// usage unknown and flagged, never a figure.
-func usageOf(prompt, completion, reasoning int) *ledger.Usage {
-	u := ledger.CheckUsage(int64(prompt), int64(completion), int64(reasoning))
+// usage unknown and flagged, never a figure. Its cache counts are checked
+// against the prompt (ledger.Usage.WithCache): an impossible one is dropped
+// and flagged.
+func usageOf(prompt, completion, reasoning int, cache ledger.CacheReport) *ledger.Usage {
+	u := ledger.CheckUsage(int64(prompt), int64(completion), int64(reasoning)).WithCache(cache)
 	return &u
 }
 

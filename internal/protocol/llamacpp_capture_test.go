@@ -26,7 +26,9 @@ import (
 //
 // It starts the staged server (LLMPROBE_LLAMACPP_DIR, default
 // ../shared/engines/llama.cpp next to the repository) with its start.sh on
-// a free loopback port, posts each request of llamaCaptures, and writes the
+// a free loopback port, posts each request of llamaCaptures (only those
+// named in LLMPROBE_CAPTURE_ONLY, "api/name,…", when it is set; a capture's
+// warm-up request first), and writes the
 // body byte for byte to <name>.sse. In <name>.json it sets captured, path
 // and request and keeps everything else (about, source, timing, expect): the
 // expectations are written by hand from the bytes, never by this parser.
@@ -38,6 +40,39 @@ type llamaCapture struct {
 	api, name, path string
 	about           string
 	request         string
+	warm            string // sent first, its answer discarded (fills the prompt cache); "" = none
+}
+
+// llamaPrefix is a shared system prompt of about 1,000 tokens for the tiny
+// model's tokenizer (545 words: with the chat template, the 1,015 tokens llama-server then reports cached), the
+// same every run.
+var llamaPrefix = func() string {
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu")
+	out := make([]string, 545)
+	for i := range out {
+		out[i] = words[(i*7)%len(words)]
+	}
+	return strings.Join(out, " ")
+}()
+
+// prefixChat is a chat request: the shared prefix as the system message and
+// a user message of its own.
+func prefixChat(user string) string {
+	b, _ := json.Marshal(map[string]any{
+		"model": "tiny", "max_tokens": 8, "stream": true, "stream_options": map[string]bool{"include_usage": true},
+		"temperature": 0, "seed": 42,
+		"messages": []map[string]string{{"role": "system", "content": llamaPrefix}, {"role": "user", "content": user}},
+	})
+	return string(b)
+}
+
+// prefixMessages is prefixChat's request on the Anthropic Messages API.
+func prefixMessages(user string) string {
+	b, _ := json.Marshal(map[string]any{
+		"model": "tiny", "max_tokens": 8, "stream": true, "temperature": 0, "system": llamaPrefix,
+		"messages": []map[string]string{{"role": "user", "content": user}},
+	})
+	return string(b)
 }
 
 // llamaCaptures: greedy sampling (temperature 0, a fixed seed) so that a
@@ -66,6 +101,12 @@ var llamaCaptures = []llamaCapture{
 	{api: APIAnthropicMessages, name: "llamacpp_normal", path: "/v1/messages",
 		about:   "llama.cpp Anthropic Messages: message_start (cached input in cache_read_input_tokens), one text block, message_delta with stop_reason and usage, message_stop; no ping",
 		request: `{"model":"tiny","messages":[{"role":"user","content":"Say hello"}],"max_tokens":16,"stream":true,"temperature":0}`},
+	{api: APIOpenAIChat, name: "llamacpp_cached_prefix", path: "/v1/chat/completions",
+		about:   "llama.cpp chat whose ~1,000-token system prompt a warm-up request (the same prefix, another user message) had just sent: usage.prompt_tokens_details.cached_tokens and timings.cache_n count the prefix read from the prompt cache, timings.prompt_n only the rest",
+		request: prefixChat("What is the second question?"), warm: prefixChat("What is the first question?")},
+	{api: APIAnthropicMessages, name: "llamacpp_cached_prefix", path: "/v1/messages",
+		about:   "llama.cpp Anthropic Messages with the same ~1,000-token system prompt just sent by a warm-up chat request: message_start counts the cached prefix in cache_read_input_tokens and only the rest in input_tokens",
+		request: prefixMessages("What is the third question?"), warm: prefixChat("What is the first question?")},
 }
 
 func TestCaptureLlamaCpp(t *testing.T) {
@@ -77,7 +118,19 @@ func TestCaptureLlamaCpp(t *testing.T) {
 	}
 	base := testutil.StartLlamaCpp(t).URL()
 	date := time.Now().UTC().Format("2006-01-02")
+	only := map[string]bool{}
+	for _, id := range strings.Split(os.Getenv("LLMPROBE_CAPTURE_ONLY"), ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			only[id] = true
+		}
+	}
 	for _, c := range llamaCaptures {
+		if len(only) > 0 && !only[c.api+"/"+c.name] {
+			continue
+		}
+		if c.warm != "" {
+			capture(t, base+"/v1/chat/completions", c.warm)
+		}
 		body := capture(t, base+c.path, c.request)
 		fdir := filepath.Join(fixturesRoot, c.api)
 		if err := os.WriteFile(filepath.Join(fdir, c.name+".sse"), body, 0o644); err != nil {
@@ -101,6 +154,7 @@ func capture(t *testing.T, url, request string) []byte {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	req.Close = true // a connection of its own: llama-server may close one after a stream
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -158,7 +158,7 @@ func (d *chatDecoder) Decode(name string, data []byte) (Event, error) {
 		d.model = true
 	}
 	if f.usage {
-		ev.Usage = usageOf(f.prompt, f.completion, f.reasoningTokens)
+		ev.Usage = usageOf(f.prompt, f.completion, f.reasoningTokens, ledger.CacheReport{Read: int64(f.cached), HasRead: f.cachedSet})
 	}
 	ev.Tokens = d.deltas.tokens(ev.Content, ev.Usage)
 	return ev, nil
@@ -173,6 +173,8 @@ type chatFields struct {
 	usage              bool
 	prompt, completion int
 	reasoningTokens    int
+	cached             int  // usage.prompt_tokens_details.cached_tokens
+	cachedSet          bool // cached was there (not absent, not null)
 }
 
 // slow decodes a chunk with encoding/json (the reference reading).
@@ -189,6 +191,9 @@ func (d *chatDecoder) slow(data []byte, f *chatFields) error {
 		f.usage, f.prompt, f.completion = true, u.PromptTokens, u.CompletionTokens
 		if u.CompletionTokensDetails != nil {
 			f.reasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		}
+		if d := u.PromptTokensDetails; d != nil {
+			f.cached, f.cachedSet = d.CachedTokens.v, d.CachedTokens.set
 		}
 	}
 	for i := range c.Choices {

@@ -113,6 +113,8 @@ func FuzzChatScan(f *testing.F) {
 		`{"choices":[{"delta":{"reasoning":"r"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":2,"completion_tokens_details":{"reasoning_tokens":0}}}`,
 		`{"error":{"type":"t","code":1}}`, `{"Choices":[{"Delta":{"CONTENT":"x"}}]}`, `{"usage":{"prompt_tokens":1e2}}`,
 		`{"model":"m\u00e9","choices":[null]}`, `[DONE]`,
+		`{"choices":[],"usage":{"prompt_tokens":31,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":30}}}`,
+		`{"usage":{"prompt_tokens":3,"prompt_tokens_details":{"cached_tokens":null,"audio_tokens":1}}}`,
 	} {
 		f.Add("", []byte(s))
 	}

@@ -58,6 +58,7 @@ type respUsage struct {
 	OutputTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
 	} `json:"output_tokens_details"`
+	InputTokensDetails *openAITokenDetails `json:"input_tokens_details"`
 }
 
 type respEvent struct {
@@ -145,7 +146,7 @@ func (d *respDecoder) Decode(name string, data []byte) (Event, error) {
 				if u.OutputTokensDetails != nil {
 					reasoning = u.OutputTokensDetails.ReasoningTokens
 				}
-				ev.Usage = usageOf(u.InputTokens, u.OutputTokens, reasoning)
+				ev.Usage = usageOf(u.InputTokens, u.OutputTokens, reasoning, u.InputTokensDetails.cache())
 			}
 			switch typ {
 			case "response.completed":

@@ -209,8 +209,10 @@ func (s *stream) apply(ev Event) {
 		// The decoder checked the counts (CheckUsage); an impossible report
 		// anywhere in the stream stays flagged.
 		invalid := rec.Usage.Invalid || ev.Usage.Invalid
+		cacheInvalid := rec.Usage.CacheInvalid || ev.Usage.CacheInvalid
 		rec.Usage = *ev.Usage
 		rec.Usage.Invalid = invalid
+		rec.Usage.CacheInvalid = cacheInvalid
 	}
 	if ev.FinishReason != "" {
 		rec.FinishReason = s.c.red.String(ev.FinishReason, maxFinishReason)

@@ -24,8 +24,17 @@ type Config struct {
 	RetryAfter time.Duration `koanf:"retry_after" json:"retry_after" yaml:"retry_after"`
 
 	// TTFT is the prefill time in seconds: from the start of slot service
-	// to the first output chunk.
+	// to the first output chunk, before the prompt's own cost
+	// (PrefillPerToken).
 	TTFT Dist `koanf:"ttft" json:"ttft" yaml:"ttft"`
+	// PrefillPerToken is the prefill time of each prompt token not served
+	// from the prefix cache, added to the TTFT draw; 0 (the default) makes
+	// the prompt's length and the cache cost nothing in time (the cache
+	// still counts). See PrefixCache.
+	PrefillPerToken time.Duration `koanf:"prefill_per_token" json:"prefill_per_token" yaml:"prefill_per_token"`
+	// PrefixCache is the simulated prefix cache (prefix.go): on by default,
+	// 16-token blocks, 8192 blocks.
+	PrefixCache PrefixCacheConfig `koanf:"prefix_cache" json:"prefix_cache" yaml:"prefix_cache"`
 	// TokenTime is the time per output token in seconds, drawn per token.
 	TokenTime Dist `koanf:"token_time" json:"token_time" yaml:"token_time"`
 	// OutputTokens is the natural output length (at least 1), capped by
@@ -68,8 +77,10 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: 64 slots, admission 256, 429 with
-// Retry-After 1 s, TTFT lognormal (median 50 ms, sigma 0.5), 10 ms per token,
-// output uniform 32..96 tokens (mean 64), one token per chunk, no reasoning.
+// Retry-After 1 s, TTFT lognormal (median 50 ms, sigma 0.5), no prefill cost
+// per prompt token, 10 ms per token, output uniform 32..96 tokens (mean 64),
+// one token per chunk, no reasoning, the prefix cache on (16-token blocks,
+// at most 8192).
 func DefaultConfig() Config {
 	return Config{
 		Slots:          64,
@@ -82,6 +93,7 @@ func DefaultConfig() Config {
 		TokensPerChunk: 1,
 		Seed:           1,
 		MaxBodyBytes:   4 << 20,
+		PrefixCache:    PrefixCacheConfig{Enabled: true, BlockTokens: 16, Blocks: 8192},
 	}
 }
 
@@ -106,6 +118,8 @@ func (c Config) Validate() error {
 		add("retry_after", fmt.Errorf("%s must be >= 0", c.RetryAfter))
 	}
 	add("ttft", c.TTFT.Validate())
+	add("prefill_per_token", validPrefillPerToken(c.PrefillPerToken))
+	add("prefix_cache", c.PrefixCache.Validate())
 	add("token_time", c.TokenTime.Validate())
 	add("output_tokens", c.OutputTokens.Validate())
 	add("reasoning_tokens", c.ReasoningTokens.Validate())
@@ -136,8 +150,9 @@ func (c Config) Validate() error {
 // of the distributions: TTFT + (L - min(k, L))·TokenTime, where L is the
 // mean output length plus mean reasoning length and k is TokensPerChunk (the
 // first chunk, at TTFT, carries k tokens; each later token costs TokenTime).
-// It is exact when every distribution is fixed and no request's max_tokens
-// cuts the output.
+// It is exact when every distribution is fixed, no request's max_tokens
+// cuts the output and PrefillPerToken is 0 (a prompt's own prefill cost,
+// which depends on its length and the cache, is not in it).
 func (c Config) ServiceTime() time.Duration {
 	l := c.OutputTokens.Mean() + c.ReasoningTokens.Mean()
 	first := min(float64(max(c.TokensPerChunk, 1)), l)

@@ -23,6 +23,7 @@ type gen struct {
 	model        []byte // the requested model name, JSON-quoted
 	created      int64  // unix seconds
 	promptTokens int
+	cachedTokens int // of promptTokens, reused from the prefix cache
 	includeUsage bool
 	continuous   bool   // vLLM continuous_usage_stats: cumulative usage in every chunk
 	reasoning    int    // reasoning tokens this response will emit
@@ -116,8 +117,10 @@ func appendFinishReason(b []byte, g *gen) []byte {
 	return append(b, `"stop"`...)
 }
 
-// appendOpenAIUsage appends the usage member; details adds the chat API's
-// completion_tokens_details (the completions API has no reasoning).
+// appendOpenAIUsage appends the usage member, with the prompt tokens reused
+// from the prefix cache in prompt_tokens_details.cached_tokens (as vLLM
+// sends it with --enable-prompt-tokens-details); details adds the chat
+// API's completion_tokens_details (the completions API has no reasoning).
 func appendOpenAIUsage(b []byte, g *gen, details bool) []byte {
 	c := g.completionTokens()
 	b = append(b, `"usage":{"prompt_tokens":`...)
@@ -126,6 +129,9 @@ func appendOpenAIUsage(b []byte, g *gen, details bool) []byte {
 	b = appendInt(b, c)
 	b = append(b, `,"total_tokens":`...)
 	b = appendInt(b, g.promptTokens+c)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, g.cachedTokens)
+	b = append(b, '}')
 	if details {
 		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 		b = appendInt(b, g.doneR)

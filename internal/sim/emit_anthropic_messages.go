@@ -8,8 +8,8 @@ func (messagesEmitter) head(b []byte, g *gen) []byte {
 	b = append(b, g.id...)
 	b = append(b, `","type":"message","role":"assistant","model":`...)
 	b = append(b, g.model...)
-	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, g.promptTokens)
+	b = append(b, `,"content":[],"stop_reason":null,"stop_sequence":null,"usage":`...)
+	b = appendAnthropicInput(b, g)
 	b = append(b, `,"output_tokens":1}}}`+"\n\n"...)
 	b = appendEventName(b, "ping")
 	return append(b, `{"type":"ping"}`+"\n\n"...)
@@ -100,9 +100,19 @@ func (messagesEmitter) body(b []byte, g *gen) []byte {
 	b = appendTokens(b, g.reasoning, g.doneC)
 	b = append(b, `"}],"stop_reason":`...)
 	b = appendStopReason(b, g)
-	b = append(b, `,"stop_sequence":null,"usage":{"input_tokens":`...)
-	b = appendInt(b, g.promptTokens)
+	b = append(b, `,"stop_sequence":null,"usage":`...)
+	b = appendAnthropicInput(b, g)
 	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, g.completionTokens())
 	return append(b, "}}\n"...)
+}
+
+// appendAnthropicInput opens a usage object with its input counts: as the
+// Messages API counts them, input_tokens excludes the prompt tokens read
+// from the cache, which are cache_read_input_tokens.
+func appendAnthropicInput(b []byte, g *gen) []byte {
+	b = append(b, `{"input_tokens":`...)
+	b = appendInt(b, g.promptTokens-g.cachedTokens)
+	b = append(b, `,"cache_read_input_tokens":`...)
+	return appendInt(b, g.cachedTokens)
 }

@@ -44,7 +44,9 @@ func appendResponse(b []byte, g *gen, status string, final bool) []byte {
 	}
 	b = append(b, `,"usage":{"input_tokens":`...)
 	b = appendInt(b, g.promptTokens)
-	b = append(b, `,"input_tokens_details":{"cached_tokens":0},"output_tokens":`...)
+	b = append(b, `,"input_tokens_details":{"cached_tokens":`...)
+	b = appendInt(b, g.cachedTokens)
+	b = append(b, `},"output_tokens":`...)
 	b = appendInt(b, g.completionTokens())
 	b = append(b, `,"output_tokens_details":{"reasoning_tokens":`...)
 	b = appendInt(b, g.doneR)

@@ -52,7 +52,7 @@ func Example_chatStream() {
 	//
 	// data: {"id":"chatcmpl-sim-1","object":"chat.completion.chunk","created":1764400000,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}
 	//
-	// data: {"id":"chatcmpl-sim-1","object":"chat.completion.chunk","created":1764400000,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"completion_tokens_details":{"reasoning_tokens":0}}}
+	// data: {"id":"chatcmpl-sim-1","object":"chat.completion.chunk","created":1764400000,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}}
 	//
 	// data: [DONE]
 }
@@ -117,7 +117,7 @@ func Example_messagesStream() {
 	show("/messages", `{"model":"m","stream":true,"max_tokens":100,"messages":[{"role":"user","content":"Hello there!"}]}`, 1)
 	// Output:
 	// event: message_start
-	// data: {"type":"message_start","message":{"id":"msg_sim_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}
+	// data: {"type":"message_start","message":{"id":"msg_sim_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"cache_read_input_tokens":0,"output_tokens":1}}}
 	//
 	// event: ping
 	// data: {"type":"ping"}

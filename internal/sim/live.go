@@ -30,8 +30,8 @@ func ValidVersion(v string) error {
 }
 
 // State is what can change while the simulator runs (a "deploy"): its
-// version, its service slots (and so its capacity), its admission limit and
-// the fraction of requests it fails.
+// version, its service slots (and so its capacity), its admission limit,
+// the fraction of requests it fails, its prefill time and its prefix cache.
 type State struct {
 	Version        string  `json:"version"`
 	Slots          int     `json:"slots"`
@@ -42,6 +42,17 @@ type State struct {
 	TTFT Dist `json:"ttft"`
 	// Capacity is Slots / ServiceTime, requests per second (read only).
 	Capacity float64 `json:"capacity_rps"`
+	// PrefixCache says whether the prefix cache is on; false is a deploy
+	// that lost it (every prompt computed in full).
+	PrefixCache bool `json:"prefix_cache"`
+	// PrefixCacheBlocks bounds the prefix cache (a smaller KV pool keeps
+	// fewer prefixes).
+	PrefixCacheBlocks int `json:"prefix_cache_blocks"`
+	// PrefixCacheUsedBlocks is how many blocks it holds now (read only).
+	PrefixCacheUsedBlocks int `json:"prefix_cache_used_blocks"`
+	// PrefillPerToken is the prefill time per uncached prompt token, in
+	// seconds (read only: Config.PrefillPerToken).
+	PrefillPerToken float64 `json:"prefill_per_token_seconds"`
 }
 
 // Update changes the fields it sets (nil: unchanged).
@@ -51,12 +62,16 @@ type Update struct {
 	AdmissionLimit *int     `json:"admission_limit,omitempty"`
 	ErrorFraction  *float64 `json:"error_fraction,omitempty"`
 	TTFT           *Dist    `json:"ttft,omitempty"`
+	// PrefixCache turns the prefix cache on or off; off empties it, so
+	// turning it on again starts cold.
+	PrefixCache       *bool `json:"prefix_cache,omitempty"`
+	PrefixCacheBlocks *int  `json:"prefix_cache_blocks,omitempty"`
 }
 
 // live holds the settings Update may change; the rest of Config is fixed.
 type live struct {
 	mu    sync.RWMutex
-	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction, TTFT are live
+	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction, TTFT, PrefixCache.Enabled and .Blocks are live
 	slots *slotPool
 }
 
@@ -69,7 +84,9 @@ func (l *live) get() Config {
 // State returns the simulator's current live settings.
 func (s *Server) State() State {
 	c := s.live.get()
-	return State{Version: c.Version, Slots: c.Slots, AdmissionLimit: c.AdmissionLimit, ErrorFraction: c.ErrorFraction, TTFT: c.TTFT, Capacity: c.Capacity()}
+	return State{Version: c.Version, Slots: c.Slots, AdmissionLimit: c.AdmissionLimit, ErrorFraction: c.ErrorFraction, TTFT: c.TTFT, Capacity: c.Capacity(),
+		PrefixCache: c.PrefixCache.Enabled, PrefixCacheBlocks: c.PrefixCache.Blocks, PrefixCacheUsedBlocks: s.pc.size(),
+		PrefillPerToken: c.PrefillPerToken.Seconds()}
 }
 
 // Update applies u while the server runs, all or nothing: a change that
@@ -95,12 +112,22 @@ func (s *Server) Update(u Update) (State, error) {
 	if u.TTFT != nil {
 		next.TTFT = *u.TTFT
 	}
+	if u.PrefixCache != nil {
+		next.PrefixCache.Enabled = *u.PrefixCache
+	}
+	if u.PrefixCacheBlocks != nil {
+		next.PrefixCache.Blocks = *u.PrefixCacheBlocks
+	}
 	if err := next.Validate(); err != nil {
 		s.live.mu.Unlock()
 		return s.State(), err
 	}
 	s.live.cfg = next
 	s.live.slots.setLimit(next.Slots)
+	s.pc.setLimit(next.PrefixCache.Blocks)
+	if !next.PrefixCache.Enabled {
+		s.pc.reset() // a deploy without the cache keeps nothing
+	}
 	s.live.mu.Unlock()
 	return s.State(), nil
 }
@@ -125,7 +152,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&u); err != nil {
-			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit, error_fraction or ttft", http.StatusBadRequest)
+			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit, error_fraction, ttft, prefix_cache or prefix_cache_blocks", http.StatusBadRequest)
 			return
 		}
 		if _, err := s.Update(u); err != nil {

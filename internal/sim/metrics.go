@@ -23,6 +23,13 @@ const (
 	metricQueue    = "vllm:request_queue_time_seconds"
 	metricSuccess  = "vllm:request_success_total"
 	metricGenerate = "vllm:generation_tokens_total"
+	// vLLM's prefix-cache counters, in tokens: the prompt tokens looked up
+	// and those found (vllm/v1/metrics/loggers.py declares them as
+	// vllm:prefix_cache_queries and vllm:prefix_cache_hits; as Prometheus
+	// counters they are exposed with _total). Requests that skip the
+	// lookup (the cache off) count in neither, as in vLLM.
+	metricPrefixQueries = "vllm:prefix_cache_queries_total"
+	metricPrefixHits    = "vllm:prefix_cache_hits_total"
 )
 
 // Buckets in the spirit of vLLM's own.
@@ -39,6 +46,8 @@ type simMetrics struct {
 	handler               http.Handler
 	ttft, itl, e2e, queue prometheus.Histogram
 	success, tokens       prometheus.Counter
+	prefixQueries         prometheus.Counter
+	prefixHits            prometheus.Counter
 }
 
 func newSimMetrics(s *Server) *simMetrics {
@@ -58,6 +67,10 @@ func newSimMetrics(s *Server) *simMetrics {
 		queue:   hist(metricQueue, "Time a request waited for a slot, seconds.", ttftBuckets),
 		success: prometheus.NewCounter(prometheus.CounterOpts{Name: metricSuccess, Help: "Requests whose generation ran to its end.", ConstLabels: labels}),
 		tokens:  prometheus.NewCounter(prometheus.CounterOpts{Name: metricGenerate, Help: "Output tokens generated (reasoning included).", ConstLabels: labels}),
+		prefixQueries: prometheus.NewCounter(prometheus.CounterOpts{Name: metricPrefixQueries,
+			Help: "Prefix cache queries, in terms of number of queried tokens.", ConstLabels: labels}),
+		prefixHits: prometheus.NewCounter(prometheus.CounterOpts{Name: metricPrefixHits,
+			Help: "Prefix cache hits, in terms of number of cached tokens.", ConstLabels: labels}),
 	}
 	gauge := func(name, help string, f func() float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, f)
@@ -68,7 +81,7 @@ func newSimMetrics(s *Server) *simMetrics {
 		gauge(metricKVCache, "KV-cache usage as the fraction of slots in service (1 = full).", func() float64 {
 			return min(1, float64(s.Stats().InService)/float64(s.slotCapacity()))
 		}),
-		m.ttft, m.itl, m.e2e, m.queue, m.success, m.tokens,
+		m.ttft, m.itl, m.e2e, m.queue, m.success, m.tokens, m.prefixQueries, m.prefixHits,
 	)
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m

@@ -24,17 +24,32 @@ type request struct {
 	IncludeUsage bool
 	Continuous   bool // stream_options.continuous_usage_stats (vLLM)
 	PromptChars  int
+	// Prompt is the prompt text in the order the model would read it
+	// (system or instructions first, then the messages or input), without
+	// roles: what the prefix cache hashes. Its length in runes is
+	// PromptChars.
+	Prompt []byte
 }
 
 // promptTokens estimates prompt tokens as chars/4, rounded up, at least 1.
 func (r request) promptTokens() int { return max(1, (r.PromptChars+3)/4) }
 
-// textLen counts the characters of prompt material in any of the shapes the
-// APIs accept: a string, an array of strings or parts, a part object with
-// "text" and/or "content". A bare number (a token id) counts as 4 chars.
-type textLen int
+// promptText collects the prompt material in any of the shapes the APIs
+// accept: a string, an array of strings or parts, a part object with "text"
+// and/or "content". A bare number (a token id) counts as 4 chars and its
+// digits as its text.
+type promptText struct {
+	chars int
+	text  []byte
+}
 
-func (t *textLen) UnmarshalJSON(b []byte) error {
+func (t *promptText) add(o promptText) {
+	t.chars += o.chars
+	t.text = append(t.text, o.text...)
+}
+
+func (t *promptText) UnmarshalJSON(b []byte) error {
+	*t = promptText{}
 	if len(b) == 0 {
 		return nil
 	}
@@ -44,32 +59,39 @@ func (t *textLen) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*t = textLen(utf8.RuneCountInString(s))
+		t.chars, t.text = utf8.RuneCountInString(s), []byte(s)
 	case '[':
-		var parts []textLen
+		var parts []promptText
 		if err := json.Unmarshal(b, &parts); err != nil {
 			return err
 		}
-		n := 0
 		for _, p := range parts {
-			n += int(p)
+			t.add(p)
 		}
-		*t = textLen(n)
 	case '{':
 		var o struct {
-			Text    textLen `json:"text"`
-			Content textLen `json:"content"`
+			Text    promptText `json:"text"`
+			Content promptText `json:"content"`
 		}
 		if err := json.Unmarshal(b, &o); err != nil {
 			return err
 		}
-		*t = o.Text + o.Content
+		t.add(o.Text)
+		t.add(o.Content)
 	case 'n': // null
-		*t = 0
 	default: // a number: a token id
-		*t = 4
+		t.chars, t.text = 4, append([]byte(nil), b...)
 	}
 	return nil
+}
+
+// joinPrompt is the request's prompt from its parts, in order.
+func joinPrompt(r *request, parts ...promptText) {
+	var all promptText
+	for _, p := range parts {
+		all.add(p)
+	}
+	r.PromptChars, r.Prompt = all.chars, all.text
 }
 
 type streamOptions struct {
@@ -88,7 +110,7 @@ func decodeRequest(a api, body []byte) (request, error) {
 			MaxTokens     int            `json:"max_tokens"`
 			MaxCompletion int            `json:"max_completion_tokens"`
 			StreamOptions *streamOptions `json:"stream_options"`
-			Messages      []textLen      `json:"messages"`
+			Messages      []promptText   `json:"messages"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil {
 			return r, fmt.Errorf("chat completions request body: %w", err)
@@ -100,53 +122,49 @@ func decodeRequest(a api, body []byte) (request, error) {
 		if o := v.StreamOptions; o != nil {
 			r.IncludeUsage, r.Continuous = o.IncludeUsage, o.Continuous
 		}
-		for _, m := range v.Messages {
-			r.PromptChars += int(m)
-		}
+		joinPrompt(&r, v.Messages...)
 	case apiCompletions:
 		var v struct {
 			Model         string         `json:"model"`
 			Stream        bool           `json:"stream"`
 			MaxTokens     int            `json:"max_tokens"`
 			StreamOptions *streamOptions `json:"stream_options"`
-			Prompt        textLen        `json:"prompt"`
+			Prompt        promptText     `json:"prompt"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil {
 			return r, fmt.Errorf("completions request body: %w", err)
 		}
-		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxTokens, PromptChars: int(v.Prompt)}
+		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxTokens}
+		joinPrompt(&r, v.Prompt)
 		if o := v.StreamOptions; o != nil {
 			r.IncludeUsage, r.Continuous = o.IncludeUsage, o.Continuous
 		}
 	case apiResponses:
 		var v struct {
-			Model        string  `json:"model"`
-			Stream       bool    `json:"stream"`
-			MaxOutput    int     `json:"max_output_tokens"`
-			Input        textLen `json:"input"`
-			Instructions textLen `json:"instructions"`
+			Model        string     `json:"model"`
+			Stream       bool       `json:"stream"`
+			MaxOutput    int        `json:"max_output_tokens"`
+			Input        promptText `json:"input"`
+			Instructions promptText `json:"instructions"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil {
 			return r, fmt.Errorf("responses request body: %w", err)
 		}
-		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxOutput,
-			PromptChars: int(v.Input + v.Instructions), IncludeUsage: true}
+		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxOutput, IncludeUsage: true}
+		joinPrompt(&r, v.Instructions, v.Input)
 	case apiMessages:
 		var v struct {
-			Model     string    `json:"model"`
-			Stream    bool      `json:"stream"`
-			MaxTokens int       `json:"max_tokens"`
-			System    textLen   `json:"system"`
-			Messages  []textLen `json:"messages"`
+			Model     string       `json:"model"`
+			Stream    bool         `json:"stream"`
+			MaxTokens int          `json:"max_tokens"`
+			System    promptText   `json:"system"`
+			Messages  []promptText `json:"messages"`
 		}
 		if err := json.Unmarshal(body, &v); err != nil {
 			return r, fmt.Errorf("messages request body: %w", err)
 		}
-		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxTokens,
-			PromptChars: int(v.System), IncludeUsage: true}
-		for _, m := range v.Messages {
-			r.PromptChars += int(m)
-		}
+		r = request{Model: v.Model, Stream: v.Stream, MaxTokens: v.MaxTokens, IncludeUsage: true}
+		joinPrompt(&r, append([]promptText{v.System}, v.Messages...)...)
 	}
 	if r.MaxTokens < 0 {
 		return r, fmt.Errorf("max tokens %d must be >= 0", r.MaxTokens)

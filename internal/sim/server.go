@@ -28,7 +28,8 @@ type Server struct {
 	live   live // version, slots, admission limit, error fraction, TTFT: changed by Update
 	mux    *http.ServeMux
 	bufs   sync.Pool
-	met    *simMetrics // GET /metrics (metrics.go)
+	met    *simMetrics  // GET /metrics (metrics.go)
+	pc     *prefixCache // the prefix cache (prefix.go)
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -78,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 			s.models[m] = true
 		}
 	}
+	s.pc = newPrefixCache(cfg.PrefixCache.Blocks)
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	s.met = newSimMetrics(s)
 	mux := http.NewServeMux()
@@ -323,7 +325,11 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		reasoning = s.cfg.ReasoningTokens.sampleCount(rng, 0)
 	}
 	content := s.cfg.OutputTokens.sampleCount(rng, 1)
-	ttft := s.live.get().TTFT.sampleDuration(rng) // live: a slow deploy (Update)
+	lc := s.live.get()
+	ttft := lc.TTFT.sampleDuration(rng) // live: a slow deploy (Update)
+	// The prefix cache is looked up at admission (the usage sent before
+	// service counts what it reuses); its blocks go in when prefill ends.
+	prefix := s.lookupPrefix(lc, req)
 
 	model, _ := json.Marshal(req.Model)
 	g := &gen{
@@ -331,6 +337,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		model:        model,
 		created:      s.now().Unix(),
 		promptTokens: req.promptTokens(),
+		cachedTokens: prefix.cached,
 		includeUsage: req.IncludeUsage,
 		continuous:   req.Continuous,
 		reasoning:    reasoning,
@@ -390,7 +397,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	t := s.offset() // planned time of the next chunk, as a server offset
-	work := ttft
+	work := ttft + prefix.prefill
 	total := g.reasoning + g.content
 	per := s.cfg.TokensPerChunk
 	for total > g.doneR+g.doneC {
@@ -414,6 +421,9 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		nc := k - nr
 		if req.Stream {
 			buf = em.chunk(buf, g, nr, nc)
+		}
+		if g.doneR+g.doneC == 0 {
+			s.prefillDone(prefix)
 		}
 		g.doneR += nr
 		g.doneC += nc

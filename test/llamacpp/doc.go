@@ -14,7 +14,11 @@
 // and the token rule for such requests. TestDaemonPhases runs `llmprobe run`
 // against the server through normal service, SIGSTOP, SIGCONT, a kill and a
 // restart on the same port, and checks each phase is classified as it was
-// and that no /metrics counter ever goes down.
+// and that no /metrics counter ever goes down. TestPrefixCacheSpeedup sends
+// shared-prefix prompts and their cold twins (workload.PrefixGen) through
+// the client and checks the cached prompt tokens the server reports (warm:
+// at least 90% of the prompt; cold: the template header at most) and that
+// warm requests start sooner.
 //
 // The engine folder is <repository root>/../shared/engines/llama.cpp
 // (overridden by LLMPROBE_LLAMACPP_DIR). Without its llama-server the tests

@@ -1,0 +1,211 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/llmprobe/llmprobe/internal/protocol"
+)
+
+// Shared-prefix prompts: the building block of prefix-cache classes
+// (docs/workloads.md#shared-prefix-prompts). A request is a system message,
+// the prefix, and a user message, the suffix. A shared request's prefix is
+// one of Groups fixed texts, picked by Choice; its cold twin has a prefix of
+// the same length that no other prompt shares.
+//
+// Every generated text starts with a marker that keeps the prompts apart
+// where a prefix cache looks, at the start:
+//
+//	group prefix   ^GGGGGGGG.SSSSSSSS   G: the group number's hex digits, lowest first, each XOR a seed digit
+//	cold prefix    ~NNNNNNNN.RRRRRRRR   N: the request number's hex digits, lowest first, each XOR a run-nonce digit
+//	suffix         #NNNNNNNN            (unique per request, so no two whole prompts are equal)
+//
+// followed by a space and words. Two numbers that differ differ in some hex
+// digit, and digit i is character i+1, so two cold prefixes of a run (or two
+// groups) differ within their first 9 characters, hence within their first
+// 9 tokens: inside the first block of a block-level prefix cache whose
+// blocks hold at least 9 tokens (vLLM's default is 16), so their block
+// chains share nothing. A cold prefix differs from a group prefix, and from
+// the built-in synthetic prompts (words) and cache-bust prompts ("["), at its
+// first character. The R digits are the run nonce's, random per run, so a
+// restarted prober does not meet its last run's cold prefixes in the cache.
+// What a server's chat template puts before the system message is common to
+// every request and cannot be avoided; a token-level cache (SGLang's radix
+// tree, llama.cpp) may also reuse the tokens of the marker's first
+// characters when they agree — at most 9 characters.
+
+// GroupChoice is how a shared-prefix request picks its group.
+type GroupChoice string
+
+// Group choices.
+const (
+	GroupRoundRobin GroupChoice = "round_robin" // 0, 1, …, Groups-1, 0, …: every group equally and as far apart as possible
+	GroupUniform    GroupChoice = "uniform"     // uniformly at random
+	GroupZipf       GroupChoice = "zipf"        // group k with probability ∝ (k+1)^-ZipfS: a few hot prefixes, a long tail
+)
+
+// Bounds on a shared-prefix spec.
+const (
+	MinPrefixPartTokens = 8         // the shortest prefix or suffix: room for its marker
+	MaxPrefixPartTokens = 1_000_000 // the longest prefix or suffix
+	MaxPrefixGroups     = 10_000
+	maxPrefixChars      = 64 << 20 // the group prefixes held in memory: Groups × PrefixTokens × CharsPerToken
+)
+
+// PrefixSpec describes shared-prefix prompts. Lengths are in tokens of the
+// synthetic generator's estimate (CharsPerToken characters each).
+type PrefixSpec struct {
+	PrefixTokens int
+	Groups       int
+	Choice       GroupChoice
+	ZipfS        float64 // the zipf exponent (> 1); only for GroupZipf
+	SuffixTokens int
+}
+
+// Validate reports the first invalid field, named by its config key.
+func (s PrefixSpec) Validate() error {
+	part := func(key string, n int) error {
+		if n < MinPrefixPartTokens || n > MaxPrefixPartTokens {
+			return fmt.Errorf("%s %d must be in %d..%d tokens", key, n, MinPrefixPartTokens, MaxPrefixPartTokens)
+		}
+		return nil
+	}
+	if err := part("prefix_tokens", s.PrefixTokens); err != nil {
+		return err
+	}
+	if err := part("suffix_tokens", s.SuffixTokens); err != nil {
+		return err
+	}
+	if s.Groups < 1 || s.Groups > MaxPrefixGroups {
+		return fmt.Errorf("groups %d must be in 1..%d", s.Groups, MaxPrefixGroups)
+	}
+	if int64(s.Groups)*int64(s.PrefixTokens)*CharsPerToken > maxPrefixChars {
+		return fmt.Errorf("groups × prefix_tokens = %d tokens is more than %d", s.Groups*s.PrefixTokens, maxPrefixChars/CharsPerToken)
+	}
+	switch s.Choice {
+	case GroupRoundRobin, GroupUniform:
+	case GroupZipf:
+		if !(s.ZipfS > 1) || math.IsInf(s.ZipfS, 0) {
+			return fmt.Errorf("zipf_s %v must be a number above 1", s.ZipfS)
+		}
+	default:
+		return fmt.Errorf("group choice %q: want round_robin, uniform or zipf", s.Choice)
+	}
+	return nil
+}
+
+// PrefixPrompt is one generated request.
+type PrefixPrompt struct {
+	Messages []protocol.Message // system (the prefix), then user (the suffix)
+	Group    int                // the prefix group; -1 for a cold twin
+}
+
+// Cold reports whether the prompt is a cold twin.
+func (p PrefixPrompt) Cold() bool { return p.Group < 0 }
+
+// PrefixGen generates shared-prefix prompts and their cold twins. Its
+// output is a pure function of the seed, the run nonce and the sequence of
+// calls. Safe for concurrent use (calls are serialised).
+type PrefixGen struct {
+	spec     PrefixSpec
+	seed     uint64
+	nonce    uint64
+	prefixes []string // the group prefixes, from the seed alone
+
+	mu   sync.Mutex
+	rng  *rand.Rand
+	zipf *rand.Zipf
+	n    uint64 // requests generated, shared and cold
+	rr   int    // the next round-robin group
+}
+
+// NewPrefixGen validates spec and builds the group prefixes from seed.
+// runNonce keeps cold prefixes apart between runs: production callers draw
+// it at random per run (as Mix does); tests fix it.
+func NewPrefixGen(spec PrefixSpec, seed, runNonce uint64) (*PrefixGen, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("workload: shared prefix: %w", err)
+	}
+	g := &PrefixGen{spec: spec, seed: seed, nonce: runNonce,
+		rng: rand.New(rand.NewPCG(seed, seed^0x243f6a8885a308d3))}
+	for k := range spec.Groups {
+		r := rand.New(rand.NewPCG(seed, uint64(k)^0xb7e151628aed2a6b))
+		g.prefixes = append(g.prefixes, markedText(r, '^', uint64(k), seed, spec.PrefixTokens))
+	}
+	if spec.Choice == GroupZipf {
+		g.zipf = rand.NewZipf(g.rng, spec.ZipfS, 1, uint64(spec.Groups-1))
+		if g.zipf == nil {
+			return nil, errors.New("workload: shared prefix: zipf parameters refused")
+		}
+	}
+	return g, nil
+}
+
+// Spec returns the generator's spec.
+func (g *PrefixGen) Spec() PrefixSpec { return g.spec }
+
+// Shared returns the next shared-prefix request: its group's prefix and a
+// suffix of its own.
+func (g *PrefixGen) Shared() PrefixPrompt {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var k int
+	switch g.spec.Choice {
+	case GroupRoundRobin:
+		k = g.rr
+		g.rr = (g.rr + 1) % g.spec.Groups
+	case GroupUniform:
+		k = g.rng.IntN(g.spec.Groups)
+	case GroupZipf:
+		k = int(g.zipf.Uint64())
+	}
+	return PrefixPrompt{Group: k, Messages: []protocol.Message{
+		{Role: "system", Content: g.prefixes[k]},
+		{Role: "user", Content: g.suffixLocked()},
+	}}
+}
+
+// Cold returns the next cold twin: a prefix and a suffix of the shared
+// requests' lengths, the prefix shared with nothing.
+func (g *PrefixGen) Cold() PrefixPrompt {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	prefix := markedText(g.rng, '~', g.n, g.nonce, g.spec.PrefixTokens)
+	return PrefixPrompt{Group: -1, Messages: []protocol.Message{
+		{Role: "system", Content: prefix},
+		{Role: "user", Content: g.suffixLocked()},
+	}}
+}
+
+// suffixLocked is the next request's suffix; it counts the request.
+func (g *PrefixGen) suffixLocked() string {
+	s := markedText(g.rng, '#', g.n, g.nonce, g.spec.SuffixTokens)
+	g.n++
+	return s
+}
+
+// markedText is exactly tokens × CharsPerToken characters: mark, the eight
+// hex digits of n from the lowest, each XOR the matching digit of key, then
+// (except for a suffix) a dot and the eight high digits of key, a space,
+// and words.
+func markedText(r *rand.Rand, mark byte, n, key uint64, tokens int) string {
+	const hex = "0123456789abcdef"
+	chars := tokens * CharsPerToken
+	b := make([]byte, 0, chars+16)
+	b = append(b, mark)
+	for i := range 8 {
+		b = append(b, hex[(n>>(4*i)^key>>(4*i))&0xf])
+	}
+	if mark != '#' {
+		b = append(b, '.')
+		for i := 8; i < 16; i++ {
+			b = append(b, hex[key>>(4*i)&0xf])
+		}
+	}
+	b = append(b, ' ')
+	b = append(b, SyntheticText(r, (chars-len(b))/CharsPerToken+1)...)
+	return string(b[:chars])
+}
