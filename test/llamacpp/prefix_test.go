@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -22,8 +23,8 @@ import (
 // the groups (docs/workloads.md: the prober must not destroy what it
 // measures).
 func TestPrefixCacheSpeedup(t *testing.T) {
-	dir := requireEngine(t)
-	srv := startServer(t, dir, freePort(t))
+	testutil.RequireLlamaCpp(t)
+	srv := testutil.StartLlamaCpp(t)
 	gen, err := workload.NewPrefixGen(workload.PrefixSpec{PrefixTokens: 1000, Groups: 2, Choice: workload.GroupRoundRobin, SuffixTokens: 16}, 21, 22)
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +40,12 @@ func TestPrefixCacheSpeedup(t *testing.T) {
 	}
 	send := func(p workload.PrefixPrompt) sample {
 		t.Helper()
-		// A fresh connection each time: on a loaded host llama-server's
-		// close of a pooled connection can come after the replay window
-		// (docs/protocols.md), and this test measures the cache, not that.
+		// A fresh connection each time: this test measures the cache, not
+		// keep-alive.
 		c.CloseIdleConnections()
 		l := ledger.New(time.Now())
 		rec := l.Plan(ledger.Meta{Target: "llama"}, l.Now())
-		res := c.Do(context.Background(), protocol.Target{Base: srv.base() + "/v1", Adapter: protocol.OpenAIChat{}},
+		res := c.Do(context.Background(), protocol.Target{Base: srv.URL() + "/v1", Adapter: protocol.OpenAIChat{}},
 			protocol.Params{Model: "tiny", Messages: p.Messages, MaxTokens: 4}, rec, l.Now, func() { l.MarkDispatched(rec) })
 		if res.Outcome != ledger.OK || !rec.Usage.Known {
 			t.Fatalf("result %+v, usage %+v", res, rec.Usage)
