@@ -47,7 +47,7 @@ func (d *Daemon) status() admin.Status {
 		ts.Prober = admin.ProberBadge{Valid: v.Valid}
 		if !v.Valid {
 			ts.Prober.Causes, ts.Prober.Evidence = badgeCauses(v.Causes, n)
-			ts.Generator = "INVALID: " + strings.Join(v.Reasons, "; ")
+			ts.Generator = "INVALID: " + strings.Join(v.Reasons(), "; ")
 			var do []string
 			for _, c := range v.Causes {
 				do = append(do, c.Action)
@@ -144,13 +144,13 @@ func lastLadder(ts *admin.TargetStatus, res ladder.Result) []string {
 		if s.Server == nil {
 			continue
 		}
-		ss := admin.ServerStep{Step: s.Step, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
+		ss := admin.ServerStep{Step: s.Index, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
 		ss.Running, ss.Waiting, ss.KV = report.ServerCells(s.Server)
 		if !s.Server.Unavailable && s.Server.Flavour == servermetrics.LlamaCPP {
 			ts.LadderServerRunning, ts.LadderServerWaiting = report.ServerHeads([]report.ServerStep{{View: s.Server}})
 		}
-		if g := s.TTFTGap; g != nil {
+		if g := s.TTFTGap(); g != nil {
 			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", report.GapText(g.P50, g.P50AtMost, g.P50Range), report.GapText(g.P95, g.P95AtMost, g.P95Range))
 		}
 		ts.LadderServer = append(ts.LadderServer, ss)
@@ -248,7 +248,7 @@ func ladderServerLog(res ladder.Result) string {
 	var parts []string
 	for _, s := range res.Steps {
 		if s.Server != nil {
-			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Step, stats.FormatRate(s.Rate), s.Server.Explanation))
+			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Index, stats.FormatRate(s.Rate), s.Server.Explanation))
 		}
 	}
 	return strings.Join(parts, " | ")
