@@ -49,7 +49,9 @@ func GatesJSONOf(g Gates) GatesJSON {
 }
 
 // Gates converts back from seconds.
-func (g GatesJSON) Gates() Gates { return Gates{TTFT: secs(g.TTFT), TPOT: secs(g.TPOT), E2E: secs(g.E2E)} }
+func (g GatesJSON) Gates() Gates {
+	return Gates{TTFT: secs(g.TTFT), TPOT: secs(g.TPOT), E2E: secs(g.E2E)}
+}
 
 // MatchedGaps are the per-request client − server gaps in seconds (nil
 // when no request carried server timings).
