@@ -110,13 +110,13 @@ func probeExit(s stats.Summary, gated bool, goodTarget float64, lost int, lostEr
 func ladderExit(res ladder.Result, historyErr error) error {
 	planned, ok, valid := 0, 0, 0
 	for _, s := range res.Steps {
-		planned += s.Planned
-		ok += s.OK
-		if s.Valid {
+		planned += s.Summary.Planned
+		ok += s.Summary.Completed
+		if s.Summary.Validity.Valid {
 			valid++
 		}
 	}
-	var last ladder.StepRow
+	var last stats.LadderStep
 	if n := len(res.Steps); n > 0 {
 		last = res.Steps[n-1]
 	}
@@ -130,12 +130,12 @@ func ladderExit(res ladder.Result, historyErr error) error {
 	case planned > 0 && ok == 0:
 		return exitStatus{exitNoSuccess, fmt.Sprintf("no request succeeded: 0 of %d planned arrivals ended ok", planned)}
 	case res.Aborted && by == ladder.ReasonGeneratorInvalid:
-		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder", last.Step, strings.Join(last.CauseNames(), ", "))}
-	case res.Aborted && by == ladder.ReasonUnsent && !last.Valid:
+		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder", last.Index, strings.Join(last.Summary.Validity.CauseNames(), ", "))}
+	case res.Aborted && by == ladder.ReasonUnsent && !last.Summary.Validity.Valid:
 		// What the prober's own limits held back stopped it, and its
 		// generator was invalid for it: the prober's doing.
 		return exitStatus{exitGeneratorInvalid, fmt.Sprintf("generator invalid: step %d (%s) stopped the ladder by its unsent rule: %s",
-			last.Step, strings.Join(last.CauseNames(), ", "), last.AbortReason)}
+			last.Index, strings.Join(last.Summary.Validity.CauseNames(), ", "), last.AbortReason)}
 	case res.Aborted && by != ladder.ReasonInterrupted && res.CapacityStep > 0:
 		return exitStatus{exitOK, fmt.Sprintf("capacity %s req/s (step %d, %s bound); the ladder ended at its abort rule: %s%s",
 			stats.FormatRate(res.Capacity), res.CapacityStep, res.CapacityBound, res.AbortReason, alsoInvalid(last))}
@@ -153,13 +153,13 @@ func ladderExit(res ladder.Result, historyErr error) error {
 
 // alsoInvalid notes that the step an abort rule stopped was invalid too
 // (never used for capacity or knee), "" when it was valid.
-func alsoInvalid(st ladder.StepRow) string {
-	if st.Valid {
+func alsoInvalid(st stats.LadderStep) string {
+	if st.Summary.Validity.Valid {
 		return ""
 	}
 	causes := ""
-	if names := st.CauseNames(); len(names) > 0 {
+	if names := st.Summary.Validity.CauseNames(); len(names) > 0 {
 		causes = " (" + strings.Join(names, ", ") + ")"
 	}
-	return fmt.Sprintf("; step %d's generator was also invalid%s: not used for capacity or knee", st.Step, causes)
+	return fmt.Sprintf("; step %d's generator was also invalid%s: not used for capacity or knee", st.Index, causes)
 }

@@ -98,8 +98,8 @@ func TestExitPrecedence(t *testing.T) {
 			t.Errorf("probe %s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	step := func(n int, valid bool, ok int) ladder.StepRow {
-		return ladder.StepRow{Step: n, Planned: 10, OK: ok, Valid: valid}
+	step := func(n int, valid bool, ok int) stats.LadderStep {
+		return stats.LadderStep{Index: n, Summary: stats.Summary{Planned: 10, Completed: ok, Validity: stats.Validity{Valid: valid}}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -107,17 +107,17 @@ func TestExitPrecedence(t *testing.T) {
 		hist error
 		want int
 	}{
-		{"capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}, CapacityStep: 1}, nil, exitOK},
-		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, false, 10)}, CapacityStep: 1}, nil, exitOK},
-		{"no capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10)}}, nil, exitLadderNoCapacity},
-		{"aborted before any capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 3)}, Aborted: true}, nil, exitLadderNoCapacity},
-		{"aborted after capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), step(2, true, 3)}, CapacityStep: 1, Aborted: true}, nil, exitOK},
-		{"interrupted after capacity", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, true, 3), ladder.ReasonInterrupted)}, CapacityStep: 1, Aborted: true, AbortReason: "step 2: interrupted"}, nil, exitLadderNoCapacity},
-		{"aborted by the generator rule", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, false, 10), "generator invalid: x")}, CapacityStep: 1, Aborted: true}, nil, exitGeneratorInvalid},
-		{"aborted by the TTFT rule on an invalid step", ladder.Result{Steps: []ladder.StepRow{step(1, true, 10), aborted(step(2, false, 10), "mid-step: TTFT p95 9s above 5 × gate 1s")}, CapacityStep: 1, Aborted: true}, nil, exitOK},
-		{"nothing valid", ladder.Result{Steps: []ladder.StepRow{step(1, false, 10)}}, nil, exitGeneratorInvalid},
-		{"nothing ok", ladder.Result{Steps: []ladder.StepRow{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
-		{"history", ladder.Result{Steps: []ladder.StepRow{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
+		{"capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10)}, Verdict: stats.Verdict{CapacityStep: 1}}, nil, exitOK},
+		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), step(2, false, 10)}, Verdict: stats.Verdict{CapacityStep: 1}}, nil, exitOK},
+		{"no capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10)}}, nil, exitLadderNoCapacity},
+		{"aborted before any capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 3)}, Aborted: true}, nil, exitLadderNoCapacity},
+		{"aborted after capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), step(2, true, 3)}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
+		{"interrupted after capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, true, 3), ladder.ReasonInterrupted)}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true, AbortReason: "step 2: interrupted"}, nil, exitLadderNoCapacity},
+		{"aborted by the generator rule", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "generator invalid: x")}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitGeneratorInvalid},
+		{"aborted by the TTFT rule on an invalid step", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "mid-step: TTFT p95 9s above 5 × gate 1s")}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
+		{"nothing valid", ladder.Result{Steps: []stats.LadderStep{step(1, false, 10)}}, nil, exitGeneratorInvalid},
+		{"nothing ok", ladder.Result{Steps: []stats.LadderStep{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
+		{"history", ladder.Result{Steps: []stats.LadderStep{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
 	} {
 		if got := codeOf(ladderExit(tc.res, tc.hist)); got != tc.want {
 			t.Errorf("ladder %s: exit %d, want %d", tc.name, got, tc.want)
@@ -125,7 +125,7 @@ func TestExitPrecedence(t *testing.T) {
 	}
 }
 
-func aborted(r ladder.StepRow, why string) ladder.StepRow {
+func aborted(r stats.LadderStep, why string) stats.LadderStep {
 	r.AbortReason = why
 	return r
 }
@@ -348,12 +348,12 @@ func TestLadderAbortedByTargetExits6(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatalf("history line: %v\n%s", err, b)
 	}
-	if len(res.Steps) != 1 || !(res.Steps[0].Valid || stats.HostCaused(res.Steps[0].InvalidCauses)) {
+	if len(res.Steps) != 1 || !(res.Steps[0].Summary.Validity.Valid || stats.HostCaused(res.Steps[0].Summary.Validity.Causes)) {
 		t.Fatalf("steps %+v: want one valid step (or one invalid for the prober host)", res.Steps)
 	}
 	st := res.Steps[0]
-	if offered := st.Planned + st.Pending; offered >= 400 || st.AchievedRate < 20 || st.AchievedRate > 60 {
+	if offered := st.Summary.Planned + st.Summary.Pending; offered >= 400 || st.Summary.AchievedRate < 20 || st.Summary.AchievedRate > 60 {
 		t.Errorf("%d arrivals offered at %g req/s: want the step stopped early (under half its 800) and its rate about 40 req/s over the time it ran",
-			offered, st.AchievedRate)
+			offered, st.Summary.AchievedRate)
 	}
 }

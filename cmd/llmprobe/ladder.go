@@ -139,8 +139,8 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	lc.Progress = func(p ladder.Progress) {
 		if p.Phase == "done" {
 			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
-			if p.Row != nil && !p.Row.Valid {
-				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
+			if v := p.Row; v != nil && !v.Summary.Validity.Valid {
+				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(v.Summary.Validity.CauseNames(), ", "))
 			}
 			return
 		}
@@ -162,15 +162,14 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	} else if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
-	lr := res.Stats()
 	meta := reportMeta(&t, base, "ladder", args, client.Redactor(), target.Adapter.Name(), lc.StepDuration, "step duration")
 	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
 	for _, out := range []struct {
 		path   string
 		render func(*os.File) error
 	}{
-		{*svgPath, func(f *os.File) error { return report.LadderSVGMeta(f, lr, meta) }},
-		{*htmlPath, func(f *os.File) error { return report.LadderHTML(f, lr, meta) }},
+		{*svgPath, func(f *os.File) error { return report.LadderSVGMeta(f, res, meta) }},
+		{*htmlPath, func(f *os.File) error { return report.LadderHTML(f, res, meta) }},
 	} {
 		if out.path == "" {
 			continue
@@ -182,10 +181,10 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	if *jsonOut {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(report.LadderOf(lr)); err != nil {
+		if err := enc.Encode(res); err != nil {
 			return err
 		}
-	} else if err := report.LadderText(e.stdout, lr); err != nil {
+	} else if err := report.LadderText(e.stdout, res); err != nil {
 		return err
 	}
 	return ladderExit(res, historyErr)

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/report"
+	"github.com/llmprobe/llmprobe/internal/ladder"
 )
 
 // ladderArgs is a short ladder against the built-in simulator. On a loaded
@@ -95,7 +97,7 @@ func TestLadderTextSVGHTML(t *testing.T) {
 	lines := 0
 	for sc.Scan() {
 		lines++
-		var l report.Ladder
+		var l ladder.Result
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("history line %d: %v", lines, err)
 		}
@@ -128,23 +130,32 @@ func parseXML(t *testing.T, what, s string) string {
 	return root
 }
 
-// TestLadderJSON: --json prints one object that decodes into the report's
-// ladder shape, with consistent counts per step, and its gates are the
-// --slo-ttft given (not a zero beside the right class gates).
+// TestLadderJSON: --json prints one object in the ladder result's schema,
+// the same result its history line holds (one type, the same figures),
+// with consistent counts per step, and its gates are the --slo-ttft given
+// (not a zero beside the right class gates).
 func TestLadderJSON(t *testing.T) {
 	t.Parallel()
-	res := mustExit(t, ladderCodes, append(ladderArgs, "--json", "--slo-ttft", "30s")...)
-	var l report.Ladder
+	histPath := filepath.Join(t.TempDir(), "history.jsonl")
+	res := mustExit(t, ladderCodes, append(ladderArgs, "--json", "--slo-ttft", "30s", "--history", histPath)...)
+	var l ladder.Result
 	dec := json.NewDecoder(strings.NewReader(res.stdout))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
 		t.Fatalf("ladder --json: %v\n%s", err, res.stdout)
 	}
 	if dec.More() {
 		t.Error("ladder --json printed more than one JSON value")
 	}
-	if l.Gates == nil || l.Gates.TTFT != 30 {
-		t.Errorf("ladder --json --slo-ttft 30s: gates %+v, class gates %+v; want TTFT 30 s", l.Gates, l.ClassGates)
+	if !strings.Contains(res.stdout, `"schema_version": 2`) || !strings.Contains(res.stdout, `"gates": {
+    "ttft": 30,`) {
+		t.Errorf("ladder --json --slo-ttft 30s: want schema_version 2 and gates with TTFT 30 s:\n%s", res.stdout)
+	}
+	hist, skipped, err := ladder.ReadHistory(histPath, 0)
+	if err != nil || skipped != 0 || len(hist) != 1 {
+		t.Fatalf("history: %d lines, %d skipped, %v", len(hist), skipped, err)
+	}
+	if !reflect.DeepEqual(hist[0], l) {
+		t.Errorf("the history line and --json differ:\n%+v\n%+v", hist[0], l)
 	}
 	if len(l.Steps) == 0 || len(l.Steps) > 2 {
 		t.Fatalf("%d steps, want 1 or 2", len(l.Steps))
@@ -157,14 +168,15 @@ func TestLadderJSON(t *testing.T) {
 			t.Errorf("step %d: index %d rate %v", i+1, s.Index, s.Rate)
 		}
 		sum := 0
-		for _, n := range s.Outcomes {
+		m := s.Summary
+		for _, n := range m.Outcomes.ByOutcome {
 			sum += n
 		}
-		if s.Planned != s.Dispatched+s.Unsent || sum != s.Planned {
-			t.Errorf("step %d: planned %d, dispatched %d, unsent %d, outcomes sum %d", s.Index, s.Planned, s.Dispatched, s.Unsent, sum)
+		if m.Planned != m.Dispatched+m.Unsent || sum != m.Planned {
+			t.Errorf("step %d: planned %d, dispatched %d, unsent %d, outcomes sum %d", s.Index, m.Planned, m.Dispatched, m.Unsent, sum)
 		}
-		if s.Outcomes["ok"] != s.TTFT.Count {
-			t.Errorf("step %d: %d ok but %d TTFT samples", s.Index, s.Outcomes["ok"], s.TTFT.Count)
+		if m.Outcomes.ByOutcome["ok"] != m.TTFT.Count || m.Completed != m.TTFT.Count {
+			t.Errorf("step %d: %d ok but %d TTFT samples", s.Index, m.Outcomes.ByOutcome["ok"], m.TTFT.Count)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -21,9 +20,9 @@ import (
 // said); before any capacity it is exit 6.
 func TestLadderExitNamesTheRule(t *testing.T) {
 	inFlight := []stats.InvalidCause{{Cause: stats.CauseInFlightCap}}
-	met := ladder.StepRow{Step: 1, Planned: 10, OK: 10, Valid: true}
+	met := stats.LadderStep{Index: 1, Summary: stats.Summary{Planned: 10, Completed: 10, Validity: stats.Validity{Valid: true}}}
 	ttft := "mid-step: TTFT p95 9.1s above 5 × gate 1s"
-	invalid := ladder.StepRow{Step: 2, Planned: 40, OK: 12, InvalidCauses: inFlight, AbortReason: ttft}
+	invalid := stats.LadderStep{Index: 2, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: stats.Validity{Causes: inFlight}}, AbortReason: ttft}
 	for _, tc := range []struct {
 		name string
 		res  ladder.Result
@@ -31,20 +30,20 @@ func TestLadderExitNamesTheRule(t *testing.T) {
 		says []string
 		not  string
 	}{
-		{"TTFT abort on an invalid step, no capacity", ladder.Result{Steps: []ladder.StepRow{{Step: 1, Planned: 40, OK: 12, InvalidCauses: inFlight, AbortReason: ttft}},
+		{"TTFT abort on an invalid step, no capacity", ladder.Result{Steps: []stats.LadderStep{{Index: 1, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: stats.Validity{Causes: inFlight}}, AbortReason: ttft}},
 			Aborted: true, AbortReason: "step 1: " + ttft}, exitLadderNoCapacity,
 			[]string{"ladder aborted before any capacity was measured: step 1: " + ttft, "step 1's generator was also invalid (in_flight_cap)"}, "stopped the ladder"},
-		{"TTFT abort on an invalid step after capacity", ladder.Result{Steps: []ladder.StepRow{met, invalid}, CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundLower,
+		{"TTFT abort on an invalid step after capacity", ladder.Result{Steps: []stats.LadderStep{met, invalid}, Verdict: stats.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundLower},
 			Aborted: true, AbortReason: "step 2: " + ttft}, exitOK,
 			[]string{"capacity 5 req/s (step 1, lower bound); the ladder ended at its abort rule: step 2: " + ttft, "in_flight_cap"}, "generator invalid:"},
-		{"generator rule", ladder.Result{Steps: []ladder.StepRow{met, aborted(invalid, "generator invalid: 3 of 40 unsent (in-flight cap)")}, CapacityStep: 1,
+		{"generator rule", ladder.Result{Steps: []stats.LadderStep{met, aborted(invalid, "generator invalid: 3 of 40 unsent (in-flight cap)")}, Verdict: stats.Verdict{CapacityStep: 1},
 			Aborted: true, AbortReason: "step 2: generator invalid: 3 of 40 unsent (in-flight cap)"}, exitGeneratorInvalid,
 			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder"}, ""},
-		{"unsent rule on an invalid step (the prober's cap)", ladder.Result{Steps: []ladder.StepRow{met, aborted(invalid, "mid-step: unsent fraction 0.900 above 0.000 (18 of 20 planned)")},
-			CapacityStep: 1, Aborted: true}, exitGeneratorInvalid,
+		{"unsent rule on an invalid step (the prober's cap)", ladder.Result{Steps: []stats.LadderStep{met, aborted(invalid, "mid-step: unsent fraction 0.900 above 0.000 (18 of 20 planned)")},
+			Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, exitGeneratorInvalid,
 			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder by its unsent rule: mid-step: unsent fraction 0.900"}, ""},
-		{"unsent rule on a valid step after capacity", ladder.Result{Steps: []ladder.StepRow{met, {Step: 2, Planned: 40, OK: 30, Valid: true, AbortReason: "unsent fraction 0.050 above 0.000 (2 of 40 planned)"}},
-			CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundMeasured, Aborted: true, AbortReason: "step 2: unsent fraction 0.050 above 0.000 (2 of 40 planned)"}, exitOK,
+		{"unsent rule on a valid step after capacity", ladder.Result{Steps: []stats.LadderStep{met, {Index: 2, Summary: stats.Summary{Planned: 40, Completed: 30, Validity: stats.Validity{Valid: true}}, AbortReason: "unsent fraction 0.050 above 0.000 (2 of 40 planned)"}},
+			Verdict: stats.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundMeasured}, Aborted: true, AbortReason: "step 2: unsent fraction 0.050 above 0.000 (2 of 40 planned)"}, exitOK,
 			[]string{"capacity 5 req/s (step 1, measured bound); the ladder ended at its abort rule: step 2: unsent fraction 0.050"}, "also invalid"},
 	} {
 		err := ladderExit(tc.res, nil)
@@ -102,27 +101,25 @@ func TestLadderAbortAfterCapacityExits0(t *testing.T) {
 		"--max-tokens", "8", "--slo-ttft", "1s", "--abort-ttft-gate-multiple", "2", "--stop-at", "top", "--json",
 		"--timeout-connect", "1s", "--timeout-headers", "5s", "--timeout-first-content", "5s", "--timeout-idle", "5s", "--timeout-total", "6s"}, lenient...)
 	r := mustExit(t, []int{exitOK, exitGeneratorInvalid, exitLadderNoCapacity}, args...)
-	var l report.Ladder
+	var l ladder.Result
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Steps) == 0 {
 		t.Fatalf("ladder --json: %v (%d steps)\n%s", err, len(l.Steps), r.stdout)
 	}
-	if step1 := l.Steps[0]; !step1.Valid {
-		causes := make([]stats.InvalidCause, 0, len(step1.Causes))
-		for _, c := range step1.Causes {
-			causes = append(causes, stats.InvalidCause{Cause: stats.Cause(c.Cause)})
+	step1 := l.Steps[0].Summary
+	if v := step1.Validity; !v.Valid {
+		if !stats.HostCaused(v.Causes) {
+			t.Fatalf("step 1 invalid for no host cause: %v\n%s", v.Reasons(), r.stderr)
 		}
-		if !stats.HostCaused(causes) {
-			t.Fatalf("step 1 invalid for no host cause: %v\n%s", step1.Invalid, r.stderr)
-		}
-		t.Skipf("step 1's generator was invalid on this host (%v): no capacity to judge the abort after", step1.Invalid)
+		t.Skipf("step 1's generator was invalid on this host (%v): no capacity to judge the abort after", v.Reasons())
 	}
-	if why := hostStarvedJSON(l.Steps[0].Host); r.code != exitOK && !l.Steps[0].Met && why != "" {
-		t.Skipf("step 1 (TTFT p95 %.3fs, good fraction %.2f) missed the gate against a simulator on a starved host (%s): no capacity to judge the abort after",
-			l.Steps[0].TTFT.P95, l.Steps[0].GoodFraction, why)
+	met := stats.Qualifies(step1, l.GoodFractionTarget)
+	if why := hostStarvedJSON(stats.HostJSONOf(step1.Validity.Host)); r.code != exitOK && !met && why != "" {
+		t.Skipf("step 1 (TTFT p95 %s, good fraction %.2f) missed the gate against a simulator on a starved host (%s): no capacity to judge the abort after",
+			step1.TTFT.P95, step1.GoodFraction, why)
 	}
 	if r.code != exitOK {
-		t.Fatalf("exit %d with step 1 valid (met %v, TTFT p95 %.3fs, good fraction %.2f, saturated %v %s):\n%s",
-			r.code, l.Steps[0].Met, l.Steps[0].TTFT.P95, l.Steps[0].GoodFraction, l.Steps[0].Saturated, l.Steps[0].Saturation, r.stderr)
+		t.Fatalf("exit %d with step 1 valid (met %v, TTFT p95 %s, good fraction %.2f, saturated %v %+v):\n%s",
+			r.code, met, step1.TTFT.P95, step1.GoodFraction, step1.Saturated(), step1.Steady, r.stderr)
 	}
 	const rule = "mid-step: TTFT p95 above 2 × gate 1s"
 	if !strings.Contains(r.stderr, "exit 0: capacity 5 req/s (step 1, ") ||

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/sim"
@@ -18,7 +19,7 @@ import (
 func TestLadderServerViewByDefault(t *testing.T) {
 	t.Parallel()
 	res := mustExit(t, ladderCodes, append(ladderArgs, "--json")...)
-	var l report.Ladder
+	var l ladder.Result
 	if err := json.Unmarshal([]byte(res.stdout), &l); err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +28,11 @@ func TestLadderServerViewByDefault(t *testing.T) {
 		if v == nil || v.Unavailable || v.Flavour != servermetrics.VLLM || !strings.HasSuffix(v.URL, "/metrics") || v.Explanation == "" {
 			t.Fatalf("step %d: server view %+v", s.Index, v)
 		}
-		if ttft := v.Get(servermetrics.TTFT); ttft == nil || ttft.Histogram.Count != float64(s.Outcomes["ok"]) {
-			t.Errorf("step %d: server TTFT %+v for %d ok requests", s.Index, ttft, s.Outcomes["ok"])
+		if ttft := v.Get(servermetrics.TTFT); ttft == nil || ttft.Histogram.Count != float64(s.Summary.Completed) {
+			t.Errorf("step %d: server TTFT %+v for %d ok requests", s.Index, ttft, s.Summary.Completed)
 		}
-		if s.TTFTGap == nil || s.TTFTGap.ClientCount != s.TTFT.Count {
-			t.Errorf("step %d: gap %+v", s.Index, s.TTFTGap)
+		if g := s.TTFTGap(); g == nil || g.ClientCount != s.Summary.TTFT.Count {
+			t.Errorf("step %d: gap %+v", s.Index, g)
 		}
 	}
 }

@@ -20,11 +20,11 @@ func validOrHost(t *testing.T, name string, res ladder.Result) (hostInvalid bool
 	t.Helper()
 	for _, s := range res.Steps {
 		switch {
-		case s.Valid:
-		case stats.HostCaused(s.InvalidCauses):
+		case s.Summary.Validity.Valid:
+		case stats.HostCaused(s.Summary.Validity.Causes):
 			hostInvalid = true
 		default:
-			t.Fatalf("%s: step %d invalid (%s), not for the prober host: %s", name, s.Step, strings.Join(s.CauseNames(), ", "), strings.Join(s.Invalid, "; "))
+			t.Fatalf("%s: step %d invalid (%s), not for the prober host: %s", name, s.Index, strings.Join(s.Summary.Validity.CauseNames(), ", "), strings.Join(s.Summary.Validity.Reasons(), "; "))
 		}
 	}
 	if hostInvalid {

@@ -226,7 +226,7 @@ func TestFleetLadderCapacity(t *testing.T) {
 	}{{"one prober", oneRes}, {"one prober capped at 8 req/s", cappedRes}, {"fleet of 3 capped at 8 req/s each", fleetRes.Result}} {
 		var rows []string
 		for _, s := range x.res.Steps {
-			rows = append(rows, fmt.Sprintf("%g req/s: planned %d, good %.2f, TTFT p95 %.3fs, valid %v", s.Rate, s.Planned, s.GoodFraction, s.TTFTP95, s.Valid))
+			rows = append(rows, fmt.Sprintf("%g req/s: planned %d, good %.2f, TTFT p95 %.3fs, valid %v", s.Rate, s.Summary.Planned, s.Summary.GoodFraction, s.Summary.TTFT.P95.Seconds(), s.Summary.Validity.Valid))
 		}
 		t.Logf("%s: capacity %g (%s), stopped %q, aborted %q\n  %s", x.name, x.res.Capacity, x.res.CapacityBound, x.res.Stopped, x.res.AbortReason, strings.Join(rows, "\n  "))
 	}
@@ -326,17 +326,17 @@ func TestFleetShardLostMidLadder(t *testing.T) {
 	t.Logf("shard 2 stopped %v into step 2", time.Since(a.Start.Add(period)).Round(time.Millisecond))
 	first := f.waitFleetLadder("sim", time.Time{}, 40*time.Second)
 	for _, s := range first.Steps {
-		t.Logf("ladder 1 step %d (%g req/s): planned %d, valid %v %v", s.Step, s.Rate, s.Planned, s.Valid, s.Invalid)
+		t.Logf("ladder 1 step %d (%g req/s): planned %d, valid %v %v", s.Index, s.Rate, s.Summary.Planned, s.Summary.Validity.Valid, s.Summary.Validity.Reasons())
 	}
-	if len(first.Steps) > 0 && !first.Steps[0].Valid && stats.HostCaused(first.Steps[0].InvalidCauses) {
-		t.Skipf("ladder 1's step 1 was invalid for the prober host (a busy machine), so step 2 never ran: %v", first.Steps[0].Invalid)
+	if len(first.Steps) > 0 && !first.Steps[0].Summary.Validity.Valid && stats.HostCaused(first.Steps[0].Summary.Validity.Causes) {
+		t.Skipf("ladder 1's step 1 was invalid for the prober host (a busy machine), so step 2 never ran: %v", first.Steps[0].Summary.Validity.Reasons())
 	}
-	if len(first.Steps) != 2 || !first.Steps[0].Valid || first.Steps[1].Valid {
+	if len(first.Steps) != 2 || !first.Steps[0].Summary.Validity.Valid || first.Steps[1].Summary.Validity.Valid {
 		t.Fatalf("ladder 1: want step 1 valid and step 2 invalid (then the abort), got %+v", first.Steps)
 	}
-	causes := first.Steps[1].CauseNames()
-	if !slices.Contains(causes, string(stats.CauseShardMissing)) || !strings.Contains(strings.Join(first.Steps[1].Invalid, "; "), "shard 2: no results") {
-		t.Fatalf("step 2 causes %v, reasons %q: want shard_missing naming shard 2", causes, first.Steps[1].Invalid)
+	causes := first.Steps[1].Summary.Validity.CauseNames()
+	if !slices.Contains(causes, string(stats.CauseShardMissing)) || !strings.Contains(strings.Join(first.Steps[1].Summary.Validity.Reasons(), "; "), "shard 2: no results") {
+		t.Fatalf("step 2 causes %v, reasons %q: want shard_missing naming shard 2", causes, first.Steps[1].Summary.Validity.Reasons())
 	}
 	if !first.Aborted || !strings.Contains(first.AbortReason, "generator invalid: shard 2") {
 		t.Fatalf("ladder 1 aborted %v: %q", first.Aborted, first.AbortReason)

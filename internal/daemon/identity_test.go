@@ -74,7 +74,7 @@ func TestIdentityModelsFieldTriggersLadder(t *testing.T) {
 		t.Errorf("last ladder trigger %q, want identity_change", res.Trigger)
 	}
 	// The runner received its records: the step counts ok requests.
-	if len(res.Steps) != 1 || res.Steps[0].OK < 1 || res.Steps[0].OK+res.Steps[0].Pending < res.Steps[0].Planned-res.Steps[0].Unsent {
+	if len(res.Steps) != 1 || res.Steps[0].Summary.Completed < 1 || res.Steps[0].Summary.Completed+res.Steps[0].Summary.Pending < res.Steps[0].Summary.Planned-res.Steps[0].Summary.Unsent {
 		t.Errorf("ladder steps %+v: want one step whose requests were all seen ok", res.Steps)
 	}
 	if err := r.stop(t); err != nil {

@@ -73,18 +73,18 @@ func TestLadderInStepTTFTRule(t *testing.T) {
 				t.Fatalf("steps %+v", res.Steps)
 			}
 			row := res.Steps[0]
-			t.Logf("planned %d (+%d pending), ok %d, TTFT p95 %.3fs, abort %q", row.Planned, row.Pending, row.OK, row.TTFTP95, row.AbortReason)
+			t.Logf("planned %d (+%d pending), ok %d, TTFT p95 %.3fs, abort %q", row.Summary.Planned, row.Summary.Pending, row.Summary.Completed, row.Summary.TTFT.P95.Seconds(), row.AbortReason)
 			if !tc.aborted {
-				if res.Aborted || row.OK == 0 {
-					t.Fatalf("aborted %v %q with %d ok: streams longer than the TTFT limit after a quick first token tripped the rule", res.Aborted, res.AbortReason, row.OK)
+				if res.Aborted || row.Summary.Completed == 0 {
+					t.Fatalf("aborted %v %q with %d ok: streams longer than the TTFT limit after a quick first token tripped the rule", res.Aborted, res.AbortReason, row.Summary.Completed)
 				}
 				return
 			}
 			if !res.Aborted || !strings.HasPrefix(row.AbortReason, "mid-step: TTFT p95 above") || !strings.Contains(row.AbortReason, "still waiting") {
 				t.Fatalf("aborted %v, reason %q: want the in-step TTFT rule on requests still waiting", res.Aborted, row.AbortReason)
 			}
-			if full := 20 * 4; row.Planned+row.Pending >= full*3/4 {
-				t.Fatalf("%d of %d arrivals planned before the abort", row.Planned+row.Pending, full)
+			if full := 20 * 4; row.Summary.Planned+row.Summary.Pending >= full*3/4 {
+				t.Fatalf("%d of %d arrivals planned before the abort", row.Summary.Planned+row.Summary.Pending, full)
 			}
 		})
 	}

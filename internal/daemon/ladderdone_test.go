@@ -43,9 +43,9 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 		wantCap, wantK float64
 	}{
 		{name: "none found", res: ladder.Result{Target: "t1", Finished: time.Unix(100, 0)}},
-		{name: "both found", res: ladder.Result{Target: "t1", Finished: time.Unix(200, 0), Capacity: 4, CapacityStep: 2, Knee: 8, KneeStep: 3},
+		{name: "both found", res: ladder.Result{Target: "t1", Finished: time.Unix(200, 0), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 2, Knee: 8, KneeStep: 3}},
 			capOK: true, kneeOK: true, wantCap: 4, wantK: 8},
-		{name: "knee lost", res: ladder.Result{Target: "t1", Finished: time.Unix(300, 0), Capacity: 2, CapacityStep: 1},
+		{name: "knee lost", res: ladder.Result{Target: "t1", Finished: time.Unix(300, 0), Verdict: stats.Verdict{Capacity: 2, CapacityStep: 1}},
 			capOK: true, wantCap: 2},
 	}
 	for _, tc := range tests {
@@ -80,12 +80,12 @@ func TestLadderDonePerClass(t *testing.T) {
 			{Class: "long", Rate: rate * 0.25, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: longP95}, GoodputPerSecond: longGoodput}},
 		}}
 	}
-	res := ladder.Result{Target: "t1", Finished: time.Unix(100, 0), Capacity: 4, CapacityStep: 1, CapacityBound: stats.BoundMeasured,
-		Classes: []ladder.ClassResult{
-			{Class: "chat", Capacity: 6, CapacityStep: 2, CapacityBound: stats.BoundLower},
-			{Class: "long", Capacity: 1, CapacityStep: 1, CapacityBound: stats.BoundMeasured, Knee: 2, KneeStep: 2},
+	res := ladder.Result{Target: "t1", Finished: time.Unix(100, 0), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 1, CapacityBound: stats.BoundMeasured},
+		Classes: []stats.ClassVerdict{
+			{Class: "chat", Verdict: stats.Verdict{Capacity: 6, CapacityStep: 2, CapacityBound: stats.BoundLower}},
+			{Class: "long", Verdict: stats.Verdict{Capacity: 1, CapacityStep: 1, CapacityBound: stats.BoundMeasured, Knee: 2, KneeStep: 2}},
 		},
-		Summaries: []stats.LadderStep{step(1, 4, 50*time.Millisecond, 300*time.Millisecond, 3, 1), step(2, 8, 60*time.Millisecond, 900*time.Millisecond, 6, 0.5)},
+		Steps: []stats.LadderStep{step(1, 4, 50*time.Millisecond, 300*time.Millisecond, 3, 1), step(2, 8, 60*time.Millisecond, 900*time.Millisecond, 6, 0.5)},
 	}
 	d.ladderDone(r, res)
 	fams, err := rec.Registry().Gather()
@@ -124,8 +124,10 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 	r.d.mu.Lock()
 	run := r.d.targets["t1"]
 	r.d.mu.Unlock()
-	r.d.ladderDone(run, ladder.Result{Target: "t1", Finished: time.Now(), Capacity: 4, CapacityStep: 2, CapacityBound: stats.BoundLower,
-		Steps: []ladder.StepRow{{Step: 1, Valid: true}, {Step: 2, Valid: true}, {Step: 3, Valid: false, InvalidCauses: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}}})
+	valid := stats.Summary{Validity: stats.Validity{Valid: true}}
+	r.d.ladderDone(run, ladder.Result{Target: "t1", Finished: time.Now(), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 2, CapacityBound: stats.BoundLower},
+		Steps: []stats.LadderStep{{Index: 1, Summary: valid}, {Index: 2, Summary: valid},
+			{Index: 3, Summary: stats.Summary{Validity: stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}}}}})
 	for i := range 100 {
 		planned := time.Duration(i+1) * time.Millisecond
 		r.d.route.Record(&ledger.Record{Target: "t1", Class: "chat", Traffic: ledger.TrafficBaseline,

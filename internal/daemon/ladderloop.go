@@ -116,9 +116,9 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 	return func(p ladder.Progress) {
 		if p.Phase == "done" {
 			r.setLaddering("")
-			if p.Row != nil && !p.Row.Valid {
+			if v := p.Row; v != nil && !v.Summary.Validity.Valid {
 				d.log.Warn("ladder step invalid: not used for capacity or knee", "target", r.name, "step", p.Step, "rate", p.Rate,
-					"causes", strings.Join(p.Row.CauseNames(), ","), "reasons", strings.Join(p.Row.Invalid, "; "))
+					"causes", strings.Join(v.Summary.Validity.CauseNames(), ","), "reasons", strings.Join(v.Summary.Validity.Reasons(), "; "))
 			}
 			return
 		}

@@ -159,7 +159,7 @@ func TestProbeRecordsLeaveGeneratorVerdict(t *testing.T) {
 	refused := &ledger.Record{Target: "t1", Class: "m", Traffic: ledger.TrafficProbe, Outcome: ledger.Unsent, Reason: ledger.ReasonClientCap}
 	sink.Record(refused)
 	if v := judge(); !v.Valid {
-		t.Errorf("a refused /probe scrape made the target's generator invalid: %v", v.Reasons)
+		t.Errorf("a refused /probe scrape made the target's generator invalid: %v", v.Reasons())
 	}
 	own := *refused
 	own.Traffic, own.Class = ledger.TrafficBaseline, "default"

@@ -54,7 +54,7 @@ func (d *Daemon) refreshGauges() {
 // ladderDone publishes a finished ladder.
 func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	var svg bytes.Buffer
-	if err := report.LadderSVG(&svg, res.Stats()); err != nil {
+	if err := report.LadderSVG(&svg, res); err != nil {
 		d.log.Warn("ladder curve", "target", r.name, "err", err)
 	}
 	r.state.status.AddLadder(res)
@@ -68,15 +68,14 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	// offered rate (step rate × weight share); never the target-wide
 	// figures repeated under a class label.
 	for _, c := range r.classes {
-		v := ladder.ClassResult{Class: c.Name, Capacity: res.Capacity, CapacityStep: res.CapacityStep,
-			CapacityBound: res.CapacityBound, Knee: res.Knee, KneeStep: res.KneeStep} // a single class is the whole ladder
+		v := stats.ClassVerdict{Class: c.Name, Verdict: res.Verdict} // a single class is the whole ladder
 		for _, cr := range res.Classes {
 			if cr.Class == c.Name {
 				v = cr
 			}
 		}
-		steps := make([]telemetry.LadderStep, 0, len(res.Summaries))
-		for _, s := range res.Summaries {
+		steps := make([]telemetry.LadderStep, 0, len(res.Steps))
+		for _, s := range res.Steps {
 			cs, ok := s.Class(c.Name)
 			if !ok {
 				continue

@@ -71,7 +71,7 @@ func ladderServerLog(res ladder.Result) string {
 	var parts []string
 	for _, s := range res.Steps {
 		if s.Server != nil {
-			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Step, stats.FormatRate(s.Rate), s.Server.Explanation))
+			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Index, stats.FormatRate(s.Rate), s.Server.Explanation))
 		}
 	}
 	return strings.Join(parts, " | ")

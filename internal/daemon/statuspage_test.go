@@ -82,7 +82,7 @@ func TestDaemonLadderServerView(t *testing.T) {
 			}
 			for _, s := range res.Steps {
 				if s.Server == nil || !strings.HasPrefix(s.Server.Explanation, tc.wantSteps) || s.Server.Unavailable != tc.failing {
-					t.Errorf("step %d: server view %+v", s.Step, s.Server)
+					t.Errorf("step %d: server view %+v", s.Index, s.Server)
 				}
 			}
 			st := r.d.status()
@@ -120,9 +120,9 @@ func TestStatusPageFigures(t *testing.T) {
 	fake := newFakeTarget(t)
 	hist := filepath.Join(t.TempDir(), "history.jsonl")
 	for i, r := range []ladder.Result{
-		{Kind: "ladder", Target: "t1", Finished: time.Now().Add(-2 * time.Hour), Capacity: 8, CapacityStep: 2, CapacityBound: stats.BoundMeasured},
-		{Kind: "ladder", Target: "t1", Finished: time.Now().Add(-time.Hour), Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower},
-		{Kind: "ladder", Target: "t1", Finished: time.Now().Add(-time.Minute), Aborted: true, AbortReason: "interrupted"},
+		{Target: "t1", Finished: time.Now().Add(-2 * time.Hour), Verdict: stats.Verdict{Capacity: 8, CapacityStep: 2, CapacityBound: stats.BoundMeasured}},
+		{Target: "t1", Finished: time.Now().Add(-time.Hour), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower}},
+		{Target: "t1", Finished: time.Now().Add(-time.Minute), Aborted: true, AbortReason: "interrupted"},
 	} {
 		if err := ladder.AppendHistory(hist, r); err != nil {
 			t.Fatalf("history %d: %v", i, err)

@@ -40,7 +40,7 @@ func TestVerdictFlipsLoggedOnce(t *testing.T) {
 	}
 	for range 3 {
 		if got := v.Judge(t0.Add(62*time.Second), stats.HostHealth{}); !got.Valid {
-			t.Fatalf("a clean window: %v", got.Reasons)
+			t.Fatalf("a clean window: %v", got.Reasons())
 		}
 		d.logVerdict(r)
 	}

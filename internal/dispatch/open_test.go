@@ -68,7 +68,7 @@ func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 		// absolute schedule's signature: overdue arrivals sent at once,
 		// closer than the gap (summed sleeps never catch up).
 		if v := judgeLags(lags, host); v.HostCaused() && caughtUp(recs, lags, 5*time.Millisecond) > 0 {
-			t.Skipf("dispatch lag drifts (median %v in the first fifth, %v in the last) on a starved host: %s", first, last, strings.Join(v.Reasons, "; "))
+			t.Skipf("dispatch lag drifts (median %v in the first fifth, %v in the last) on a starved host: %s", first, last, strings.Join(v.Reasons(), "; "))
 		}
 		t.Errorf("dispatch lag drifts: median %v in the first fifth, %v in the last (host: %s)", first, last, host)
 	}

@@ -43,10 +43,10 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 	log := l.log().With("ladder", a.ID)
 	log.Info("fleet ladder announced", "start", start, "steps", len(cfg.Steps), "shards", l.n.id.Shards)
 	res := Result{
-		Result: ladder.Result{Kind: "ladder", Target: cfg.Target, Trigger: trigger, Started: start, StopAt: string(cfg.StopAt),
-			StepDuration: cfg.StepDuration.Seconds(), GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
+		Result: ladder.Result{Target: cfg.Target, Trigger: trigger, Started: start, StopAt: string(cfg.StopAt),
+			StepDuration: cfg.StepDuration, GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 			ClassGates: map[string]stats.Gates{}},
-		Scope: ScopeFleet, LadderID: a.ID, Shards: l.n.id.Shards,
+		Fleet: Fleet{Scope: ScopeFleet, LadderID: a.ID, Shards: l.n.id.Shards},
 	}
 	for _, c := range cfg.Classes {
 		res.ClassGates[c.Name] = c.Gates
@@ -56,10 +56,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 		defer close(shareDone)
 		l.runShare(ctx, a, l.ownState(a.ID))
 	}()
-	var (
-		steps   []stats.LadderStep
-		pending []int
-	)
+	var steps []stats.LadderStep
 	for i := 1; i <= len(cfg.Steps); i++ {
 		if why := l.liveChecks(ctx, a, i); why != "" {
 			l.abort(&a, why)
@@ -69,7 +66,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 			break
 		}
 		g := l.gather(ctx, a, i, l.decideBy(a, i))
-		ls, pend, rows := l.merge(i, g)
+		ls, _, rows := l.merge(i, g) // the step's pending requests are its Summary.Pending
 		why := ""
 		switch {
 		case a.State == StateAborted:
@@ -85,10 +82,10 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 			}
 		}
 		ls.Aborted, ls.AbortReason = why != "", why
-		steps, pending = append(steps, ls), append(pending, pend)
+		steps = append(steps, ls)
 		res.ShardSteps = append(res.ShardSteps, rows...)
 		if !ls.Summary.Validity.Valid {
-			log.Warn("fleet ladder step invalid: not used for capacity or knee", "step", i, "reasons", strings.Join(ls.Summary.Validity.Reasons, "; "))
+			log.Warn("fleet ladder step invalid: not used for capacity or knee", "step", i, "reasons", strings.Join(ls.Summary.Validity.Reasons(), "; "))
 		}
 		if ls.Aborted || ctx.Err() != nil {
 			break
@@ -115,7 +112,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 	}
 	l.publish(a)
 	<-shareDone
-	res.Result = ladder.Conclude(cfg, res.Result, steps, pending, err != nil)
+	res.Result = ladder.Conclude(cfg, res.Result, steps, err != nil)
 	res.AbortedAt = a.AbortedAt
 	l.mu.Lock()
 	l.last = &res

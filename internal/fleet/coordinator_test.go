@@ -136,14 +136,14 @@ func TestCoordinatorRefusesBadShardResults(t *testing.T) {
 		t.Fatalf("%d steps: %+v", len(res.Steps), res.Steps)
 	}
 	for i, s := range res.Steps {
-		reasons := strings.Join(s.Invalid, "; ")
-		t.Logf("step %d: valid %v, planned %d, %s", s.Step, s.Valid, s.Planned, reasons)
-		if s.Valid || len(s.InvalidCauses) != 1 || s.InvalidCauses[0].Cause != stats.CauseShardMissing ||
+		reasons := strings.Join(s.Summary.Validity.Reasons(), "; ")
+		t.Logf("step %d: valid %v, planned %d, %s", s.Index, s.Summary.Validity.Valid, s.Summary.Planned, reasons)
+		if s.Summary.Validity.Valid || len(s.Summary.Validity.Causes) != 1 || s.Summary.Validity.Causes[0].Cause != stats.CauseShardMissing ||
 			!strings.Contains(reasons, "shard 1: no results: "+want[i]) {
-			t.Errorf("step %d: want invalid, shard 1 missing (%s)", s.Step, want[i])
+			t.Errorf("step %d: want invalid, shard 1 missing (%s)", s.Index, want[i])
 		}
 		if strings.ContainsAny(reasons, "\x1b\u202e") {
-			t.Errorf("step %d: the shard's text reached the reason uncleaned: %q", s.Step, reasons)
+			t.Errorf("step %d: the shard's text reached the reason uncleaned: %q", s.Index, reasons)
 		}
 	}
 	if res.CapacityStep != 0 || res.Scope != ScopeFleet || res.Shards != 2 || len(res.ShardSteps) != 6 {

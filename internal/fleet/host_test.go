@@ -78,7 +78,7 @@ func TestFleetStepNamesShardHost(t *testing.T) {
 					t.Fatalf("merged step: valid %v, causes %+v; want %s naming %q", v.Valid, v.Causes, tc.wantCause, tc.wantIn)
 				}
 			} else if !v.Valid {
-				t.Fatalf("an on-time merged step invalid: %v", v.Reasons)
+				t.Fatalf("an on-time merged step invalid: %v", v.Reasons())
 			}
 			for shard, h := range tc.hosts {
 				want := ""

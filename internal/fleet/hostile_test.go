@@ -67,7 +67,7 @@ func TestGatherCleansRefusals(t *testing.T) {
 		t.Errorf("the refusal reached the reason uncleaned (%s): %.200q", bad, why)
 	}
 	step, _, rows := l.merge(1, g)
-	for _, r := range append(step.Summary.Validity.Reasons, rows[1].Missing) {
+	for _, r := range append(step.Summary.Validity.Reasons(), rows[1].Missing) {
 		if bad := cleanText(r, 2*maxReasonBytes); bad != "" {
 			t.Errorf("a reason of the merged step is uncleaned (%s): %.200q", bad, r)
 		}

@@ -107,11 +107,7 @@ const maxCgroupBytes = 200
 
 // validity is a checked report's own generator verdict.
 func (r *StepReport) validity() stats.Validity {
-	v := stats.Validity{Valid: r.Valid, Causes: r.Causes}
-	for _, c := range r.Causes {
-		v.Reasons = append(v.Reasons, c.Reason)
-	}
-	return v
+	return stats.Validity{Valid: r.Valid, Causes: r.Causes}
 }
 
 // merge makes step i of the fleet from the shards' checked reports: the

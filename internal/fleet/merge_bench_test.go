@@ -125,7 +125,7 @@ func BenchmarkCoordinatorMerge(b *testing.B) {
 					decode += time.Since(t0)
 					step, _, _ := l.merge(1, g)
 					if step.Summary.Planned != n*s || !step.Summary.Validity.Valid {
-						b.Fatalf("merged step: planned %d (want %d), valid %v %v", step.Summary.Planned, n*s, step.Summary.Validity.Valid, step.Summary.Validity.Reasons)
+						b.Fatalf("merged step: planned %d (want %d), valid %v %v", step.Summary.Planned, n*s, step.Summary.Validity.Valid, step.Summary.Validity.Reasons())
 					}
 				}
 				b.ReportMetric(float64(size)/float64(n)/(1<<20), "MiB/report")

@@ -30,7 +30,7 @@ func TestClassLagLimitDisagrees(t *testing.T) {
 	}
 	if step, _, _ := l.merge(1, g); !step.Summary.Validity.Valid || !step.Classes[0].Summary.Validity.Valid || step.Classes[0].Summary.Planned != n*s {
 		t.Fatalf("the true reports: step valid %v, class valid %v with %d planned (want %d): %v", step.Summary.Validity.Valid,
-			step.Classes[0].Summary.Validity.Valid, step.Classes[0].Summary.Planned, n*s, step.Summary.Validity.Reasons)
+			step.Classes[0].Summary.Validity.Valid, step.Classes[0].Summary.Planned, n*s, step.Summary.Validity.Reasons())
 	}
 
 	// Shard 1's class counted against twice the limit.
@@ -49,7 +49,7 @@ func TestClassLagLimitDisagrees(t *testing.T) {
 	// saying which class did not merge.
 	g.reports[1] = &bad
 	step, _, _ := l.merge(1, g)
-	reasons := strings.Join(step.Summary.Validity.Reasons, "; ")
+	reasons := strings.Join(step.Summary.Validity.Reasons(), "; ")
 	if step.Summary.Validity.Valid || !strings.Contains(reasons, "class chat") {
 		t.Errorf("a class that does not merge: step valid %v (%s), want invalid naming the class", step.Summary.Validity.Valid, reasons)
 	}

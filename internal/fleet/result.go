@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
@@ -10,17 +12,50 @@ import (
 // on /metrics (scope="fleet"); a prober alone's are "local".
 const ScopeFleet = "fleet"
 
-// Result is a fleet ladder: the ladder.Result judged over the merged steps
-// (rates are the fleet's), what each shard contributed to each step, and
-// when it was aborted. One JSON line of the history file; readers of
-// ladder results see its ladder fields.
+// Result is a fleet ladder: the ladder result (the one model,
+// stats.LadderResult) judged over the merged steps (rates are the
+// fleet's), and the fleet's own part: what each shard contributed to each
+// step, and when it was aborted. One JSON line of the history file: the
+// ladder result's schema with the fleet's fields beside them, so readers
+// of ladder results read it as one.
 type Result struct {
 	ladder.Result
+	Fleet
+}
+
+// Fleet is a fleet ladder's own part of its result.
+type Fleet struct {
 	Scope      string      `json:"scope"`
 	LadderID   string      `json:"ladder_id"`
 	Shards     int         `json:"shards"`
 	AbortedAt  *time.Time  `json:"aborted_at,omitempty"`
 	ShardSteps []ShardStep `json:"shard_steps"`
+}
+
+// MarshalJSON writes the ladder result's object with the fleet's fields
+// added (the embedded result's own MarshalJSON would drop them).
+func (r Result) MarshalJSON() ([]byte, error) {
+	lr, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	fl, err := json.Marshal(r.Fleet)
+	if err != nil {
+		return nil, fmt.Errorf("fleet result: %w", err)
+	}
+	// both are objects: {…ladder…} + {…fleet…} → {…ladder…,…fleet…}
+	return append(append(lr[:len(lr)-1:len(lr)-1], ','), fl[1:]...), nil
+}
+
+// UnmarshalJSON reads both parts from the one object.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &r.Result); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &r.Fleet); err != nil {
+		return fmt.Errorf("fleet result: %w", err)
+	}
+	return nil
 }
 
 // ShardStep is one shard's share of one step, as the coordinator merged it.

@@ -64,5 +64,5 @@ func TestBusyLoopsSeen(t *testing.T) {
 	if len(v.Causes) != 1 || (v.Causes[0].Cause != stats.CauseHostStarved && v.Causes[0].Cause != stats.CauseCgroupThrottled) {
 		t.Fatalf("a late generator on a busy host: causes %+v (host %s), want a host cause", v.Causes, h)
 	}
-	t.Logf("%s: %s", v.Causes[0].Cause, v.Reasons[0])
+	t.Logf("%s: %s", v.Causes[0].Cause, v.Reasons()[0])
 }

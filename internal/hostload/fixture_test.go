@@ -115,8 +115,8 @@ func TestFixtureTrees(t *testing.T) {
 				t.Fatalf("causes %+v, want %s", v.Causes, w.cause)
 			}
 			for _, s := range w.reason {
-				if !strings.Contains(v.Reasons[0], s) {
-					t.Errorf("reason %q lacks %q", v.Reasons[0], s)
+				if !strings.Contains(v.Reasons()[0], s) {
+					t.Errorf("reason %q lacks %q", v.Reasons()[0], s)
 				}
 			}
 		})

@@ -22,7 +22,7 @@ func summary(planned, dispatched, ok, good, rejected, failed, unsent int, ttftP9
 		s.GoodFraction = float64(good) / float64(planned)
 	}
 	if !valid {
-		s.Validity.Reasons = []string{"dispatch lag"}
+		s.Validity.Causes = []stats.InvalidCause{{Cause: stats.CauseDispatchLag, Reason: "dispatch lag"}}
 	}
 	return s
 }
@@ -71,7 +71,8 @@ func TestAnalyze(t *testing.T) {
 		{Index: 3, Rate: 8, Summary: summary(100, 100, 100, 92, 0, 0, 0, 120*ms, false)}, // met gates but invalid
 		{Index: 4, Rate: 16, Summary: summary(100, 100, 100, 40, 0, 0, 0, 400*ms, true), Aborted: true, AbortReason: "x"},
 	}
-	rows, v, classes := Analyze(steps, nil, 0.9, 2)
+	res := Conclude(Config{GoodFractionTarget: 0.9, KneeFactor: 2, Now: time.Now}, Result{GoodFractionTarget: 0.9}, steps, false)
+	v, classes, rows := res.Verdict, res.Classes, rows(t, res)
 	capRate, capStep, knee, kneeStep := v.Capacity, v.CapacityStep, v.Knee, v.KneeStep
 	if capRate != 4 || capStep != 2 || v.CapacityBound != stats.BoundMeasured {
 		t.Errorf("capacity %g (step %d, %s), want 4 (step 2, measured): an invalid step never counts", capRate, capStep, v.CapacityBound)
@@ -82,7 +83,7 @@ func TestAnalyze(t *testing.T) {
 	if classes != nil {
 		t.Errorf("per-class results without classes: %+v", classes)
 	}
-	if len(rows) != 4 || !rows[1].Met || rows[2].Met || rows[3].AbortReason != "x" || rows[0].TTFTP95 != 0.05 {
+	if len(rows) != 4 || !rows[1].Met || rows[2].Met || rows[3].AbortReason != "x" || rows[0].TTFT.P95 != 0.05 {
 		t.Errorf("rows: %+v", rows)
 	}
 	if rows[0].Outcomes["ok"] != 100 || rows[0].Outcomes["timeout"] != 0 {
@@ -121,7 +122,9 @@ func TestAnalyzePerClass(t *testing.T) {
 		mk(2, 8, true, 74, 10, 55*ms, 900*ms),
 		mk(3, 16, false, 20, 0, 800*ms, 5000*ms),
 	}
-	rows, v, classes := Analyze(steps, []string{"chat", "long"}, 0.9, 2)
+	res := Conclude(Config{GoodFractionTarget: 0.9, KneeFactor: 2, Now: time.Now, Classes: []Class{{Name: "chat"}, {Name: "long"}}},
+		Result{GoodFractionTarget: 0.9}, steps, false)
+	v, classes, rows := res.Verdict, res.Classes, rows(t, res)
 	if len(classes) != 2 {
 		t.Fatalf("classes %+v", classes)
 	}

@@ -26,11 +26,11 @@ type Progress struct {
 	Step     int // 1-based
 	Steps    int
 	Rate     float64
-	Phase    string        // running | settling | done
-	Elapsed  time.Duration // since the step started
-	Planned  int           // arrivals planned so far in this step
-	Finished int           // of which finished
-	Row      *StepRow      // the step's row, when Phase is done
+	Phase    string            // running | settling | done
+	Elapsed  time.Duration     // since the step started
+	Planned  int               // arrivals planned so far in this step
+	Finished int               // of which finished
+	Row      *stats.LadderStep // the step, when Phase is done
 }
 
 // Config is one ladder.

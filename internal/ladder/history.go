@@ -8,12 +8,13 @@ import (
 )
 
 // AppendHistory appends r as one JSON line to the history file at path,
-// creating it when missing. Each line is one Result (kind "ladder").
+// creating it when missing. Each line is one Result in its JSON schema
+// (stats.LadderSchemaVersion, kind "ladder").
 func AppendHistory(path string, r Result) error { return AppendJSON(path, r) }
 
 // AppendJSON appends v as one JSON line to the history file at path: a
-// Result, or a value that carries one's fields (a fleet's ladder, whose
-// extra fields readers of Results ignore).
+// Result, or a value that carries one (a fleet's ladder, whose extra
+// fields readers of Results ignore).
 func AppendJSON(path string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -35,7 +36,9 @@ func AppendJSON(path string, v any) error {
 
 // ReadHistory returns the last n results of the history file at path
 // (n <= 0: all), oldest first. A missing file is an empty history; a line
-// that does not parse is skipped and counted in skipped.
+// that does not parse, or is not a ladder's, is skipped and counted in
+// skipped. Lines of the flat format written before schema_version decode
+// too (stats.LadderResult.UnmarshalJSON).
 func ReadHistory(path string, n int) (results []Result, skipped int, err error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -49,7 +52,7 @@ func ReadHistory(path string, n int) (results []Result, skipped int, err error) 
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		var r Result
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Kind != "ladder" {
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			skipped++
 			continue
 		}

@@ -128,8 +128,8 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	defer r.running.Unlock()
 	cfg := r.cfg
 	res := Result{
-		Kind: "ladder", Target: cfg.Target, Trigger: trigger, Started: cfg.Now(), StopAt: string(cfg.StopAt),
-		StepDuration: cfg.StepDuration.Seconds(), GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
+		Target: cfg.Target, Trigger: trigger, Started: cfg.Now(), StopAt: string(cfg.StopAt),
+		StepDuration: cfg.StepDuration, GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 	}
 	classGates := map[string]stats.Gates{}
 	res.ClassGates = classGates
@@ -137,16 +137,14 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		classGates[c.Name] = c.Gates
 	}
 	var steps []stats.LadderStep
-	var pending []int
 	var runErr error
 	for i, rate := range cfg.Steps {
-		ls, pend, _, err := r.step(ctx, i+1, rate, 0, classGates)
+		ls, _, _, err := r.step(ctx, i+1, rate, 0, classGates)
 		if err != nil {
 			runErr = err
 			break
 		}
 		steps = append(steps, ls)
-		pending = append(pending, pend)
 		if ctx.Err() != nil {
 			ls.Aborted, ls.AbortReason = true, ReasonInterrupted
 			steps[len(steps)-1] = ls
@@ -166,7 +164,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			break
 		}
 	}
-	res = Conclude(cfg, res, steps, pending, runErr != nil)
+	res = Conclude(cfg, res, steps, runErr != nil)
 	if cfg.HistoryFile != "" {
 		if err := AppendHistory(cfg.HistoryFile, res); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("%w: %w", ErrHistoryNotWritten, err))
@@ -175,31 +173,21 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	return res, runErr
 }
 
-// Conclude judges a ladder's steps (pending[i]: step i's requests still in
-// flight when it was summarised) into res, the result Run began: rows,
-// capacity and knee for every class together and for each class, and why
-// it was aborted (its last step's abort reason, or "interrupted" when
-// interrupted). One prober's ladder (Run) and a fleet's merged steps are
-// concluded by this one function. It sets Finished and writes no history.
-func Conclude(cfg Config, res Result, steps []stats.LadderStep, pending []int, interrupted bool) Result {
-	res.Summaries = steps
+// Conclude judges a ladder's steps into res, the result Run began: its
+// steps, capacity and knee for every class together and for each class,
+// and why it was aborted (its last step's abort reason, or "interrupted"
+// when interrupted). One prober's ladder (Run) and a fleet's merged steps
+// are concluded by this one function. It sets Finished and writes no
+// history.
+func Conclude(cfg Config, res Result, steps []stats.LadderStep, interrupted bool) Result {
+	res.Steps = steps
 	var names []string
 	if len(cfg.Classes) > 1 {
 		for _, c := range cfg.Classes {
 			names = append(names, c.Name)
 		}
 	}
-	var v stats.Verdict
-	res.Steps, v, res.Classes = Analyze(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
-	res.Capacity, res.CapacityStep, res.CapacityBound, res.Knee, res.KneeStep = v.Capacity, v.CapacityStep, v.CapacityBound, v.Knee, v.KneeStep
-	for i := range res.Steps {
-		if i < len(pending) {
-			res.Steps[i].Pending = pending[i]
-		}
-		if res.Steps[i].Saturated && res.Steps[i].Valid {
-			res.SaturatedSteps = append(res.SaturatedSteps, res.Steps[i].Step)
-		}
-	}
+	res.Verdict, res.Classes = stats.JudgeLadder(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
 	if n := len(steps); n > 0 && steps[n-1].Aborted {
 		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
 	} else if interrupted {
@@ -390,7 +378,6 @@ settle:
 		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
 	}
 	judgeSteady(&ls, queue)
-	row := Row(ls, cfg.GoodFractionTarget)
-	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &row})
+	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &ls})
 	return ls, sum.Pending, st, nil
 }

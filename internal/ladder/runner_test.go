@@ -198,9 +198,9 @@ func TestLadderFindsSimulatorCapacity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range res.Steps {
+	for _, s := range rows(t, res) {
 		t.Logf("step %d rate %g planned %d ok %d good %.2f ttft p95 %.3fs valid %v %v pending %d",
-			s.Step, s.Rate, s.Planned, s.OK, s.GoodFraction, s.TTFTP95, s.Valid, s.Invalid, s.Pending)
+			s.Step, s.Rate, s.Planned, s.OK, s.GoodFraction, s.TTFT.P95, s.Valid, s.Invalid, s.Pending)
 	}
 	if len(res.Steps) != 4 || res.Aborted {
 		t.Fatalf("want 4 steps, not aborted; got %d, aborted %v (%s)", len(res.Steps), res.Aborted, res.AbortReason)
@@ -382,7 +382,7 @@ func TestLadderConstantStepsPlanExactly(t *testing.T) {
 		if i >= len(res.Steps) {
 			t.Fatalf("only %d steps ran: %s", len(res.Steps), res.AbortReason)
 		}
-		if got := res.Steps[i].Planned + res.Steps[i].Pending; got != want {
+		if got := rows(t, res)[i].Planned + rows(t, res)[i].Pending; got != want {
 			t.Errorf("step %d (%g req/s × 1s): planned %d, want %d", i+1, cfg.Steps[i], got, want)
 		}
 	}
@@ -412,7 +412,7 @@ func TestLadderPerClassJudgement(t *testing.T) {
 	if len(res.Steps) != 2 {
 		t.Fatalf("%d steps: %s", len(res.Steps), res.AbortReason)
 	}
-	for _, s := range res.Steps {
+	for _, s := range rows(t, res) {
 		t.Logf("step %d valid %v %v classes %+v", s.Step, s.Valid, s.Invalid, s.Classes)
 		if !s.Valid {
 			if !stats.HostCaused(s.InvalidCauses) {
@@ -434,7 +434,7 @@ func TestLadderPerClassJudgement(t *testing.T) {
 	if res.CapacityStep != 0 {
 		t.Errorf("every class together: capacity %g at step %d, want none (a quarter of the requests are never good)", res.Capacity, res.CapacityStep)
 	}
-	for _, s := range res.Steps {
+	for _, s := range rows(t, res) {
 		if len(s.Classes) != 2 || s.Classes[0].Good == 0 || s.Classes[1].Good != 0 || s.Classes[0].Rate == s.Classes[1].Rate {
 			t.Errorf("step %d class rows %+v", s.Step, s.Classes)
 		}
@@ -458,14 +458,14 @@ func TestLadderInvalidStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Steps) < 2 || res.Steps[1].Valid || len(res.Steps[1].InvalidCauses) == 0 || res.Steps[1].InvalidCauses[0].Cause != stats.CauseInFlightCap {
+		if len(res.Steps) < 2 || rows(t, res)[1].Valid || len(rows(t, res)[1].InvalidCauses) == 0 || rows(t, res)[1].InvalidCauses[0].Cause != stats.CauseInFlightCap {
 			t.Fatalf("abort %v: step 2 should be invalid (in_flight_cap): %+v", abort, res.Steps)
 		}
-		if !res.Steps[0].Valid {
-			if !stats.HostCaused(res.Steps[0].InvalidCauses) {
-				t.Fatalf("step 1 invalid, not for the prober host: %v", res.Steps[0].Invalid)
+		if !rows(t, res)[0].Valid {
+			if !stats.HostCaused(rows(t, res)[0].InvalidCauses) {
+				t.Fatalf("step 1 invalid, not for the prober host: %v", rows(t, res)[0].Invalid)
 			}
-			t.Skipf("step 1 invalid for the prober host (a busy machine): %v", res.Steps[0].Invalid)
+			t.Skipf("step 1 invalid for the prober host (a busy machine): %v", rows(t, res)[0].Invalid)
 		}
 		if abort {
 			if !res.Aborted || len(res.Steps) != 2 || !strings.Contains(res.AbortReason, "in-flight cap full") {
@@ -479,8 +479,8 @@ func TestLadderInvalidStep(t *testing.T) {
 		if res.Aborted || len(res.Steps) != 3 {
 			t.Fatalf("continue: aborted %v after %d steps (%q), want all 3 steps", res.Aborted, len(res.Steps), res.AbortReason)
 		}
-		if res.Capacity != 3 || res.CapacityStep != 3 || res.CapacityBound != stats.BoundLower || res.Steps[1].Met {
-			t.Errorf("continue: capacity %g step %d %q (step 2 met %v): the invalid step 2 must never count", res.Capacity, res.CapacityStep, res.CapacityBound, res.Steps[1].Met)
+		if res.Capacity != 3 || res.CapacityStep != 3 || res.CapacityBound != stats.BoundLower || rows(t, res)[1].Met {
+			t.Errorf("continue: capacity %g step %d %q (step 2 met %v): the invalid step 2 must never count", res.Capacity, res.CapacityStep, res.CapacityBound, rows(t, res)[1].Met)
 		}
 	}
 }

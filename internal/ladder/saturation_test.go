@@ -76,7 +76,7 @@ func TestCapacityAgainstGroundTruth(t *testing.T) {
 				t.Fatal(err)
 			}
 			hostCaused := false
-			for _, s := range res.Steps {
+			for _, s := range rows(t, res) {
 				sat := "steady"
 				if s.Steady == nil || !s.Steady.Judged {
 					sat = "not judged"
@@ -84,7 +84,7 @@ func TestCapacityAgainstGroundTruth(t *testing.T) {
 					sat = s.Saturation
 				}
 				t.Logf("step %d: %.2f req/s (%.2f × C): good %.3f, TTFT p95 %.2fs, valid %v %v, %s",
-					s.Step, s.Rate, s.Rate/truth, s.GoodFraction, s.TTFTP95, s.Valid, s.CauseNames(), sat)
+					s.Step, s.Rate, s.Rate/truth, s.GoodFraction, s.TTFT.P95, s.Valid, s.CauseNames(), sat)
 				for _, c := range s.InvalidCauses {
 					hostCaused = hostCaused || c.Cause.IsHost()
 				}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 func scraper(t *testing.T, url string, interval time.Duration) *scrape.Scraper {
@@ -41,12 +42,12 @@ func TestServerViewPerStep(t *testing.T) {
 	cfg.StopAt = StopAtTop
 	cfg.HistoryFile = filepath.Join(t.TempDir(), "history.jsonl")
 	cfg.ServerMetrics = scraper(t, strings.TrimSuffix(f.base, "/v1")+"/metrics", 200*time.Millisecond)
-	var rows []*StepRow
+	var progress []*stats.LadderStep
 	var mu sync.Mutex
 	cfg.Progress = func(p Progress) {
 		if p.Phase == "done" {
 			mu.Lock()
-			rows = append(rows, p.Row)
+			progress = append(progress, p.Row)
 			mu.Unlock()
 		}
 	}
@@ -59,7 +60,7 @@ func TestServerViewPerStep(t *testing.T) {
 	if len(res.Steps) != 2 {
 		t.Fatalf("%d steps, want 2 (aborted %v: %s)", len(res.Steps), res.Aborted, res.AbortReason)
 	}
-	for i, s := range res.Steps {
+	for i, s := range rows(t, res) {
 		v := s.Server
 		if v == nil || v.Unavailable || v.Partial || v.Flavour != servermetrics.VLLM || v.Scrapes < 3 || v.FailedScrapes != 0 {
 			t.Fatalf("step %d: server view %+v", s.Step, v)
@@ -71,14 +72,14 @@ func TestServerViewPerStep(t *testing.T) {
 		if v.Explanation == "" || v.Explanation != servermetrics.Explain(*v) {
 			t.Errorf("step %d: explanation %q", s.Step, v.Explanation)
 		}
-		if s.TTFTGap == nil || s.TTFTGap.ClientCount != s.TTFTCount {
+		if s.TTFTGap == nil || s.TTFTGap.ClientCount != s.TTFT.Count {
 			t.Errorf("step %d: gap %+v", s.Step, s.TTFTGap)
 		}
-		if res.Summaries[i].Server != v {
-			t.Errorf("step %d: the summary and the row hold different views", s.Step)
+		if res.Steps[i].Server == nil || res.Steps[i].Server.Explanation != v.Explanation {
+			t.Errorf("step %d: the result and its JSON hold different views", s.Step)
 		}
 		mu.Lock()
-		if rows[i] == nil || rows[i].Server == nil || rows[i].Server.Explanation != v.Explanation {
+		if progress[i] == nil || progress[i].Server == nil || progress[i].Server.Explanation != v.Explanation {
 			t.Errorf("step %d: the progress row lacks the server view", s.Step)
 		}
 		mu.Unlock()
@@ -100,8 +101,8 @@ func TestServerViewPerStep(t *testing.T) {
 		t.Fatalf("history: %v, %d", err, len(hist))
 	}
 	for i, s := range hist[0].Steps {
-		if s.Server == nil || s.Server.Explanation != res.Steps[i].Server.Explanation || s.TTFTGap == nil {
-			t.Errorf("history step %d lost its server view: %+v", s.Step, s.Server)
+		if s.Server == nil || s.Server.Explanation != res.Steps[i].Server.Explanation || s.TTFTGap() == nil {
+			t.Errorf("history step %d lost its server view: %+v", s.Index, s.Server)
 		}
 	}
 }
@@ -158,7 +159,7 @@ func TestServerMetricsFailureNeverFailsTheLadder(t *testing.T) {
 			if err != nil || res.Aborted || len(res.Steps) != 2 {
 				t.Fatalf("ladder: err %v, aborted %v (%s), %d steps", err, res.Aborted, res.AbortReason, len(res.Steps))
 			}
-			for _, s := range res.Steps {
+			for _, s := range rows(t, res) {
 				if s.Server == nil {
 					t.Fatalf("step %d: no view", s.Step)
 				}

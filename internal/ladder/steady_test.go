@@ -37,7 +37,7 @@ func TestSaturatedStepInResultAndHistory(t *testing.T) {
 	if why := stopHere(steps, cfg); !strings.Contains(why, "step 3 was saturated: completions") {
 		t.Errorf("stop_at: %q", why)
 	}
-	res := Conclude(cfg, Result{Kind: "ladder", Target: "sim"}, steps, []int{0, 0, 0}, false)
+	res := Conclude(cfg, Result{Target: "sim"}, steps, false)
 	if res.Capacity != 8 || res.CapacityBound != stats.BoundMeasured || res.Knee != 16 {
 		t.Errorf("capacity %g (%s), knee %g: want 8 measured, knee 16", res.Capacity, res.CapacityBound, res.Knee)
 	}
@@ -49,12 +49,12 @@ func TestSaturatedStepInResultAndHistory(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("history: %v %d", err, len(got))
 	}
-	row := got[0].Steps[2]
+	row := rows(t, got[0])[2]
 	if !row.Saturated || row.Met || !strings.Contains(row.Saturation, "server queue 0→16") || row.Steady == nil ||
-		row.Steady.ServerWaitingEnd == nil || *row.Steady.ServerWaitingEnd != 16 || len(got[0].SaturatedSteps) != 1 || got[0].SaturatedSteps[0] != 3 {
-		t.Errorf("history row %+v, saturated steps %v", row, got[0].SaturatedSteps)
+		row.Steady.ServerWaitingEnd == nil || *row.Steady.ServerWaitingEnd != 16 || len(got[0].SaturatedSteps()) != 1 || got[0].SaturatedSteps()[0] != 3 {
+		t.Errorf("history row %+v, saturated steps %v", row, got[0].SaturatedSteps())
 	}
-	if r := got[0].Steps[1]; r.Saturated || !r.Met {
+	if r := rows(t, got[0])[1]; r.Saturated || !r.Met {
 		t.Errorf("steady step row %+v", r)
 	}
 }

@@ -133,11 +133,11 @@ func TestStopAt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range res.Steps {
-				t.Logf("step %d rate %g ttft p95 %.3fs good %.2f met %v", s.Step, s.Rate, s.TTFTP95, s.GoodFraction, s.Met)
+			for _, s := range rows(t, res) {
+				t.Logf("step %d rate %g ttft p95 %.3fs good %.2f met %v", s.Step, s.Rate, s.TTFT.P95, s.GoodFraction, s.Met)
 			}
 			firstFail := 0
-			for _, s := range res.Steps {
+			for _, s := range rows(t, res) {
 				if !s.Met {
 					firstFail = s.Step
 					break
@@ -191,7 +191,7 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 	if len(res.Steps) != 1 || !res.Aborted {
 		t.Fatalf("want the step aborted, got %d steps, aborted %v %q", len(res.Steps), res.Aborted, res.AbortReason)
 	}
-	row := res.Steps[0]
+	row := rows(t, res)[0]
 	if !strings.Contains(row.AbortReason, "mid-step: TTFT p95 above 5 × gate 100ms") || !strings.Contains(row.AbortReason, "still waiting for their first token") {
 		t.Fatalf("abort reason %q: want the in-step TTFT rule with waiting requests", row.AbortReason)
 	}
@@ -217,7 +217,7 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 			t.Errorf("rate_not_reached on a step the target's overload stopped: %s", c.Reason)
 		}
 	}
-	s := res.Summaries[0].Summary
+	s := res.Steps[0].Summary
 	if s.WindowAsked != cfg.StepDuration || s.Window <= 0 || s.Window >= cfg.StepDuration/2 {
 		t.Fatalf("window %s (asked %s): want it cut short to the time the arrivals ran", s.Window, s.WindowAsked)
 	}
@@ -230,7 +230,7 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 	if lo, hi := 40*s.Window.Seconds()-2, 40*s.Window.Seconds()+2; float64(s.Planned+s.Pending) < lo || float64(s.Planned+s.Pending) > hi {
 		t.Errorf("%d arrivals planned in a %s window at 40 req/s", s.Planned+s.Pending, s.Window)
 	}
-	cs := res.Summaries[0].Classes[0].Summary
+	cs := res.Steps[0].Classes[0].Summary
 	if cs.Window != s.Window || cs.WindowAsked != s.WindowAsked || cs.AchievedRate != s.AchievedRate {
 		t.Errorf("class window %s (asked %s) rate %g; the step's %s (%s) %g", cs.Window, cs.WindowAsked, cs.AchievedRate, s.Window, s.WindowAsked, s.AchievedRate)
 	}
@@ -283,19 +283,19 @@ func TestPendingNotGood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := res.Summaries[0].Summary
+	s := res.Steps[0].Summary
 	if s.Pending == 0 || s.Good != s.Planned {
 		t.Fatalf("pending %d, good %d of %d recorded: want stragglers pending and every recorded request good", s.Pending, s.Good, s.Planned)
 	}
 	if want := float64(s.Good) / float64(s.Planned+s.Pending); s.GoodFraction != want || s.GoodFraction >= 0.9 {
 		t.Errorf("good fraction %g, want %d / (%d + %d pending) = %g", s.GoodFraction, s.Good, s.Planned, s.Pending, want)
 	}
-	row := res.Steps[0]
+	row := rows(t, res)[0]
 	if row.Pending != s.Pending || row.Met || res.CapacityStep != 0 {
 		t.Errorf("row pending %d met %v, capacity step %d: a step with a third of its requests unfinished must not meet 0.9", row.Pending, row.Met, res.CapacityStep)
 	}
 	pending := 0
-	for _, c := range res.Summaries[0].Classes {
+	for _, c := range res.Steps[0].Classes {
 		cs := c.Summary
 		pending += cs.Pending
 		if want := float64(cs.Good) / float64(cs.Planned+cs.Pending); cs.GoodFraction != want {
@@ -327,7 +327,7 @@ func TestInStepAbortIgnoresLongStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Aborted || len(res.Steps) != 1 || res.Steps[0].OK == 0 {
+	if res.Aborted || len(res.Steps) != 1 || rows(t, res)[0].OK == 0 {
 		t.Fatalf("aborted %v %q, steps %+v: long streams with a quick first token must not trip the TTFT rule", res.Aborted, res.AbortReason, res.Steps)
 	}
 }

@@ -15,7 +15,7 @@ func TestHostJSONEvidence(t *testing.T) {
 	h := stats.HostHealth{Known: true, Busy: 0.98, BusyKnown: true, HostCPUs: 2, Pressure: 0.92, PressureKnown: true,
 		RunWait: 0.35, RunWaitKnown: true, ThrottleKnown: true, Cgroup: "v1 cpu:/x", Periods: 50, Throttled: 41,
 		ThrottledTime: 2900 * time.Millisecond, Quota: 0.5}
-	b, err := json.Marshal(hostJSON(h))
+	b, err := json.Marshal(stats.HostJSONOf(h))
 	if err != nil {
 		t.Fatal(err)
 	}

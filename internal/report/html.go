@@ -113,7 +113,7 @@ func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 		data.ServerSource, data.GapNote = ServerSource(ServerSteps(res)), GapNote
 		data.ServerRunning, data.ServerWaiting = ServerHeads(ServerSteps(res))
 	}
-	if ladderTTFTBoundary(res) == ledger.TTFTAnyToken {
+	if res.TTFTBoundary() == ledger.TTFTAnyToken {
 		data.TTFTTo = "the first token of any kind (reasoning or visible content)"
 	}
 	for _, c := range res.Classes {

@@ -8,33 +8,20 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// Dist is a distribution in seconds.
-type Dist struct {
-	Count int     `json:"count"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Max   float64 `json:"max"`
-	Exact bool    `json:"exact"` // false: read from the bounded histogram
-}
+// The JSON shapes of the figures are stats' (shared with the ladder
+// result's schema, stats/ladderjson.go); these are their names here.
+type (
+	Dist         = stats.DistJSON
+	GatesJSON    = stats.GatesJSON
+	HostJSON     = stats.HostJSON
+	ThrottleJSON = stats.ThrottleJSON
+)
 
 // Goodput is the good count and its rate over the window.
 type Goodput struct {
 	Count     int     `json:"count"`
 	PerSecond float64 `json:"per_second"`
 	Fraction  float64 `json:"fraction"` // good / (planned − injected cancellations)
-}
-
-// GatesJSON are the gates in seconds (0 = none).
-type GatesJSON struct {
-	TTFT float64 `json:"ttft"`
-	TPOT float64 `json:"tpot"`
-	E2E  float64 `json:"e2e"`
-}
-
-func gatesJSON(g stats.Gates) GatesJSON {
-	return GatesJSON{TTFT: g.TTFT.Seconds(), TPOT: g.TPOT.Seconds(), E2E: g.E2E.Seconds()}
 }
 
 // GateMisses counts ok requests that missed each gate.
@@ -60,72 +47,6 @@ func causesJSON(v stats.Validity) []CauseJSON {
 		out = append(out, CauseJSON{Cause: string(c.Cause), Reason: c.Reason, WhatToDo: c.Action})
 	}
 	return out
-}
-
-// HostJSON is the prober host's health over the run's window (fields a
-// platform cannot read are absent).
-type HostJSON struct {
-	SchedLatencyP99 *float64 `json:"sched_latency_p99_s,omitempty"` // Go scheduler latency p99, seconds
-	SchedSamples    uint64   `json:"sched_latency_samples"`
-	ProcessCPU      *float64 `json:"process_cpu_cores,omitempty"` // CPU seconds per second
-	CPUs            int      `json:"cpus"`                        // GOMAXPROCS
-	CPUSteal        *float64 `json:"cpu_steal_fraction,omitempty"`
-	// The host's CPU evidence (docs/figures.md, "Host causes"): its
-	// non-idle share and CPU count, CPU pressure (host, and the prober's
-	// own cgroup v2), the prober's threads' run-queue wait per second, and
-	// its cgroup's throttling.
-	HostBusy       *float64      `json:"host_cpu_busy_fraction,omitempty"`
-	HostCPUs       int           `json:"host_cpus,omitempty"`
-	Pressure       *float64      `json:"cpu_pressure_fraction,omitempty"`
-	CgroupPressure *float64      `json:"cgroup_cpu_pressure_fraction,omitempty"`
-	RunQueueWait   *float64      `json:"run_queue_wait_fraction,omitempty"`
-	Throttling     *ThrottleJSON `json:"cgroup_throttling,omitempty"`
-}
-
-// ThrottleJSON is the prober cgroup's CPU throttling over the window.
-type ThrottleJSON struct {
-	Cgroup           string  `json:"cgroup"`
-	Periods          uint64  `json:"periods"`
-	ThrottledPeriods uint64  `json:"throttled_periods"`
-	ThrottledSeconds float64 `json:"throttled_s"`
-	QuotaCPUs        float64 `json:"quota_cpus"` // 0: no quota
-}
-
-// known returns &v when ok, else nil (absent from the JSON).
-func known(v float64, ok bool) *float64 {
-	if !ok {
-		return nil
-	}
-	return &v
-}
-
-func hostJSON(h stats.HostHealth) *HostJSON {
-	if !h.Known {
-		return nil
-	}
-	j := &HostJSON{SchedSamples: h.SchedCount, CPUs: h.CPUs}
-	if h.SchedCount > 0 {
-		v := h.SchedP99.Seconds()
-		j.SchedLatencyP99 = &v
-	}
-	if h.ProcessCPUKnown {
-		v := h.ProcessCPU
-		j.ProcessCPU = &v
-	}
-	if h.StealKnown {
-		v := h.Steal
-		j.CPUSteal = &v
-	}
-	j.HostBusy, j.Pressure = known(h.Busy, h.BusyKnown), known(h.Pressure, h.PressureKnown)
-	if h.BusyKnown {
-		j.HostCPUs = h.HostCPUs
-	}
-	j.CgroupPressure, j.RunQueueWait = known(h.CgroupPressure, h.CgroupPressureKnown), known(h.RunWait, h.RunWaitKnown)
-	if h.ThrottleKnown {
-		j.Throttling = &ThrottleJSON{Cgroup: h.Cgroup, Periods: h.Periods, ThrottledPeriods: h.Throttled,
-			ThrottledSeconds: h.ThrottledTime.Seconds(), QuotaCPUs: h.Quota}
-	}
-	return j
 }
 
 // Probe is the JSON object `llmprobe probe --json` prints.
@@ -201,12 +122,7 @@ type Probe struct {
 }
 
 // DistOf converts percentiles to seconds.
-func DistOf(p stats.Percentiles) Dist {
-	return Dist{
-		Count: p.Count, P50: p.P50.Seconds(), P90: p.P90.Seconds(), P95: p.P95.Seconds(),
-		P99: p.P99.Seconds(), Max: p.Max.Seconds(), Exact: p.Exact,
-	}
-}
+func DistOf(p stats.Percentiles) Dist { return stats.DistJSONOf(p) }
 
 // ProbeOf converts a summary to its JSON shape.
 func ProbeOf(s stats.Summary) Probe {
@@ -216,8 +132,8 @@ func ProbeOf(s stats.Summary) Probe {
 	}
 	p := Probe{
 		Mode: mode, Valid: s.Validity.Valid,
-		InvalidReasons: append([]string{}, s.Validity.Reasons...),
-		InvalidCauses:  causesJSON(s.Validity), Host: hostJSON(s.Validity.Host),
+		InvalidReasons: append([]string{}, s.Validity.Reasons()...),
+		InvalidCauses:  causesJSON(s.Validity), Host: stats.HostJSONOf(s.Validity.Host),
 		Notes:   append([]string{}, s.Validity.Notes...),
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
@@ -233,7 +149,7 @@ func ProbeOf(s stats.Summary) Probe {
 		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
 		CensoredAge: DistOf(s.CensoredAge),
 		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},
-		Gates:       gatesJSON(s.Gates),
+		Gates:       stats.GatesJSONOf(s.Gates),
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
 		Boundaries:  boundariesFor(s),

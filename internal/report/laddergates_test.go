@@ -71,11 +71,11 @@ func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
 		t.Errorf("ladder page: want good fraction n/a for the step of injected cancellations")
 	}
 
-	l := LadderOf(res)
+	l := ladderOf(t, res)
 	if l.TTFTBoundary != string(ledger.TTFTAnyToken) || l.ClassGates["chat"].TTFT != 1 {
 		t.Errorf("ladder JSON: ttft_boundary %q, class gates %+v", l.TTFTBoundary, l.ClassGates)
 	}
-	if d := LadderOf(ladderResult("x")); d.TTFTBoundary != "" || d.ClassGates != nil {
+	if d := ladderOf(t, ladderResult("x")); d.TTFTBoundary != "" || d.ClassGates != nil {
 		t.Errorf("default ladder JSON: ttft_boundary %q, class gates %+v; want both absent", d.TTFTBoundary, d.ClassGates)
 	}
 }
@@ -99,11 +99,11 @@ func TestLadderJSONGates(t *testing.T) {
 		{"no classes", stats.LadderResult{Gates: ttft}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
 		{"no gates at all", stats.LadderResult{ClassGates: map[string]stats.Gates{"default": {}}}, &GatesJSON{}, `"gates":{"ttft":0,"tpot":0,"e2e":0}`},
 	} {
-		l := LadderOf(tc.res)
+		l := ladderOf(t, tc.res)
 		if (l.Gates == nil) != (tc.want == nil) || (l.Gates != nil && *l.Gates != *tc.want) {
 			t.Errorf("%s: gates %+v, want %+v", tc.name, l.Gates, tc.want)
 		}
-		b, err := json.Marshal(l)
+		b, err := json.Marshal(tc.res)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,9 +115,6 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
 	for _, c := range s.Validity.Causes {
 		data.Causes = append(data.Causes, fmt.Sprintf("%s [%s]; what to do: %s", c.Reason, c.Cause, c.Action))
 	}
-	if len(s.Validity.Causes) == 0 {
-		data.Causes = append(data.Causes, s.Validity.Reasons...)
-	}
 	data.Causes = append(data.Causes, s.Validity.Notes...)
 	var b strings.Builder
 	if err := probePage.Execute(&b, data); err != nil {

@@ -200,7 +200,7 @@ func TestTextNamesEverything(t *testing.T) {
 		if valid := strings.Contains(out, "generator verdict: VALID — the prober kept its schedule"); valid != s.Validity.Valid {
 			t.Errorf("%s: verdict line does not match validity %v", name, s.Validity.Valid)
 		}
-		for _, r := range s.Validity.Reasons {
+		for _, r := range s.Validity.Reasons() {
 			if !strings.Contains(out, r) {
 				t.Errorf("%s: invalid reason %q not printed", name, r)
 			}
@@ -299,7 +299,7 @@ func TestLadderGolden(t *testing.T) {
 	}
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(LadderOf(res)); err != nil {
+	if err := enc.Encode(res); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "ladder.txt", txt.Bytes())
@@ -419,7 +419,7 @@ func TestLadderInvalidStepNamedNeverUsed(t *testing.T) {
 	if strings.Count(svg.String(), `stroke="`+colInvalid+`"><title>`) != 2 {
 		t.Errorf("SVG: want exactly the invalid step's two markers red")
 	}
-	l := LadderOf(res)
+	l := ladderOf(t, res)
 	if len(l.InvalidSteps) != 1 || l.InvalidSteps[0] != 5 || len(l.Steps[4].Causes) != 1 || l.Steps[4].Causes[0].Cause != "dispatch_lag" || l.Steps[4].Met {
 		t.Errorf("JSON: invalid_steps %v, step 5 causes %+v", l.InvalidSteps, l.Steps[4].Causes)
 	}
@@ -449,14 +449,14 @@ func TestCapacityLowerBound(t *testing.T) {
 	if !strings.Contains(svg.String(), "capacity ≥ 4 req/s (lower bound)") {
 		t.Error("SVG lacks the lower bound")
 	}
-	js, _ := json.Marshal(LadderOf(res))
+	js, _ := json.Marshal(res)
 	if !strings.Contains(string(js), `"capacity_bound":"lower"`) {
 		t.Errorf("JSON lacks capacity_bound lower: %s", js)
 	}
 	full := ladderResult("t") // steps 3 and 4 are valid and fail: measured
 	var t2 bytes.Buffer
 	_ = LadderText(&t2, full)
-	js, _ = json.Marshal(LadderOf(full))
+	js, _ = json.Marshal(full)
 	if full.CapacityBound != stats.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step with good fraction ≥ 95.0% and not saturated") ||
 		!strings.Contains(t2.String(), "the valid 8 req/s step failed") || !strings.Contains(string(js), `"capacity_bound":"measured"`) {
 		t.Errorf("measured capacity: %+v\n%s\n%s", full.Verdict, t2.String(), js)
@@ -509,7 +509,7 @@ func TestLadderPendingAndCutWindow(t *testing.T) {
 	if !strings.Contains(txt.String(), "80.0%") {
 		t.Errorf("text good%% is not 80.0%% (16 good of 16 planned + 4 pending):\n%s", txt.String())
 	}
-	js := LadderOf(res).Steps[0]
+	js := ladderOf(t, res).Steps[0]
 	if js.Pending != 4 || js.WindowS != 2 || js.PlannedRate != 10 || js.GoodFraction != 0.8 || js.Goodput != 8 || js.Met {
 		t.Errorf("JSON step: pending %d window %gs planned rate %g good fraction %g goodput %g met %v; want 4, 2, 10, 0.8, 8, false",
 			js.Pending, js.WindowS, js.PlannedRate, js.GoodFraction, js.Goodput, js.Met)

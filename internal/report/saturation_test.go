@@ -35,7 +35,7 @@ func TestLadderSaturatedStep(t *testing.T) {
 	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
 	}
-	js, err := json.Marshal(LadderOf(res))
+	js, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}

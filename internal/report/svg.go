@@ -47,7 +47,7 @@ func LadderSVGMeta(w io.Writer, res stats.LadderResult, m Meta) error {
 // ttftGates are the distinct TTFT gates of a ladder (ms), named by class
 // when classes have their own.
 func ttftGates(res stats.LadderResult) (ms []float64, names []string) {
-	if g, ok := commonGates(res); ok {
+	if g, ok := res.CommonGates(); ok {
 		if g.TTFT > 0 {
 			return []float64{millis(g.TTFT)}, []string{"TTFT gate " + dur(g.TTFT)}
 		}
@@ -88,7 +88,7 @@ func ladderSVG(res stats.LadderResult, m Meta) string {
 	for _, st := range res.Steps {
 		xMax = math.Max(xMax, st.Rate)
 		xMax = math.Max(xMax, st.Summary.GoodputPerSecond)
-		xMax = math.Max(xMax, plannedRate(st.Summary))
+		xMax = math.Max(xMax, st.Summary.PlannedRate())
 		if st.Summary.TTFT.Count > 0 {
 			tVals = append(tVals, millis(st.Summary.TTFT.P95))
 		}
@@ -196,7 +196,7 @@ func stepsSVG(b *strings.Builder, res stats.LadderResult, x, yT, yG func(float64
 		} else if saturated {
 			note = ", " + st.Summary.Steady.Reason + ": never the capacity"
 		}
-		if pr := plannedRate(st.Summary); pr > 0 {
+		if pr := st.Summary.PlannedRate(); pr > 0 {
 			px, py := x(st.Rate), yG(pr)
 			fmt.Fprintf(b, `<path d="M%.1f %.1fl6 6m0 -6l-6 6" stroke="%s" stroke-width="1.5"><title>step %d: planned %s req/s (goodput's ceiling)</title></path>`+"\n",
 				px-3, py-3, colPlanned, st.Index, num(pr))

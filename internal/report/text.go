@@ -113,11 +113,6 @@ func Text(w io.Writer, s stats.Summary) error {
 	for _, c := range s.Validity.Causes {
 		fmt.Fprintf(&b, "  - %s [%s]\n    what to do: %s\n", c.Reason, c.Cause, c.Action)
 	}
-	if len(s.Validity.Causes) == 0 {
-		for _, r := range s.Validity.Reasons {
-			fmt.Fprintf(&b, "  - %s\n", r)
-		}
-	}
 	if h := s.Validity.Host; h.Known {
 		fmt.Fprintf(&b, "  prober host over the window: %s\n", h)
 	}
@@ -189,7 +184,7 @@ func reasons(m map[ledger.Reason]int) string {
 // ladderGates describes a ladder's gates: per class when it had several
 // classes with their own gates.
 func ladderGates(res stats.LadderResult) string {
-	if g, ok := commonGates(res); ok {
+	if g, ok := res.CommonGates(); ok {
 		return gates(g)
 	}
 	names := make([]string, 0, len(res.ClassGates))
@@ -202,26 +197,6 @@ func ladderGates(res stats.LadderResult) string {
 		parts = append(parts, n+": "+gates(res.ClassGates[n]))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// commonGates are the gates every record of a ladder was judged by: its
-// Gates without class gates, else the gates all its classes share; false
-// when classes have gates of their own. A ladder's gates live in its class
-// gates (--slo-ttft sets the one class's), so reading Gates alone would
-// say "none" of a gated ladder.
-func commonGates(res stats.LadderResult) (stats.Gates, bool) {
-	var g stats.Gates
-	first := true
-	for _, cg := range res.ClassGates {
-		if !first && cg != g {
-			return stats.Gates{}, false
-		}
-		g, first = cg, false
-	}
-	if first {
-		return res.Gates, true
-	}
-	return g, true
 }
 
 func gates(g stats.Gates) string {

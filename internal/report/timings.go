@@ -17,20 +17,11 @@ const MatchedGapNote = "client − server, matched request by request from the s
 	"TPOT gap = TPOT − the server's predicted_per_token_ms (what delivery adds to the server's pace; it can be negative). " +
 	"Unlike the histogram gap, these are percentiles of differences"
 
-// MatchedGaps is the JSON shape of the per-request gaps (nil when no
-// request carried server timings).
-type MatchedGaps struct {
-	Prefill Dist `json:"prefill"` // TTFT from dispatch − server prompt_ms
-	TPOT    Dist `json:"tpot"`    // TPOT − server predicted_per_token_ms
-}
+// MatchedGaps is the JSON shape of the per-request gaps (stats').
+type MatchedGaps = stats.MatchedGaps
 
 // MatchedGapsOf is a summary's per-request gaps, nil without any.
-func MatchedGapsOf(s stats.Summary) *MatchedGaps {
-	if s.PrefillGap.Count == 0 && s.TPOTGap.Count == 0 {
-		return nil
-	}
-	return &MatchedGaps{Prefill: DistOf(s.PrefillGap), TPOT: DistOf(s.TPOTGap)}
-}
+func MatchedGapsOf(s stats.Summary) *MatchedGaps { return stats.MatchedGapsOf(s) }
 
 // writeMatchedGaps writes a probe report's per-request gaps (nothing when
 // no request carried server timings).

@@ -112,10 +112,10 @@ func TestLagRuleExamples(t *testing.T) {
 			tc.e.Mode = ledger.ModeClosed // the rate is not judged
 			v := ValidityConfig{}.Judge(tc.e)
 			if v.Valid != tc.valid {
-				t.Fatalf("valid %v, want %v: %v", v.Valid, tc.valid, v.Reasons)
+				t.Fatalf("valid %v, want %v: %v", v.Valid, tc.valid, v.Reasons())
 			}
-			if !tc.valid && (!v.Has(CauseDispatchLag) || !strings.Contains(v.Reasons[0], tc.reason)) {
-				t.Errorf("reason %q, want it to contain %q", v.Reasons, tc.reason)
+			if !tc.valid && (!v.Has(CauseDispatchLag) || !strings.Contains(v.Reasons()[0], tc.reason)) {
+				t.Errorf("reason %q, want it to contain %q", v.Reasons(), tc.reason)
 			}
 			if sig, _ := LagSignificant(tc.e.LagCount, tc.e.LagOver, DefaultLagConfidence); sig != tc.wantSignificant {
 				t.Errorf("significant %v, want %v", sig, tc.wantSignificant)
@@ -125,8 +125,8 @@ func TestLagRuleExamples(t *testing.T) {
 	// A looser confidence decides on less: 2 of 14 (P = 0.0084) is
 	// significant at 99 %, and the hard factor is configurable.
 	cfg := ValidityConfig{LagConfidence: 0.99, LagHardFactor: 3}
-	if v := cfg.Judge(Evidence{Mode: ledger.ModeClosed, LagCount: 14, LagOver: 2}); v.Valid || !strings.Contains(v.Reasons[0], "at 99 % confidence") {
-		t.Errorf("2 of 14 at 99 %%: %v", v.Reasons)
+	if v := cfg.Judge(Evidence{Mode: ledger.ModeClosed, LagCount: 14, LagOver: 2}); v.Valid || !strings.Contains(v.Reasons()[0], "at 99 % confidence") {
+		t.Errorf("2 of 14 at 99 %%: %v", v.Reasons())
 	}
 	if cfg.HardLimit() != 30*ms || (ValidityConfig{}).HardLimit() != 100*ms {
 		t.Errorf("hard limits %v and %v, want 30ms and 100ms", cfg.HardLimit(), ValidityConfig{}.HardLimit())
@@ -148,8 +148,8 @@ func TestLagRuleAccumulatorAndMerge(t *testing.T) {
 		recs = append(recs, okRec(time.Duration(i)*100*ms, lag, 10*ms, 20*ms, 2))
 	}
 	one := Summarize(cfg, recs)
-	if one.Validity.Valid || !strings.Contains(one.Validity.Reasons[0], "the latest 150ms") {
-		t.Fatalf("one dispatch 150ms late: %v", one.Validity.Reasons)
+	if one.Validity.Valid || !strings.Contains(one.Validity.Reasons()[0], "the latest 150ms") {
+		t.Fatalf("one dispatch 150ms late: %v", one.Validity.Reasons())
 	}
 	a, b := NewAccumulator(cfg), NewAccumulator(cfg)
 	for i := range recs {
@@ -168,8 +168,8 @@ func TestLagRuleAccumulatorAndMerge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Validity.Valid || !m.Validity.Has(CauseDispatchLag) || !strings.Contains(m.Validity.Reasons[0], "1 of 100 dispatches later than 100ms") {
-			t.Errorf("merged (samples %v): %v", samples, m.Validity.Reasons)
+		if m.Validity.Valid || !m.Validity.Has(CauseDispatchLag) || !strings.Contains(m.Validity.Reasons()[0], "1 of 100 dispatches later than 100ms") {
+			t.Errorf("merged (samples %v): %v", samples, m.Validity.Reasons())
 		}
 	}
 	other := cfg

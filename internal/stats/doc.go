@@ -29,8 +29,15 @@
 // prober host's health), and it names each cause of an invalid verdict
 // with what to do. LiveValidity holds an invalid verdict until a clean
 // window. It judges the
-// prober, never the target. Ladder capacity and knee (Judge, JudgeClass)
-// use valid steps only, and say when a capacity is only a lower bound.
+// prober, never the target. Ladder capacity and knee (Judge, JudgeClass,
+// JudgeLadder) use valid steps only, and say when a capacity is only a
+// lower bound.
+//
+// LadderResult is the one model of a finished ladder and its verdicts:
+// the ladder runner produces it, the fleet coordinator judges its merged
+// steps into it, internal/report renders it, and its JSON (ladderjson.go,
+// LadderSchemaVersion) is what the history file stores and `ladder --json`
+// prints. Older flat history lines still decode (ladderlegacy.go).
 //
 // Rolling keeps a target's recent baseline figures (latency percentiles
 // with counts, availability and latency SLI counts, the baseline during

@@ -48,7 +48,6 @@ func FleetValidity(merged Validity, shards []ShardVerdict) Validity {
 	v := Validity{Valid: true, Notes: merged.Notes, Host: merged.Host}
 	fail := func(c Cause, why string, host bool) {
 		v.Valid = false
-		v.Reasons = append(v.Reasons, why)
 		v.Causes = append(v.Causes, InvalidCause{Cause: c, Reason: why, Action: c.Action(), HostCaused: host})
 	}
 	for _, s := range shards {
@@ -56,13 +55,9 @@ func FleetValidity(merged Validity, shards []ShardVerdict) Validity {
 		case s.Missing != "":
 			fail(CauseShardMissing, fmt.Sprintf("shard %d: no results: %s", s.Shard, s.Missing), false)
 		case !s.Validity.Valid:
-			var names []string
-			for _, c := range s.Validity.Causes {
-				names = append(names, string(c.Cause))
-			}
-			why := fmt.Sprintf("shard %d: generator invalid (%s)", s.Shard, strings.Join(names, ", "))
-			if len(s.Validity.Reasons) > 0 {
-				why += ": " + s.Validity.Reasons[0]
+			why := fmt.Sprintf("shard %d: generator invalid (%s)", s.Shard, strings.Join(s.Validity.CauseNames(), ", "))
+			if len(s.Validity.Causes) > 0 {
+				why += ": " + s.Validity.Causes[0].Reason
 			}
 			fail(CauseShardInvalid, why, s.Validity.HostCaused())
 		}

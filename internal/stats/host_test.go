@@ -59,8 +59,8 @@ func TestHostEvidenceNamesTheCause(t *testing.T) {
 				t.Fatalf("causes %+v, want %s", v.Causes, tc.want)
 			}
 			for _, text := range tc.texts {
-				if !strings.Contains(v.Reasons[0], text) {
-					t.Errorf("reason %q lacks %q", v.Reasons[0], text)
+				if !strings.Contains(v.Reasons()[0], text) {
+					t.Errorf("reason %q lacks %q", v.Reasons()[0], text)
 				}
 			}
 			advice := v.Causes[0].Action

@@ -36,8 +36,8 @@ func TestHostCaused(t *testing.T) {
 		shards []ShardVerdict
 		want   bool
 	}{
-		{"a shard's host", []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: Validity{Causes: []InvalidCause{host}, Reasons: []string{"starved"}}}}, true},
-		{"a shard's lag", []ShardVerdict{{Shard: 1, Validity: Validity{Causes: []InvalidCause{lag}, Reasons: []string{"late"}}}}, false},
+		{"a shard's host", []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: Validity{Causes: []InvalidCause{host}}}}, true},
+		{"a shard's lag", []ShardVerdict{{Shard: 1, Validity: Validity{Causes: []InvalidCause{lag}}}}, false},
 		{"a shard's host and another missing", []ShardVerdict{{Shard: 0, Missing: "down"}, {Shard: 1, Validity: Validity{Causes: []InvalidCause{host}}}}, false},
 	} {
 		v := FleetValidity(merged, tc.shards)

@@ -4,11 +4,13 @@ import (
 	"math"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 )
 
 // LadderStep is one step of a rate ladder: the rate it offered and the
-// summary of the arrivals planned during it.
+// summary of the arrivals planned during it. Its JSON (ladderjson.go) is
+// the summary's figures in seconds, with the step's verdicts.
 type LadderStep struct {
 	Index   int     // 1-based
 	Rate    float64 // offered (requested) rate, req/s
@@ -33,6 +35,16 @@ type ClassStep struct {
 	Class   string
 	Rate    float64 // the class's offered rate: step rate × its weight share
 	Summary Summary // the class's records only, judged by its gates
+}
+
+// TTFTGap is the client's TTFT p50/p95 minus the server's (the network and
+// queueing outside the server's clock: a difference of percentiles, not a
+// percentile of differences); nil without a server view or client TTFTs.
+func (s LadderStep) TTFTGap() *servermetrics.TTFTGap {
+	if s.Server == nil {
+		return nil
+	}
+	return servermetrics.Gap(*s.Server, s.Summary.TTFT.Count, s.Summary.TTFT.P50, s.Summary.TTFT.P95)
 }
 
 // Class returns the step's figures for class and whether it has them.
@@ -60,25 +72,36 @@ const (
 )
 
 // Verdict is a ladder's capacity and knee, judged over valid steps only.
-// CapacityStep and KneeStep are 1-based positions in the steps judged, 0
+// CapacityStep and KneeStep are 1-based step numbers (LadderStep.Index), 0
 // when none.
 type Verdict struct {
-	Capacity      float64 // req/s; 0 when no step qualified
-	CapacityStep  int
-	CapacityBound Bound // "" when no step qualified
-	Knee          float64
-	KneeStep      int
+	Capacity      float64 `json:"capacity"`                 // req/s; 0 when no step qualified
+	CapacityStep  int     `json:"capacity_step"`            // 0 when none
+	CapacityBound Bound   `json:"capacity_bound,omitempty"` // "" when no step qualified
+	Knee          float64 `json:"knee"`                     // req/s; 0 when no knee
+	KneeStep      int     `json:"knee_step"`
 }
 
-// LadderResult is one finished ladder.
+// LadderResult is one finished (or aborted) ladder and its verdicts: the
+// one model a lone prober's runner produces, a fleet's coordinator judges
+// over its merged steps, internal/report renders, the history file stores
+// (one JSON line) and `ladder --json` prints. Its JSON is the versioned
+// schema of ladderjson.go (LadderSchemaVersion; docs/ladder.md "Result
+// schema"); lines of the older flat history format decode too.
 type LadderResult struct {
-	Target             string
-	Started            time.Time // wall clock, for humans (zero when unknown)
-	Steps              []LadderStep
-	Gates              Gates
-	ClassGates         map[string]Gates // per class; when set, Gates is ignored by reports
-	GoodFractionTarget float64          // a step counts toward capacity only at or above this good fraction
-	KneeFactor         float64          // the knee is the first step with TTFT p95 > KneeFactor × the lowest step's
+	Target       string
+	Trigger      string    // schedule | identity_change | manual
+	Started      time.Time // wall clock (zero when unknown)
+	Finished     time.Time
+	StepDuration time.Duration // asked for; a step cut short says so (Summary.WindowAsked)
+	Steps        []LadderStep
+	Gates        Gates
+	ClassGates   map[string]Gates // per class; when set, Gates is ignored by reports
+	// GoodFractionTarget: a step counts toward capacity only at or above
+	// this good fraction; KneeFactor: the knee is the first step with TTFT
+	// p95 > KneeFactor × the lowest step's.
+	GoodFractionTarget float64
+	KneeFactor         float64
 
 	Verdict // over every class together (each record judged by its class's gates)
 	// Classes are the verdicts per class (each over the class's own
@@ -86,16 +109,68 @@ type LadderResult struct {
 	Classes     []ClassVerdict
 	Aborted     bool
 	AbortReason string
-	// Stopped says why the ladder stopped below its top step by its
-	// stop_at rule (not an abort); "" when it did not.
+	// StopAt is where the ladder was told to stop climbing (knee,
+	// capacity, top); Stopped says why it stopped below its top step by
+	// that rule (not an abort), "" when it did not.
+	StopAt  string
 	Stopped string
 }
 
 // ClassVerdict is one class's capacity and knee; rates are the class's own
 // offered rate (step rate × its weight share).
 type ClassVerdict struct {
-	Class string
+	Class string `json:"class"`
 	Verdict
+}
+
+// JudgeLadder returns the capacity and knee over every class together and
+// for each named class, with step positions given as the steps' Index.
+func JudgeLadder(steps []LadderStep, classes []string, target, factor float64) (Verdict, []ClassVerdict) {
+	index := func(pos int) int {
+		if pos == 0 {
+			return 0
+		}
+		return steps[pos-1].Index
+	}
+	v := Judge(steps, target, factor)
+	v.CapacityStep, v.KneeStep = index(v.CapacityStep), index(v.KneeStep)
+	var per []ClassVerdict
+	for _, c := range classes {
+		cv := JudgeClass(steps, c, target, factor)
+		cv.CapacityStep, cv.KneeStep = index(cv.CapacityStep), index(cv.KneeStep)
+		per = append(per, ClassVerdict{Class: c, Verdict: cv})
+	}
+	return v, per
+}
+
+// CommonGates are the gates every record of a ladder was judged by: its
+// Gates without class gates, else the gates all its classes share; false
+// when classes have gates of their own. A ladder's gates live in its class
+// gates (--slo-ttft sets the one class's), so reading Gates alone would
+// say "none" of a gated ladder.
+func (r LadderResult) CommonGates() (Gates, bool) {
+	var g Gates
+	first := true
+	for _, cg := range r.ClassGates {
+		if !first && cg != g {
+			return Gates{}, false
+		}
+		g, first = cg, false
+	}
+	if first {
+		return r.Gates, true
+	}
+	return g, true
+}
+
+// TTFTBoundary is the TTFT boundary of the ladder's steps.
+func (r LadderResult) TTFTBoundary() ledger.TTFTBoundary {
+	for _, st := range r.Steps {
+		if st.Summary.TTFTBoundary != ledger.TTFTContent {
+			return st.Summary.TTFTBoundary
+		}
+	}
+	return ledger.TTFTContent
 }
 
 // InvalidSteps returns the 1-based positions of the steps whose generator

@@ -23,9 +23,9 @@ func TestLiveValidityConfiguredLimit(t *testing.T) {
 		end := now.Add(30 * time.Second)
 		got := v.Judge(end, HostHealth{})
 		if got.Valid != tc.valid {
-			t.Errorf("limit %v: valid %v, want %v (%v)", tc.limit, got.Valid, tc.valid, got.Reasons)
+			t.Errorf("limit %v: valid %v, want %v (%v)", tc.limit, got.Valid, tc.valid, got.Reasons())
 		}
-		if !tc.valid && (!got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons[0], "later than "+fmtDur(ValidityConfig{MaxLagP99: tc.limit}.Limit()))) {
+		if !tc.valid && (!got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons()[0], "later than "+fmtDur(ValidityConfig{MaxLagP99: tc.limit}.Limit()))) {
 			t.Errorf("limit %v: causes %+v", tc.limit, got.Causes)
 		}
 		if m := v.MaxLag(end); m != 20*ms {
@@ -57,7 +57,7 @@ func TestLiveValidityReloadedLimit(t *testing.T) {
 		v.Observe(now, time.Duration(i%4)*10*ms)
 	}
 	if !v.Judge(now, HostHealth{}).Valid {
-		t.Errorf("30 ms lags judged invalid under a 40 ms limit: %v", v.Judge(now, HostHealth{}).Reasons)
+		t.Errorf("30 ms lags judged invalid under a 40 ms limit: %v", v.Judge(now, HostHealth{}).Reasons())
 	}
 }
 
@@ -79,7 +79,7 @@ func TestLiveValiditySlides(t *testing.T) {
 	}
 	later := now.Add(10 * time.Second)
 	if got := v.Judge(later, HostHealth{}); !got.Valid {
-		t.Errorf("10s later the late dispatch and the capped arrival still count: %v", got.Reasons)
+		t.Errorf("10s later the late dispatch and the capped arrival still count: %v", got.Reasons())
 	}
 	if m := v.MaxLag(later); m != ms {
 		t.Errorf("max lag %v after the slide, want 1ms", m)
@@ -110,7 +110,7 @@ func TestLiveMatchesCohortVerdict(t *testing.T) {
 		}
 		lv, cv := live.Judge(now, HostHealth{}), acc.Summary().Validity
 		if lv.Valid != cv.Valid || lv.Has(CauseDispatchLag) != cv.Has(CauseDispatchLag) {
-			t.Fatalf("trial %d (n %d, late %d): live %v %v, cohort %v %v", trial, n, late, lv.Valid, lv.Reasons, cv.Valid, cv.Reasons)
+			t.Fatalf("trial %d (n %d, late %d): live %v %v, cohort %v %v", trial, n, late, lv.Valid, lv.Reasons(), cv.Valid, cv.Reasons())
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestLiveValidityHostCause(t *testing.T) {
 		v.Observe(now, 30*ms)
 	}
 	got := v.Judge(now, HostHealth{Known: true, SchedCount: 500, SchedP99: 14 * ms})
-	if !got.Has(CauseHostStarved) || !strings.Contains(got.Reasons[0], "prober host starved: Go scheduler latency p99 14ms") {
+	if !got.Has(CauseHostStarved) || !strings.Contains(got.Reasons()[0], "prober host starved: Go scheduler latency p99 14ms") {
 		t.Errorf("causes %+v", got.Causes)
 	}
 }

@@ -44,7 +44,7 @@ func (h *liveHold) apply(now time.Time, window time.Duration, c ValidityConfig, 
 	switch {
 	case !raw.Valid:
 		if !h.held {
-			h.flip(Flip{At: now, Causes: raw.Causes, Why: strings.Join(raw.Reasons, "; ")})
+			h.flip(Flip{At: now, Causes: raw.Causes, Why: strings.Join(raw.Reasons(), "; ")})
 		}
 		h.held, h.last = true, raw
 		return raw
@@ -69,7 +69,7 @@ func (h *liveHold) apply(now time.Time, window time.Duration, c ValidityConfig, 
 	}
 	why := fmt.Sprintf("held invalid until a clean %s window: %d of %d dispatches later than %s (%s, above 1 %%, though no longer significantly); p99 %s",
 		window, e.LagOver, e.LagCount, fmtDur(c.MaxLagP99), fmtPct(float64(e.LagOver)/float64(max(e.LagCount, 1))), p99)
-	return Validity{Valid: false, Host: raw.Host, Notes: raw.Notes, Reasons: []string{why},
+	return Validity{Valid: false, Host: raw.Host, Notes: raw.Notes,
 		Causes: []InvalidCause{{Cause: cause, Reason: why, Action: cause.Action()}}}
 }
 

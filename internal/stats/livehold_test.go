@@ -33,14 +33,14 @@ func TestLiveValidityHysteresis(t *testing.T) {
 		end := now.Add(600 * ms)
 		got := v.Judge(end, HostHealth{})
 		if got.Valid != want[s] {
-			t.Fatalf("second %d: valid %v, want %v (%v)", s, got.Valid, want[s], got.Reasons)
+			t.Fatalf("second %d: valid %v, want %v (%v)", s, got.Valid, want[s], got.Reasons())
 		}
 		v.mu.Lock()
 		raw := v.cfg.Judge(v.evidence(end, HostHealth{}))
 		v.mu.Unlock()
 		if raw.Valid && !got.Valid {
 			rawValid = append(rawValid, s)
-			if !got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons[0], "held invalid until a clean 10s window: 3 of 100 dispatches later than 10ms (3.0 %") {
+			if !got.Has(CauseDispatchLag) || !strings.Contains(got.Reasons()[0], "held invalid until a clean 10s window: 3 of 100 dispatches later than 10ms (3.0 %") {
 				t.Errorf("second %d: held verdict %+v", s, got.Causes)
 			}
 		}
@@ -81,12 +81,12 @@ func TestLiveValidityHoldEndsOnReload(t *testing.T) {
 	for range 99 {
 		v.Observe(now, ms)
 	}
-	if got := v.Judge(now, HostHealth{}); got.Valid || !strings.Contains(got.Reasons[0], "1 of 100 dispatches later than 100ms") {
-		t.Fatalf("one dispatch 150ms late: %v", got.Reasons)
+	if got := v.Judge(now, HostHealth{}); got.Valid || !strings.Contains(got.Reasons()[0], "1 of 100 dispatches later than 100ms") {
+		t.Fatalf("one dispatch 150ms late: %v", got.Reasons())
 	}
 	v.SetConfig(ValidityConfig{LagHardFactor: 20})
 	if got := v.Judge(now, HostHealth{}); !got.Valid {
-		t.Errorf("after a reload to a 200ms hard limit the held verdict stayed: %v", got.Reasons)
+		t.Errorf("after a reload to a 200ms hard limit the held verdict stayed: %v", got.Reasons())
 	}
 	if f := v.TakeFlips(); len(f) != 1 || f[0].Valid {
 		t.Errorf("flips %+v, want the one to invalid (a reload is not a clean window)", f)

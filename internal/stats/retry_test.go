@@ -120,7 +120,7 @@ func TestRetriesDoNotInflateTheRate(t *testing.T) {
 	}
 	s := Summarize(Config{Mode: ledger.ModeOpen, RequestedRate: 100, Window: time.Second}, recs)
 	if !s.Validity.Valid || s.AchievedRate != 100 {
-		t.Errorf("achieved rate %v, valid %v %v: want 100 req/s and valid with 100 retries", s.AchievedRate, s.Validity.Valid, s.Validity.Reasons)
+		t.Errorf("achieved rate %v, valid %v %v: want 100 req/s and valid with 100 retries", s.AchievedRate, s.Validity.Valid, s.Validity.Reasons())
 	}
 	if s.Dispatched != 200 || s.Retries != 100 {
 		t.Errorf("dispatched %d retries %d, want 200 and 100", s.Dispatched, s.Retries)

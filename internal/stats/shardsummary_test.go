@@ -77,7 +77,7 @@ func TestMergeEqualsOneAccumulator(t *testing.T) {
 	if got.GoodFraction != want.GoodFraction || got.AchievedRate != want.AchievedRate || got.GoodputPerSecond != want.GoodputPerSecond {
 		t.Fatalf("derived: got %g %g %g, want %g %g %g", got.GoodFraction, got.AchievedRate, got.GoodputPerSecond, want.GoodFraction, want.AchievedRate, want.GoodputPerSecond)
 	}
-	if got.Validity.Valid != want.Validity.Valid || strings.Join(got.Validity.Reasons, "|") != strings.Join(want.Validity.Reasons, "|") {
+	if got.Validity.Valid != want.Validity.Valid || strings.Join(got.Validity.Reasons(), "|") != strings.Join(want.Validity.Reasons(), "|") {
 		t.Fatalf("validity: got %+v, want %+v", got.Validity, want.Validity)
 	}
 	if got.Validity.Valid || !got.Validity.Has(CauseInFlightCap) {
@@ -171,15 +171,15 @@ func TestFleetValidity(t *testing.T) {
 	if v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: Validity{Valid: true}}}); !v.Valid {
 		t.Fatalf("all valid: %+v", v)
 	}
-	lag := Validity{Valid: false, Reasons: []string{"dispatch-lag p99 30ms exceeds 10ms"},
+	lag := Validity{Valid: false,
 		Causes: []InvalidCause{{Cause: CauseDispatchLag, Reason: "dispatch-lag p99 30ms exceeds 10ms"}}}
 	v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: lag}, {Shard: 2, Missing: "connection refused"}})
 	if v.Valid || !v.Has(CauseShardInvalid) || !v.Has(CauseShardMissing) || len(v.Causes) != 2 {
 		t.Fatalf("got %+v", v)
 	}
-	if !strings.Contains(v.Reasons[0], "shard 1: generator invalid (dispatch_lag): dispatch-lag p99 30ms") ||
-		!strings.Contains(v.Reasons[1], "shard 2: no results: connection refused") || v.Causes[1].Action == "" {
-		t.Fatalf("reasons %q", v.Reasons)
+	if !strings.Contains(v.Reasons()[0], "shard 1: generator invalid (dispatch_lag): dispatch-lag p99 30ms") ||
+		!strings.Contains(v.Reasons()[1], "shard 2: no results: connection refused") || v.Causes[1].Action == "" {
+		t.Fatalf("reasons %q", v.Reasons())
 	}
 }
 
@@ -208,7 +208,7 @@ func TestWindowCutAndPending(t *testing.T) {
 		t.Fatalf("window %s asked %s, want 1s of 20s", s.Window, s.WindowAsked)
 	}
 	if !s.Validity.Valid {
-		t.Fatalf("80 dispatched + 20 in flight in 1 s at 100 req/s: want valid, got %v", s.Validity.Reasons)
+		t.Fatalf("80 dispatched + 20 in flight in 1 s at 100 req/s: want valid, got %v", s.Validity.Reasons())
 	}
 	if s.AchievedRate != 100 || s.GoodputPerSecond != 80 || s.GoodFraction != 0.8 || s.Pending != 20 {
 		t.Fatalf("achieved %g goodput %g good fraction %g pending %d: want 100, 80, 0.8, 20", s.AchievedRate, s.GoodputPerSecond, s.GoodFraction, s.Pending)

@@ -202,19 +202,19 @@ func TestValidity(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			v := Summarize(tt.cfg, tt.recs).Validity
 			if v.Valid != tt.valid {
-				t.Fatalf("valid = %v, want %v (%v)", v.Valid, tt.valid, v.Reasons)
+				t.Fatalf("valid = %v, want %v (%v)", v.Valid, tt.valid, v.Reasons())
 			}
-			if tt.reason != "" && !strings.Contains(strings.Join(v.Reasons, "\n"), tt.reason) {
-				t.Errorf("reasons %q lack %q", v.Reasons, tt.reason)
+			if tt.reason != "" && !strings.Contains(strings.Join(v.Reasons(), "\n"), tt.reason) {
+				t.Errorf("reasons %q lack %q", v.Reasons(), tt.reason)
 			}
-			if tt.valid && (len(v.Reasons) > 0 || len(v.Causes) > 0) {
-				t.Errorf("valid with reasons %q", v.Reasons)
+			if tt.valid && (len(v.Reasons()) > 0 || len(v.Causes) > 0) {
+				t.Errorf("valid with reasons %q", v.Reasons())
 			}
 			if tt.note != "" && !strings.Contains(strings.Join(v.Notes, "\n"), tt.note) {
 				t.Errorf("notes %q lack %q", v.Notes, tt.note)
 			}
 			if tt.cause != "" {
-				if len(v.Causes) != 1 || v.Causes[0].Cause != tt.cause || v.Causes[0].Reason != v.Reasons[0] || v.Causes[0].Action == "" {
+				if len(v.Causes) != 1 || v.Causes[0].Cause != tt.cause || v.Causes[0].Reason != v.Reasons()[0] || v.Causes[0].Action == "" {
 					t.Errorf("causes %+v, want one %s with its reason and an action", v.Causes, tt.cause)
 				}
 			}
@@ -277,8 +277,8 @@ func TestHostCauses(t *testing.T) {
 			if v.Valid || !v.Has(tc.want) || len(v.Causes) != 1 {
 				t.Fatalf("causes %+v, want %s", v.Causes, tc.want)
 			}
-			if !strings.Contains(v.Reasons[0], tc.text) || !strings.Contains(v.Reasons[0], "8 of 100 dispatches later than 10ms") {
-				t.Errorf("reason %q lacks %q or the lag", v.Reasons[0], tc.text)
+			if !strings.Contains(v.Reasons()[0], tc.text) || !strings.Contains(v.Reasons()[0], "8 of 100 dispatches later than 10ms") {
+				t.Errorf("reason %q lacks %q or the lag", v.Reasons()[0], tc.text)
 			}
 			if a := v.Causes[0].Action; a == "" || (tc.want != CauseDispatchLag && a != tc.want.Action()) {
 				t.Errorf("action %q", v.Causes[0].Action)
@@ -288,7 +288,7 @@ func TestHostCauses(t *testing.T) {
 	// A starved host with a punctual generator is not an invalid verdict.
 	e := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 1, Host: HostHealth{Known: true, SchedCount: 10, SchedP99: 50 * ms}}
 	if v := (ValidityConfig{}).Judge(e); !v.Valid {
-		t.Errorf("a punctual generator on a busy host judged invalid: %v", v.Reasons)
+		t.Errorf("a punctual generator on a busy host judged invalid: %v", v.Reasons())
 	}
 	for _, c := range Causes {
 		if c.Action() == "" {

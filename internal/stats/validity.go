@@ -121,11 +121,31 @@ type InvalidCause struct {
 // prober, never the target: a valid verdict says nothing about whether the
 // target is healthy.
 type Validity struct {
-	Valid   bool
-	Reasons []string       // why it is invalid (empty when valid); Reasons[i] is Causes[i].Reason
-	Causes  []InvalidCause // the same, with their cause and what to do
-	Notes   []string       // caveats that do not invalidate (closed loop, too few arrivals)
-	Host    HostHealth     // the prober host's health over the same window
+	Valid  bool
+	Causes []InvalidCause // why it is invalid (empty when valid): each cause, its reason and what to do
+	Notes  []string       // caveats that do not invalidate (closed loop, too few arrivals)
+	Host   HostHealth     // the prober host's health over the same window
+}
+
+// Reasons are the causes' reasons in words, in order (nil when valid):
+// Reasons()[i] is Causes[i].Reason. Derived, never stored, so the two
+// cannot disagree.
+func (v Validity) Reasons() []string {
+	var out []string
+	for _, c := range v.Causes {
+		out = append(out, c.Reason)
+	}
+	return out
+}
+
+// CauseNames are the names of the causes (host_starved, dispatch_lag, …),
+// in order, for a log line or a message.
+func (v Validity) CauseNames() []string {
+	var out []string
+	for _, c := range v.Causes {
+		out = append(out, string(c.Cause))
+	}
+	return out
 }
 
 // Has reports whether c is among the verdict's causes.
@@ -235,7 +255,6 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 	fail := func(cause Cause, format string, a ...any) {
 		v.Valid = false
 		why := fmt.Sprintf(format, a...)
-		v.Reasons = append(v.Reasons, why)
 		v.Causes = append(v.Causes, InvalidCause{Cause: cause, Reason: why, Action: cause.Action()})
 	}
 	if lag := c.lagEvidence(e); lag != "" {

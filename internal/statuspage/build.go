@@ -181,13 +181,13 @@ func lastLadder(ts *TargetStatus, res ladder.Result) []string {
 		if s.Server == nil {
 			continue
 		}
-		ss := ServerStep{Step: s.Step, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
+		ss := ServerStep{Step: s.Index, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
 		ss.Running, ss.Waiting, ss.KV = report.ServerCells(s.Server)
 		if !s.Server.Unavailable && s.Server.Flavour == servermetrics.LlamaCPP {
 			ts.LadderServerRunning, ts.LadderServerWaiting = report.ServerHeads([]report.ServerStep{{View: s.Server}})
 		}
-		if g := s.TTFTGap; g != nil {
+		if g := s.TTFTGap(); g != nil {
 			ss.Gap = fmt.Sprintf("p50 %s, p95 %s", report.GapText(g.P50, g.P50AtMost, g.P50Range), report.GapText(g.P95, g.P95AtMost, g.P95Range))
 		}
 		ts.LadderServer = append(ts.LadderServer, ss)
@@ -264,8 +264,8 @@ func sloRow(sli string, objective float64, badS, nS, badL, nL, minBad int) SLORo
 func InvalidSteps(res ladder.Result) string {
 	var out []string
 	for _, s := range res.Steps {
-		if !s.Valid {
-			out = append(out, fmt.Sprintf("%d (%s)", s.Step, strings.Join(s.CauseNames(), ", ")))
+		if v := s.Summary.Validity; !v.Valid {
+			out = append(out, fmt.Sprintf("%d (%s)", s.Index, strings.Join(v.CauseNames(), ", ")))
 		}
 	}
 	return strings.Join(out, ", ")

@@ -27,7 +27,7 @@ func TestBuild(t *testing.T) {
 	for i := range MaxFailures + 3 {
 		fails = append(fails, Failure{When: now, Outcome: "rejected", Reason: fmt.Sprint("status_", 500+i)})
 	}
-	last := &ladder.Result{Finished: now.Add(-time.Minute), Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower, Knee: 8, KneeStep: 2}
+	last := &ladder.Result{Finished: now.Add(-time.Minute), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower, Knee: 8, KneeStep: 2}}
 	invalid := stats.Validity{Causes: []stats.InvalidCause{
 		{Cause: stats.CauseHostStarved, Reason: "host starved", Action: "give the prober CPU"},
 		{Cause: stats.CauseDispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}

@@ -163,7 +163,7 @@ func readHistory(b *testing.B, path string) (fleet.Result, bool) {
 func highestValid(res fleet.Result) (rate float64, first string) {
 	shardOK := map[int]bool{}
 	for _, st := range res.Steps {
-		shardOK[st.Step] = true
+		shardOK[st.Index] = true
 	}
 	for _, ss := range res.ShardSteps {
 		if ss.Missing != "" || !ss.Valid {
@@ -171,17 +171,17 @@ func highestValid(res fleet.Result) (rate float64, first string) {
 		}
 	}
 	for _, st := range res.Steps {
-		if !st.Valid || !shardOK[st.Step] {
+		if !st.Summary.Validity.Valid || !shardOK[st.Index] {
 			var why []string
-			for _, c := range st.InvalidCauses {
+			for _, c := range st.Summary.Validity.Causes {
 				why = append(why, string(c.Cause)+": "+c.Reason)
 			}
 			for _, ss := range res.ShardSteps {
-				if ss.Step == st.Step && (ss.Missing != "" || !ss.Valid) {
+				if ss.Step == st.Index && (ss.Missing != "" || !ss.Valid) {
 					why = append(why, fmt.Sprintf("shard %d: valid %v %v %s", ss.Shard, ss.Valid, ss.InvalidCauses, ss.Missing))
 				}
 			}
-			return rate, fmt.Sprintf("step %d (%g req/s, lag p99 %.1f ms): %s", st.Step, st.Rate, st.DispatchLag*1e3, strings.Join(why, "; "))
+			return rate, fmt.Sprintf("step %d (%g req/s, lag p99 %.1f ms): %s", st.Index, st.Rate, st.Summary.DispatchLag.P99.Seconds()*1e3, strings.Join(why, "; "))
 		}
 		rate = st.Rate
 	}
@@ -218,7 +218,7 @@ func BenchmarkFleetLadder(b *testing.B) {
 				res := runLadder(b, bin, base, n, steps, step)
 				rate, first := highestValid(res)
 				for _, st := range res.Steps {
-					b.Logf("step %d: %g req/s, achieved %.1f, lag p99 %.2f ms, valid %v, ok %d/%d", st.Step, st.Rate, st.AchievedRate, st.DispatchLag*1e3, st.Valid, st.OK, st.Planned)
+					b.Logf("step %d: %g req/s, achieved %.1f, lag p99 %.2f ms, valid %v, ok %d/%d", st.Index, st.Rate, st.Summary.AchievedRate, st.Summary.DispatchLag.P99.Seconds()*1e3, st.Summary.Validity.Valid, st.Summary.Completed, st.Summary.Planned)
 				}
 				if first != "" {
 					b.Logf("first step not valid: %s", first)

@@ -185,7 +185,7 @@ func logLadder(t *testing.T, what string, r ladder.Result) {
 		what, r.Trigger, r.Capacity, r.CapacityStep, r.Knee, r.KneeStep, r.Stopped, r.Aborted, r.AbortReason)
 	for _, s := range r.Steps {
 		t.Logf("  step %d: %g req/s, planned %d, ok %d, good fraction %.2f, goodput %.2f req/s, TTFT p50 %.3fs p95 %.3fs, valid %v %s",
-			s.Step, s.Rate, s.Planned, s.OK, s.GoodFraction, s.Goodput, s.TTFTP50, s.TTFTP95, s.Valid, s.AbortReason)
+			s.Index, s.Rate, s.Summary.Planned, s.Summary.Completed, s.Summary.GoodFraction, s.Summary.GoodputPerSecond, s.Summary.TTFT.P50.Seconds(), s.Summary.TTFT.P95.Seconds(), s.Summary.Validity.Valid, s.AbortReason)
 	}
 }
 
