@@ -175,6 +175,9 @@ func build(t *testing.T, f *fixture, cfg Config) *Runner {
 }
 
 func TestLadderFindsSimulatorCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder against a simulator of known capacity (ground truth), in real time")
+	}
 	defer goleak.VerifyNone(t)
 	f, truth := newFixture(t, 4, 1000) // 4 slots × 0.2 s service = 20 req/s; queue beyond
 	if truth < 19.9 || truth > 20.1 {

@@ -22,6 +22,9 @@ import (
 // prometheusBin returns the Prometheus binary or skips the test.
 func prometheusBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier: the integration tests run the built binary under a real Prometheus for minutes")
+	}
 	p := os.Getenv("LLMPROBE_PROMETHEUS")
 	if p == "" {
 		t.Skip("LLMPROBE_PROMETHEUS is not set: the integration tests need a real Prometheus 3.x (.ci/run installs one)")
