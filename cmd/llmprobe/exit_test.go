@@ -182,6 +182,9 @@ func TestExitCodesDocumented(t *testing.T) {
 // probe command: one request a second for 10 s plans 10 (not 9), 40/s for
 // 4 s plans 160 (not 159).
 func TestSeedExperimentsExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: 14 s of real probes (1 req/s for 10 s, 40 req/s for 4 s) to count every planned arrival")
+	}
 	t.Parallel()
 	for _, tc := range []struct {
 		rate, duration string
@@ -219,6 +222,9 @@ func TestSeedExperimentsExact(t *testing.T) {
 // host, with the Go scheduler latency that shows it. Not parallel: it
 // changes GOMAXPROCS for the process.
 func TestStarvedGeneratorNamesHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: starves the prober on purpose (GOMAXPROCS 1, spinning goroutines) through seconds of probe")
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -259,6 +265,9 @@ func TestStarvedGeneratorNamesHost(t *testing.T) {
 
 // TestThinkTimeBareDuration: --think-time 900ms is a constant 900 ms.
 func TestThinkTimeBareDuration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: seconds of closed-loop probe with 900 ms think times")
+	}
 	for _, tc := range []struct {
 		in   string
 		want schedule.ThinkSpec
@@ -315,6 +324,9 @@ func TestLadderTitleNamesTarget(t *testing.T) {
 // (aborted), not 4 (generator invalid), and the history line says so.
 // Judged over the full 20 s it was "0 dispatched … for 800.0 expected".
 func TestLadderAbortedByTargetExits6(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder in real time until the target's failures abort it")
+	}
 	t.Parallel()
 	s := newSim(t, fastSim())
 	var n atomic.Int64

@@ -29,6 +29,9 @@ var ladderArgs = []string{"ladder", "--steps", "5,10", "--step-duration", "2s", 
 // TestLadderTextSVGHTML: the step table on stdout, an SVG that parses as
 // XML and an HTML page whose embedded chart parses too, and a history line.
 func TestLadderTextSVGHTML(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder in real time for each output format (TestLadderJSON runs one in both tiers)")
+	}
 	t.Parallel()
 	svgPath, htmlPath, histPath := tempPath(t, "l.svg"), tempPath(t, "l.html"), tempPath(t, "h.jsonl")
 	res := mustExit(t, ladderCodes, append(ladderArgs, "--svg", svgPath, "--html", htmlPath, "--history", histPath)...)

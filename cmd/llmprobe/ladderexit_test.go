@@ -76,6 +76,9 @@ func TestLadderExitNamesTheRule(t *testing.T) {
 // distinct requests (Idempotency-Key), so that a replay of a step 1
 // request does not start it early.
 func TestLadderAbortAfterCapacityExits0(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder past capacity against the simulator, in real time")
+	}
 	t.Parallel()
 	s := newSim(t, fastSim())
 	var mu sync.Mutex

@@ -17,6 +17,9 @@ import (
 // the server's view (its TTFT counted over exactly the step's ok
 // requests), its explanation and the TTFT gap.
 func TestLadderServerViewByDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder in real time with the simulator's metrics beside each step")
+	}
 	t.Parallel()
 	res := mustExit(t, ladderCodes, append(ladderArgs, "--json")...)
 	var l ladder.Result
@@ -41,6 +44,9 @@ func TestLadderServerViewByDefault(t *testing.T) {
 // does not answer leaves every step a view saying why, and the ladder
 // runs as without it. With --url and no --server-metrics there is none.
 func TestServerMetricsFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: probes and ladders with the simulator's metrics scraped beside them, in real time")
+	}
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 // the status page; those planned before the ladder and after the settle
 // time are not.
 func TestBaselineDuringLadderLabelled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a daemon's baseline through a whole ladder and its settle time, in real time")
+	}
 	fake := newFakeTarget(t)
 	const settle = 800 * time.Millisecond
 	extra := `    budget: {requests_per_day: 100000}

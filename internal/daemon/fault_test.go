@@ -18,6 +18,9 @@ import (
 // outcomes in the ledger and in /metrics, ok outcomes return once the
 // target does, and the ledger has no holes.
 func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: seconds of each fault (down, stalled, resetting, 503) and the recovery, against real sockets")
+	}
 	const rate = 20.0
 	type outcome struct {
 		o ledger.Outcome

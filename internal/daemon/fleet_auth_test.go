@@ -24,6 +24,9 @@ import (
 // steps are valid. The fleet endpoints stay behind the web configuration:
 // without credentials they answer 401.
 func TestFleetBehindAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	dir := t.TempDir()
 	certFile, keyFile, pool := testutil.SelfSigned(t, dir, x509.ExtKeyUsageServerAuth)
 	hash, err := bcrypt.GenerateFromPassword([]byte("fleet-pw"), bcrypt.MinCost)

@@ -14,6 +14,9 @@ import (
 // their share (shard 0's share marking it again would count two ladders
 // running and move the span's start).
 func TestFleetBaselineDuringLadder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	_, url := startFleetSim(t, nil)
 	extra := "    baseline: {rate: 10, arrival: poisson}\n    ladder:\n      enabled: true\n      run_on_start: true\n      steps: [6]\n" +
 		"      step_duration: 3s\n      gap: 2s\n      max_lag_p99: 100ms\n      good_fraction_target: 0.9\n      baseline_settle: 500ms\n"

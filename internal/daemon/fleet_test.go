@@ -56,6 +56,9 @@ func ladderYAML(steps, abort string) string {
 // arrivals' gaps have the coefficient of variation of a Poisson stream
 // (1; shards sharing one seed would send in bursts of three).
 func TestFleetBaselineSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a 3-shard fleet's Poisson baseline measured at the simulator for 10 s over loopback HTTP")
+	}
 	const lambda, n = 30.0, 3
 	srv, url := startFleetSim(t, func(c *sim.Config) { c.Slots, c.AdmissionLimit = 64, 256 })
 	f := startTestFleet(t, n, func(shard int, addrs []string) string {
@@ -122,6 +125,9 @@ func TestFleetBaselineSplit(t *testing.T) {
 // by its own ledger, after the abort time + 1 s. The other shards' rules
 // did not trip: their steps end with the fleet's abort.
 func TestFleetAbortPropagates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	_, url := startFleetSim(t, func(c *sim.Config) { c.Slots, c.ErrorFraction = 64, 0.3 })
 	f := startTestFleet(t, 3, func(shard int, addrs []string) string {
 		limit := 0.6
@@ -186,6 +192,9 @@ func capacityIndex(steps []float64, rate float64) int { return slices.Index(step
 // lower bound (it cannot offer above its cap) while the fleet of three so
 // capped measures it.
 func TestFleetLadderCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	steps := []float64{6, 12, 18, 24}
 	const stepsYAML = "[6, 12, 18, 24]"
 	_, fleetURL := startFleetSim(t, nil)
@@ -306,6 +315,9 @@ func (f *testFleet) announced(t *testing.T) (fleet.Announcement, bool) {
 // (on_generator_invalid). The shard comes back, and the next ladder (on a
 // deploy of the target) has every step valid again.
 func TestFleetShardLostMidLadder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	srv, url := startFleetSim(t, func(c *sim.Config) { c.Slots, c.Version = 64, "v1" })
 	f := startTestFleet(t, 3, func(shard int, addrs []string) string {
 		extra := ladderYAML("[6, 9, 12]", "") + "      run_on_identity_change: true\n    identity: {response_header: " + sim.VersionHeader + "}\n"

@@ -16,6 +16,9 @@ import (
 // shard offers it from that announced start, and its merged figures are
 // as valid as on the fixed timetable.
 func TestFleetStepEndsEarly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a fleet of in-process daemons over loopback HTTP on the fleet ladder's real timetable (synctest cannot hold real sockets)")
+	}
 	_, url := startFleetSim(t, nil)
 	const stepDur, gap, total = 3 * time.Second, 2 * time.Second, 20 * time.Second
 	f := startTestFleet(t, 2, func(shard int, addrs []string) string {

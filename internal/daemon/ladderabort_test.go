@@ -15,6 +15,9 @@ import (
 // stops the step inside it, while one that answers at once and then streams
 // for longer than the TTFT limit does not.
 func TestLadderInStepTTFTRule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: daemon ladders against stalling and slow-streaming simulators, step by step in real time")
+	}
 	for _, tc := range []struct {
 		name    string
 		stall   bool

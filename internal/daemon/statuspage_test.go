@@ -41,6 +41,9 @@ func metricsEndpoint(t *testing.T, fake *fakeTarget, fail *atomic.Bool) string {
 // page and in the ladder-end log line; a metrics endpoint that fails never
 // fails the ladder.
 func TestDaemonLadderServerView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: daemon ladders in real time with the target's metrics answering and failing")
+	}
 	for _, tc := range []struct {
 		name      string
 		failing   bool

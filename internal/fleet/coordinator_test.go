@@ -79,6 +79,9 @@ func testCoordinator(t *testing.T, steps []float64, other http.HandlerFunc) (*La
 // named, the text cleaned): the coordinator never merges them into a
 // partial or false figure.
 func TestCoordinatorRefusesBadShardResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a coordinator and a fake shard over loopback HTTP through a whole fleet ladder's real timetable")
+	}
 	var coordinator string
 	other := func(w http.ResponseWriter, r *http.Request) {
 		switch {

@@ -175,6 +175,9 @@ func build(t *testing.T, f *fixture, cfg Config) *Runner {
 }
 
 func TestLadderFindsSimulatorCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder against a simulator of known capacity (ground truth), in real time")
+	}
 	defer goleak.VerifyNone(t)
 	f, truth := newFixture(t, 4, 1000) // 4 slots × 0.2 s service = 20 req/s; queue beyond
 	if truth < 19.9 || truth > 20.1 {
@@ -367,6 +370,9 @@ func buildFake(t *testing.T, cfg Config, exec func(*ledger.Ledger) dispatch.Exec
 // TestLadderConstantStepsPlanExactly: a constant ladder step at rate r for W
 // plans exactly r·W arrivals (the steps that used to plan one too few).
 func TestLadderConstantStepsPlanExactly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole constant-rate ladder in real time to count each step's arrivals")
+	}
 	defer goleak.VerifyNone(t)
 	cfg := baseConfig("exact")
 	cfg.Steps = []float64{2, 5, 100, 200}
@@ -445,6 +451,9 @@ func TestLadderPerClassJudgement(t *testing.T) {
 // arrivals) is recorded with its cause and never used. With
 // OnGeneratorInvalid the ladder aborts there; without it the ladder goes on.
 func TestLadderInvalidStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: two whole ladders in real time, with and without the abort on an invalid step")
+	}
 	defer goleak.VerifyNone(t)
 	for _, abort := range []bool{true, false} {
 		cfg := baseConfig("invalid")

@@ -35,6 +35,9 @@ func scraper(t *testing.T, url string, interval time.Duration) *scrape.Scraper {
 // exactly the step's requests), its one-line explanation and the TTFT gap;
 // the row, the progress report and the history line carry them too.
 func TestServerViewPerStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: a whole ladder against the simulator with its metrics scraped beside every step, in real time")
+	}
 	defer goleak.VerifyNone(t)
 	f, truth := newFixture(t, 2, 1000) // 2 slots × 0.21 s: about 9.5 req/s, a queue beyond
 	cfg := baseConfig("sim")

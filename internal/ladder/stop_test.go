@@ -98,6 +98,9 @@ func (f *fakeTarget) finishedIn(step int) int {
 // TestStopAt: whatever stop_at says, no step more than one past the first
 // failing step is ever offered; knee and capacity stop at once.
 func TestStopAt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: four whole ladders in real time, one per stop_at rule")
+	}
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the parallel subtests
 	const ms = time.Millisecond
 	// Steps 1-2 are fast; step 3 is the knee (1.2 s > 5 × 100 ms) but
@@ -311,6 +314,9 @@ func TestPendingNotGood(t *testing.T) {
 // the TTFT limit after a quick first token is not counted against the
 // TTFT rule (the Exec marked its first token).
 func TestInStepAbortIgnoresLongStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: seconds of long streams inside a step, in real time")
+	}
 	defer goleak.VerifyNone(t)
 	cfg := baseConfig("fake")
 	cfg.Steps = []float64{20}

@@ -324,7 +324,10 @@ func TestDoTimeouts(t *testing.T) {
 		want   ledger.Outcome
 	}{
 		{name: "headers", to: Timeouts{Headers: 100 * time.Millisecond}, reason: ledger.ReasonHeaders, want: ledger.Timeout,
-			h: func(w http.ResponseWriter, r *http.Request) { sleep(r, long) }},
+			// The body read first, as a real server does: only then does
+			// net/http watch the connection and cancel r's context when the
+			// client goes away (else the handler sleeps all of long).
+			h: func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body); sleep(r, long) }},
 		{name: "first content", to: Timeouts{FirstContent: 150 * time.Millisecond}, reason: ledger.ReasonFirstContent, want: ledger.Timeout,
 			h: streamHandler(roleOnly, step{wait: long, raw: chunk(`{"content":"late"}`)})},
 		{name: "first content kept alive by reasoning is still a timeout", to: Timeouts{FirstContent: 150 * time.Millisecond, Idle: time.Second},

@@ -29,6 +29,9 @@ import (
 // on PATH; without any the test skips, saying how to get one.
 func chromiumPath(t *testing.T) (path string, required bool) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier: the browser tests drive headless chromium against in-process daemons")
+	}
 	if p := os.Getenv("LLMPROBE_CHROMIUM"); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("LLMPROBE_CHROMIUM=%s: %v", p, err)

@@ -114,6 +114,9 @@ func notePeak(kind, name string, rss int64) {
 // TestCases runs every case of the table through `llmprobe probe` and a
 // short `llmprobe run`, at the same time, against the case's own server.
 func TestCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: the hostile-target suite builds the binary and runs every case through llmprobe probe and run")
+	}
 	t.Parallel()
 	key := newSentinel()
 	binary(t)

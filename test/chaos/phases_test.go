@@ -370,6 +370,9 @@ func (pr *phaseRun) goroutines(during string) float64 {
 // with good and bad reloads on the way, while a second, healthy target
 // keeps its schedule.
 func TestDaemonPhases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: one long llmprobe run of the built binary through every hostile behaviour and reloads")
+	}
 	t.Parallel()
 	key := newSentinel()
 	binary(t)

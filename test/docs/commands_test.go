@@ -138,6 +138,9 @@ var flagSpanRE = regexp.MustCompile(`^--([a-z0-9][a-z0-9.-]*[a-z0-9])(?:[ =].*)?
 // Every flag a document writes in backticks (`--max-in-flight`, `--stall
 // 10s+5s`) is a flag of some llmprobe command.
 func TestFlagsExist(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: builds the binary to read every command's --help")
+	}
 	flags := llmprobeFlags(t)
 	n := 0
 	for _, doc := range append(docFiles(t), "deploy/README.md", "alerts/README.md") {

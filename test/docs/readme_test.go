@@ -45,8 +45,9 @@ func TestMentionedFilesExist(t *testing.T) {
 	}
 }
 
-// The README opens with the run command and the test command, and .ci/run
-// runs that same test command.
+// The README opens with the run command, the test command (the full tier)
+// and the fast tier's; .ci/run runs that same full test command, never the
+// fast tier.
 func TestReadmeOpensWithCommands(t *testing.T) {
 	readme := repoFile(t, "README.md")
 	start := strings.Index(readme, "```sh\n")
@@ -56,8 +57,8 @@ func TestReadmeOpensWithCommands(t *testing.T) {
 	block := readme[start+len("```sh\n"):]
 	block = block[:strings.Index(block, "```")]
 	lines := strings.Split(strings.TrimSpace(block), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("README.md opens with %d commands, want 2 (run, test)", len(lines))
+	if len(lines) != 3 {
+		t.Fatalf("README.md opens with %d commands, want 3 (run, test, fast tier)", len(lines))
 	}
 	cmd := func(l string) string { return strings.TrimSpace(strings.SplitN(l, "#", 2)[0]) }
 	if run := cmd(lines[0]); run != "go run ./cmd/llmprobe run" {
@@ -67,8 +68,18 @@ func TestReadmeOpensWithCommands(t *testing.T) {
 	if !strings.HasPrefix(testCmd, "go test") {
 		t.Fatalf("second command %q is not the test command", testCmd)
 	}
-	if ci := repoFile(t, ".ci/run"); !strings.Contains(ci, "\n"+testCmd+"\n") {
+	if strings.Contains(testCmd, "-short") {
+		t.Errorf("second command %q: the test command is the full tier, without -short", testCmd)
+	}
+	ci := repoFile(t, ".ci/run")
+	if !strings.Contains(ci, "\n"+testCmd+"\n") {
 		t.Errorf(".ci/run does not run the README's test command %q", testCmd)
+	}
+	if fast := cmd(lines[2]); !strings.HasPrefix(fast, "go test") || !strings.Contains(fast, " -short") {
+		t.Errorf("third command %q, want the fast tier (go test -short)", fast)
+	}
+	if strings.Contains(ci, "-short") {
+		t.Errorf(".ci/run runs a -short test: CI runs the full tier")
 	}
 }
 

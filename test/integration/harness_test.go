@@ -21,6 +21,9 @@ import (
 // prometheusBin returns the Prometheus binary or skips the test.
 func prometheusBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("full tier: the integration tests run the built binary under a real Prometheus for minutes")
+	}
 	return testutil.Prometheus(t, "run the integration tests against a real Prometheus 3.x")
 }
 
