@@ -9,13 +9,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -95,75 +91,38 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopTarget()
-	client, target, err := t.build(base, log)
+	plan, err := t.plan(base, log, true)
 	if err != nil {
 		return err
 	}
-	e.std.useClient(client.Redactor())
-	defer client.CloseIdleConnections()
-	classes, err := wiring.Classes(*tg, 0)
-	if err != nil {
-		return badFlag("%v", err)
+	e.std.useClient(plan.Client.Redactor())
+	defer plan.Close()
+	lc := plan.Ladder
+	if *name == "" {
+		*name = t.displayName(base)
 	}
-	mix, err := wiring.Mix(*tg, classes[0], 0)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-	lc, _, err := wiring.Ladder(*tg, t.cfg.Limits)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-
-	var runner *ladder.Runner
-	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
-	g := dispatch.NewGroup(led)
-	params := func(*ledger.Record) protocol.Params {
-		p := mix.Next().Params
-		p.Model = tg.Model
-		p.UsageDeltas = tg.UsageDeltas
-		return p
-	}
-	anyToken := lc.TTFTBoundary == ledger.TTFTAnyToken
-	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-		tgt := target
-		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
-			tgt.Adapter = protocol.ObserveFirstToken(tgt.Adapter, anyToken, mark)
-		}
-		return client.Do(ctx, tgt, params(rec), rec, led.Now, dispatched)
-	}
-	lc.Target = *name
-	if lc.Target == "" {
-		lc.Target = t.displayName(base)
-	}
-	lc.Spin, lc.ExecMarksFirstToken = *spin, true
-	lc.Progress = func(p ladder.Progress) {
-		if p.Phase == "done" {
-			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
-			if p.Row != nil && !p.Row.Valid {
-				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
+	res, runErr := plan.RunLadder(ctx, wiring.LadderRun{Name: *name, Spin: *spin, Trigger: "manual", Hard: e.hard,
+		Progress: func(p ladder.Progress) {
+			if p.Phase == "done" {
+				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+				if p.Row != nil && !p.Row.Valid {
+					fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
+				}
+				return
 			}
-			return
-		}
-		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
-			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
-	}
-	if lc.ServerMetrics, err = wiring.ServerMetrics(*tg, client); err != nil {
-		return badFlag("--server-metrics: %v", err)
-	}
-	runner, err = ladder.New(lc, g, exec)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-	res, runErr := runner.Run(ctx, "manual")
-	g.Drain(e.hard, 0)
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+		}})
 	var historyErr error
-	if errors.Is(runErr, ladder.ErrHistoryNotWritten) {
+	if lc := (*wiring.LadderConfigError)(nil); errors.As(runErr, &lc) {
+		return badFlag("%v", lc.Err)
+	} else if errors.Is(runErr, ladder.ErrHistoryNotWritten) {
 		historyErr = runErr
 	} else if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
 	lr := res.Stats()
-	meta := reportMeta(&t, base, "ladder", args, client.Redactor(), target.Adapter.Name(), lc.StepDuration, "step duration")
+	meta := reportMeta(&t, base, "ladder", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), lc.StepDuration, "step duration")
 	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
 	for _, out := range []struct {
 		path   string
