@@ -176,11 +176,11 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 
 // LadderRun is what a one-shot ladder adds to its plan.
 type LadderRun struct {
-	Name     string                 // the target's name in reports and the history
-	Spin     time.Duration          // ladder.Config.Spin
+	Name     string                // the target's name in reports and the history
+	Spin     time.Duration         // ladder.Config.Spin
 	Progress func(ladder.Progress) // told at each phase of each step
-	Trigger  string                 // why it runs (the history's trigger)
-	Hard     context.Context        // cancels what is still in flight after the ladder (nil: waits)
+	Trigger  string                // why it runs (the history's trigger)
+	Hard     context.Context       // cancels what is still in flight after the ladder (nil: waits)
 }
 
 // LadderConfigError is a ladder the runner refused before it started.
