@@ -80,15 +80,11 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	// the sink before it.
 	var acc *stats.Accumulator
 	sinks := []ledger.Sink{ledger.SinkFunc(func(rec *ledger.Record) { acc.Add(rec) })}
-	var file *ledger.FileSink
-	if r.LedgerPath != "" {
-		file, err = ledger.CreateFileSink(r.LedgerPath, ledger.RunHeader{
-			Kind: "run", RunID: fmt.Sprintf("probe-%d", epoch.UnixNano()), Epoch: epoch,
-			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: r.Version, Schema: ledger.SchemaVersion,
-		})
-		if err != nil {
-			return res, &LedgerFileError{Path: r.LedgerPath, Err: err}
-		}
+	file, err := r.ledgerFile(epoch, mode)
+	if err != nil {
+		return res, err
+	}
+	if file != nil {
 		sinks = append(sinks, file)
 	}
 	led := ledger.New(epoch, sinks...)
@@ -113,7 +109,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	hostReader := hostload.NewReader()
 	hostBefore := hostReader.Take()
 	var runErr error
-	if mode == ledger.ModeOpen {
+	if seq != nil {
 		runErr = g.Open(ctx, dispatch.OpenConfig{
 			Arrivals: seq, Start: start, Window: r.Window, MaxInFlight: p.Target.MaxInFlight,
 			Meta: meta, Exec: exec, Retry: p.Retry, Spin: r.Spin,
@@ -146,17 +142,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if err := led.Verify(); err != nil {
 		res.LedgerErr = fmt.Errorf("ledger invariant violated: %w", err)
 	}
-	if file != nil {
-		// A ledger that could not be written is a failed run: the report
-		// is still printed, and the error names the OS error.
-		closeErr := file.Close() // every write error seen, or nil
-		if n, err := file.Err(); n > 0 || err != nil || closeErr != nil {
-			if closeErr != nil {
-				err = closeErr
-			}
-			res.Lost, res.LostErr = n, err
-		}
-	}
+	res.Lost, res.LostErr = closeLedger(file)
 	if runErr != nil {
 		return res, runErr
 	}
@@ -172,6 +158,41 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 			stats.FormatDuration(window), stats.FormatDuration(r.Window)))
 	}
 	return res, nil
+}
+
+// ledgerFile creates the run's JSONL ledger file (its header written), or
+// returns nil when none is asked for.
+func (r ProbeRun) ledgerFile(epoch time.Time, mode ledger.Mode) (*ledger.FileSink, error) {
+	if r.LedgerPath == "" {
+		return nil, nil
+	}
+	f, err := ledger.CreateFileSink(r.LedgerPath, ledger.RunHeader{
+		Kind: "run", RunID: fmt.Sprintf("probe-%d", epoch.UnixNano()), Epoch: epoch,
+		EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: r.Version, Schema: ledger.SchemaVersion,
+	})
+	if err != nil {
+		return nil, &LedgerFileError{Path: r.LedgerPath, Err: err}
+	}
+	return f, nil
+}
+
+// closeLedger closes the ledger file (when there is one) and returns how
+// many records it lost and why: a ledger that could not be written is a
+// failed run (the report is still printed, and the error names the OS
+// error).
+func closeLedger(file *ledger.FileSink) (int, error) {
+	if file == nil {
+		return 0, nil
+	}
+	closeErr := file.Close() // every write error seen, or nil
+	n, err := file.Err()
+	if closeErr != nil {
+		err = closeErr
+	}
+	if n > 0 || err != nil {
+		return n, err
+	}
+	return 0, nil
 }
 
 // LadderRun is what a one-shot ladder adds to its plan.
