@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
@@ -16,8 +17,19 @@ import (
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
-func runLadder(ctx context.Context, e env, args []string) error {
-	var t targetFlags
+// ladderFlags are the ladder command's flags: the target's (each a key of
+// a config.Target) and the run's name, spin and outputs.
+type ladderFlags struct {
+	t                       targetFlags
+	name, svgPath, htmlPath *string
+	spin                    *time.Duration
+	jsonOut                 *bool
+}
+
+// parseLadderFlags parses and checks the ladder command's flags.
+func parseLadderFlags(e env, args []string) (*ladderFlags, error) {
+	l := &ladderFlags{}
+	t := &l.t
 	fs := newFlagSet("ladder", e)
 	t.register(fs, config.OneShotLadder())
 	tg := t.target()
@@ -60,11 +72,11 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	t.keys["limits.max_rate"] = "--max-rate"
 	t.keys["ladder.abort.on_generator_invalid"] = "--on-invalid"
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	rates, err := parseRates(*steps)
 	if err != nil {
-		return badFlag("--steps %q: %v", *steps, err)
+		return nil, badFlag("--steps %q: %v", *steps, err)
 	}
 	tg.Ladder.Steps = rates
 	// --max-rate is the run's hard maximum: the ladder's and the limit's.
@@ -75,16 +87,26 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	case "continue":
 		tg.Ladder.Abort.OnGeneratorInvalid = false
 	default:
-		return badFlag("--on-invalid %q: want abort or continue", *onInvalid)
+		return nil, badFlag("--on-invalid %q: want abort or continue", *onInvalid)
 	}
 	// With an in-flight cap, an unsent request is a generator problem too.
 	tg.Ladder.Abort.OnUnsent = tg.MaxInFlight > 0 && tg.Ladder.Abort.OnGeneratorInvalid
 	if *spin < 0 {
-		return badFlag("--spin: must be ≥ 0")
+		return nil, badFlag("--spin: must be ≥ 0")
 	}
 	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	l.name, l.svgPath, l.htmlPath, l.spin, l.jsonOut = name, svgPath, htmlPath, spin, jsonOut
+	return l, nil
+}
+
+func runLadder(ctx context.Context, e env, args []string) error {
+	l, err := parseLadderFlags(e, args)
+	if err != nil {
 		return err
 	}
+	t, name, spin, svgPath, htmlPath, jsonOut := &l.t, l.name, l.spin, l.svgPath, l.htmlPath, l.jsonOut
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base, stopTarget, err := t.startTarget(e)
 	if err != nil {
@@ -102,17 +124,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		*name = t.displayName(base)
 	}
 	res, runErr := plan.RunLadder(ctx, wiring.LadderRun{Name: *name, Spin: *spin, Trigger: "manual", Hard: e.hard,
-		Progress: func(p ladder.Progress) {
-			if p.Phase == "done" {
-				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
-				if p.Row != nil && !p.Row.Valid {
-					fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
-				}
-				return
-			}
-			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
-				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
-		}})
+		Progress: ladderProgress(e)})
 	var historyErr error
 	if lc := (*wiring.LadderConfigError)(nil); errors.As(runErr, &lc) {
 		return badFlag("%v", lc.Err)
@@ -122,7 +134,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return runErr
 	}
 	lr := res.Stats()
-	meta := reportMeta(&t, base, "ladder", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), lc.StepDuration, "step duration")
+	meta := reportMeta(t, base, "ladder", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), lc.StepDuration, "step duration")
 	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
 	for _, out := range []struct {
 		path   string
@@ -148,6 +160,21 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	return ladderExit(res, historyErr)
+}
+
+// ladderProgress prints each step's progress on one line of stderr.
+func ladderProgress(e env) func(ladder.Progress) {
+	return func(p ladder.Progress) {
+		if p.Phase == "done" {
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+			if p.Row != nil && !p.Row.Valid {
+				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.CauseNames(), ", "))
+			}
+			return
+		}
+		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+	}
 }
 
 func writeFile(path string, render func(*os.File) error) error {

@@ -167,7 +167,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if run.LedgerErr != nil {
 		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", errors.Unwrap(run.LedgerErr))
 	}
-	if run.LostErr != nil {
+	if run.Lost > 0 || run.LostErr != nil {
 		run.LostErr = fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, run.Lost, run.LostErr)
 		fmt.Fprintf(e.stderr, "ledger file: %v\n", run.LostErr)
 	}

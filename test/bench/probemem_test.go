@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,7 @@ func BenchmarkProbeMemory(b *testing.B) {
 			tokenTime := c.stream / time.Duration(c.tokens)
 			base, _ := startSim(b, bin, "--ttft", "1ms", "--token-time", tokenTime.String(), "--output-tokens", strconv.Itoa(c.tokens))
 			for range b.N {
+				b.ReportMetric(loadAvg(), "load1_before")
 				peak, rep := runProbe(b, bin, base, c.rate, c.window, c.stream, c.tokens)
 				b.ReportMetric(float64(peak)/(1<<20), "peak_rss_MB")
 				b.ReportMetric(float64(rep.Planned), "planned")
@@ -99,4 +101,20 @@ func runProbe(b *testing.B, bin, base string, rate float64, window, stream time.
 		b.Skip("no rusage on this system")
 	}
 	return uint64(ru.Maxrss) << 10, rep // Linux: kilobytes
+}
+
+// loadAvg is the host's one-minute load average (/proc/loadavg; 0 where it
+// cannot be read): the figure to quote beside a peak, which a busy host
+// moves (a starved collector lets the heap run past its goal).
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
