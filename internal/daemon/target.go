@@ -53,13 +53,13 @@ type targetRun struct {
 }
 
 func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ *targetRun, err error) {
-	t = wiring.ForShard(t, d.node.Identity()) // in a fleet: this shard's share of the baseline and budgets
 	r := &targetRun{name: t.Name, index: index, cfg: t, global: cfg, state: d.stateFor(t.Name), trigger: make(chan string, 1)}
 	// One call assembles the run: client, classes, prompts, executors,
 	// retries, budget, ladder and server metrics (wiring.Plan).
 	plan, err := wiring.NewPlan(t, wiring.PlanOptions{
 		Client: wiring.ClientOptions{Buffers: d.buffers, Logger: d.log.With("target", t.Name),
 			Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))},
+		Shard: d.node.Identity(), // in a fleet: this shard's share of the baseline, budgets and ladder steps
 		Index: index, Limits: cfg.Limits, Params: r.boundUsage, Wrap: r.inFlight,
 	})
 	if err != nil {
@@ -70,7 +70,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 			plan.Close()
 		}
 	}()
-	r.plan, r.client, r.target, r.classes = plan, plan.Client, plan.Endpoint, plan.Classes
+	r.cfg, r.plan, r.client, r.target, r.classes = plan.Target, plan, plan.Client, plan.Endpoint, plan.Classes
 	if plan.Limited {
 		r.budgetLimits = plan.Budget
 		if r.state.budget.Load() == nil {
@@ -85,14 +85,12 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		}
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
-		fleetSteps := lc.Steps
-		lc.Steps = d.node.Identity().Rates(lc.Steps) // in a fleet, this shard's share of each step
 		lr, err := ladder.New(lc, d.group, plan.LadderExec(d.led.Now))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, plan.Schedule
-		if r.fleet, err = r.fleetLadder(d, lr, fleetSteps); err != nil {
+		if r.fleet, err = r.fleetLadder(d, lr, plan.FleetSteps); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +117,7 @@ func (r *targetRun) start(d *Daemon) {
 	r.cancel = cancel
 	// The live verdict judges by this configuration's thresholds (a
 	// reload that changes its limits starts the window afresh).
-	r.state.validity.SetConfig(wiring.Validity(r.cfg.Ladder))
+	r.state.validity.SetConfig(r.plan.Validity)
 	d.route.add(r.name, r.sink(d))
 	if err := r.state.status.seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)

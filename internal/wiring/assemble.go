@@ -8,6 +8,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
@@ -18,6 +19,11 @@ import (
 // PlanOptions is what a run adds to its target's description.
 type PlanOptions struct {
 	Client ClientOptions
+	// Shard is this prober's place in a fleet: the target becomes its
+	// share (ForShard) and the ladder's steps its share of each step
+	// (the fleet's rates stay in Plan.FleetSteps). The zero value, or a
+	// prober alone, changes nothing.
+	Shard fleet.Identity
 	// Index is the target's place in its configuration (a class's default
 	// name); 0 for the one-shot commands.
 	Index int
@@ -63,6 +69,9 @@ type Plan struct {
 	Ladder    ladder.Config
 	Schedule  ladder.Schedule
 	HasLadder bool
+	// FleetSteps are the ladder's rates for the whole fleet (Ladder.Steps
+	// are this shard's share of each; the same alone).
+	FleetSteps []float64
 	// ServerMetrics reads the target's own metrics endpoint
 	// (server_metrics.url), or is nil.
 	ServerMetrics ladder.ServerMetrics
@@ -72,9 +81,11 @@ type Plan struct {
 	wrap       func(dispatch.Exec) dispatch.Exec
 }
 
-// NewPlan assembles a validated target's run. The caller closes the plan
+// NewPlan assembles a validated target's run (in a fleet, this shard's
+// share of it). The caller closes the plan
 // (its client's idle connections) when the run ends.
 func NewPlan(t config.Target, o PlanOptions) (_ *Plan, err error) {
+	t = ForShard(t, o.Shard)
 	client, endpoint, err := Client(t, o.Client)
 	if err != nil {
 		return nil, err
@@ -126,6 +137,10 @@ func NewPlan(t config.Target, o PlanOptions) (_ *Plan, err error) {
 			return nil, err
 		}
 		p.Ladder.ServerMetrics = p.ServerMetrics
+		p.FleetSteps = p.Ladder.Steps
+		if o.Shard.InFleet() {
+			p.Ladder.Steps = o.Shard.Rates(p.Ladder.Steps)
+		}
 		p.Ladder.ExecMarksFirstToken = true // LadderExec marks first tokens
 		p.HasLadder = true
 	}

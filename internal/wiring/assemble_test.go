@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/sim"
@@ -59,6 +61,30 @@ func TestNewPlanAssembles(t *testing.T) {
 				t.Error("no client")
 			}
 		})
+	}
+}
+
+// TestNewPlanForShard: in a fleet the plan is this shard's share (its
+// baseline rate and each ladder step), with the fleet's rates kept.
+func TestNewPlanForShard(t *testing.T) {
+	tg := loadTarget(t, "    baseline: {rate: 3}\n    ladder: {enabled: true, steps: [3, 6], schedule: {every: 24h}}\n")
+	for _, tc := range []struct {
+		id             fleet.Identity
+		rate           float64
+		steps, fleetAt []float64
+	}{
+		{fleet.Identity{}, 3, []float64{3, 6}, []float64{3, 6}},
+		{fleet.Alone(), 3, []float64{3, 6}, []float64{3, 6}},
+		{fleet.Identity{Shard: 1, Shards: 3}, 1, []float64{1, 2}, []float64{3, 6}},
+	} {
+		p, err := NewPlan(tg, PlanOptions{Shard: tc.id, Limits: config.Limits{MaxRate: 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Close()
+		if p.Target.Baseline.Rate != tc.rate || !slices.Equal(p.Ladder.Steps, tc.steps) || !slices.Equal(p.FleetSteps, tc.fleetAt) {
+			t.Errorf("%v: baseline %g, steps %v, fleet steps %v", tc.id, p.Target.Baseline.Rate, p.Ladder.Steps, p.FleetSteps)
+		}
 	}
 }
 
