@@ -12,16 +12,24 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
-func runLadder(ctx context.Context, e env, args []string) error {
-	var t targetFlags
+// ladderFlags are the ladder command's flags: the target's (each a key of
+// a config.Target) and the run's name, spin and outputs.
+type ladderFlags struct {
+	t                       targetFlags
+	name, svgPath, htmlPath *string
+	spin                    *time.Duration
+	jsonOut                 *bool
+}
+
+// parseLadderFlags parses and checks the ladder command's flags.
+func parseLadderFlags(e env, args []string) (*ladderFlags, error) {
+	l := &ladderFlags{}
+	t := &l.t
 	fs := newFlagSet("ladder", e)
 	t.register(fs, config.OneShotLadder())
 	tg := t.target()
@@ -64,11 +72,11 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	t.keys["limits.max_rate"] = "--max-rate"
 	t.keys["ladder.abort.on_generator_invalid"] = "--on-invalid"
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return nil, err
 	}
 	rates, err := parseRates(*steps)
 	if err != nil {
-		return badFlag("--steps %q: %v", *steps, err)
+		return nil, badFlag("--steps %q: %v", *steps, err)
 	}
 	tg.Ladder.Steps = rates
 	// --max-rate is the run's hard maximum: the ladder's and the limit's.
@@ -79,90 +87,53 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	case "continue":
 		tg.Ladder.Abort.OnGeneratorInvalid = false
 	default:
-		return badFlag("--on-invalid %q: want abort or continue", *onInvalid)
+		return nil, badFlag("--on-invalid %q: want abort or continue", *onInvalid)
 	}
 	// With an in-flight cap, an unsent request is a generator problem too.
 	tg.Ladder.Abort.OnUnsent = tg.MaxInFlight > 0 && tg.Ladder.Abort.OnGeneratorInvalid
 	if *spin < 0 {
-		return badFlag("--spin: must be ≥ 0")
+		return nil, badFlag("--spin: must be ≥ 0")
 	}
 	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	l.name, l.svgPath, l.htmlPath, l.spin, l.jsonOut = name, svgPath, htmlPath, spin, jsonOut
+	return l, nil
+}
+
+func runLadder(ctx context.Context, e env, args []string) error {
+	l, err := parseLadderFlags(e, args)
+	if err != nil {
 		return err
 	}
+	t, name, spin, svgPath, htmlPath, jsonOut := &l.t, l.name, l.spin, l.svgPath, l.htmlPath, l.jsonOut
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base, stopTarget, err := t.startTarget(e)
 	if err != nil {
 		return err
 	}
 	defer stopTarget()
-	client, target, err := t.build(base, log)
+	plan, err := t.plan(base, log, true)
 	if err != nil {
 		return err
 	}
-	e.std.useClient(client.Redactor())
-	defer client.CloseIdleConnections()
-	classes, err := wiring.Classes(*tg, 0)
-	if err != nil {
-		return badFlag("%v", err)
+	e.std.useClient(plan.Client.Redactor())
+	defer plan.Close()
+	lc := plan.Ladder
+	if *name == "" {
+		*name = t.displayName(base)
 	}
-	mix, err := wiring.Mix(*tg, classes[0], 0)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-	lc, _, err := wiring.Ladder(*tg, t.cfg.Limits)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-
-	var runner *ladder.Runner
-	led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) { runner.Record(r) }))
-	g := dispatch.NewGroup(led)
-	params := func(*ledger.Record) protocol.Params {
-		p := mix.Next().Params
-		p.Model = tg.Model
-		p.UsageDeltas = tg.UsageDeltas
-		return p
-	}
-	anyToken := lc.TTFTBoundary == ledger.TTFTAnyToken
-	exec := func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-		tgt := target
-		if mark := ladder.FirstTokenFunc(ctx); mark != nil {
-			tgt.Adapter = protocol.ObserveFirstToken(tgt.Adapter, anyToken, mark)
-		}
-		return client.Do(ctx, tgt, params(rec), rec, led.Now, dispatched)
-	}
-	lc.Target = *name
-	if lc.Target == "" {
-		lc.Target = t.displayName(base)
-	}
-	lc.Spin, lc.ExecMarksFirstToken = *spin, true
-	lc.Progress = func(p ladder.Progress) {
-		if p.Phase == "done" {
-			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
-			if v := p.Row; v != nil && !v.Summary.Validity.Valid {
-				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(v.Summary.Validity.CauseNames(), ", "))
-			}
-			return
-		}
-		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
-			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
-	}
-	if lc.ServerMetrics, err = wiring.ServerMetrics(*tg, client); err != nil {
-		return badFlag("--server-metrics: %v", err)
-	}
-	runner, err = ladder.New(lc, g, exec)
-	if err != nil {
-		return badFlag("%v", err)
-	}
-	res, runErr := runner.Run(ctx, "manual")
-	g.Drain(e.hard, 0)
+	res, runErr := plan.RunLadder(ctx, wiring.LadderRun{Name: *name, Spin: *spin, Trigger: "manual", Hard: e.hard,
+		Progress: ladderProgress(e)})
 	var historyErr error
-	if errors.Is(runErr, ladder.ErrHistoryNotWritten) {
+	if lc := (*wiring.LadderConfigError)(nil); errors.As(runErr, &lc) {
+		return badFlag("%v", lc.Err)
+	} else if errors.Is(runErr, ladder.ErrHistoryNotWritten) {
 		historyErr = runErr
 	} else if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
-	meta := reportMeta(&t, base, "ladder", args, client.Redactor(), target.Adapter.Name(), lc.StepDuration, "step duration")
+	meta := reportMeta(t, base, "ladder", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), lc.StepDuration, "step duration")
 	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
 	for _, out := range []struct {
 		path   string
@@ -188,6 +159,21 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	return ladderExit(res, historyErr)
+}
+
+// ladderProgress prints each step's progress on one line of stderr.
+func ladderProgress(e env) func(ladder.Progress) {
+	return func(p ladder.Progress) {
+		if p.Phase == "done" {
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+			if p.Row != nil && !p.Row.Summary.Validity.Valid {
+				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.Summary.Validity.CauseNames(), ", "))
+			}
+			return
+		}
+		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+	}
 }
 
 func writeFile(path string, render func(*os.File) error) error {

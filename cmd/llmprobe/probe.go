@@ -2,24 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
+
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/dispatch"
-	"github.com/llmprobe/llmprobe/internal/hostload"
-	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -148,34 +144,55 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer stopTarget()
-	client, target, err := p.target.build(base, log)
+	plan, err := p.target.plan(base, log, false)
 	if err != nil {
 		return err
 	}
-	e.std.useClient(client.Redactor())
-	defer client.CloseIdleConnections()
+	e.std.useClient(plan.Client.Redactor())
+	defer plan.Close()
 	started := time.Now()
-	run, err := p.execute(ctx, e, client, target)
-	if err != nil {
+	think, _ := parseThink(p.think) // checked by validate
+	run, err := plan.Probe(ctx, wiring.ProbeRun{
+		Rate: p.rate, Window: p.duration, Users: p.users, Think: think, Drain: p.drain, Spin: p.spin,
+		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard,
+		Draining: func(inFlight int) {
+			if !p.jsonOut {
+				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), inFlight)
+			}
+		},
+	})
+	// The report is printed either way; a broken ledger invariant is a bug
+	// in llmprobe and fails the run, and a ledger file that could not be
+	// written is a failed run (exit 7).
+	if run.LedgerErr != nil {
+		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", errors.Unwrap(run.LedgerErr))
+	}
+	if run.Lost > 0 || run.LostErr != nil {
+		run.LostErr = fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, run.Lost, run.LostErr)
+		fmt.Fprintf(e.stderr, "ledger file: %v\n", run.LostErr)
+	}
+	if lf := (*wiring.LedgerFileError)(nil); errors.As(err, &lf) {
+		return fmt.Errorf("--ledger: %w", lf.Err)
+	} else if err != nil {
 		return err
 	}
 	if p.htmlPath != "" {
-		m := reportMeta(&p.target, base, "probe", args, client.Redactor(), target.Adapter.Name(), p.duration, "window")
+		m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
 		m.Started, m.Seed, m.SeedSet = started, wiring.Seed(*p.target.target()), true
 		m.Arrival = arrivalName(p.target.target().Baseline.Arrival, p.target.target().Baseline.Burstiness)
 		if p.users > 0 {
 			m.Arrival = fmt.Sprintf("closed loop, %d users, think time %s", p.users, p.think)
 		}
-		if err := writeFile(p.htmlPath, func(f *os.File) error { return report.ProbeHTML(f, run.sum, m) }); err != nil {
+		if err := writeFile(p.htmlPath, func(f *os.File) error { return report.ProbeHTML(f, run.Summary, m) }); err != nil {
 			return err
 		}
 	}
 	if p.jsonOut {
-		pj := report.ProbeOf(run.sum)
-		pj.AddServer(run.server, run.sum)
+		pj := report.ProbeOf(run.Summary)
+		pj.AddServer(run.Server, run.Summary)
 		err = report.ProbeJSON(e.stdout, pj)
-	} else if err = report.Text(e.stdout, run.sum); err == nil {
-		err = report.ServerText(e.stdout, run.server, run.sum)
+	} else if err = report.Text(e.stdout, run.Summary); err == nil {
+		err = report.ServerText(e.stdout, run.Server, run.Summary)
 	}
 	if err != nil {
 		return err
@@ -183,165 +200,8 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	// The report is printed either way; a broken ledger invariant is a bug
 	// in llmprobe and fails the run. Otherwise the exit code says what
 	// happened (see exitCodes).
-	if run.ledgerErr != nil {
-		return run.ledgerErr
+	if run.LedgerErr != nil {
+		return run.LedgerErr
 	}
-	return probeExit(run.sum, !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget, run.lost, run.lostErr)
-}
-
-// probeRun is what a probe run left: its summary, and what went wrong with
-// its ledger.
-type probeRun struct {
-	sum       stats.Summary
-	ledgerErr error               // a broken ledger invariant (a bug: exit 1)
-	lost      int                 // records missing from the --ledger file
-	lostErr   error               // why the --ledger file is incomplete
-	server    *servermetrics.View // the server's own view of the run (--server-metrics), or nil
-}
-
-// execute runs the probe and returns its summary. The ledger file, when
-// asked for, is complete even when the run is interrupted.
-func (p *probeFlags) execute(ctx context.Context, e env, client *protocol.Client, target protocol.Target) (run probeRun, err error) {
-	tg := p.target.target()
-	classes, err := wiring.Classes(*tg, 0)
-	if err != nil {
-		return run, badFlag("%v", err)
-	}
-	mix, err := wiring.Mix(*tg, classes[0], 0)
-	if err != nil {
-		return run, badFlag("%v", err)
-	}
-	mode := ledger.ModeOpen
-	requested := p.rate
-	if p.users > 0 {
-		mode, requested = ledger.ModeClosed, 0
-	}
-	epoch := time.Now()
-	var sinks []ledger.Sink
-	var records []ledger.Record
-	var recMu sync.Mutex
-	sinks = append(sinks, ledger.SinkFunc(func(r *ledger.Record) {
-		recMu.Lock()
-		records = append(records, *r)
-		recMu.Unlock()
-	}))
-	var file *ledger.FileSink
-	if p.ledgerPath != "" {
-		v := currentBuild().Version
-		f, err := ledger.CreateFileSink(p.ledgerPath, ledger.RunHeader{
-			Kind: "run", RunID: fmt.Sprintf("probe-%d", epoch.UnixNano()), Epoch: epoch,
-			EpochUnixNano: epoch.UnixNano(), Mode: mode, Version: v, Schema: ledger.SchemaVersion,
-		})
-		if err != nil {
-			return run, fmt.Errorf("--ledger: %w", err)
-		}
-		file = f
-		sinks = append(sinks, f)
-	}
-	led := ledger.New(epoch, sinks...)
-	g := dispatch.NewGroup(led)
-
-	boundary, _ := ledger.ParseTTFTBoundary(tg.TTFTBoundary) // checked by validate
-	meta := func(time.Duration) ledger.Meta {
-		return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: "default", API: target.Adapter.Name(),
-			TTFTBoundary: boundary}
-	}
-	exec := client.Exec(target, func(*ledger.Record) protocol.Params {
-		prm := mix.Next().Params
-		prm.Model = tg.Model
-		prm.UsageDeltas = tg.UsageDeltas
-		return prm
-	}, led.Now)
-	if in, ok := wiring.Injection(*tg, 0); ok {
-		if exec, err = dispatch.Inject(in, exec); err != nil {
-			return run, badFlag("--cancel-fraction/--cancel-after: %v", err)
-		}
-	}
-	retry, err := wiring.Retry(*tg)
-	if err != nil {
-		return run, badFlag("%v", err)
-	}
-
-	// The server's own view of the run (--server-metrics): opened before
-	// the first arrival, ended after the drain; never fails the run.
-	srv, err := openServerView(ctx, *tg, client)
-	if err != nil {
-		return run, err
-	}
-	defer srv.Close() // a run that fails before its end scrape abandons the window
-	// The run's context: the first interrupt stops arrivals (the window ends
-	// early) and drains; the drain itself is bounded by --drain.
-	start := led.Now()
-	var runErr error
-	hostReader := hostload.NewReader()
-	hostBefore := hostReader.Take()
-	if mode == ledger.ModeOpen {
-		seq, err := wiring.Arrivals(*tg, 0, p.rate)
-		if err != nil {
-			return run, badFlag("--rate/--arrival/--burstiness: %v", err)
-		}
-		runErr = g.Open(ctx, dispatch.OpenConfig{
-			Arrivals: seq, Start: start, Window: p.duration, MaxInFlight: tg.MaxInFlight,
-			Meta: meta, Exec: exec, Retry: retry, Spin: p.spin,
-		})
-	} else {
-		think, _ := parseThink(p.think)
-		runErr = g.Closed(ctx, dispatch.ClosedConfig{
-			Users: p.users, Think: think, Seed: wiring.Seed(*tg), Start: start, Window: p.duration, Meta: meta, Exec: exec, Retry: retry,
-			Backoff: wiring.Backoff(*tg),
-		})
-	}
-	// The prober host's health over the arrival window (when requests were
-	// dispatched) tells a starved prober from a slow target.
-	host := hostload.Between(hostBefore, hostReader.Take())
-	// An interrupt that ended the arrivals early shortens the window: the
-	// cohort is what was planned before it, and rates are judged over the
-	// time the schedule actually ran, not the time asked for.
-	window := p.duration
-	if arrivalsEnd := led.Now() - start; ctx.Err() != nil && arrivalsEnd < window {
-		window = max(arrivalsEnd, time.Millisecond)
-	}
-	if !p.jsonOut {
-		fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), g.InFlight())
-	}
-	// A second interrupt during the drain cancels what is still in flight.
-	g.Drain(e.hard, p.drain)
-	run.server = srv.End(ctx)
-	if err := led.Verify(); err != nil {
-		fmt.Fprintf(e.stderr, "LEDGER INVARIANT VIOLATED: %v\n", err)
-		run.ledgerErr = fmt.Errorf("ledger invariant violated: %w", err)
-	}
-	if file != nil {
-		// A ledger that could not be written is a failed run (exit 7): the
-		// report is still printed, and the error names the OS error.
-		closeErr := file.Close() // every write error seen, or nil
-		if n, err := file.Err(); n > 0 || err != nil || closeErr != nil {
-			if closeErr != nil {
-				err = closeErr
-			}
-			run.lost = n
-			run.lostErr = fmt.Errorf("--ledger %s: %d records not written: %w", p.ledgerPath, n, err)
-			fmt.Fprintf(e.stderr, "ledger file: %v\n", run.lostErr)
-		}
-	}
-	if runErr != nil {
-		return run, runErr
-	}
-	recMu.Lock()
-	defer recMu.Unlock()
-	acc := stats.NewAccumulator(stats.Config{
-		Mode: mode, RequestedRate: requested, Start: start, Window: window, Gates: p.gates(),
-		Validity: wiring.Validity(tg.Ladder),
-	})
-	for i := range records {
-		acc.Add(&records[i])
-	}
-	acc.SetHost(host)
-	run.sum = acc.Summary()
-	if window < p.duration {
-		run.sum.Validity.Notes = append(run.sum.Validity.Notes, fmt.Sprintf(
-			"interrupted: arrivals stopped after %s of the %s window; figures cover the arrivals planned before that",
-			stats.FormatDuration(window), stats.FormatDuration(p.duration)))
-	}
-	return run, nil
+	return probeExit(run.Summary, !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget, run.Lost, run.LostErr)
 }

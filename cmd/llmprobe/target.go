@@ -275,12 +275,18 @@ func (t *targetFlags) flagErrors(err error) error {
 	return badFlag("%s", strings.Join(lines, "\n"))
 }
 
-// build sets the target's URL to base (the one given, or the built-in
-// simulator's) and builds its client through wiring, as the daemon does.
-func (t *targetFlags) build(base string, log *slog.Logger) (*protocol.Client, protocol.Target, error) {
+// plan sets the target's URL to base (the one given, or the built-in
+// simulator's) and assembles its run through wiring, as the daemon does;
+// withLadder plans its ladder too (the ladder command).
+func (t *targetFlags) plan(base string, log *slog.Logger, withLadder bool) (*wiring.Plan, error) {
 	tg := t.target()
 	tg.URL = base
-	return wiring.Client(*tg, wiring.ClientOptions{Buffers: wiring.Buffers(t.cfg.Limits), Logger: log})
+	p, err := wiring.NewPlan(*tg, wiring.PlanOptions{Client: wiring.ClientOptions{Buffers: wiring.Buffers(t.cfg.Limits), Logger: log},
+		Limits: t.cfg.Limits, Ladder: withLadder})
+	if err != nil {
+		return nil, badFlag("%v", err)
+	}
+	return p, nil
 }
 
 // simConfig is the built-in simulator's configuration from the --sim-* flags.

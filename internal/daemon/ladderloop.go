@@ -6,43 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
-
-// ladderExec routes a ladder request to its class's prompts (the ladder
-// assigns the class when it plans the arrival).
-func (r *targetRun) ladderExec(d *Daemon) dispatch.Exec {
-	execs := make(map[string]dispatch.Exec, len(r.mixes))
-	first := ""
-	anyToken := r.cfg.TTFTBoundary == string(ledger.TTFTAnyToken)
-	for _, c := range r.classes {
-		params := r.paramsFor(c.Name)
-		execs[c.Name] = r.inFlight(func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-			t := r.target
-			if mark := ladder.FirstTokenFunc(ctx); mark != nil {
-				// The runner's in-step TTFT rule learns when the first
-				// token arrived, so a request still waiting for one past
-				// the limit counts against the step before it finishes.
-				t.Adapter = protocol.ObserveFirstToken(t.Adapter, anyToken, mark)
-			}
-			return r.client.Do(ctx, t, params(rec), rec, d.led.Now, dispatched)
-		})
-		if first == "" {
-			first = c.Name
-		}
-	}
-	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-		e, ok := execs[rec.Class]
-		if !ok {
-			e = execs[first]
-		}
-		return e(ctx, rec, dispatched)
-	}
-}
 
 // ladderLoop runs the ladder on its timetable, or at once on an identity
 // change. A ladder with neither every nor daily set (allowed with

@@ -46,7 +46,7 @@ func (d *Daemon) probeTarget(name string) (probehandler.Configured, bool) {
 		return probehandler.Configured{}, false
 	}
 	c := probehandler.Configured{Target: r.cfg, Exec: func(params func(*ledger.Record) protocol.Params) dispatch.Exec {
-		return r.exec(d, r.boundUsage(params))
+		return r.plan.ExecWith(r.boundUsage(params), d.led.Now)
 	}}
 	if r.budget != nil {
 		c.Admit = r.budget.Admit

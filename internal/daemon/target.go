@@ -30,12 +30,9 @@ type targetRun struct {
 	client  *protocol.Client
 	target  protocol.Target
 	classes []workload.Class
-	mixes   map[string]*workload.Mix // one per class: a stream per class
-	// baselineExecs perform a class's baseline requests: the client, with
-	// cancellation injection when configured (ladders run without it).
-	baselineExecs map[string]dispatch.Exec
-	state         *targetState   // survives reloads
-	budget        *budget.Budget // state.budget when this config sets a budget, else nil
+	plan    *wiring.Plan   // the run, assembled: prompts, executors, ladder
+	state   *targetState   // survives reloads
+	budget  *budget.Budget // state.budget when this config sets a budget, else nil
 	// budgetLimits are applied to the (possibly shared) budget at start, so
 	// a refused reload never changes the running limits.
 	budgetLimits budget.Limits
@@ -56,86 +53,48 @@ type targetRun struct {
 }
 
 func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ *targetRun, err error) {
-	t = wiring.ForShard(t, d.node.Identity()) // in a fleet: this shard's share of the baseline and budgets
-	client, target, err := wiring.Client(t, wiring.ClientOptions{Buffers: d.buffers, Logger: d.log.With("target", t.Name),
-		Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))})
+	r := &targetRun{name: t.Name, index: index, cfg: t, global: cfg, state: d.stateFor(t.Name), trigger: make(chan string, 1)}
+	// One call assembles the run: client, classes, prompts, executors,
+	// retries, budget, ladder and server metrics (wiring.Plan).
+	plan, err := wiring.NewPlan(t, wiring.PlanOptions{
+		Client: wiring.ClientOptions{Buffers: d.buffers, Logger: d.log.With("target", t.Name),
+			Hook: d.opts.Tracing.Hook(t.Name, telemetry.OperationName(t.API))},
+		Shard: d.node.Identity(), // in a fleet: this shard's share of the baseline, budgets and ladder steps
+		Index: index, Limits: cfg.Limits, Params: r.boundUsage, Wrap: r.inFlight,
+	})
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			client.CloseIdleConnections()
+			plan.Close()
 		}
 	}()
-	classes, err := wiring.Classes(t, index)
-	if err != nil {
-		return nil, err
-	}
-	r := &targetRun{
-		name: t.Name, index: index, cfg: t, global: cfg, client: client, target: target,
-		classes: classes, mixes: map[string]*workload.Mix{},
-		state: d.stateFor(t.Name), trigger: make(chan string, 1),
-	}
-	for i, c := range classes {
-		if r.mixes[c.Name], err = wiring.Mix(t, c, i); err != nil {
-			return nil, err
-		}
-	}
-	if _, err = wiring.Retry(t); err != nil { // the baseline's (ladders do not retry): refused here, not at start
-		return nil, err
-	}
-	r.baselineExecs = make(map[string]dispatch.Exec, len(classes))
-	for i, c := range classes {
-		e := r.exec(d, r.paramsFor(c.Name))
-		if in, ok := wiring.Injection(t, i); ok {
-			if e, err = dispatch.Inject(in, e); err != nil {
-				return nil, fmt.Errorf("cancellation: %w", err)
-			}
-		}
-		r.baselineExecs[c.Name] = e
-	}
-	limits, limited, err := wiring.Budget(t)
-	if err != nil {
-		return nil, err
-	}
-	if limited {
-		r.budgetLimits = limits
+	r.cfg, r.plan, r.client, r.target, r.classes = plan.Target, plan, plan.Client, plan.Endpoint, plan.Classes
+	if plan.Limited {
+		r.budgetLimits = plan.Budget
 		if r.state.budget.Load() == nil {
 			r.state.budget.CompareAndSwap(nil, budget.New(r.budgetLimits, d.now))
 		}
 		r.budget = r.state.budget.Load()
 	}
-	if t.Ladder.Enabled {
-		lc, sched, err := wiring.Ladder(t, cfg.Limits)
-		if err != nil {
-			return nil, err
-		}
+	if plan.HasLadder {
+		lc := plan.Ladder
 		if r.budget != nil {
 			lc.Admit = r.budget.Admit
 		}
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
-		lc.ExecMarksFirstToken = true // ladderExec observes first tokens
-		if lc.ServerMetrics, err = wiring.ServerMetrics(t, client); err != nil {
-			return nil, err
-		}
-		fleetSteps := lc.Steps
-		lc.Steps = d.node.Identity().Rates(lc.Steps) // in a fleet, this shard's share of each step
-		lr, err := ladder.New(lc, d.group, r.ladderExec(d))
+		lr, err := ladder.New(lc, d.group, plan.LadderExec(d.led.Now))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
-		r.ladder, r.sched = lr, sched
-		if r.fleet, err = r.fleetLadder(d, lr, fleetSteps); err != nil {
+		r.ladder, r.sched = lr, plan.Schedule
+		if r.fleet, err = r.fleetLadder(d, lr, plan.FleetSteps); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
-}
-
-// exec performs one request of class c, tracking it in flight.
-func (r *targetRun) exec(d *Daemon, params func(*ledger.Record) protocol.Params) dispatch.Exec {
-	return r.inFlight(r.client.Exec(r.target, params, d.led.Now))
 }
 
 // inFlight tracks the requests inner performs in the target's flight set.
@@ -151,17 +110,6 @@ func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 	}
 }
 
-func (r *targetRun) paramsFor(class string) func(*ledger.Record) protocol.Params {
-	m := r.mixes[class]
-	model, deltas := r.cfg.Model, r.cfg.UsageDeltas
-	return r.boundUsage(func(*ledger.Record) protocol.Params {
-		p := m.Next().Params
-		p.Model = model
-		p.UsageDeltas = deltas
-		return p
-	})
-}
-
 // start launches the baseline streams, the ladder timetable and the identity
 // watcher.
 func (r *targetRun) start(d *Daemon) {
@@ -169,7 +117,7 @@ func (r *targetRun) start(d *Daemon) {
 	r.cancel = cancel
 	// The live verdict judges by this configuration's thresholds (a
 	// reload that changes its limits starts the window afresh).
-	r.state.validity.SetConfig(wiring.Validity(r.cfg.Ladder))
+	r.state.validity.SetConfig(r.plan.Validity)
 	d.route.add(r.name, r.sink(d))
 	if err := r.state.status.Seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)
@@ -188,7 +136,7 @@ func (r *targetRun) start(d *Daemon) {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, 0)
 			continue
 		}
-		plan, err := wiring.Baseline(r.cfg, r.classes, i)
+		plan, err := r.plan.BaselinePlan(i)
 		if err != nil {
 			d.log.Error("baseline schedule", "target", r.name, "class", c.Name, "err", err)
 			continue
@@ -204,7 +152,7 @@ func (r *targetRun) start(d *Daemon) {
 			return ledger.Meta{Traffic: ledger.TrafficBaseline, Target: r.name, Class: class, API: r.cfg.API, TTFTBoundary: boundary,
 				During: r.state.ladderSpan.during(planned)}
 		}
-		oc.Exec = r.baselineExecs[class]
+		oc.Exec = r.plan.Exec(i, d.led.Now)
 		r.goRun(func() {
 			if err := d.group.Open(ctx, oc); err != nil {
 				d.log.Error("baseline stream stopped", "target", r.name, "class", class, "err", err)

@@ -63,6 +63,11 @@ func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 		// header list size.
 		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		Protocols:              new(http.Protocols),
+		// A connection keeps its write buffer for life, but writes only
+		// its requests: 1 KiB holds the headers and body of a typical
+		// request in one write (a larger one takes more), and saves 3 KiB
+		// per connection over the 4 KiB default.
+		WriteBufferSize: 1024,
 	}
 	if !o.NoProxy {
 		tr.Proxy = http.ProxyFromEnvironment

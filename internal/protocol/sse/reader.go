@@ -14,8 +14,12 @@ const DefaultMaxEventBytes = 1 << 20
 // a field name, the colon and the optional space.
 const lineSlack = 64
 
-// bufSize is the read buffer size per stream.
-const bufSize = 4096
+// bufSize is the read buffer size per stream. The HTTP connection's own
+// reader (4 KiB) buffers the socket, so a small buffer here costs copies,
+// never system calls; a stream event is a few hundred bytes, and a longer
+// line is gathered in the line buffer. 1 KiB instead of 4 KiB saves 3 KiB
+// per stream in flight (30 MB at 10,000 streams).
+const bufSize = 1024
 
 // ErrEventTooLarge is returned when an event's data, or any line that is not
 // a comment, exceeds the bound. The Reader stays in error afterwards.
