@@ -229,8 +229,16 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	if r.TraceID != "" {
 		ex[exemplarTraceID] = r.TraceID
 	}
+	// The plan, then the dispatch, then the outcome: a scrape reads the
+	// families one after the other while records arrive, and a later
+	// scrape's dispatched is never below an earlier one's outcomes, nor
+	// (without retries) its planned below an earlier one's dispatched.
 	if r.Attempt <= 1 {
 		s.planned.Inc()
+	}
+	lag, dispatched := r.DispatchLag()
+	if dispatched {
+		s.dispatched.Inc()
 	}
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
@@ -242,8 +250,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	if req != nil {
 		req.Inc()
 	}
-	if lag, ok := r.DispatchLag(); ok {
-		s.dispatched.Inc()
+	if dispatched {
 		observe(s.lag, lag, ex)
 	}
 	if r.Usage.Known {
