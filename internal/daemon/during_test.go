@@ -45,6 +45,14 @@ func TestBaselineDuringLadderLabelled(t *testing.T) {
 		_, ok := r.d.last["t1"]
 		return ok
 	})
+	// The ladder's span began when the ladder did, before its first
+	// step's first arrival (on a loaded host by tens of milliseconds).
+	r.d.mu.Lock()
+	span := &r.d.targets["t1"].state.ladderSpan
+	r.d.mu.Unlock()
+	span.mu.Lock()
+	begun := span.start
+	span.mu.Unlock()
 	time.Sleep(settle + time.Second)
 
 	page := r.get(t, "/")
@@ -74,10 +82,16 @@ func TestBaselineDuringLadderLabelled(t *testing.T) {
 	var before, inside, settling, after, inLabelled, settleLabelled int
 	for _, s := range sink.where(func(s seen) bool { return s.traffic == ledger.TrafficBaseline && s.attempt <= 1 }) {
 		switch {
-		case s.planned < first-50*time.Millisecond:
+		case s.planned < begun:
 			before++
 			if s.during != "" {
-				t.Errorf("baseline planned at %v, before the ladder (%v), labelled %q", s.planned, first, s.during)
+				t.Errorf("baseline planned at %v, before the ladder began (%v; its first arrival %v), labelled %q", s.planned, begun, first, s.during)
+			}
+		case s.planned < first:
+			// Between the ladder's start and its first arrival: labelled
+			// ladder, as the ladder had begun.
+			if s.during != ledger.DuringLadder {
+				t.Errorf("baseline planned at %v, after the ladder began (%v), labelled %q", s.planned, begun, s.during)
 			}
 		case s.planned >= first && s.planned <= lastEnd:
 			inside++
