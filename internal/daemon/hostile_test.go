@@ -173,8 +173,16 @@ func holdingServer(t *testing.T) string {
 // is within the 1 MiB event maximum). A reload applies a new bound.
 func TestBufferBoundFromConfig(t *testing.T) {
 	url := holdingServer(t)
+	// Streams held for seconds, not the helpers' 600 ms: on a loaded host
+	// a stream may need most of a second to buffer its 700 KiB, and two
+	// must hold theirs at once.
+	target := strings.Replace(targetYAML("held", url, 5, ""), "timeouts: {connect: 1s, headers: 300ms, first_content: 600ms, idle: 400ms, total: 2s}",
+		"timeouts: {connect: 2s, headers: 2s, first_content: 5s, idle: 5s, total: 6s}", 1)
+	if !strings.Contains(target, "first_content: 5s") {
+		t.Fatal("the target's timeouts were not replaced")
+	}
 	body := func(limit int) string {
-		return fmt.Sprintf("limits: {max_buffered_bytes: %d}\n", limit) + configYAML("1s", targetYAML("held", url, 20, ""))
+		return fmt.Sprintf("limits: {max_buffered_bytes: %d}\n", limit) + configYAML("1s", target)
 	}
 	r := startDaemon(t, loadConfig(t, body(1<<20)), nil)
 	waitFor(t, 30*time.Second, "a stream_error/buffer_limit record", func() bool { // generous: a busy machine
