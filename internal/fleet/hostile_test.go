@@ -19,6 +19,11 @@ import (
 // with terminal escapes, a bidi override and bytes that are not UTF-8.
 var hostileText = strings.Repeat("A", 200_000) + "\x1b[31m\u202e\xff\xfe" + strings.Repeat("B", 200_000)
 
+// hostileShort is hostile text still far over maxReasonBytes, for a view a
+// shard must read within one poll (PollEvery) even on a starved host:
+// three 400 KB fields took longer than that under -race and busy loops.
+var hostileShort = strings.Repeat("A", 8_000) + "\x1b[31m\u202e\xff\xfe" + strings.Repeat("B", 8_000)
+
 // cleanText reports what is wrong with s as text from a peer that reaches
 // the history or a log line ("" when nothing).
 func cleanText(s string, max int) string {
@@ -84,9 +89,9 @@ func TestFollowerCleansCoordinatorView(t *testing.T) {
 	start := time.Now().Add(time.Minute).Truncate(time.Millisecond)
 	good := fmt.Sprintf("t-%d", start.UnixMilli())
 	view := View{Identity: Identity{0, 2}, Instance: "c", Ladders: []Announcement{
-		{ID: good, Target: "t", Start: start, State: StateAborted, Reason: hostileText, Trigger: hostileText, Fingerprint: hostileText},
-		{ID: "t-1/../../x" + hostileText, Target: "t", Start: start.Add(time.Second), State: StateRunning},
-		{ID: fmt.Sprintf("t-%d", start.Add(2*time.Second).UnixMilli()), Target: "t", Start: start.Add(2 * time.Second), State: hostileText},
+		{ID: good, Target: "t", Start: start, State: StateAborted, Reason: hostileShort, Trigger: hostileShort, Fingerprint: hostileShort},
+		{ID: "t-1/../../x" + hostileShort, Target: "t", Start: start.Add(time.Second), State: StateRunning},
+		{ID: fmt.Sprintf("t-%d", start.Add(2*time.Second).UnixMilli()), Target: "t", Start: start.Add(2 * time.Second), State: hostileShort},
 	}}
 	coord := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
