@@ -36,6 +36,14 @@ type RuleOptions struct {
 	// DispatchLagP99 is the dispatch-lag p99 (seconds) above which the
 	// generator is considered invalid.
 	DispatchLagP99 float64
+	// PrefixCacheFraction: a prefix-cache speedup (p50) or cached-token
+	// fraction below this fraction of its 1-day median is a regression
+	// (LLMProbePrefixCacheRegression).
+	PrefixCacheFraction float64
+	// PrefixMinSamples is the fewest ok first tokens a shared-prefix
+	// class and its cold twin each need in the window for a speedup to be
+	// recorded.
+	PrefixMinSamples int
 	// TimeScale multiplies every range window and every `for` duration of
 	// the rules (0 or 1: as shipped). Recording rules keep their names (the
 	// nominal window), so dashboards read a scaled file unchanged. Tests use
@@ -67,6 +75,8 @@ func DefaultRuleOptions() RuleOptions {
 		CapacityFraction:      0.8,
 		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
 		DispatchLagP99:        0.05,
+		PrefixCacheFraction:   0.6,
+		PrefixMinSamples:      20,
 		TimeScale:             1,
 	}
 }
@@ -180,6 +190,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 		slo = append(slo, sliRules(o, w)...)
 	}
 	slo = append(slo, sloAlerts(o)...)
+	slo = append(slo, prefixRules(o)...)
 	capacity := append([]Rule{
 		{
 			Record: recCapacity,
@@ -211,6 +222,10 @@ func (o RuleOptions) validate() error {
 		return fmt.Errorf("dashgen: minimum bad events %d: want >= 1", o.MinBadEvents)
 	case o.CapacityFraction <= 0 || o.CapacityFraction >= 1:
 		return fmt.Errorf("dashgen: capacity fraction %g: want 0 < fraction < 1", o.CapacityFraction)
+	case o.PrefixCacheFraction <= 0 || o.PrefixCacheFraction >= 1:
+		return fmt.Errorf("dashgen: prefix cache fraction %g: want 0 < fraction < 1", o.PrefixCacheFraction)
+	case o.PrefixMinSamples < 1:
+		return fmt.Errorf("dashgen: prefix minimum samples %d: want >= 1", o.PrefixMinSamples)
 	case len(o.Gates) == 0:
 		return fmt.Errorf("dashgen: no TTFT gates")
 	case o.DispatchLagP99 <= 0:
