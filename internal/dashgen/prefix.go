@@ -107,3 +107,35 @@ func prefixAlert(o RuleOptions) Rule {
 		},
 	}
 }
+
+// selPrefixPair selects the baseline outside ladders of the selected
+// classes and their cold twins (choosing class X shows X-cold beside it).
+const selPrefixPair = selJob + `, target=~"$target", class=~"($class)(` + ColdSuffix + `)?", traffic="baseline", during!="ladder"`
+
+// prefixRow is the Overview's prefix-cache row: cached vs cold TTFT, the
+// speedup and the cached-token fraction, with the alert's reference.
+func prefixRow(o RuleOptions) row {
+	frac := num(o.PrefixCacheFraction)
+	speedup := recPrefixSpeedup("p50")
+	ttft := func(p, name string) q {
+		return query(fmt.Sprintf(`histogram_quantile(%s, sum by (target, class) (rate(llmprobe_time_to_first_token_seconds{%s}[$__rate_interval])))`, p, selPrefixPair),
+			name+" {{target}} {{class}}")
+	}
+	return row{title: "Prefix cache (shared-prefix classes and their cold twins)", panels: []panel{
+		{kind: "timeseries", title: "TTFT: shared prefix vs cold twin", unit: unitSeconds, width: 8,
+			description: "TTFT p50 and p95 of each selected class and of its cold twin (the class named <class>" + ColdSuffix + ": same lengths, a prefix unique per request), baseline outside ladders. The gap between the two is what the target's prefix cache saves.",
+			queries:     []q{ttft("0.5", "p50"), ttft("0.95", "p95")}},
+		{kind: "timeseries", title: "Prefix-cache speedup (cold / cached TTFT, 1h)", unit: unitBurn, width: 8,
+			description: fmt.Sprintf("The cold twin's TTFT quantile over the shared-prefix class's, over the last hour (recording rules; recorded only with at least %d first tokens on each side). 1 = the cache saves nothing. LLMProbePrefixCacheRegression fires below the dashed reference: %s × the p50 speedup's 1-day median.", o.PrefixMinSamples, frac),
+			queries: []q{
+				query(fmt.Sprintf(`%s{%s}`, speedup, selSLI), "p50 {{target}} {{class}}").want(ExpectMaybe),
+				query(fmt.Sprintf(`%s{%s}`, recPrefixSpeedup("p95"), selSLI), "p95 {{target}} {{class}}").want(ExpectMaybe),
+				query(fmt.Sprintf(`%s * quantile_over_time(0.5, %s{%s}[%s])`, frac, speedup, selSLI, prefixReference), "alert below {{target}} {{class}}").want(ExpectMaybe),
+			}},
+		{kind: "timeseries", title: "Cached-token fraction (1h)", unit: unitRatio, width: 8, min: f64(0), max: f64(1),
+			description: "Share of prompt tokens the server says it served from its prompt cache (usage cached tokens, Anthropic cache reads, llama.cpp timings), among requests whose server reported a count; absent for a server that reports none. A cold twin should stay near 0: anything more is the chat template or a system prompt shared by every request.",
+			queries: []q{
+				query(fmt.Sprintf(`%s{target=~"$target", class=~"($class)(%s)?"}`, recPrefixCachedFraction, ColdSuffix), "{{target}} {{class}}").want(ExpectMaybe),
+			}},
+	}}
+}
