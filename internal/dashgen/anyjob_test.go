@@ -30,8 +30,8 @@ var jobLiteral = regexp.MustCompile(`job\s*(=|!=|=~|!~)\s*"[^$]`)
 
 // TestNoJobNameAssumed: nothing generated names a scrape job — no panel
 // query, variable, annotation or rule — and every query of a series the
-// prober's scrape writes selects the job variable (only the SLI recording
-// rules, aggregated without the job, are exempt), so the dashboards work
+// prober's scrape writes selects the job variable (only the SLI and
+// prefix-cache recording rules, aggregated without the job, are exempt), so the dashboards work
 // whatever the scrape config calls the job.
 func TestNoJobNameAssumed(t *testing.T) {
 	files, err := Files()
@@ -43,7 +43,7 @@ func TestNoJobNameAssumed(t *testing.T) {
 			t.Errorf("%s names a job: %q", name, m)
 		}
 	}
-	sliRecorded := regexp.MustCompile(`^llmprobe:sli_`)
+	sliRecorded := regexp.MustCompile(`^llmprobe:(sli_|prefix_cache_)`)
 	for _, q := range Queries() {
 		scraped := false
 		for _, n := range namesIn(q.Expr) {

@@ -193,6 +193,7 @@ func overview(o RuleOptions) board {
 					description: "Token throughput by type (input/output as counted by the protocol adapter).",
 					queries:     []q{query(fmt.Sprintf(`sum by (target, class, type) (rate(llmprobe_tokens_total{%s}[$__rate_interval]))`, selTCT), "{{type}} {{target}} {{class}}")}},
 			}},
+			prefixRow(o),
 			{title: "Baseline during ladders (kept out of the SLO)", panels: []panel{
 				{kind: "timeseries", title: "Baseline good fraction: during ladders vs not", unit: unitRatio, min: f64(0), max: f64(1), width: 8,
 					description: "Good / planned baseline requests, by during: none (the service, what the SLO counts) and ladder (planned while a ladder loaded the target, or within its settle time: how much the ladder's own load hurt the baseline).",

@@ -305,6 +305,9 @@ func TestRuleOptionsValidate(t *testing.T) {
 		{"unsorted gates", func(o *RuleOptions) { o.Gates = []float64{1, 0.5} }, false},
 		{"one gate", func(o *RuleOptions) { o.Gates = []float64{1} }, true},
 		{"lag 0", func(o *RuleOptions) { o.DispatchLagP99 = 0 }, false},
+		{"prefix fraction 0", func(o *RuleOptions) { o.PrefixCacheFraction = 0 }, false},
+		{"prefix fraction 1", func(o *RuleOptions) { o.PrefixCacheFraction = 1 }, false},
+		{"prefix without a sample guard", func(o *RuleOptions) { o.PrefixMinSamples = 0 }, false},
 		{"time scale above 1", func(o *RuleOptions) { o.TimeScale = 2 }, false},
 		{"negative time scale", func(o *RuleOptions) { o.TimeScale = -0.5 }, false},
 		{"time scale 1/120", func(o *RuleOptions) { o.TimeScale = 1.0 / 120 }, true},
@@ -482,7 +485,7 @@ func TestDuringOnlyWhereExported(t *testing.T) {
 		}
 	}
 	for _, m := range []string{"llmprobe_requests_planned_total", "llmprobe_requests_dispatched_total", "llmprobe_requests_total",
-		"llmprobe_requests_good_total", "llmprobe_tokens_total"} {
+		"llmprobe_requests_good_total", "llmprobe_tokens_total", "llmprobe_cached_prompt_tokens_total", "llmprobe_cache_reported_prompt_tokens_total"} {
 		withDuring[m] = true
 	}
 	sel := regexp.MustCompile(`(llmprobe_[a-z_]+)\{([^}]*)\}`)

@@ -17,6 +17,8 @@ var Metrics = []string{
 	"llmprobe_requests_total",
 	"llmprobe_requests_good_total",
 	"llmprobe_tokens_total",
+	"llmprobe_cached_prompt_tokens_total",
+	"llmprobe_cache_reported_prompt_tokens_total",
 	"llmprobe_target_identity_changes_total",
 	"llmprobe_telemetry_dropped_total",
 	"llmprobe_in_flight_requests",

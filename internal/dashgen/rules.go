@@ -36,6 +36,14 @@ type RuleOptions struct {
 	// DispatchLagP99 is the dispatch-lag p99 (seconds) above which the
 	// generator is considered invalid.
 	DispatchLagP99 float64
+	// PrefixCacheFraction: a prefix-cache speedup (p50) or cached-token
+	// fraction below this fraction of its 1-day median is a regression
+	// (LLMProbePrefixCacheRegression).
+	PrefixCacheFraction float64
+	// PrefixMinSamples is the fewest ok first tokens a shared-prefix
+	// class and its cold twin each need in the window for a speedup to be
+	// recorded.
+	PrefixMinSamples int
 	// TimeScale multiplies every range window and every `for` duration of
 	// the rules (0 or 1: as shipped). Recording rules keep their names (the
 	// nominal window), so dashboards read a scaled file unchanged. Tests use
@@ -67,6 +75,8 @@ func DefaultRuleOptions() RuleOptions {
 		CapacityFraction:      0.8,
 		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
 		DispatchLagP99:        0.05,
+		PrefixCacheFraction:   0.6,
+		PrefixMinSamples:      20,
 		TimeScale:             1,
 	}
 }
@@ -180,6 +190,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 		slo = append(slo, sliRules(o, w)...)
 	}
 	slo = append(slo, sloAlerts(o)...)
+	slo = append(slo, prefixRules(o)...)
 	capacity := append([]Rule{
 		{
 			Record: recCapacity,
@@ -211,6 +222,10 @@ func (o RuleOptions) validate() error {
 		return fmt.Errorf("dashgen: minimum bad events %d: want >= 1", o.MinBadEvents)
 	case o.CapacityFraction <= 0 || o.CapacityFraction >= 1:
 		return fmt.Errorf("dashgen: capacity fraction %g: want 0 < fraction < 1", o.CapacityFraction)
+	case o.PrefixCacheFraction <= 0 || o.PrefixCacheFraction >= 1:
+		return fmt.Errorf("dashgen: prefix cache fraction %g: want 0 < fraction < 1", o.PrefixCacheFraction)
+	case o.PrefixMinSamples < 1:
+		return fmt.Errorf("dashgen: prefix minimum samples %d: want >= 1", o.PrefixMinSamples)
 	case len(o.Gates) == 0:
 		return fmt.Errorf("dashgen: no TTFT gates")
 	case o.DispatchLagP99 <= 0:
@@ -381,69 +396,6 @@ func capacityAlerts(o RuleOptions) []Rule {
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
 				"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity seen under another model/version of this target in the last 7 days (a lower bound is never compared).",
 				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
-			},
-		},
-	}
-}
-
-func proberAlerts(o RuleOptions) []Rule {
-	ten := o.dur("10m")
-	return []Rule{
-		{
-			Alert: "LLMProbeGeneratorInvalid",
-			Expr: fmt.Sprintf("min by (job, instance, target) (llmprobe_generator_valid) == 0\n"+
-				"or\n"+
-				"sum by (job, instance, target) (increase(llmprobe_requests_total{outcome=\"unsent\", reason=\"client_cap\"}[%[2]s])) > 0\n"+
-				"or\n"+
-				"histogram_quantile(0.99, sum by (job, instance, target) (rate(llmprobe_dispatch_lag_seconds[%[2]s]))) > %[1]s",
-				num(o.DispatchLagP99), ten),
-			For:    o.dur("5m"),
-			Labels: map[string]string{"severity": "ticket"},
-			Annotations: map[string]string{
-				"summary":     "llmprobe's measurements of {{ $labels.target }} cannot be trusted",
-				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures may describe the prober rather than the target until this clears; llmprobe_generator_invalid_cause and the status page name the cause (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached).",
-				"runbook_url": runbookURL("LLMProbeGeneratorInvalid"),
-			},
-		},
-		{
-			// No job name is assumed: a prober is a scrape target that
-			// exposed llmprobe_build_info in the last day (its job and
-			// instance), and none at all being scraped is absent().
-			Alert: "LLMProbeAbsent",
-			Expr: "up == 0 and on (job, instance) max_over_time(llmprobe_build_info[" + o.dur("1d") + "])\n" +
-				"or on ()\nabsent(llmprobe_build_info)",
-			For:    ten,
-			Labels: map[string]string{"severity": "page"},
-			Annotations: map[string]string{
-				"summary":     "llmprobe {{ $labels.instance }} is not being scraped",
-				"description": "Prometheus cannot scrape a prober that it scraped in the last day (up == 0), or scrapes no prober at all (no llmprobe_build_info), for 10 minutes: no SLO or capacity alert can fire while the prober is blind.",
-				"runbook_url": runbookURL("LLMProbeAbsent"),
-			},
-		},
-		{
-			Alert: "LLMProbeBudgetExhausted",
-			Expr: "min by (job, instance, target) (llmprobe_budget_remaining_tokens) <= 0\n" +
-				"or\n" +
-				"min by (job, instance, target) (llmprobe_budget_remaining_requests) <= 0",
-			For:    o.dur("5m"),
-			Labels: map[string]string{"severity": "ticket"},
-			Annotations: map[string]string{
-				"summary":     "llmprobe's daily budget for {{ $labels.target }} is exhausted",
-				"description": "The prober stopped sending to {{ $labels.target }} because its token or request budget for the day is spent; planned arrivals end as unsent/budget until the budget resets.",
-				"runbook_url": runbookURL("LLMProbeBudgetExhausted"),
-			},
-		},
-		{
-			// As Prometheus' own mixin alerts on
-			// prometheus_config_last_reload_successful.
-			Alert:  "LLMProbeConfigReloadFailed",
-			Expr:   "max by (job, instance) (llmprobe_config_last_reload_successful) == 0",
-			For:    ten,
-			Labels: map[string]string{"severity": "ticket"},
-			Annotations: map[string]string{
-				"summary":     "llmprobe {{ $labels.instance }} refused its last configuration reload",
-				"description": "The last configuration reload (SIGHUP or POST /-/reload) of {{ $labels.instance }} failed, for 10 minutes: the prober keeps running its previous configuration, so an edit (a new target, a changed gate or rate) has not taken effect, and the next restart would refuse to start.",
-				"runbook_url": runbookURL("LLMProbeConfigReloadFailed"),
 			},
 		},
 	}

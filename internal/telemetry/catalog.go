@@ -50,6 +50,8 @@ const (
 	metricRequests        = "llmprobe_requests_total"
 	metricGood            = "llmprobe_requests_good_total"
 	metricTokens          = "llmprobe_tokens_total"
+	metricCachedPrompt    = "llmprobe_cached_prompt_tokens_total"
+	metricCacheReported   = "llmprobe_cache_reported_prompt_tokens_total"
 	metricIdentityChanges = "llmprobe_target_identity_changes_total"
 	metricDropped         = "llmprobe_telemetry_dropped_total"
 	metricInFlight        = "llmprobe_in_flight_requests"
@@ -132,6 +134,10 @@ func Metrics() []MetricSpec {
 			Help: "Requests that were ok and within every gate of their class."},
 		{Name: metricTokens, Kind: KindCounter, Unit: unitTokens, Labels: seriesAnd(labelTokenType), OTel: InstrumentTokenUsage,
 			Help: "Tokens as reported by the server's usage (never estimated)."},
+		{Name: metricCachedPrompt, Kind: KindCounter, Unit: unitTokens, Labels: series,
+			Help: "Prompt tokens the server said it served from its prompt (prefix) cache: the usage's cached tokens (OpenAI, Responses, Anthropic cache reads) or llama.cpp's timings.cache_n (ledger Record.CachedPromptTokens). A request whose server said nothing believable adds nothing, here or to " + metricCacheReported + "."},
+		{Name: metricCacheReported, Kind: KindCounter, Unit: unitTokens, Labels: series,
+			Help: "Prompt tokens of the requests whose cached-token count is known (the denominator of the cached-token fraction: rate(" + metricCachedPrompt + ") / rate(this)); a server that reports no cache count adds to neither, so its fraction is absent, never 0."},
 		{Name: metricIdentityChanges, Kind: KindCounter, Unit: "changes", Labels: targetOnly,
 			Help: "Times the target's identity (model, version) changed from a previously known value."},
 		{Name: metricDropped, Kind: KindCounter, Unit: "values", Labels: []string{labelReason},

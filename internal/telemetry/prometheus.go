@@ -77,6 +77,7 @@ type promMetrics struct {
 	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
 
 	planned, dispatched, requests, good, tokens *prometheus.CounterVec
+	cachedPrompt, cacheReported                 *prometheus.CounterVec
 	identityChanges, dropped                    *prometheus.CounterVec
 
 	inFlight, oldest, arrivalRate, generatorValid, invalidCause  *prometheus.GaugeVec
@@ -125,6 +126,8 @@ func newPromMetrics() *promMetrics {
 		requests:        counter(metricRequests),
 		good:            counter(metricGood),
 		tokens:          counter(metricTokens),
+		cachedPrompt:    counter(metricCachedPrompt),
+		cacheReported:   counter(metricCacheReported),
 		identityChanges: counter(metricIdentityChanges),
 		dropped:         counter(metricDropped),
 
@@ -153,7 +156,7 @@ func newPromMetrics() *promMetrics {
 func (m *promMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
-		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges, m.dropped,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
 		m.buildInfo, m.targetInfo, m.fleetInfo,
@@ -168,7 +171,7 @@ func (m *promMetrics) perTarget() []interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
-		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.identityChanges,
+		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
 	}
@@ -184,6 +187,7 @@ type reqKey struct {
 // once so that recording a request does no label hashing.
 type promSeries struct {
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
+	cachedPrompt, cacheReported                    prometheus.Counter
 	ttft, chunk, tpot, duration, lag               prometheus.Observer
 	requests                                       map[reqKey]prometheus.Counter
 }
@@ -194,17 +198,19 @@ type promSeries struct {
 func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
-		planned:    m.planned.WithLabelValues(target, class, t, during),
-		dispatched: m.dispatched.WithLabelValues(target, class, t, during),
-		good:       m.good.WithLabelValues(target, class, t, during),
-		tokensIn:   m.tokens.WithLabelValues(target, class, t, during, tokenTypeInput),
-		tokensOut:  m.tokens.WithLabelValues(target, class, t, during, tokenTypeOutput),
-		ttft:       m.ttft.WithLabelValues(target, class, t, during),
-		chunk:      m.chunk.WithLabelValues(target, class, t, during),
-		tpot:       m.tpot.WithLabelValues(target, class, t, during),
-		duration:   m.duration.WithLabelValues(target, class, t, during),
-		lag:        m.lag.WithLabelValues(target, class, t, during),
-		requests:   map[reqKey]prometheus.Counter{},
+		planned:       m.planned.WithLabelValues(target, class, t, during),
+		dispatched:    m.dispatched.WithLabelValues(target, class, t, during),
+		good:          m.good.WithLabelValues(target, class, t, during),
+		tokensIn:      m.tokens.WithLabelValues(target, class, t, during, tokenTypeInput),
+		tokensOut:     m.tokens.WithLabelValues(target, class, t, during, tokenTypeOutput),
+		cachedPrompt:  m.cachedPrompt.WithLabelValues(target, class, t, during),
+		cacheReported: m.cacheReported.WithLabelValues(target, class, t, during),
+		ttft:          m.ttft.WithLabelValues(target, class, t, during),
+		chunk:         m.chunk.WithLabelValues(target, class, t, during),
+		tpot:          m.tpot.WithLabelValues(target, class, t, during),
+		duration:      m.duration.WithLabelValues(target, class, t, during),
+		lag:           m.lag.WithLabelValues(target, class, t, during),
+		requests:      map[reqKey]prometheus.Counter{},
 	}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
@@ -267,6 +273,14 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 			x.c.Add(float64(x.n))
 		}
 	}
+	if cached, prompt, ok := cacheCounts(r); ok {
+		if cached < 0 || prompt < cached {
+			drop(DropNegative, metricCachedPrompt, fmt.Errorf("cached prompt tokens %d of %d", cached, prompt))
+		} else {
+			s.cachedPrompt.Add(float64(cached))
+			s.cacheReported.Add(float64(prompt))
+		}
+	}
 	if r.Outcome != ledger.OK {
 		return
 	}
@@ -289,6 +303,23 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 		}
 		s.chunk.Observe(g.Seconds())
 	}
+}
+
+// cacheCounts returns a record's cached prompt tokens and the prompt tokens
+// they are part of, when the server said how many were cached
+// (ledger.Record.CachedPromptTokens): the prompt count is the usage's, or,
+// from llama.cpp's timings without a usage, cache_n + prompt_n.
+func cacheCounts(r *ledger.Record) (cached, prompt int, ok bool) {
+	n, source, ok := r.CachedPromptTokens()
+	switch {
+	case !ok:
+		return 0, 0, false
+	case r.Usage.Known:
+		return n, r.Usage.Prompt, true
+	case source == ledger.CacheFromTimings && r.ServerTimings != nil:
+		return n, r.ServerTimings.CacheN + r.ServerTimings.PromptN, true
+	}
+	return 0, 0, false
 }
 
 // NewRegistry returns a fresh registry holding the Go and process

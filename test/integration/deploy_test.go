@@ -69,6 +69,15 @@ type deployStack struct {
 
 func startDeployStack(t *testing.T, ladderOnStart bool) deployStack {
 	t.Helper()
+	return startDeployStackWith(t, deployConfig, ladderOnStart, nil)
+}
+
+// startDeployStackWith starts the stack with a daemon configuration of the
+// deployConfig kind (its ADMIN_ADDR, SIM_ADDR, LADDER_ON_START and
+// HISTORY_FILE placeholders filled) and more placeholders to fill (the
+// same pairs as replaceAll), e.g. files written into the stack's directory.
+func startDeployStackWith(t *testing.T, config string, ladderOnStart bool, files map[string]string) deployStack {
+	t.Helper()
 	prom := prometheusBin(t)
 	bin := llmprobeBin(t)
 	dir := t.TempDir()
@@ -88,8 +97,11 @@ func startDeployStack(t *testing.T, ladderOnStart bool) deployStack {
 		"--ttft", "50ms", "--token-time", "10ms", "--output-tokens", "16", "--deploy-version", "v1")
 	waitHTTP(t, st.simURL+"/healthz", 20*time.Second)
 	waitHTTP(t, st.promURL+"/-/ready", 60*time.Second)
-	cfg := writeFile(t, dir, "llmprobe.yaml", replaceAll(deployConfig, "ADMIN_ADDR", adminAddr, "SIM_ADDR", simAddr,
-		"LADDER_ON_START", fmt.Sprint(ladderOnStart), "HISTORY_FILE", st.history))
+	kv := []string{"ADMIN_ADDR", adminAddr, "SIM_ADDR", simAddr, "LADDER_ON_START", fmt.Sprint(ladderOnStart), "HISTORY_FILE", st.history}
+	for placeholder, content := range files {
+		kv = append(kv, placeholder, writeFile(t, dir, strings.ToLower(placeholder)+".txt", content))
+	}
+	cfg := writeFile(t, dir, "llmprobe.yaml", replaceAll(config, kv...))
 	start(t, "llmprobe", nil, bin, "run", "--config", cfg)
 	waitHTTP(t, st.admin+"/-/ready", 20*time.Second)
 	st.started = time.Now()
