@@ -49,7 +49,11 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&p.drain, "drain", config.Defaults().Drain.Timeout.D(), "after the window, wait this long for in-flight requests; the rest are censored")
 	t.bind(fs,
 		keyFlag{"max-tokens", "classes[0].output.value", "max_tokens sent with each request"},
-		keyFlag{"prompt-tokens", "classes[0].input.value", "length of the synthetic prompt, in tokens (≈4 characters each)"},
+		keyFlag{"prompt-tokens", "classes[0].input.value", "length of the synthetic prompt, in tokens (≈4 characters each); with --prefix-tokens, of the unique suffix"},
+		keyFlag{"prefix-tokens", "classes[0].prefix.tokens", "a shared prefix of this many tokens before each prompt, and a cold twin class <class>-cold of identical lengths sent beside it; the report gives the prefix-cache speedup (0: none)"},
+		keyFlag{"prefix-groups", "classes[0].prefix.groups", "with --prefix-tokens: distinct shared prefixes (0: 1)"},
+		keyFlag{"prefix-choice", "classes[0].prefix.choice", "with --prefix-tokens: how a request picks its prefix: round_robin|uniform|zipf (empty: round_robin)"},
+		keyFlag{"cold-twin-weight", "classes[0].cold_twin.weight", "with --prefix-tokens: the cold twin's weight against the class's 1 (its share of --rate; 0: 1)"},
 	)
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")

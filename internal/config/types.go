@@ -246,7 +246,45 @@ type Class struct {
 	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
 	Gates             Gates   `koanf:"gates" json:"gates"`
 	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	// Prefix makes the class a shared-prefix class (prefix.tokens > 0):
+	// each request is a system message, one of prefix.groups shared
+	// prefixes, then a user message, its unique suffix, of input tokens.
+	// Such a class gets a cold twin, the class "<name>-cold"
+	// (ColdTwinName), of identical lengths with a prefix shared with
+	// nothing (docs/workloads.md#shared-prefix-classes).
+	Prefix   Prefix   `koanf:"prefix" json:"prefix"`
+	ColdTwin ColdTwin `koanf:"cold_twin" json:"cold_twin"`
+	// (session classes: their keys go here)
 }
+
+// Prefix is a class's shared prefix; off while Tokens is 0. Groups 0 is
+// 1, Choice "" is round_robin, ZipfS 0 is DefaultZipfS (workload.PrefixSpec
+// reads and checks them).
+type Prefix struct {
+	Tokens int     `koanf:"tokens" json:"tokens"` // the prefix's length in tokens (8..1000000)
+	Groups int     `koanf:"groups" json:"groups"` // distinct prefixes (1..10000)
+	Choice string  `koanf:"choice" json:"choice"` // round_robin | uniform | zipf
+	ZipfS  float64 `koanf:"zipf_s" json:"zipf_s"` // zipf exponent (> 1), choice zipf only
+}
+
+// ColdTwin is the generated cold twin of a shared-prefix class.
+type ColdTwin struct {
+	// Weight is the twin's weight in the mix; 0 = the class's own weight.
+	Weight float64 `koanf:"weight" json:"weight"`
+}
+
+// DefaultZipfS is prefix.zipf_s when unset.
+const DefaultZipfS = 1.2
+
+// ColdTwinSuffix ends the name of every cold twin: the twin of class X is
+// X-cold. The name is a contract (series and alerts pair X with X-cold).
+const ColdTwinSuffix = "-cold"
+
+// ColdTwinName is the name of the cold twin of the class named class.
+func ColdTwinName(class string) string { return class + ColdTwinSuffix }
+
+// HasPrefix reports whether the class is a shared-prefix class.
+func (c Class) HasPrefix() bool { return c.Prefix.Tokens != 0 }
 
 // Prompt is where prompt text comes from. Its content never reaches logs.
 //

@@ -227,6 +227,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	for j := range t.Classes {
 		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
 	}
+	validateColdTwins(el, p, t.Classes)
 	// The target's validity thresholds and verdict hold whether or not a
 	// ladder runs: max_lag_p99 also judges the daemon's live window, and
 	// the one-shot probe reads all three.

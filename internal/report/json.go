@@ -119,6 +119,9 @@ type Probe struct {
 	// MatchedGaps are the client − server gaps matched request by request
 	// from the server's own timings (MatchedGapNote); absent without them.
 	MatchedGaps *MatchedGaps `json:"matched_gaps,omitempty"`
+	// PrefixCache is each shared-prefix class against its cold twin
+	// (PrefixNote); absent without shared-prefix classes.
+	PrefixCache []PrefixJSON `json:"prefix_cache,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -154,6 +157,7 @@ func ProbeOf(s stats.Summary) Probe {
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
 		Boundaries:  boundariesFor(s),
 		MatchedGaps: MatchedGapsOf(s),
+		PrefixCache: PrefixOf(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

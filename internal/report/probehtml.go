@@ -31,7 +31,14 @@ var probePage = newPage("probe", `{{template "top" .}}<p>{{.Mode}}</p>
 <tr><th>figure</th><th>count</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>boundary</th></tr>
 {{range .Latency}}<tr><td>{{.Label}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td style="text-align:left">{{.Boundary}}</td></tr>
 {{end}}</table>
-<h2>Goodput</h2>
+{{if .Prefix}}<h2>Prefix cache</h2>
+<table class="prefix">
+<tr><th>class</th><th>TTFT n</th><th>p50</th><th>p95</th><th>speedup p50</th><th>speedup p95</th><th>cached tokens</th></tr>
+{{range .Prefix}}<tr><td>{{.Class}}</td><td>{{.CachedN}}</td><td>{{.CachedP50}}</td><td>{{.CachedP95}}</td><td>{{.SpeedupP50}}</td><td>{{.SpeedupP95}}</td><td style="text-align:left">{{.CachedTokens}}</td></tr>
+<tr><td>{{.Cold}}</td><td>{{.ColdN}}</td><td>{{.ColdP50}}</td><td>{{.ColdP95}}</td><td></td><td></td><td style="text-align:left">{{.ColdTokens}}</td></tr>
+{{end}}</table>
+<p class="note">{{.PrefixNote}}</p>
+{{end}}<h2>Goodput</h2>
 <table class="goodput">
 <tr><th>gates</th><td>{{.Gates}}</td></tr>
 <tr><th>good</th><td>{{.Good}}</td></tr>
@@ -81,12 +88,14 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
 		Latency                                                                         []latencyRow
 		Causes                                                                          []string
 		Valid                                                                           bool
+		Prefix                                                                          []prefixRow
+		PrefixNote                                                                      string
 	}{
 		Title: title, Mode: ModeLine(s.Mode), Window: dur(s.Window), Requested: rate(s.RequestedRate), Achieved: rate(s.AchievedRate),
 		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Retries: s.Retries, Good: s.Good,
 		Gates: gates(s.Gates), Goodput: rate(s.GoodputPerSecond), GoodFraction: goodFraction(s),
 		Verdict: GeneratorVerdictLine(s.Validity), Valid: s.Validity.Valid,
-		Header: header,
+		Header: header, Prefix: prefixRows(s), PrefixNote: PrefixNote,
 	}
 	if s.Mode == ledger.ModeClosed {
 		data.Requested = "n/a (closed loop)"

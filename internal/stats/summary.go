@@ -47,6 +47,9 @@ type Config struct {
 	// Steady keeps the first attempts' times for the steady-state
 	// evidence and saturation verdict (Summary.Steady): a ladder step's.
 	Steady bool
+	// PrefixPairs maps each shared-prefix class to its cold twin: their
+	// prefix-cache speedup is Summary.Prefix.
+	PrefixPairs map[string]string
 }
 
 // Outcomes counts terminal outcomes, and reasons within each outcome.
@@ -161,6 +164,9 @@ type Summary struct {
 	// ladder step's: Config.Steady, or merged from parts that carried
 	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
 	Steady *Steady
+	// Prefix is each shared-prefix class's speedup over its cold twin
+	// (Config.PrefixPairs), by class name; nil without pairs.
+	Prefix []PrefixSpeedup
 }
 
 // Accumulator folds records into a Summary one at a time. It implements
@@ -183,6 +189,7 @@ type Accumulator struct {
 	steady                                                     *steadyAcc     // Config.Steady
 	steadyParts                                                []*ShardSteady // merged parts' evidence
 	absorbed                                                   int            // parts merged
+	prefix                                                     *prefixAcc     // Config.PrefixPairs; nil without
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -194,6 +201,7 @@ func NewAccumulator(cfg Config) *Accumulator {
 		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
 		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
 		lagLimit: cfg.Validity.Limit(), lagHard: cfg.Validity.HardLimit(), window0: cfg.Window,
+		prefix: newPrefixAcc(cfg.PrefixPairs, c),
 	}
 	if cfg.Steady && cfg.Window > 0 {
 		a.steady = newSteadyAcc(cfg.Start, cfg.Window)
@@ -292,6 +300,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	case ledger.OK:
 		s.Completed++
 		a.addSuccess(r)
+		if a.prefix != nil {
+			a.prefix.add(r)
+		}
 	}
 }
 
@@ -375,6 +386,9 @@ func (a *Accumulator) Summary() Summary {
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,
 	})
 	s.Steady = a.steadyVerdict()
+	if a.prefix != nil {
+		s.Prefix = a.prefix.figures()
+	}
 	return s
 }
 

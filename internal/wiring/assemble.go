@@ -106,7 +106,7 @@ func NewPlan(t config.Target, o PlanOptions) (_ *Plan, err error) {
 		return nil, err
 	}
 	for i, c := range p.Classes {
-		m, err := Mix(t, c, i)
+		m, err := Mix(t, c, MixIndex(t, i)) // a cold twin draws its class's lengths
 		if err != nil {
 			return nil, err
 		}

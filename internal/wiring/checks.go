@@ -94,4 +94,5 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 			add(d.key, "%s", strings.TrimPrefix(err.Error(), d.key+": "))
 		}
 	}
+	checkPrefix(add, p, cl)
 }

@@ -37,7 +37,8 @@ func Class(c config.Class, key string) (workload.Class, error) {
 	}, nil
 }
 
-// Classes converts every class of the target (targets[index] in errors).
+// Classes converts every class of the target (targets[index] in errors),
+// followed by the cold twin of each shared-prefix class (withColdTwins).
 func Classes(t config.Target, index int) ([]workload.Class, error) {
 	out := make([]workload.Class, 0, len(t.Classes))
 	for i, c := range t.Classes {
@@ -47,5 +48,5 @@ func Classes(t config.Target, index int) ([]workload.Class, error) {
 		}
 		out = append(out, wc)
 	}
-	return out, nil
+	return withColdTwins(t, out)
 }

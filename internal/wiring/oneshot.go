@@ -59,7 +59,9 @@ type LedgerFileError struct {
 func (e *LedgerFileError) Error() string { return fmt.Sprintf("ledger file %s: %v", e.Path, e.Err) }
 func (e *LedgerFileError) Unwrap() error { return e.Err }
 
-// Probe runs a one-shot probe of the plan's first class and summarises it.
+// Probe runs a one-shot probe of the plan's classes (open loop: every
+// class, cold twins included, the rate split by weight; closed loop: the
+// first class) and summarises it.
 // Records stream, as they finish, into the summary's accumulator (bounded:
 // counts and percentile sketches) and the ledger file, so memory does not
 // grow with the length of the run. The ledger file, when asked for, is
@@ -70,10 +72,12 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if r.Users > 0 {
 		mode, requested = ledger.ModeClosed, 0
 	}
-	var seq *schedule.Sequence
+	// Open loop sends every class (cold twins included), r.Rate split by
+	// weight, each on arrivals of its own; closed loop the first class.
+	var streams []dispatch.OpenConfig
 	if mode == ledger.ModeOpen {
-		if seq, err = Arrivals(p.Target, 0, r.Rate); err != nil {
-			return res, fmt.Errorf("arrivals: %w", err)
+		if streams, err = p.probeStreams(r.Rate); err != nil {
+			return res, err
 		}
 	}
 	epoch := time.Now()
@@ -90,11 +94,12 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	}
 	led := ledger.New(epoch, sinks...)
 	g := dispatch.NewGroup(led)
-	class, api := "default", p.Endpoint.Adapter.Name()
-	meta := func(time.Duration) ledger.Meta {
-		return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: class, API: api, TTFTBoundary: p.Boundary}
+	api := p.Endpoint.Adapter.Name()
+	metaOf := func(class string) func(time.Duration) ledger.Meta {
+		return func(time.Duration) ledger.Meta {
+			return ledger.Meta{Traffic: ledger.TrafficProbe, Target: "probe", Class: class, API: api, TTFTBoundary: p.Boundary}
+		}
 	}
-	exec := p.Exec(0, led.Now)
 	// The server's own view of the run: opened before the first arrival,
 	// ended after the drain; never fails the run.
 	var srv scrape.Session
@@ -105,20 +110,27 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	start := led.Now()
 	acc = stats.NewAccumulator(stats.Config{
 		Mode: mode, RequestedRate: requested, Start: start, Window: r.Window, Gates: Gates(p.Target.Classes[0].Gates),
-		Validity: p.Validity,
+		ClassGates: p.classGates(), Validity: p.Validity, PrefixPairs: PrefixPairs(p.Target),
 	})
 	hostReader := hostload.NewReader()
 	hostBefore := hostReader.Take()
 	var runErr error
-	if seq != nil {
-		runErr = g.Open(ctx, dispatch.OpenConfig{
-			Arrivals: seq, Start: start, Window: r.Window, MaxInFlight: p.Target.MaxInFlight,
-			Meta: meta, Exec: exec, Retry: p.Retry, Spin: r.Spin,
-		})
+	if mode == ledger.ModeOpen {
+		errs := make(chan error, len(streams))
+		for i, oc := range streams {
+			oc.Start, oc.Window, oc.Spin = start, r.Window, r.Spin
+			oc.Meta, oc.Exec = metaOf(p.Classes[i].Name), p.Exec(i, led.Now)
+			go func() { errs <- g.Open(ctx, oc) }()
+		}
+		for range streams {
+			if err := <-errs; err != nil && runErr == nil {
+				runErr = err
+			}
+		}
 	} else {
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
-			Users: r.Users, Think: r.Think, Seed: Seed(p.Target), Start: start, Window: r.Window, Meta: meta, Exec: exec,
-			Retry: p.Retry, Backoff: p.Backoff,
+			Users: r.Users, Think: r.Think, Seed: Seed(p.Target), Start: start, Window: r.Window,
+			Meta: metaOf(p.Classes[0].Name), Exec: p.Exec(0, led.Now), Retry: p.Retry, Backoff: p.Backoff,
 		})
 	}
 	// The prober host's health over the arrival window (when requests were
@@ -159,6 +171,33 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 			stats.FormatDuration(window), stats.FormatDuration(r.Window)))
 	}
 	return res, nil
+}
+
+// probeStreams is each class's open-loop stream at its share of rate
+// (by weight); a target of one class sends it at the whole rate.
+func (p *Plan) probeStreams(rate float64) ([]dispatch.OpenConfig, error) {
+	total := 0.0
+	for _, c := range p.Classes {
+		total += c.Weight
+	}
+	out := make([]dispatch.OpenConfig, len(p.Classes))
+	for i, c := range p.Classes {
+		seq, err := Arrivals(p.Target, i, rate*c.Weight/total)
+		if err != nil {
+			return nil, fmt.Errorf("arrivals: %w", err)
+		}
+		out[i] = dispatch.OpenConfig{Arrivals: seq, MaxInFlight: p.Target.MaxInFlight, Retry: p.Retry}
+	}
+	return out, nil
+}
+
+// classGates are the gates of every class by name (cold twins included).
+func (p *Plan) classGates() map[string]stats.Gates {
+	m := make(map[string]stats.Gates, len(p.Classes))
+	for _, c := range p.Classes {
+		m[c.Name] = c.Gates
+	}
+	return m
 }
 
 // ledgerFile creates the run's JSONL ledger file (its header written), or

@@ -115,11 +115,12 @@ type PrefixGen struct {
 	nonce    uint64
 	prefixes []string // the group prefixes, from the seed alone
 
-	mu   sync.Mutex
-	rng  *rand.Rand
-	zipf *rand.Zipf
-	n    uint64 // requests generated, shared and cold
-	rr   int    // the next round-robin group
+	mu     sync.Mutex
+	rng    *rand.Rand
+	zipf   *rand.Zipf
+	n      uint64 // the next request's number (requests generated, shared and cold, × stride + lane)
+	stride uint64 // 1, or the lanes of Twin
+	rr     int    // the next round-robin group
 }
 
 // NewPrefixGen validates spec and builds the group prefixes from seed.
@@ -129,7 +130,7 @@ func NewPrefixGen(spec PrefixSpec, seed, runNonce uint64) (*PrefixGen, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("workload: shared prefix: %w", err)
 	}
-	g := &PrefixGen{spec: spec, seed: seed, nonce: runNonce,
+	g := &PrefixGen{spec: spec, seed: seed, nonce: runNonce, stride: 1,
 		rng: rand.New(rand.NewPCG(seed, seed^0x243f6a8885a308d3))}
 	for k := range spec.Groups {
 		r := rand.New(rand.NewPCG(seed, uint64(k)^0xb7e151628aed2a6b))
@@ -149,7 +150,11 @@ func (g *PrefixGen) Spec() PrefixSpec { return g.spec }
 
 // Shared returns the next shared-prefix request: its group's prefix and a
 // suffix of its own.
-func (g *PrefixGen) Shared() PrefixPrompt {
+func (g *PrefixGen) Shared() PrefixPrompt { return g.SharedN(g.spec.SuffixTokens) }
+
+// SharedN is Shared with a suffix of suffixTokens (at least
+// MinPrefixPartTokens, the room for its marker).
+func (g *PrefixGen) SharedN(suffixTokens int) PrefixPrompt {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var k int
@@ -164,26 +169,50 @@ func (g *PrefixGen) Shared() PrefixPrompt {
 	}
 	return PrefixPrompt{Group: k, Messages: []protocol.Message{
 		{Role: "system", Content: g.prefixes[k]},
-		{Role: "user", Content: g.suffixLocked()},
+		{Role: "user", Content: g.suffixLocked(suffixTokens)},
 	}}
 }
 
 // Cold returns the next cold twin: a prefix and a suffix of the shared
 // requests' lengths, the prefix shared with nothing.
-func (g *PrefixGen) Cold() PrefixPrompt {
+func (g *PrefixGen) Cold() PrefixPrompt { return g.ColdN(g.spec.SuffixTokens) }
+
+// ColdN is Cold with a suffix of suffixTokens (at least
+// MinPrefixPartTokens).
+func (g *PrefixGen) ColdN(suffixTokens int) PrefixPrompt {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	prefix := markedText(g.rng, '~', g.n, g.nonce, g.spec.PrefixTokens)
 	return PrefixPrompt{Group: -1, Messages: []protocol.Message{
 		{Role: "system", Content: prefix},
-		{Role: "user", Content: g.suffixLocked()},
+		{Role: "user", Content: g.suffixLocked(suffixTokens)},
 	}}
 }
 
+// Twin returns a generator of the same spec, group prefixes (shared, not
+// copied) and run nonce, with a random stream of its own drawn from seed
+// and request numbers of its own: lane, lane+lanes, lane+2·lanes, …. A
+// class's cold twins are drawn from a Twin, so that neither sequence
+// depends on how the two classes' requests interleave; giving each
+// shared-prefix class of a target its own lane of as many as there are
+// keeps every cold prefix of the target distinct (numbers are unique for
+// the first 2³²/lanes requests). lanes < 1 is 1; lane is taken modulo
+// lanes.
+func (g *PrefixGen) Twin(seed uint64, lane, lanes int) *PrefixGen {
+	lanes = max(lanes, 1)
+	lane = ((lane % lanes) + lanes) % lanes
+	t := &PrefixGen{spec: g.spec, seed: g.seed, nonce: g.nonce, prefixes: g.prefixes,
+		n: uint64(lane), stride: uint64(lanes), rng: rand.New(rand.NewPCG(seed, seed^0x452821e638d01377))}
+	if g.spec.Choice == GroupZipf {
+		t.zipf = rand.NewZipf(t.rng, g.spec.ZipfS, 1, uint64(g.spec.Groups-1))
+	}
+	return t
+}
+
 // suffixLocked is the next request's suffix; it counts the request.
-func (g *PrefixGen) suffixLocked() string {
-	s := markedText(g.rng, '#', g.n, g.nonce, g.spec.SuffixTokens)
-	g.n++
+func (g *PrefixGen) suffixLocked(tokens int) string {
+	s := markedText(g.rng, '#', g.n, g.nonce, max(tokens, MinPrefixPartTokens))
+	g.n += g.stride
 	return s
 }
 

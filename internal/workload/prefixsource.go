@@ -1,0 +1,67 @@
+package workload
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+
+	"github.com/llmprobe/llmprobe/internal/protocol"
+)
+
+// PrefixSource is the prompt source of a shared-prefix class or of its
+// cold twin: each request is its generator's next shared request (or cold
+// twin), whose suffix is the class's drawn input length. It draws nothing
+// from the Mix's random stream, so a class and its twin whose Mixes share
+// a seed draw identical length sequences.
+type PrefixSource struct {
+	gen  *PrefixGen
+	cold bool
+}
+
+// Prompt source kinds of shared-prefix classes.
+const (
+	KindSharedPrefix = "shared_prefix"
+	KindColdTwin     = "cold_twin"
+)
+
+// SharedSource is the prompt source of a shared-prefix class.
+func SharedSource(g *PrefixGen) PrefixSource { return PrefixSource{gen: g} }
+
+// ColdSource is the prompt source of a cold twin; give it a Twin of the
+// class's generator.
+func ColdSource(g *PrefixGen) PrefixSource { return PrefixSource{gen: g, cold: true} }
+
+// Kind implements PromptSource.
+func (s PrefixSource) Kind() string {
+	if s.cold {
+		return KindColdTwin
+	}
+	return KindSharedPrefix
+}
+
+// NeedsInputLength implements PromptSource: the input length is the suffix's.
+func (PrefixSource) NeedsInputLength() bool { return true }
+
+// Messages implements PromptSource: a system message (the prefix) and a
+// user message (a suffix of inputTokens, at least MinPrefixPartTokens).
+func (s PrefixSource) Messages(_ *rand.Rand, inputTokens int) []protocol.Message {
+	if s.cold {
+		return s.gen.ColdN(inputTokens).Messages
+	}
+	return s.gen.SharedN(inputTokens).Messages
+}
+
+// Spec is the generator's spec.
+func (s PrefixSource) Spec() PrefixSpec { return s.gen.Spec() }
+
+// String describes the source by kind and spec, never its text.
+func (s PrefixSource) String() string {
+	sp := s.gen.Spec()
+	return fmt.Sprintf("%s(prefix %d tokens, %d groups, %s)", s.Kind(), sp.PrefixTokens, sp.Groups, sp.Choice)
+}
+
+// GoString is String.
+func (s PrefixSource) GoString() string { return s.String() }
+
+// LogValue is String.
+func (s PrefixSource) LogValue() slog.Value { return slog.StringValue(s.String()) }
