@@ -3,22 +3,19 @@ package integration
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-// prefixConfig: a shared-prefix class "agent" and its cold twin
-// "agent-cold", paired by the twin's name (X and X-cold, the contract of
-// the generated twins). Until shared-prefix classes are configurable they
-// are written by hand: "agent" sends one fixed 4,000-token prompt (a prompt
-// file of one line, no cache-bust nonce: every request shares all of it),
-// "agent-cold" a synthetic prompt of the same length (random words, so no
-// two share a 16-token block) behind a leading cache-bust nonce. 2 req/s
-// each; a 1 s TTFT gate that the cache's loss (≈ 50 → 250 ms) does not
-// break. No ladder: the deploy changes nothing but the cache.
+// prefixConfig: a shared-prefix class "agent" (one 4,000-token prefix
+// group before a unique 16-token suffix) and the cold twin llmprobe
+// generates for it, "agent-cold" (identical lengths, a prefix shared with
+// nothing), paired by the rules through the twin's name. 2 req/s each (the
+// twin's weight is the class's); a 1 s TTFT gate that the cache's loss
+// (≈ 50 → 250 ms) does not break. No ladder: the deploy changes nothing but
+// the cache.
 const prefixConfig = `
 admin:
   listen: "ADMIN_ADDR"
@@ -35,28 +32,14 @@ targets:
     identity: {response_header: X-Model-Version, poll_every: 1s}
     classes:
       - name: agent
-        prompt: {source: file, file: PROMPT_FILE}
+        prefix: {tokens: 4000, groups: 1}
+        input: {dist: fixed, value: 16}
         output: {dist: fixed, value: 16}
         gates: {ttft: 1s}
-      - name: agent-cold
-        input: {dist: fixed, value: 4000}
-        output: {dist: fixed, value: 16}
-        gates: {ttft: 1s}
-        cache_bust_fraction: 1
     # No ladder; its max_lag_p99 also judges the live generator: room for
     # the other tests on the same cores (this test is about the alerts).
     ladder: {enabled: false, max_lag_p99: 1s}
 `
-
-// sharedPrompt is one line of about tokens × 4 characters (the simulator's
-// token), the same on every request.
-func sharedPrompt(tokens int) string {
-	var b strings.Builder
-	for i := 0; b.Len() < 4*tokens; i++ {
-		fmt.Fprintf(&b, "step%d of the shared agent instructions; ", i)
-	}
-	return b.String()[:4*tokens] + "\n"
-}
 
 // TestDeployPrefixCacheLost: a deploy that drops the target's prefix cache
 // (the simulator's POST /admin/state {"prefix_cache": false}, no version
@@ -67,7 +50,7 @@ func sharedPrompt(tokens int) string {
 // stay within the class's gate (no burn-rate alert), and no ladder runs
 // (the identity did not change), so no capacity alert can.
 func TestDeployPrefixCacheLost(t *testing.T) {
-	st := startDeployStackWith(t, prefixConfig, false, map[string]string{"PROMPT_FILE": sharedPrompt(4000)})
+	st := startDeployStackWith(t, prefixConfig, false, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
