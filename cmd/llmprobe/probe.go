@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 
 	"time"
 
@@ -95,35 +93,7 @@ func (p *probeFlags) validate() error {
 }
 
 // parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
-func parseThink(s string) (schedule.ThinkSpec, error) {
-	if !strings.Contains(s, ":") {
-		mean, err := time.ParseDuration(strings.TrimSpace(s))
-		if err != nil {
-			return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
-		}
-		spec := schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: mean}
-		return spec, spec.Validate()
-	}
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
-	}
-	k, err := schedule.ParseThinkKind(parts[0])
-	if err != nil {
-		return schedule.ThinkSpec{}, err
-	}
-	mean, err := time.ParseDuration(parts[1])
-	if err != nil {
-		return schedule.ThinkSpec{}, fmt.Errorf("mean: %w", err)
-	}
-	spec := schedule.ThinkSpec{Kind: k, Mean: mean}
-	if len(parts) == 3 {
-		if spec.Sigma, err = strconv.ParseFloat(parts[2], 64); err != nil {
-			return spec, fmt.Errorf("sigma: %w", err)
-		}
-	}
-	return spec, spec.Validate()
-}
+func parseThink(s string) (schedule.ThinkSpec, error) { return schedule.ParseThink(s) }
 
 // gates are the probe's class gates (--slo-*).
 func (p *probeFlags) gates() stats.Gates { return wiring.Gates(p.target.target().Classes[0].Gates) }

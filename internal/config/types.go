@@ -246,7 +246,29 @@ type Class struct {
 	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
 	Gates             Gates   `koanf:"gates" json:"gates"`
 	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	// Session makes the class a multi-turn conversation (turns ≥ 2); the
+	// zero value sends independent requests.
+	Session Session `koanf:"session" json:"session,omitzero"`
 }
+
+// MaxSessionTurns bounds classes[].session.turns (and so the `turn` values
+// a session's records carry).
+const MaxSessionTurns = 32
+
+// Session is a class's multi-turn conversation (docs/workloads.md#sessions):
+// each open-loop arrival starts a session of Turns turns; each later turn
+// is sent Think after the previous one ended and re-sends the history plus
+// a new user message of the class's input length.
+type Session struct {
+	Turns int `koanf:"turns" json:"turns,omitempty"`
+	// Think is the think time before each later turn, in the syntax of the
+	// probe's --think-time: D | constant:D | exponential:MEAN |
+	// lognormal:MEAN:SIGMA (checked by wiring with schedule.ParseThink).
+	Think string `koanf:"think" json:"think,omitempty"`
+}
+
+// Enabled reports whether the class is a session.
+func (s Session) Enabled() bool { return s.Turns != 0 }
 
 // Prompt is where prompt text comes from. Its content never reaches logs.
 //

@@ -119,6 +119,9 @@ type Probe struct {
 	// MatchedGaps are the client − server gaps matched request by request
 	// from the server's own timings (MatchedGapNote); absent without them.
 	MatchedGaps *MatchedGaps `json:"matched_gaps,omitempty"`
+	// Turns are a session class's figures by turn index; absent without
+	// sessions.
+	Turns []TurnJSON `json:"turns,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -154,6 +157,7 @@ func ProbeOf(s stats.Summary) Probe {
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
 		Boundaries:  boundariesFor(s),
 		MatchedGaps: MatchedGapsOf(s),
+		Turns:       TurnsOf(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

@@ -96,6 +96,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	}
 	tw.Flush()
 	writeMatchedGaps(&b, s)
+	writeTurns(&b, s)
 
 	b.WriteString("\ngoodput\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -157,6 +157,12 @@ type Summary struct {
 	CensoredAge  Percentiles // end − planned, censored only: lower bounds, not latencies
 
 	Validity Validity
+	// Turns are the figures by turn index of a cohort of multi-turn
+	// sessions (nil without sessions). A session's later turns are counted
+	// in the window its session started in, in every count above, but
+	// kept out of AchievedRate and the rate the generator is judged on
+	// (the schedule planned only the first turns).
+	Turns []TurnFigures
 	// Steady is the steady-state evidence and saturation verdict (a
 	// ladder step's: Config.Steady, or merged from parts that carried
 	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
@@ -183,6 +189,7 @@ type Accumulator struct {
 	steady                                                     *steadyAcc     // Config.Steady
 	steadyParts                                                []*ShardSteady // merged parts' evidence
 	absorbed                                                   int            // parts merged
+	turns                                                      turnAcc        // sessions, by turn
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -214,7 +221,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	if p := r.ArrivalPlanned(); a.cfg.Window > 0 && (p < a.cfg.Start || p >= a.cfg.Start+a.cfg.Window) {
+	if p := r.CohortPlanned(); a.cfg.Window > 0 && (p < a.cfg.Start || p >= a.cfg.Start+a.cfg.Window) {
 		s.OutsideWindow++
 		return
 	}
@@ -227,6 +234,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if r.TTFTBoundary != "" {
 		s.TTFTBoundary = r.TTFTBoundary
 	}
+	a.turns.add(r)
 	// Retries are attempts, never new demand: only first attempts are planned.
 	retry := r.IsRetry()
 	if retry {
@@ -347,7 +355,7 @@ func (a *Accumulator) Summary() Summary {
 		s.Outcomes.ByReason[o] = maps.Clone(m)
 	}
 	if secs := s.Window.Seconds(); secs > 0 {
-		s.AchievedRate = float64(s.FirstDispatched+s.Pending) / secs
+		s.AchievedRate = float64(s.FirstDispatched-a.turns.laterDispatched+s.Pending) / secs
 		s.GoodputPerSecond = float64(s.Good) / secs
 	}
 	s.AcceptedFraction = ratio(s.Admitted, s.Dispatched)
@@ -370,10 +378,12 @@ func (a *Accumulator) Summary() Summary {
 	s.Validity = a.cfg.Validity.Judge(Evidence{
 		Mode: s.Mode, LagCount: a.lagN, LagOver: a.lagOver, LagOverHard: a.lagOverHard,
 		LagP99: s.DispatchLag.P99, LagMax: s.DispatchLag.Max, LagP99Approx: !s.DispatchLag.Exact,
-		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap,
+		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap - a.turns.laterClientCap,
 		RequestedRate: s.RequestedRate, Window: s.Window,
-		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,
+		FirstDispatched: s.FirstDispatched - a.turns.laterDispatched, FirstUnsent: s.FirstUnsent - a.turns.laterUnsent,
+		Pending: s.Pending, Host: a.host,
 	})
+	s.Turns = a.turns.figures()
 	s.Steady = a.steadyVerdict()
 	return s
 }

@@ -94,4 +94,9 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 			add(d.key, "%s", strings.TrimPrefix(err.Error(), d.key+": "))
 		}
 	}
+	if cl.Session.Enabled() {
+		if _, err := schedule.ParseThink(cl.Session.Think); err != nil {
+			add(p+".session.think", "%q: %s", cl.Session.Think, strings.TrimPrefix(err.Error(), "schedule: "))
+		}
+	}
 }

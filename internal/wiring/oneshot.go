@@ -113,7 +113,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if seq != nil {
 		runErr = g.Open(ctx, dispatch.OpenConfig{
 			Arrivals: seq, Start: start, Window: r.Window, MaxInFlight: p.Target.MaxInFlight,
-			Meta: meta, Exec: exec, Retry: p.Retry, Spin: r.Spin,
+			Meta: meta, Exec: exec, Retry: p.Retry, Spin: r.Spin, Session: p.Session(0),
 		})
 	} else {
 		runErr = g.Closed(ctx, dispatch.ClosedConfig{
@@ -131,12 +131,18 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if arrivalsEnd := led.Now() - start; ctx.Err() != nil && arrivalsEnd < window {
 		window = max(arrivalsEnd, time.Millisecond)
 	}
-	if r.Draining != nil {
-		r.Draining(g.InFlight())
-	}
 	hard := r.Hard
 	if hard == nil {
 		hard = context.Background()
+	}
+	if seq != nil && p.Session(0) != nil && ctx.Err() == nil {
+		// The sessions started in the window run their later turns (the
+		// drain time bounds the wait); those still thinking after it end
+		// unsent/shutdown.
+		g.AwaitSessions(hard, r.Drain)
+	}
+	if r.Draining != nil {
+		r.Draining(g.InFlight())
 	}
 	g.Drain(hard, r.Drain)
 	res.Server = srv.End(ctx)
