@@ -51,6 +51,10 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	)
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
+	t.bind(fs,
+		keyFlag{"session-turns", "classes[0].session.turns", "multi-turn sessions: each arrival starts a conversation of N turns (2..32; 0: independent requests), each re-sending the history"},
+		keyFlag{"session-think", "classes[0].session.think", "sessions: think time before each later turn (the --think-time syntax)"},
+	)
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")

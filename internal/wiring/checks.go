@@ -95,7 +95,7 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 		}
 	}
 	if cl.Session.Enabled() {
-		if _, err := schedule.ParseThink(cl.Session.Think); err != nil {
+		if _, err := sessionThink(cl.Session); err != nil {
 			add(p+".session.think", "%q: %s", cl.Session.Think, strings.TrimPrefix(err.Error(), "schedule: "))
 		}
 	}

@@ -34,12 +34,20 @@ func configClass(t config.Target, name string) config.Class {
 	return config.Class{}
 }
 
+// sessionThink is a session's think time: none when unset.
+func sessionThink(s config.Session) (schedule.ThinkSpec, error) {
+	if s.Think == "" {
+		return schedule.ThinkSpec{Kind: schedule.ThinkConstant}, nil
+	}
+	return schedule.ParseThink(s.Think)
+}
+
 // newClassSession builds class i's session (nil, nil when it has none).
 func newClassSession(t config.Target, c config.Class, wc workload.Class, m *workload.Mix, i int) (*classSession, error) {
 	if !c.Session.Enabled() {
 		return nil, nil
 	}
-	think, err := schedule.ParseThink(c.Session.Think)
+	think, err := sessionThink(c.Session)
 	if err != nil {
 		return nil, fmt.Errorf("classes[%d].session.think: %w", i, err)
 	}

@@ -198,3 +198,34 @@ func TestSessionAbortedMidway(t *testing.T) {
 		t.Errorf("turn rows %+v", rows)
 	}
 }
+
+// TestSessionConfigErrors: session keys are checked with their file and
+// key: turns by config, the think time by its parser.
+func TestSessionConfigErrors(t *testing.T) {
+	tests := []struct{ session, want string }{
+		{"{turns: 1, think: 1s}", "targets[0].classes[0].session.turns: want 2..32 (0: no session), got 1"},
+		{"{turns: 33}", "targets[0].classes[0].session.turns: want 2..32"},
+		{"{think: 1s}", "targets[0].classes[0].session.think: is set but session.turns is not"},
+		{"{turns: 3, think: soon}", `targets[0].classes[0].session.think: "soon": want a duration`},
+		{"{turns: 3, think: \"lognormal:1s\"}", `targets[0].classes[0].session.think: "lognormal:1s": lognormal think time needs sigma > 0`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.session, func(t *testing.T) {
+			p := write(t, minimal+"    classes:\n      - name: chat\n        session: "+tc.session+"\n")
+			_, err := Load(config.Options{Path: p, Environ: noEnv})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(unplaced(err), p+": "+tc.want) {
+				t.Errorf("want %q in:\n%v", p+": "+tc.want, err)
+			}
+			if !strings.Contains(err.Error(), p+":") {
+				t.Errorf("no file position: %v", err)
+			}
+		})
+	}
+	// A session with the default think time (none) is valid.
+	if _, err := Load(config.Options{BuiltIn: []byte(minimal + "    classes:\n      - name: chat\n        session: {turns: 2}\n"), Environ: noEnv}); err != nil {
+		t.Errorf("turns 2 without think: %v", err)
+	}
+}
