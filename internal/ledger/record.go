@@ -133,7 +133,7 @@ type Record struct {
 	// Session is, on a turn of a multi-turn session, the session's ID: the
 	// ID of its first turn's record (so unique in the ledger); Turn is the
 	// turn's 1-based index. Both are 0 outside sessions. Every turn of a
-	// session is a planned arrival of its own (docs/ledger.md#sessions).
+	// session is a planned arrival of its own (docs/ledger.md#session-records).
 	Session uint64 `json:"session,omitempty"`
 	Turn    int    `json:"turn,omitempty"`
 	// SessionPlanned is, on a session's turn 2 or later, the planned offset

@@ -9,7 +9,7 @@ import (
 )
 
 // TurnJSON is one turn index's figures of a session class
-// (docs/figures.md#sessions).
+// (docs/figures.md#per-turn-figures-sessions).
 type TurnJSON struct {
 	Turn    int  `json:"turn"`
 	Planned int  `json:"planned"`

@@ -15,7 +15,7 @@ const MaxTurnRows = 64
 const turnSampleCap = 1 << 14
 
 // TurnFigures are the figures of one turn index over a cohort's sessions
-// (docs/figures.md#sessions): every record of that turn, retries counted
+// (docs/figures.md#per-turn-figures-sessions): every record of that turn, retries counted
 // as attempts like everywhere else.
 type TurnFigures struct {
 	Turn int `json:"turn"`
