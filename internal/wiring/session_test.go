@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -227,5 +230,14 @@ func TestSessionConfigErrors(t *testing.T) {
 	// A session with the default think time (none) is valid.
 	if _, err := Load(config.Options{BuiltIn: []byte(minimal + "    classes:\n      - name: chat\n        session: {turns: 2}\n"), Environ: noEnv}); err != nil {
 		t.Errorf("turns 2 without think: %v", err)
+	}
+}
+
+// TestSessionTurnBounds: config's bound on turns is within what the
+// per-turn series label and the per-turn figures hold.
+func TestSessionTurnBounds(t *testing.T) {
+	if config.MaxSessionTurns > telemetry.MaxTurnLabel || config.MaxSessionTurns > stats.MaxTurnRows || config.MaxSessionTurns > dispatch.MaxSessionTurns {
+		t.Errorf("session.turns up to %d, turn label up to %d, turn rows %d, dispatch %d",
+			config.MaxSessionTurns, telemetry.MaxTurnLabel, stats.MaxTurnRows, dispatch.MaxSessionTurns)
 	}
 }
