@@ -150,3 +150,48 @@ func TestSessionValidate(t *testing.T) {
 		}
 	}
 }
+
+// Every turn is admitted (a budget) at its planned time, and a turn the
+// budget refuses ends its session: the later turns are session_aborted.
+func TestSessionsAdmitEachTurn(t *testing.T) {
+	g, led, col := newRun(t)
+	var mu sync.Mutex
+	admitted := map[int]int{} // by turn
+	err := g.Open(context.Background(), OpenConfig{
+		Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}),
+		Window:   50 * time.Millisecond,
+		Exec:     okExec,
+		Admit: func(rec *ledger.Record) (ledger.Reason, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if rec.Turn == 3 {
+				return ledger.ReasonBudget, false
+			}
+			admitted[rec.Turn]++
+			return "", true
+		},
+		Session: &Session{Turns: 4},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.AwaitSessions(context.Background(), 10*time.Second) {
+		t.Fatal("sessions did not end")
+	}
+	g.Drain(context.Background(), time.Second)
+	checkLedger(t, led, col)
+	byS := sessionsOf(t, col.all())
+	mu.Lock()
+	defer mu.Unlock()
+	if admitted[1] != len(byS) || admitted[2] != len(byS) || admitted[4] != 0 {
+		t.Errorf("admitted by turn %v for %d sessions: want every turn 1 and 2, no turn 4", admitted, len(byS))
+	}
+	for id, ts := range byS {
+		if r := ts[3]; r.Reason != ledger.ReasonBudget {
+			t.Errorf("session %d turn 3: %s/%s, want unsent/budget", id, r.Outcome, r.Reason)
+		}
+		if r := ts[4]; r.Reason != ledger.ReasonSessionAborted {
+			t.Errorf("session %d turn 4: %s/%s, want unsent/session_aborted", id, r.Outcome, r.Reason)
+		}
+	}
+}
