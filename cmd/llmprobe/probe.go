@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 
 	"time"
 
@@ -57,6 +55,10 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	)
 	fs.IntVar(&p.users, "closed-loop-users", 0, "run CLOSED LOOP with N users instead of the open-loop schedule (for comparison)")
 	fs.StringVar(&p.think, "think-time", "constant:0s", "closed loop think time: D (constant) | constant:D | exponential:MEAN | lognormal:MEAN:SIGMA")
+	t.bind(fs,
+		keyFlag{"session-turns", "classes[0].session.turns", "multi-turn sessions: each arrival starts a conversation of N turns (2..32; 0: independent requests), each re-sending the history"},
+		keyFlag{"session-think", "classes[0].session.think", "sessions: think time before each later turn (the --think-time syntax)"},
+	)
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
@@ -99,35 +101,7 @@ func (p *probeFlags) validate() error {
 }
 
 // parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
-func parseThink(s string) (schedule.ThinkSpec, error) {
-	if !strings.Contains(s, ":") {
-		mean, err := time.ParseDuration(strings.TrimSpace(s))
-		if err != nil {
-			return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
-		}
-		spec := schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: mean}
-		return spec, spec.Validate()
-	}
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return schedule.ThinkSpec{}, fmt.Errorf("want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA")
-	}
-	k, err := schedule.ParseThinkKind(parts[0])
-	if err != nil {
-		return schedule.ThinkSpec{}, err
-	}
-	mean, err := time.ParseDuration(parts[1])
-	if err != nil {
-		return schedule.ThinkSpec{}, fmt.Errorf("mean: %w", err)
-	}
-	spec := schedule.ThinkSpec{Kind: k, Mean: mean}
-	if len(parts) == 3 {
-		if spec.Sigma, err = strconv.ParseFloat(parts[2], 64); err != nil {
-			return spec, fmt.Errorf("sigma: %w", err)
-		}
-	}
-	return spec, spec.Validate()
-}
+func parseThink(s string) (schedule.ThinkSpec, error) { return schedule.ParseThink(s) }
 
 // gates are the probe's class gates (--slo-*).
 func (p *probeFlags) gates() stats.Gates { return wiring.Gates(p.target.target().Classes[0].Gates) }

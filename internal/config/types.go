@@ -254,7 +254,9 @@ type Class struct {
 	// nothing (docs/workloads.md#shared-prefix-classes).
 	Prefix   Prefix   `koanf:"prefix" json:"prefix"`
 	ColdTwin ColdTwin `koanf:"cold_twin" json:"cold_twin"`
-	// (session classes: their keys go here)
+	// Session makes the class a multi-turn conversation (turns ≥ 2); the
+	// zero value sends independent requests.
+	Session Session `koanf:"session" json:"session,omitzero"`
 }
 
 // Prefix is a class's shared prefix; off while Tokens is 0. Groups 0 is
@@ -285,6 +287,25 @@ func ColdTwinName(class string) string { return class + ColdTwinSuffix }
 
 // HasPrefix reports whether the class is a shared-prefix class.
 func (c Class) HasPrefix() bool { return c.Prefix.Tokens != 0 }
+
+// MaxSessionTurns bounds classes[].session.turns (and so the `turn` values
+// a session's records carry).
+const MaxSessionTurns = 32
+
+// Session is a class's multi-turn conversation (docs/workloads.md#sessions):
+// each open-loop arrival starts a session of Turns turns; each later turn
+// is sent Think after the previous one ended and re-sends the history plus
+// a new user message of the class's input length.
+type Session struct {
+	Turns int `koanf:"turns" json:"turns,omitempty"`
+	// Think is the think time before each later turn, in the syntax of the
+	// probe's --think-time: D | constant:D | exponential:MEAN |
+	// lognormal:MEAN:SIGMA (checked by wiring with schedule.ParseThink).
+	Think string `koanf:"think" json:"think,omitempty"`
+}
+
+// Enabled reports whether the class is a session.
+func (s Session) Enabled() bool { return s.Turns != 0 }
 
 // Prompt is where prompt text comes from. Its content never reaches logs.
 //

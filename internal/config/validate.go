@@ -325,6 +325,11 @@ func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
 	if cl.CacheBustFraction < 0 || cl.CacheBustFraction > 1 {
 		el.add(p+".cache_bust_fraction", "want 0..1, got %g", cl.CacheBustFraction)
 	}
+	if s := cl.Session; s.Enabled() && (s.Turns < 2 || s.Turns > MaxSessionTurns) {
+		el.add(p+".session.turns", "want 2..%d (0: no session), got %d", MaxSessionTurns, s.Turns)
+	} else if !s.Enabled() && s.Think != "" {
+		el.add(p+".session.think", "is set but session.turns is not (want turns 2..%d)", MaxSessionTurns)
+	}
 }
 
 // Span is the longest a ladder can take: every step, every gap, and the

@@ -12,6 +12,8 @@ var Metrics = []string{
 	"llmprobe_time_per_output_token_seconds",
 	"llmprobe_request_duration_seconds",
 	"llmprobe_dispatch_lag_seconds",
+	"llmprobe_session_turn_time_to_first_token_seconds",
+	"llmprobe_session_turns_total",
 	"llmprobe_requests_planned_total",
 	"llmprobe_requests_dispatched_total",
 	"llmprobe_requests_total",

@@ -49,7 +49,10 @@ type Group struct {
 	next    atomic.Uint32 // round robin over stripes
 
 	flights sync.WaitGroup // one per request chain (a request and its retries)
-	loops   sync.WaitGroup // closed-loop user goroutines
+	loops   sync.WaitGroup // closed-loop user and session goroutines
+	// sessions counts the session goroutines (also in loops): AwaitSessions
+	// waits for them.
+	sessions sync.WaitGroup
 }
 
 // stripe is a set of in-flight requests. Streams are spread over a fixed

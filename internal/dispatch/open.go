@@ -127,6 +127,9 @@ type OpenConfig struct {
 	OnPlan func(*ledger.Record)
 	// Retry is the retry policy; the zero value is off.
 	Retry Retry
+	// Session, when set, makes each arrival the first turn of a multi-turn
+	// session whose later turns follow its replies (see Session). Optional.
+	Session *Session
 	// Spin spends the last Spin of each wait yielding the processor in a
 	// loop instead of sleeping: the tightest dispatch, at the cost of up to
 	// Spin of CPU per arrival. 0 (the default) sleeps: on the runtime timer
@@ -149,6 +152,11 @@ func (c OpenConfig) validate() error {
 	}
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("open loop: %w", err))
+	}
+	if c.Session != nil {
+		if err := c.Session.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("open loop: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -175,6 +183,7 @@ func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 	st := &stream{
 		g: g, s: g.newStripe(), base: context.WithoutCancel(ctx),
 		exec: c.Exec, admit: c.Admit, retry: c.Retry, lim: newLimiter(c.MaxInFlight), onPlan: c.OnPlan,
+		done: ctx.Done(),
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -193,6 +202,12 @@ func (g *Group) Open(ctx context.Context, c OpenConfig) error {
 		if !ok {
 			st.abandonDue(c, start, at, alive)
 			return nil
+		}
+		if c.Session != nil {
+			if err := st.startSession(c, at); err != nil {
+				return err
+			}
+			continue
 		}
 		f, fctx, err := st.arrive(openMeta(c, at), at)
 		if err != nil {

@@ -102,5 +102,6 @@ func metaOf(r *ledger.Record) ledger.Meta {
 	return ledger.Meta{
 		Traffic: r.Traffic, Mode: r.Mode, Target: r.Target, Class: r.Class,
 		API: r.API, Step: r.Step, During: r.During, Attempt: r.Attempt, User: r.User, TTFTBoundary: r.TTFTBoundary,
+		Session: r.Session, Turn: r.Turn, SessionPlanned: r.SessionPlanned,
 	}
 }

@@ -19,6 +19,12 @@ type stream struct {
 	lim   *limiter
 	// onPlan sees every record the stream plans (OpenConfig.OnPlan); nil = none.
 	onPlan func(*ledger.Record)
+	// started counts the sessions the stream started (Open's goroutine
+	// only): session n draws its think times from stream n.
+	started uint64
+	// done is the stream's ctx's Done: a session thinking when it closes
+	// ends (its later turns unsent/shutdown).
+	done <-chan struct{}
 }
 
 // planned hands a record the stream just planned to onPlan.
@@ -33,14 +39,24 @@ func (st *stream) planned(rec *ledger.Record) {
 // arrival ended unsent. err is set only for a programming error (an Admit
 // reason outside the unsent set).
 func (st *stream) arrive(m ledger.Meta, planned time.Duration) (*flight, context.Context, error) {
+	f, ctx, _, err := st.arriveRec(m, planned)
+	return f, ctx, err
+}
+
+// arriveRec is arrive that also returns the record's session (0 outside
+// sessions), read before the record can end: a record is never read after
+// its end.
+func (st *stream) arriveRec(m ledger.Meta, planned time.Duration) (*flight, context.Context, uint64, error) {
 	led := st.g.led
 	rec := led.Plan(withAttempt(m, st.retry), planned)
+	session := rec.Session
 	st.planned(rec)
 	if st.g.draining.Load() {
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
-		return nil, nil, nil
+		return nil, nil, session, nil
 	}
-	return st.admitAndRegister(rec, true)
+	f, ctx, err := st.admitAndRegister(rec, true)
+	return f, ctx, session, err
 }
 
 // admitAndRegister asks Admit, applies the in-flight cap and registers a

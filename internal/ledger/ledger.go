@@ -43,6 +43,13 @@ type Meta struct {
 	FirstPlanned time.Duration
 	// TTFTBoundary: which first token TTFT measures to (default visible content).
 	TTFTBoundary TTFTBoundary
+	// Session and Turn place a record in a multi-turn session (see
+	// Record.Session). A first turn planned with Session 0 takes its own
+	// record ID as its session's ID.
+	Session uint64
+	Turn    int
+	// SessionPlanned: see Record.SessionPlanned (0 outside later turns).
+	SessionPlanned time.Duration
 }
 
 // Counts are the ledger's running totals. Attempts = Dispatched + Unsent
@@ -115,7 +122,10 @@ func (l *Ledger) Plan(m Meta, planned time.Duration) *Record {
 	r := &Record{
 		ID: l.nextID, Traffic: m.Traffic, Mode: m.Mode, Target: m.Target, Class: m.Class,
 		API: m.API, Step: m.Step, During: m.During, Attempt: m.Attempt, User: m.User, RetryOf: m.RetryOf, FirstPlanned: m.FirstPlanned,
-		Planned: planned, TTFTBoundary: m.TTFTBoundary,
+		Planned: planned, TTFTBoundary: m.TTFTBoundary, Session: m.Session, Turn: m.Turn, SessionPlanned: m.SessionPlanned,
+	}
+	if r.Turn == 1 && r.Session == 0 {
+		r.Session = r.ID
 	}
 	l.pending[r.ID] = r
 	l.attempts++

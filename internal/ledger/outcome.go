@@ -75,6 +75,10 @@ const (
 	ReasonBudget    Reason = "budget"     // the token or request budget was spent
 	ReasonShutdown  Reason = "shutdown"   // the run was stopping at the planned time
 	ReasonRateCap   Reason = "rate_cap"   // the hard maximum rate was exceeded
+	// ReasonSessionAborted: a later turn of a session whose earlier turn
+	// did not end ok (or was itself unsent): it is never sent, and is
+	// recorded at the moment the session ended.
+	ReasonSessionAborted Reason = "session_aborted"
 
 	// cancelled
 	ReasonInjected    Reason = "injected"    // cancellation injection
@@ -91,7 +95,7 @@ var reasonsFor = map[Outcome][]Reason{
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
 	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
 	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError, ReasonNoContent},
-	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap},
+	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap, ReasonSessionAborted},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},
 	Censored:       {ReasonDrainDeadline},
 }

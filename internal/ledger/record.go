@@ -130,6 +130,17 @@ type Record struct {
 	// attempt; 0 on a first attempt (whose own Planned is that time). See
 	// ArrivalPlanned.
 	FirstPlanned time.Duration `json:"first_planned_ns,omitempty"`
+	// Session is, on a turn of a multi-turn session, the session's ID: the
+	// ID of its first turn's record (so unique in the ledger); Turn is the
+	// turn's 1-based index. Both are 0 outside sessions. Every turn of a
+	// session is a planned arrival of its own (docs/ledger.md#session-records).
+	Session uint64 `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+	// SessionPlanned is, on a session's turn 2 or later, the planned offset
+	// of its session's first turn (the session's arrival); 0 otherwise. A
+	// turn belongs to the window its session started in (CohortPlanned),
+	// and the session's end-to-end runs from it.
+	SessionPlanned time.Duration `json:"session_planned_ns,omitempty"`
 
 	Planned        time.Duration   `json:"planned_ns"`                   // when the schedule said to send
 	Dispatched     time.Duration   `json:"dispatched_ns,omitempty"`      // when the request was handed to the transport
@@ -208,6 +219,20 @@ func (r *Record) ArrivalPlanned() time.Duration {
 	}
 	return r.Planned
 }
+
+// CohortPlanned is the planned time that decides which window a record
+// belongs to: its session's arrival for a session's later turn, else
+// ArrivalPlanned.
+func (r *Record) CohortPlanned() time.Duration {
+	if r.SessionPlanned > 0 {
+		return r.SessionPlanned
+	}
+	return r.ArrivalPlanned()
+}
+
+// LaterTurn reports whether the record is a session's turn 2 or later:
+// planned by its session's progress, not by the open-loop schedule.
+func (r *Record) LaterTurn() bool { return r.Turn > 1 }
 
 // ArrivalE2E is end minus the arrival's first planned time: the latency the
 // user of a retried arrival saw, all failed attempts and backoffs included.

@@ -122,6 +122,9 @@ type Probe struct {
 	// PrefixCache is each shared-prefix class against its cold twin
 	// (PrefixNote); absent without shared-prefix classes.
 	PrefixCache []PrefixJSON `json:"prefix_cache,omitempty"`
+	// Turns are a session class's figures by turn index; absent without
+	// sessions.
+	Turns []TurnJSON `json:"turns,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -158,6 +161,7 @@ func ProbeOf(s stats.Summary) Probe {
 		Boundaries:  boundariesFor(s),
 		MatchedGaps: MatchedGapsOf(s),
 		PrefixCache: PrefixOf(s),
+		Turns:       TurnsOf(s),
 	}
 	for _, o := range ledger.Outcomes {
 		p.Outcomes[string(o)] = s.Outcomes.ByOutcome[o]

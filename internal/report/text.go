@@ -97,6 +97,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	tw.Flush()
 	writeMatchedGaps(&b, s)
 	writePrefix(&b, s)
+	writeTurns(&b, s)
 
 	b.WriteString("\ngoodput\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

@@ -1,9 +1,11 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -92,4 +94,38 @@ func (t *Think) Next() time.Duration {
 		sec = t.mean
 	}
 	return time.Duration(sec * 1e9)
+}
+
+// ParseThink parses a think time: a bare duration (constant), or
+// "kind:mean[:sigma]" (constant:D, exponential:MEAN, lognormal:MEAN:SIGMA).
+// The probe's --think-time and a session's think use it.
+func ParseThink(s string) (ThinkSpec, error) {
+	const want = "want a duration (constant), constant:D, exponential:MEAN or lognormal:MEAN:SIGMA"
+	if !strings.Contains(s, ":") {
+		mean, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return ThinkSpec{}, errors.New(want)
+		}
+		spec := ThinkSpec{Kind: ThinkConstant, Mean: mean}
+		return spec, spec.Validate()
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) > 3 {
+		return ThinkSpec{}, errors.New(want)
+	}
+	k, err := ParseThinkKind(parts[0])
+	if err != nil {
+		return ThinkSpec{}, err
+	}
+	mean, err := time.ParseDuration(parts[1])
+	if err != nil {
+		return ThinkSpec{}, fmt.Errorf("mean: %w", err)
+	}
+	spec := ThinkSpec{Kind: k, Mean: mean}
+	if len(parts) == 3 {
+		if spec.Sigma, err = strconv.ParseFloat(parts[2], 64); err != nil {
+			return spec, fmt.Errorf("sigma: %w", err)
+		}
+	}
+	return spec, spec.Validate()
 }

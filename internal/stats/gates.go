@@ -1,6 +1,10 @@
 package stats
 
-import "github.com/llmprobe/llmprobe/internal/ledger"
+import (
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
 
 // GateCheck is the verdict of one record against its gates.
 type GateCheck struct {
@@ -49,3 +53,14 @@ func CheckGates(r *ledger.Record, g Gates) GateCheck {
 
 // IsGood reports whether r is ok and meets every gate in g.
 func IsGood(r *ledger.Record, g Gates) bool { return CheckGates(r, g).Good }
+
+// Gates are latency limits a successful request must meet to count as good.
+// A zero field means no gate on that figure.
+type Gates struct {
+	TTFT time.Duration `json:"ttft,omitempty"`
+	TPOT time.Duration `json:"tpot,omitempty"`
+	E2E  time.Duration `json:"e2e,omitempty"`
+}
+
+// IsZero reports whether no gate is set.
+func (g Gates) IsZero() bool { return g == Gates{} }

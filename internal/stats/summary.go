@@ -8,17 +8,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-// Gates are latency limits a successful request must meet to count as good.
-// A zero field means no gate on that figure.
-type Gates struct {
-	TTFT time.Duration `json:"ttft,omitempty"`
-	TPOT time.Duration `json:"tpot,omitempty"`
-	E2E  time.Duration `json:"e2e,omitempty"`
-}
-
-// IsZero reports whether no gate is set.
-func (g Gates) IsZero() bool { return g == Gates{} }
-
 // Config describes the cohort an Accumulator summarises.
 type Config struct {
 	// Mode is the load model. Empty: taken from the first record.
@@ -50,22 +39,6 @@ type Config struct {
 	// PrefixPairs maps each shared-prefix class to its cold twin: their
 	// prefix-cache speedup is Summary.Prefix.
 	PrefixPairs map[string]string
-}
-
-// Outcomes counts terminal outcomes, and reasons within each outcome.
-type Outcomes struct {
-	ByOutcome map[ledger.Outcome]int
-	ByReason  map[ledger.Outcome]map[ledger.Reason]int
-}
-
-// GateMisses counts ok records that failed a gate (a record can miss
-// several). Unverifiable counts ok records whose TPOT gate could not be
-// checked because the server reported no usage (skipped: they can be good).
-type GateMisses struct {
-	TTFT         int
-	TPOT         int
-	E2E          int
-	Unverifiable int
 }
 
 // Summary is every figure over one cohort.
@@ -160,6 +133,12 @@ type Summary struct {
 	CensoredAge  Percentiles // end − planned, censored only: lower bounds, not latencies
 
 	Validity Validity
+	// Turns are the figures by turn index of a cohort of multi-turn
+	// sessions (nil without sessions). A session's later turns are counted
+	// in the window its session started in, in every count above, but
+	// kept out of AchievedRate and the rate the generator is judged on
+	// (the schedule planned only the first turns).
+	Turns []TurnFigures
 	// Steady is the steady-state evidence and saturation verdict (a
 	// ladder step's: Config.Steady, or merged from parts that carried
 	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
@@ -190,6 +169,7 @@ type Accumulator struct {
 	steadyParts                                                []*ShardSteady // merged parts' evidence
 	absorbed                                                   int            // parts merged
 	prefix                                                     *prefixAcc     // Config.PrefixPairs; nil without
+	turns                                                      turnAcc        // sessions, by turn
 }
 
 // NewAccumulator returns an empty accumulator for cfg.
@@ -222,7 +202,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	if p := r.ArrivalPlanned(); a.cfg.Window > 0 && (p < a.cfg.Start || p >= a.cfg.Start+a.cfg.Window) {
+	if p := r.CohortPlanned(); a.cfg.Window > 0 && (p < a.cfg.Start || p >= a.cfg.Start+a.cfg.Window) {
 		s.OutsideWindow++
 		return
 	}
@@ -235,6 +215,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	if r.TTFTBoundary != "" {
 		s.TTFTBoundary = r.TTFTBoundary
 	}
+	a.turns.add(r)
 	// Retries are attempts, never new demand: only first attempts are planned.
 	retry := r.IsRetry()
 	if retry {
@@ -358,7 +339,7 @@ func (a *Accumulator) Summary() Summary {
 		s.Outcomes.ByReason[o] = maps.Clone(m)
 	}
 	if secs := s.Window.Seconds(); secs > 0 {
-		s.AchievedRate = float64(s.FirstDispatched+s.Pending) / secs
+		s.AchievedRate = float64(s.FirstDispatched-a.turns.laterDispatched+s.Pending) / secs
 		s.GoodputPerSecond = float64(s.Good) / secs
 	}
 	s.AcceptedFraction = ratio(s.Admitted, s.Dispatched)
@@ -381,10 +362,12 @@ func (a *Accumulator) Summary() Summary {
 	s.Validity = a.cfg.Validity.Judge(Evidence{
 		Mode: s.Mode, LagCount: a.lagN, LagOver: a.lagOver, LagOverHard: a.lagOverHard,
 		LagP99: s.DispatchLag.P99, LagMax: s.DispatchLag.Max, LagP99Approx: !s.DispatchLag.Exact,
-		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap,
+		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap - a.turns.laterClientCap,
 		RequestedRate: s.RequestedRate, Window: s.Window,
-		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Pending: s.Pending, Host: a.host,
+		FirstDispatched: s.FirstDispatched - a.turns.laterDispatched, FirstUnsent: s.FirstUnsent - a.turns.laterUnsent,
+		Pending: s.Pending, Host: a.host,
 	})
+	s.Turns = a.turns.figures()
 	s.Steady = a.steadyVerdict()
 	if a.prefix != nil {
 		s.Prefix = a.prefix.figures()

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -78,6 +79,8 @@ const (
 	metricLedgerRotations = "llmprobe_ledger_rotations_total"
 	metricFleetInfo       = "llmprobe_fleet_info"
 	metricProbeRefused    = "llmprobe_probe_refused_total"
+	metricTurnTTFT        = "llmprobe_session_turn_time_to_first_token_seconds"
+	metricTurns           = "llmprobe_session_turns_total"
 
 	metricHostBusy            = "llmprobe_host_cpu_busy_seconds_total"
 	metricHostSteal           = "llmprobe_host_cpu_steal_seconds_total"
@@ -122,6 +125,12 @@ func Metrics() []MetricSpec {
 			Help: "End to end: stream end minus planned send time, ok requests only."},
 		{Name: metricLag, Kind: KindHistogram, Unit: unitSeconds, Labels: series, OTel: InstrumentDispatchLag,
 			Help: "Dispatch time minus planned time, every dispatched request."},
+
+		// Multi-turn sessions, by turn index (docs/workloads.md#sessions).
+		{Name: metricTurnTTFT, Kind: KindHistogram, Unit: unitSeconds, Labels: []string{labelTarget, labelClass, labelTurn},
+			Help: "Sessions: time from a turn's own planned time (the previous turn's end + think time) to its first visible content, ok turns only."},
+		{Name: metricTurns, Kind: KindCounter, Unit: unitRequests, Labels: []string{labelTarget, labelClass, labelTurn, labelOutcome},
+			Help: "Sessions: turns ended, by turn index and outcome (a turn after a failed one ends unsent, reason session_aborted)."},
 
 		// Counters of the ledger's terminal outcomes.
 		{Name: metricPlanned, Kind: KindCounter, Unit: unitRequests, Labels: series,
@@ -280,6 +289,7 @@ func Labels() []LabelSpec {
 		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
 			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
 		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
+		{Name: labelTurn, Meaning: "A session's 1-based turn index (at most " + strconv.Itoa(MaxTurnLabel) + ", the bound on classes[].session.turns)."},
 		{Name: labelScope, Meaning: "Whose ladder a capacity, knee or step figure is: one prober's (local), or a fleet's, merged over every shard and published by its coordinator, shard 0, alone (fleet); see docs/fleet.md.",
 			Values: []string{ScopeLocal, ScopeFleet}},
 		{Name: labelShard, Meaning: "On llmprobe_fleet_info: this prober's shard index (0 is the fleet's coordinator)."},

@@ -29,6 +29,7 @@ const (
 	labelOutcome          = "outcome"
 	labelReason           = "reason"
 	labelStep             = "step"
+	labelTurn             = "turn"
 	labelBound            = "bound"
 	labelScope            = "scope"
 	labelShard            = "shard"
@@ -86,6 +87,8 @@ type promMetrics struct {
 	stepRate, stepTTFT, stepGoodput, stepSaturated               *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 	fleetInfo                                                    *prometheus.GaugeVec
+	turnTTFT                                                     *prometheus.HistogramVec
+	turns                                                        *prometheus.CounterVec
 }
 
 // histogram, gauge and counter build the collector of a catalog entry
@@ -116,6 +119,8 @@ func counter(name string) *prometheus.CounterVec {
 func newPromMetrics() *promMetrics {
 	return &promMetrics{
 		ttft:     histogram(metricTTFT, bucketsTTFT),
+		turnTTFT: histogram(metricTurnTTFT, bucketsTTFT),
+		turns:    counter(metricTurns),
 		chunk:    histogram(metricChunk, bucketsChunk),
 		tpot:     histogram(metricTPOT, bucketsChunk),
 		duration: histogram(metricDuration, bucketsDuration),
@@ -159,7 +164,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo, m.fleetInfo,
+		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns,
 	}
 }
 
@@ -174,6 +179,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
+		m.turnTTFT, m.turns,
 	}
 }
 

@@ -83,6 +83,20 @@ func feedFixture(r *Recorder) {
 	for _, rec := range fixtureRecords() {
 		r.Record(rec)
 	}
+	// The per-turn series alone (Record's path to them: TestSessionTurnSeries).
+	for _, rec := range sessionFixture() {
+		r.prom.recordTurn(rec, r.drop)
+	}
+}
+
+// sessionFixture is a session of three turns whose second failed.
+func sessionFixture() []*ledger.Record {
+	base := ledger.Record{Target: "sim", Class: "chat", Traffic: ledger.TrafficBaseline, Mode: ledger.ModeOpen, Session: 41}
+	t1, t2, t3 := base, base, base
+	t1.ID, t1.Turn, t1.Planned, t1.Dispatched, t1.FirstContent, t1.End, t1.Outcome, t1.Reason = 41, 1, 10*ms, 11*ms, 300*ms, 400*ms, ledger.OK, ledger.ReasonStop
+	t2.ID, t2.Turn, t2.Planned, t2.Dispatched, t2.End, t2.Outcome, t2.Reason = 42, 2, 900*ms, 901*ms, 950*ms, ledger.HTTPError, ledger.ReasonServerError
+	t3.ID, t3.Turn, t3.Planned, t3.Outcome, t3.Reason = 43, 3, 950*ms, ledger.Unsent, ledger.ReasonSessionAborted
+	return []*ledger.Record{&t1, &t2, &t3}
 }
 
 var exemplarRE = regexp.MustCompile(`# \{([^}]*)\} (\S+) \S+$`)

@@ -78,6 +78,7 @@ type Plan struct {
 
 	params     []func(*ledger.Record) protocol.Params // one prompt stream per class
 	injections []dispatch.Injection                   // per class; Fraction 0 when off
+	sessions   []*classSession                        // per class; nil without a session
 	wrap       func(dispatch.Exec) dispatch.Exec
 }
 
@@ -111,6 +112,14 @@ func NewPlan(t config.Target, o PlanOptions) (_ *Plan, err error) {
 			return nil, err
 		}
 		params := paramsOf(t, m)
+		cs, err := newClassSession(t, configClass(t, c.Name), c, m, i)
+		if err != nil {
+			return nil, err
+		}
+		p.sessions = append(p.sessions, cs)
+		if cs != nil {
+			params = sessionParams(t, cs, params)
+		}
 		if o.Params != nil {
 			params = o.Params(params)
 		}
@@ -176,6 +185,9 @@ func (p *Plan) ExecWith(params func(*ledger.Record) protocol.Params, now func() 
 // (ladders run without it).
 func (p *Plan) Exec(i int, now func() time.Duration) dispatch.Exec {
 	e := p.ExecWith(p.params[i], now)
+	if cs := p.sessions[i]; cs != nil {
+		e = cs.replied(e)
+	}
 	if p.injections[i].Fraction > 0 {
 		e, _ = dispatch.Inject(p.injections[i], e) // validated by NewPlan
 	}
@@ -213,4 +225,9 @@ func (p *Plan) LadderExec(now func() time.Duration) dispatch.Exec {
 
 // BaselinePlan is class i's baseline stream (baseline.rate split by class
 // weight).
-func (p *Plan) BaselinePlan(i int) (BaselinePlan, error) { return Baseline(p.Target, p.Classes, i) }
+// A session class's stream starts sessions (Plan.Session).
+func (p *Plan) BaselinePlan(i int) (BaselinePlan, error) {
+	bp, err := Baseline(p.Target, p.Classes, i)
+	bp.Open.Session = p.Session(i)
+	return bp, err
+}

@@ -95,4 +95,9 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 		}
 	}
 	checkPrefix(add, p, cl)
+	if cl.Session.Enabled() {
+		if _, err := sessionThink(cl.Session); err != nil {
+			add(p+".session.think", "%q: %s", cl.Session.Think, strings.TrimPrefix(err.Error(), "schedule: "))
+		}
+	}
 }

@@ -22,7 +22,7 @@ func Class(c config.Class, key string) (workload.Class, error) {
 		return workload.Class{}, err
 	}
 	var in workload.LengthDist
-	if ps.NeedsInputLength() {
+	if ps.NeedsInputLength() || c.Session.Enabled() { // a session's later user messages are synthetic
 		if in, err = workload.DistSpec(c.Input).Build(key + ".input"); err != nil {
 			return workload.Class{}, err
 		}

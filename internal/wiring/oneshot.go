@@ -119,7 +119,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 		errs := make(chan error, len(streams))
 		for i, oc := range streams {
 			oc.Start, oc.Window, oc.Spin = start, r.Window, r.Spin
-			oc.Meta, oc.Exec = metaOf(p.Classes[i].Name), p.Exec(i, led.Now)
+			oc.Meta, oc.Exec, oc.Session = metaOf(p.Classes[i].Name), p.Exec(i, led.Now), p.Session(i)
 			go func() { errs <- g.Open(ctx, oc) }()
 		}
 		for range streams {
@@ -143,12 +143,22 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if arrivalsEnd := led.Now() - start; ctx.Err() != nil && arrivalsEnd < window {
 		window = max(arrivalsEnd, time.Millisecond)
 	}
-	if r.Draining != nil {
-		r.Draining(g.InFlight())
-	}
 	hard := r.Hard
 	if hard == nil {
 		hard = context.Background()
+	}
+	sessions := false
+	for i := range streams {
+		sessions = sessions || p.Session(i) != nil
+	}
+	if sessions && ctx.Err() == nil {
+		// The sessions started in the window run their later turns (the
+		// drain time bounds the wait); those still thinking after it end
+		// unsent/shutdown.
+		g.AwaitSessions(hard, r.Drain)
+	}
+	if r.Draining != nil {
+		r.Draining(g.InFlight())
 	}
 	g.Drain(hard, r.Drain)
 	res.Server = srv.End(ctx)
