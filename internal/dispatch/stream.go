@@ -88,34 +88,21 @@ func withAttempt(m ledger.Meta, r Retry) ledger.Meta {
 // outcome of the chain's last attempt sent: a retry refused admission
 // (recorded unsent) leaves the failure it would have repeated, so a
 // closed-loop user still backs off from a failing target.
-//
-// Its frame stays under every request's stream for as long as the stream
-// lasts, so it is kept small: the retry loop, with its timer and the
-// retry's Meta, is in retries, whose frame exists only between attempts.
-// A frame smaller by ~650 bytes keeps the goroutine's whole stack within
-// 4 KiB instead of 8 KiB (docs/benchmark.md).
-func (st *stream) chain(ctx context.Context, f *flight) ledger.Outcome {
-	defer st.g.flights.Done()
-	res, own := st.g.run(ctx, st.s, f, st.exec)
-	st.lim.release()
-	if !own || !st.retry.Enabled() || !st.retry.retryable(res.Outcome, f.rec.Attempt) {
-		return res.Outcome
-	}
-	return st.retries(f.rec, res)
-}
-
-// retries runs the retries of the attempt rec, which ended as res and is
-// retryable, and returns the outcome of the last attempt sent.
-//
-//go:noinline
-func (st *stream) retries(rec *ledger.Record, res ledger.Result) ledger.Outcome {
+func (st *stream) chain(ctx context.Context, f *flight) (last ledger.Outcome) {
 	g := st.g
-	own := true
+	defer g.flights.Done()
+	res, own := g.run(ctx, st.s, f, st.exec)
+	st.lim.release()
+	rec := f.rec
+	defer func() { last = res.Outcome }()
+	if !st.retry.Enabled() {
+		return
+	}
 	var timer *time.Timer
 	for own && st.retry.retryable(res.Outcome, rec.Attempt) {
 		d, ok := st.retry.delay(rec.Attempt, arrivalKey(rec), rec.RetryAfter)
 		if !ok {
-			break
+			return
 		}
 		if timer == nil {
 			timer = time.NewTimer(d)
@@ -126,7 +113,7 @@ func (st *stream) retries(rec *ledger.Record, res ledger.Result) ledger.Outcome 
 		select {
 		case <-timer.C:
 		case <-g.stopCh:
-			return res.Outcome // drain deadline or interrupt: retries are not demand
+			return // drain deadline or interrupt: retries are not demand
 		}
 		// The retry is joined to the attempt it repeats and keeps its
 		// arrival's first planned time (stats measure the arrival from it).
@@ -139,12 +126,12 @@ func (st *stream) retries(rec *ledger.Record, res ledger.Result) ledger.Outcome 
 		// A retry spends the same budget and cap as any request. An Admit
 		// reason outside the unsent set has already ended it
 		// unsent/shutdown; the first attempt's stream reports such errors.
-		f, rctx, _ := st.admitAndRegister(rec, false)
-		if f == nil {
-			break
+		var rctx context.Context
+		if f, rctx, _ = st.admitAndRegister(rec, false); f == nil {
+			return
 		}
 		res, own = g.run(rctx, st.s, f, st.exec)
 		st.lim.release()
 	}
-	return res.Outcome
+	return
 }

@@ -165,96 +165,41 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 // the transport (also when the request cannot be built). It never finishes
 // rec: the returned Result says how the request ended.
 func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res ledger.Result) {
-	// Do's frame, and those of its callers, stay under the stream for as
-	// long as it lasts: the work before the response (send) and the checks
-	// of its headers (accept) are in frames of their own, popped before
-	// the body is read, so that the stream's goroutine fits a 4 KiB stack
-	// (docs/benchmark.md).
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	x := &exchange{s: stream{c: c, rec: rec, now: now, cancel: cancel}, use: connUse{now: now}}
-	defer x.end(&res)
-	var ok bool
-	if ctx, res, ok = c.send(ctx, t, p, x, dispatched); !ok {
-		return res
-	}
-	if res, ok = x.accept(ctx); !ok {
-		return res
-	}
-	// The server's own timings (llama.cpp) are read beside the adapter.
-	return x.s.read(ctx, x.resp.Body, &timingsDecoder{Decoder: t.Adapter.NewDecoder(), rec: rec})
-}
-
-// exchange is one request's state beside its stream: what the transport
-// did with the connection, the response, and what to undo when it ends.
-type exchange struct {
-	s       stream
-	conn    connTrace // for telling a keep-alive race from a failing target (keepAliveRace)
-	use     connUse   // the connections taken: replays, and Keep-Alive idle bounds (replay.go)
-	resp    *http.Response
-	done    func(ledger.Outcome, ledger.Reason) // the Target's Hook's, when set
-	keepFor time.Duration                       // the server's Keep-Alive timeout, when > 0
-	stopAt  func() bool                         // unregisters the body's close on ctx's end
-}
-
-// end releases what the request held, in the reverse order of taking it,
-// and tells the Hook the outcome res.
-func (x *exchange) end(res *ledger.Result) {
-	if x.s.idle != nil {
-		x.s.idle.stop()
-	}
-	if x.stopAt != nil {
-		x.stopAt()
-	}
-	if x.resp != nil {
-		_ = x.resp.Body.Close()
-		if x.keepFor > 0 {
-			// The connection is idle from the body's close.
-			x.use.expireIdle(x.keepFor)
-		}
-	}
-	if x.s.firstContent != nil {
-		x.s.firstContent.Stop()
-	}
-	if x.s.total != nil {
-		x.s.total.Stop()
-	}
-	if x.done != nil {
-		x.done(res.Outcome, res.Reason)
-	}
-}
-
-// send builds the request, arms the timers and sends it; it returns the
-// request's context and ok with x.resp set, or the result of a request
-// that got no response.
-//
-//go:noinline
-func (c *Client) send(ctx context.Context, t Target, p Params, x *exchange, dispatched func()) (context.Context, ledger.Result, bool) {
-	s, rec, now := &x.s, x.s.rec, x.s.now
-	ctx = httptrace.WithClientTrace(ctx, x.conn.trace())
-	ctx = httptrace.WithClientTrace(ctx, x.use.trace())
+	// What the transport did with the connection, for telling a keep-alive
+	// race from a failing target (see keepAliveRace).
+	var conn connTrace
+	ctx = httptrace.WithClientTrace(ctx, conn.trace())
+	// Which connections the request took: replays, and the connection
+	// whose idle time a Keep-Alive header bounds (replay.go).
+	use := connUse{now: now}
+	ctx = httptrace.WithClientTrace(ctx, use.trace())
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
 			dispatched()
 		}
 		rec.End = now()
-		return ctx, ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}, false
+		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
 	}
 	c.setHeaders(req.Header, t)
-	x.use.gate(req)
+	use.gate(req)
 	if t.Hook != nil {
 		hctx, done := t.Hook(ctx, req)
 		req = req.WithContext(hctx)
 		if sc := trace.SpanContextFromContext(hctx); sc.HasTraceID() {
 			rec.TraceID = sc.TraceID().String()
 		}
-		x.done = done
+		defer func() { done(res.Outcome, res.Reason) }()
 	}
+
 	to := c.timeouts
+	s := stream{c: c, rec: rec, now: now, cancel: cancel}
 	if to.Total > 0 {
 		s.total = s.arm(ledger.ReasonTotal, to.Total)
 		s.totalAt = now() + to.Total
+		defer s.total.Stop()
 	}
 	var headersTimer *time.Timer
 	if to.Headers > 0 {
@@ -262,6 +207,7 @@ func (c *Client) send(ctx context.Context, t Target, p Params, x *exchange, disp
 	}
 	if to.FirstContent > 0 {
 		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
+		defer s.firstContent.Stop()
 	}
 	// Stamped as late as possible: what the generator did before sending
 	// (building the request, arming the timers) counts as its lag.
@@ -272,55 +218,50 @@ func (c *Client) send(ctx context.Context, t Target, p Params, x *exchange, disp
 	if headersTimer != nil {
 		headersTimer.Stop()
 	}
-	x.use.stamp(rec)
+	use.stamp(rec)
 	if err != nil {
 		rec.End = now()
 		var nr *notReplayed
 		if ctx.Err() == nil && errors.As(err, &nr) {
-			return ctx, ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
-				Err: "reused keep-alive connections closed before response headers on every replay"}, false
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+				Err: "reused keep-alive connections closed before response headers on every replay"}
 		}
-		if ctx.Err() == nil && x.conn.keepAliveRace() && staleConnection(err) {
-			return ctx, ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
-				Err: "connection closed before response headers on a reused keep-alive connection"}, false
+		if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
+			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+				Err: "connection closed before response headers on a reused keep-alive connection"}
 		}
-		return ctx, classifyError(ctx, err, false), false
+		return classifyError(ctx, err, false)
 	}
 	rec.Headers = now()
-	x.resp = resp
 	if ka, ok := parseKeepAlive(resp.Header.Get("Keep-Alive")); ok && resp.ProtoMajor == 1 {
-		x.keepFor = ka
+		// Runs after the body is closed (defers run last first): the
+		// connection is idle from then.
+		defer use.expireIdle(ka)
 	}
+	defer resp.Body.Close()
 	// Every read of the body ends when the request does: a body that is not
 	// tied to the request's context (the raw connection Go hands back with
 	// a 101) is closed when a timeout, the drain or an interrupt ends ctx.
-	x.stopAt = context.AfterFunc(ctx, func() { _ = resp.Body.Close() })
+	defer context.AfterFunc(ctx, func() { _ = resp.Body.Close() })()
 	rec.Status = resp.StatusCode
 	if to.Idle > 0 {
 		s.idle = s.startIdle(to.Idle)
+		defer s.idle.stop()
 	}
-	return ctx, ledger.Result{}, true
-}
-
-// accept checks the response's status and headers: ok when its body is an
-// event stream to read, else the request's result.
-//
-//go:noinline
-func (x *exchange) accept(ctx context.Context) (ledger.Result, bool) {
-	s, resp := &x.s, x.resp
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return s.statusResult(resp), false
+		return s.statusResult(resp)
 	}
 	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
 		// The client asks for no encoding: an encoded stream would be
 		// decoded in bursts and mistimed, so it is refused, by name.
 		return s.fail(ledger.StreamError, ledger.ReasonContentType,
-			"content encoding "+s.c.red.String(ce, maxLabel)+" though none was asked for (streams are timed as sent)"), false
+			"content encoding "+s.c.red.String(ce, maxLabel)+" though none was asked for (streams are timed as sent)")
 	}
 	if !isEventStream(resp.Header.Get("Content-Type")) {
-		return s.notEventStream(ctx, resp), false
+		return s.notEventStream(ctx, resp)
 	}
-	return ledger.Result{}, true
+	// The server's own timings (llama.cpp) are read beside the adapter.
+	return s.read(ctx, resp.Body, &timingsDecoder{Decoder: t.Adapter.NewDecoder(), rec: rec})
 }
 
 // setHeaders adds, in order of precedence (later wins): the client's extra
