@@ -29,6 +29,7 @@ const (
 	// request transport_error/transport_other, "response headers too large".
 	MaxResponseHeaderBytes = 256 << 10
 	dialKeepAlive          = 30 * time.Second
+	readBufferSize         = 1024
 )
 
 // newTransport builds the HTTP transport: a dialer bounded by the connect
@@ -68,6 +69,14 @@ func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 		// request in one write (a larger one takes more), and saves 3 KiB
 		// per connection over the 4 KiB default.
 		WriteBufferSize: 1024,
+		// The connection's reader holds a response's headers and its
+		// chunk-size lines, and refills from the socket; the SSE reader
+		// buffers the events. 1 KiB (Go's default is 4 KiB) holds a chunk
+		// of a typical stream in one read and saves 3 KiB per connection:
+		// 30 MB at 10,000 streams in flight. A chunk-size line longer than
+		// it (chunk extensions, which no inference server sends) ends the
+		// stream as a transport error.
+		ReadBufferSize: readBufferSize,
 	}
 	if !o.NoProxy {
 		tr.Proxy = http.ProxyFromEnvironment
