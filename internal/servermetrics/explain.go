@@ -64,6 +64,9 @@ func Explain(v View) string {
 	if s := v.Get(Preemptions); s != nil && s.Counter != nil && s.Counter.Increase > 0 {
 		parts = append(parts, num(s.Counter.Increase)+" preemptions")
 	}
+	if frac, hits, queries, ok := v.PrefixCacheHits(); ok {
+		parts = append(parts, fmt.Sprintf("prefix cache hit %s %% of %s prompt tokens (%s)", num(math.Round(frac*100)), num(queries), num(hits)))
+	}
 	if v.Flavour == LlamaCPP {
 		parts = append(parts, tokenPhrases(v)...)
 	}
@@ -175,4 +178,22 @@ func seconds(s float64) string {
 		unit = time.Microsecond
 	}
 	return d.Round(unit).String()
+}
+
+// PrefixCacheHits is the fraction of the prompt tokens the server looked up
+// in its prefix cache over the window that it found there (vLLM's
+// prefix_cache_hits / prefix_cache_queries increases), with both counts;
+// ok is false when the server exposes neither or queried nothing. A hit
+// count above the queries (a hostile or broken server) is not a fraction:
+// ok is false.
+func (v View) PrefixCacheHits() (frac, hits, queries float64, ok bool) {
+	q, h := v.Get(PrefixQueries), v.Get(PrefixHits)
+	if q == nil || h == nil || q.Counter == nil || h.Counter == nil {
+		return 0, 0, 0, false
+	}
+	queries, hits = q.Counter.Increase, h.Counter.Increase
+	if !(queries > 0) || hits < 0 || hits > queries || math.IsInf(queries, 0) {
+		return 0, 0, 0, false
+	}
+	return hits / queries, hits, queries, true
 }

@@ -55,6 +55,15 @@ func TestExplain(t *testing.T) {
 			{Role: GenTokens, Kind: Counter, Counter: &CounterStat{Increase: 10752, Rate: 1036.4}}}},
 			"10752 tokens generated (1036/s)"},
 		{"fractional gauge", View{Stats: []Stat{g(Running, 0.5, 0.5, 2.25, 2.25)}}, "running up to 2.25"},
+		{"prefix cache hits", View{Flavour: VLLM, Stats: []Stat{
+			{Role: PrefixQueries, Kind: Counter, Counter: &CounterStat{Increase: 20216}},
+			{Role: PrefixHits, Kind: Counter, Counter: &CounterStat{Increase: 15872}}}},
+			"prefix cache hit 79 % of 20216 prompt tokens (15872)"},
+		{"prefix cache hits above the queries: no fraction", View{Flavour: VLLM, Stats: []Stat{
+			{Role: PrefixQueries, Kind: Counter, Counter: &CounterStat{Increase: 10}},
+			{Role: PrefixHits, Kind: Counter, Counter: &CounterStat{Increase: 11}},
+			g(Waiting, 0, 0, 0, 0)}},
+			"no waiting queue"},
 		{"nothing known", View{Flavour: None}, "no known server metrics"},
 		{"nothing of the flavour", View{Flavour: SGLang}, "no server metrics of sglang exposed"},
 	}

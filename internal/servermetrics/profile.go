@@ -54,6 +54,10 @@ const (
 	Finished    Role = "finished"    // requests finished (counter)
 	GenTokens   Role = "gen_tokens"  // output tokens generated (counter)
 	Preemptions Role = "preemptions" // requests preempted (counter)
+	// PrefixQueries and PrefixHits are the prompt tokens looked up in the
+	// server's prefix cache and those found there (counters, tokens).
+	PrefixQueries Role = "prefix_cache_queries"
+	PrefixHits    Role = "prefix_cache_hits"
 	// Roles llama.cpp exposes (some may serve other engines later).
 	KVTokens      Role = "kv_tokens"           // tokens held in the KV cache (gauge)
 	PromptTokens  Role = "prompt_tokens"       // prompt tokens computed (counter)
@@ -111,6 +115,9 @@ var profiles = map[Flavour][]Known{
 		{Finished, Counter, []string{"vllm:request_success_total"}, false, false},
 		{GenTokens, Counter, []string{"vllm:generation_tokens_total"}, false, false},
 		{Preemptions, Counter, []string{"vllm:num_preemptions_total"}, false, false},
+		// vLLM V1's prefix cache counters (prompt tokens queried, and hit).
+		{PrefixQueries, Counter, []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries"}, false, false},
+		{PrefixHits, Counter, []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits"}, false, false},
 	},
 	// SGLang is reported to spell its prefix sglang_ in newer releases;
 	// both spellings are tried.

@@ -41,7 +41,7 @@ func TestFixtureWindows(t *testing.T) {
 			},
 			// finished_reason stop +80, length +20, abort +0: summed over the three series
 			counters:    map[Role]float64{Finished: 100, GenTokens: 25600, Preemptions: 5},
-			explanation: "waiting queue grew from 0 to 37; running up to 64; KV cache up to 98 %; server TTFT p95 80ms (n=100); server ITL p95 62.5ms (n=1000); server queue time p95 375ms (n=100); 5 preemptions",
+			explanation: "waiting queue grew from 0 to 37; running up to 64; KV cache up to 98 %; server TTFT p95 80ms (n=100); server ITL p95 62.5ms (n=1000); server queue time p95 375ms (n=100); 5 preemptions; prefix cache hit 31 % of 100000 prompt tokens (31000)",
 		},
 		{
 			name: "sglang", start: "sglang_start.prom", end: "sglang_end.prom", flavour: SGLang,
