@@ -106,3 +106,21 @@ func (r *Record) CachedPromptTokens() (n int, source string, ok bool) {
 	}
 	return st.CacheN, CacheFromTimings, true
 }
+
+// CachedOfPrompt is CachedPromptTokens with the prompt count it is a part
+// of: the usage's prompt tokens or, from llama.cpp's timings without a
+// usage, cache_n + prompt_n. These are the numerator and denominator of a
+// cached-token fraction; ok is false when either is unknown. The caller
+// judges a pair that does not fit (cached above the prompt).
+func (r *Record) CachedOfPrompt() (cached, prompt int, ok bool) {
+	n, source, ok := r.CachedPromptTokens()
+	switch {
+	case !ok:
+		return 0, 0, false
+	case r.Usage.Known:
+		return n, r.Usage.Prompt, true
+	case source == CacheFromTimings && r.ServerTimings != nil:
+		return n, r.ServerTimings.CacheN + r.ServerTimings.PromptN, true
+	}
+	return 0, 0, false
+}

@@ -46,16 +46,9 @@ type CacheTokens struct {
 }
 
 func (c *CacheTokens) add(r *ledger.Record) {
-	n, _, ok := r.CachedPromptTokens()
+	n, prompt, ok := r.CachedOfPrompt()
 	if !ok {
 		return
-	}
-	prompt := 0
-	switch {
-	case r.Usage.Known:
-		prompt = r.Usage.Prompt
-	case r.ServerTimings != nil:
-		prompt = r.ServerTimings.CacheN + r.ServerTimings.PromptN
 	}
 	if prompt <= 0 || n > prompt {
 		return

@@ -34,8 +34,9 @@ type TurnFigures struct {
 	// TTFT is from the turn's own planned time (the previous turn's end +
 	// think time; turn 1: the session's planned start), ok only.
 	TTFT Percentiles `json:"-"`
-	// CachedPrompt counts the turn's ok records whose server reported a
-	// cached prompt token count, and CachedTokens/PromptTokens sum those
+	// CachedReported counts the turn's ok records whose server reported a
+	// cached prompt token count (ledger.Record.CachedOfPrompt: its usage,
+	// or llama.cpp's timings), and CachedTokens/PromptTokens sum those
 	// records' cached and prompt tokens.
 	CachedReported int `json:"cached_reported"`
 	CachedTokens   int `json:"cached_tokens"`
@@ -100,10 +101,10 @@ func (t *turnAcc) add(r *ledger.Record) {
 	case r.Outcome == ledger.OK:
 		f.OK++
 		row.ttft.addIf(r.TTFT())
-		if c := r.Usage.CachedPrompt; c.Known && r.Usage.Known {
+		if n, prompt, ok := r.CachedOfPrompt(); ok && prompt > 0 && n <= prompt {
 			f.CachedReported++
-			f.CachedTokens += c.N
-			f.PromptTokens += r.Usage.Prompt
+			f.CachedTokens += n
+			f.PromptTokens += prompt
 		}
 	case r.Outcome == ledger.Unsent || !r.Sent():
 		f.Unsent++

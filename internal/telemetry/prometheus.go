@@ -279,7 +279,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 			x.c.Add(float64(x.n))
 		}
 	}
-	if cached, prompt, ok := cacheCounts(r); ok {
+	if cached, prompt, ok := r.CachedOfPrompt(); ok {
 		if cached < 0 || prompt < cached {
 			drop(DropNegative, metricCachedPrompt, fmt.Errorf("cached prompt tokens %d of %d", cached, prompt))
 		} else {
@@ -309,23 +309,6 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 		}
 		s.chunk.Observe(g.Seconds())
 	}
-}
-
-// cacheCounts returns a record's cached prompt tokens and the prompt tokens
-// they are part of, when the server said how many were cached
-// (ledger.Record.CachedPromptTokens): the prompt count is the usage's, or,
-// from llama.cpp's timings without a usage, cache_n + prompt_n.
-func cacheCounts(r *ledger.Record) (cached, prompt int, ok bool) {
-	n, source, ok := r.CachedPromptTokens()
-	switch {
-	case !ok:
-		return 0, 0, false
-	case r.Usage.Known:
-		return n, r.Usage.Prompt, true
-	case source == ledger.CacheFromTimings && r.ServerTimings != nil:
-		return n, r.ServerTimings.CacheN + r.ServerTimings.PromptN, true
-	}
-	return 0, 0, false
 }
 
 // NewRegistry returns a fresh registry holding the Go and process
