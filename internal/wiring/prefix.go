@@ -1,8 +1,6 @@
 package wiring
 
 import (
-	crand "crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -107,11 +105,10 @@ func withColdTwins(t config.Target, classes []workload.Class) ([]workload.Class,
 	if lanes == 0 {
 		return classes, nil
 	}
-	var b [8]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("drawing a run nonce: %w", err)
+	nonce, err := workload.RunNonce()
+	if err != nil {
+		return nil, err
 	}
-	nonce := binary.LittleEndian.Uint64(b[:])
 	lane := 0
 	out := classes
 	for i, c := range t.Classes {

@@ -93,11 +93,10 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 		m.cum = append(m.cum, acc)
 	}
 	m.cum[len(m.cum)-1] = 1
-	var b [8]byte
-	if _, err := crand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("workload: drawing a run nonce: %w", err)
+	var err error
+	if m.nonce, err = RunNonce(); err != nil {
+		return nil, err
 	}
-	m.nonce = binary.LittleEndian.Uint64(b[:])
 	for _, o := range opts {
 		o(m)
 	}
@@ -129,4 +128,14 @@ func (m *Mix) Next() Request {
 	}
 	req.Params.Messages = msgs
 	return req
+}
+
+// RunNonce draws a run's nonce: random per run, so that two runs with the
+// same seed share no cache-busting or cold-twin prefix.
+func RunNonce() (uint64, error) {
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("workload: drawing a run nonce: %w", err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
 }
