@@ -12,20 +12,22 @@ import (
 // PrefixNote says what the prefix-cache speedup is, wherever it is shown
 // (docs/figures.md#prefix-cache-speedup).
 var PrefixNote = fmt.Sprintf("speedup = the cold twin's TTFT / the shared-prefix class's TTFT, at p50 and at p95 (TTFT from the planned send time, ok records only; a ratio of percentiles); "+
-	"not judged below %d TTFTs on either side. Cached tokens: the cached prompt tokens the server reported / the prompt tokens of the same records", stats.PrefixMinSample)
+	"not judged below %d TTFTs on either side (p95: %d). Cached tokens: the cached prompt tokens the server reported / the prompt tokens of the same records", stats.PrefixMinSample, stats.PrefixTailMinSample)
 
 // PrefixJSON is one shared-prefix class against its cold twin.
 type PrefixJSON struct {
 	Class     string `json:"class"`
 	ColdClass string `json:"cold_class"`
 	// Judged is false while either side has fewer than MinSamples TTFTs;
-	// the speedups are then null.
-	Judged     bool     `json:"judged"`
-	MinSamples int      `json:"min_samples"`
-	SpeedupP50 *float64 `json:"speedup_p50"`
-	SpeedupP95 *float64 `json:"speedup_p95"`
-	CachedTTFT Dist     `json:"cached_ttft"`
-	ColdTTFT   Dist     `json:"cold_ttft"`
+	// the speedups are then null. The p95 speedup is null below
+	// MinSamplesP95 a side (a p95 of fewer is a sample's maximum).
+	Judged        bool     `json:"judged"`
+	MinSamples    int      `json:"min_samples"`
+	MinSamplesP95 int      `json:"min_samples_p95"`
+	SpeedupP50    *float64 `json:"speedup_p50"`
+	SpeedupP95    *float64 `json:"speedup_p95"`
+	CachedTTFT    Dist     `json:"cached_ttft"`
+	ColdTTFT      Dist     `json:"cold_ttft"`
 	// CachedTokens and ColdCachedTokens: what the server said about its
 	// cache on each side's ok records (fraction null: not reported).
 	CachedTokens     CacheTokensJSON `json:"cached_tokens"`
@@ -58,12 +60,16 @@ func PrefixOf(s stats.Summary) []PrefixJSON {
 	}
 	out := make([]PrefixJSON, 0, len(s.Prefix))
 	for _, p := range s.Prefix {
-		j := PrefixJSON{Class: p.Class, ColdClass: p.ColdClass, Judged: p.Judged, MinSamples: stats.PrefixMinSample,
+		j := PrefixJSON{Class: p.Class, ColdClass: p.ColdClass, Judged: p.Judged, MinSamples: stats.PrefixMinSample, MinSamplesP95: stats.PrefixTailMinSample,
 			CachedTTFT: DistOf(p.CachedTTFT), ColdTTFT: DistOf(p.ColdTTFT),
 			CachedTokens: cacheJSON(p.Cached), ColdCachedTokens: cacheJSON(p.Cold)}
 		if p.Judged {
-			p50, p95 := p.SpeedupP50, p.SpeedupP95
-			j.SpeedupP50, j.SpeedupP95 = &p50, &p95
+			p50 := p.SpeedupP50
+			j.SpeedupP50 = &p50
+		}
+		if p.JudgedP95 {
+			p95 := p.SpeedupP95
+			j.SpeedupP95 = &p95
 		}
 		out = append(out, j)
 	}
@@ -88,7 +94,10 @@ func prefixRows(s stats.Summary) []prefixRow {
 			SpeedupP50: "too few samples", SpeedupP95: "too few samples",
 			CachedTokens: cacheText(p.Cached), ColdTokens: cacheText(p.Cold)}
 		if p.Judged {
-			r.SpeedupP50, r.SpeedupP95 = fmt.Sprintf("%.2f×", p.SpeedupP50), fmt.Sprintf("%.2f×", p.SpeedupP95)
+			r.SpeedupP50 = fmt.Sprintf("%.2f×", p.SpeedupP50)
+		}
+		if p.JudgedP95 {
+			r.SpeedupP95 = fmt.Sprintf("%.2f×", p.SpeedupP95)
 		}
 		rows = append(rows, r)
 	}

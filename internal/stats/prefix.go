@@ -12,6 +12,10 @@ import (
 // before its trend is judged).
 const PrefixMinSample = SaturationMinSample
 
+// PrefixTailMinSample is the fewest ok TTFTs each side needs before the p95
+// speedup is judged: below 20 a p95 is a sample's maximum, one hiccup.
+const PrefixTailMinSample = 20
+
 // PrefixSpeedup is the prefix-cache figures of one shared-prefix class
 // against its cold twin (docs/figures.md#prefix-cache-speedup): TTFT from
 // the planned send time of ok records, each class's own, and the speedup,
@@ -24,6 +28,7 @@ type PrefixSpeedup struct {
 	CachedTTFT Percentiles `json:"-"`
 	ColdTTFT   Percentiles `json:"-"`
 	Judged     bool        `json:"judged"`
+	JudgedP95  bool        `json:"judged_p95"` // both sides have PrefixTailMinSample TTFTs
 	SpeedupP50 float64     `json:"speedup_p50,omitempty"`
 	SpeedupP95 float64     `json:"speedup_p95,omitempty"`
 	// Cached and Cold are the cached-token counts each side's server
@@ -120,6 +125,9 @@ func Speedup(class, cold string, cached, coldTTFT Percentiles, cachedTokens, col
 	s.Judged = cached.Count >= PrefixMinSample && coldTTFT.Count >= PrefixMinSample && cached.P50 > 0 && cached.P95 > 0
 	if s.Judged {
 		s.SpeedupP50 = float64(coldTTFT.P50) / float64(cached.P50)
+	}
+	s.JudgedP95 = s.Judged && cached.Count >= PrefixTailMinSample && coldTTFT.Count >= PrefixTailMinSample
+	if s.JudgedP95 {
 		s.SpeedupP95 = float64(coldTTFT.P95) / float64(cached.P95)
 	}
 	return s

@@ -49,11 +49,14 @@ func TestPrefixSpeedup(t *testing.T) {
 			false, 0, 0, 0.9, 0},
 		{"too few cold", append(many("chat", 20, 100*ms, 1000, 900), many("chat-cold", PrefixMinSample-1, 300*ms, 1000, 0)...),
 			false, 0, 0, 0.9, 0},
+		// p50 judged, p95 not: below PrefixTailMinSample a p95 is a maximum.
 		{"the minimum, not reported", append(many("chat", PrefixMinSample, 100*ms, 1000, -1), many("chat-cold", PrefixMinSample, 100*ms, 0, -1)...),
-			true, 1, 1, -1, -1},
+			true, 1, 0, -1, -1},
+		{"p95 one short of its minimum", append(many("chat", PrefixTailMinSample-1, 100*ms, 1000, 900), many("chat-cold", 20, 300*ms, 1000, 0)...),
+			true, 309.0 / 109, 0, 0.9, 0},
 		{"failures and other classes ignored", append(append(many("chat", 10, 100*ms, 1000, 500), many("chat-cold", 10, 200*ms, 1000, 0)...),
 			failRec(0, ms, 5*time.Second, ledger.Timeout, ledger.ReasonTotal), prefixRec("other", time.Hour, 1000, 1000)),
-			true, 204.0 / 104, 209.0 / 109, 0.5, 0},
+			true, 204.0 / 104, 0, 0.5, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
