@@ -15,11 +15,14 @@ func TestUnsetPhasesFitTheTotal(t *testing.T) {
 		name, timeouts string
 		want           Timeouts
 		err            string
+		notErr         string // a second error the first one already explains
 	}{
-		{"total alone", "{total: 10s}", Timeouts{Connect: s("5s"), Headers: s("10s"), FirstContent: s("10s"), Idle: s("10s"), Total: s("10s")}, ""},
-		{"total and first content", "{total: 10s, first_content: 3s}", Timeouts{Connect: s("5s"), Headers: s("3s"), FirstContent: s("3s"), Idle: s("10s"), Total: s("10s")}, ""},
-		{"no total: defaults", "{idle: 20s}", Timeouts{Connect: s("5s"), Headers: s("30s"), FirstContent: s("1m"), Idle: s("20s"), Total: s("5m")}, ""},
-		{"a written phase over the total", "{total: 10s, headers: 20s}", Timeouts{}, "targets[0].timeouts.headers: 20s is longer than timeouts.total 10s"},
+		{"total alone", "{total: 10s}", Timeouts{Connect: s("5s"), Headers: s("10s"), FirstContent: s("10s"), Idle: s("10s"), Total: s("10s")}, "", ""},
+		{"total and first content", "{total: 10s, first_content: 3s}", Timeouts{Connect: s("5s"), Headers: s("3s"), FirstContent: s("3s"), Idle: s("10s"), Total: s("10s")}, "", ""},
+		{"no total: defaults", "{idle: 20s}", Timeouts{Connect: s("5s"), Headers: s("30s"), FirstContent: s("1m"), Idle: s("20s"), Total: s("5m")}, "", ""},
+		{"a written phase over the total", "{total: 10s, headers: 20s}", Timeouts{}, "targets[0].timeouts.headers: 20s is longer than timeouts.total 10s", "first_content"},
+		{"a written first content under a written headers over the total", "{total: 10s, headers: 20s, first_content: 5s}", Timeouts{},
+			"targets[0].timeouts.first_content: 5s is shorter than timeouts.headers 20s", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -27,6 +30,9 @@ func TestUnsetPhasesFitTheTotal(t *testing.T) {
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("want %q, got %v", tc.err, err)
+				}
+				if tc.notErr != "" && strings.Contains(err.Error(), tc.notErr) {
+					t.Errorf("want no %s error beside %q, got %v", tc.notErr, tc.err, err)
 				}
 				return
 			}

@@ -191,7 +191,11 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 			}
 		}
 	}
-	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers {
+	// A headers timeout written over the total is refused above; a
+	// first_content at (or over) the total, unset and cut to it or written
+	// so, is then no second error: any headers within the total is within it.
+	headersOverTotal := to.Total > 0 && to.Headers > to.Total && to.FirstContent >= to.Total
+	if to.Headers > 0 && to.FirstContent > 0 && to.FirstContent < to.Headers && !headersOverTotal {
 		el.add(p+".timeouts.first_content", "%s is shorter than timeouts.headers %s", to.FirstContent, to.Headers)
 	}
 	if t.IdleConnTimeout < Duration(100*time.Millisecond) || t.IdleConnTimeout > Duration(time.Hour) {
