@@ -27,8 +27,9 @@ func benchClasses(b *testing.B) map[string]Class {
 }
 
 // BenchmarkMixNext is the cost of one request's draw and prompt: alone
-// (single), and with every P calling the same class's mix at once
-// (parallel), as the streams of a probe do.
+// (single); with every P calling the same class's mix at once (parallel);
+// and with 64 goroutines a P calling it (crowd), as the many streams of a
+// probe do, more than there are Ps.
 func BenchmarkMixNext(b *testing.B) {
 	for _, name := range []string{"default", "prefix", "cold-twin"} {
 		c := benchClasses(b)[name]
@@ -42,17 +43,23 @@ func BenchmarkMixNext(b *testing.B) {
 				_ = m.Next()
 			}
 		})
-		b.Run(name+"/parallel", func(b *testing.B) {
-			m, err := NewMix(1, []Class{c})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					_ = m.Next()
+		for _, v := range []struct {
+			name string
+			per  int // goroutines a P
+		}{{"parallel", 1}, {"crowd", 64}} {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
+				m, err := NewMix(1, []Class{c})
+				if err != nil {
+					b.Fatal(err)
 				}
+				b.ReportAllocs()
+				b.SetParallelism(v.per)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						_ = m.Next()
+					}
+				})
 			})
-		})
+		}
 	}
 }
