@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
@@ -224,18 +225,19 @@ func (g *PrefixGen) suffix(r *rand.Rand, n uint64, tokens int) string {
 func markedText(r *rand.Rand, mark byte, n, key uint64, tokens int) string {
 	const hex = "0123456789abcdef"
 	chars := tokens * CharsPerToken
-	b := make([]byte, 0, chars+16)
-	b = append(b, mark)
+	var b strings.Builder
+	b.Grow(chars + 32) // the words overshoot by at most 12 bytes: no second allocation
+	b.WriteByte(mark)
 	for i := range 8 {
-		b = append(b, hex[(n>>(4*i)^key>>(4*i))&0xf])
+		b.WriteByte(hex[(n>>(4*i)^key>>(4*i))&0xf])
 	}
 	if mark != '#' {
-		b = append(b, '.')
+		b.WriteByte('.')
 		for i := 8; i < 16; i++ {
-			b = append(b, hex[key>>(4*i)&0xf])
+			b.WriteByte(hex[key>>(4*i)&0xf])
 		}
 	}
-	b = append(b, ' ')
-	b = append(b, SyntheticText(r, (chars-len(b))/CharsPerToken+1)...)
-	return string(b[:chars])
+	b.WriteByte(' ')
+	writeWords(&b, r, ((chars-b.Len())/CharsPerToken+1)*CharsPerToken)
+	return b.String()[:chars]
 }
