@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -32,6 +32,7 @@ type Class struct {
 
 // Request is what the Mix chose for one arrival.
 type Request struct {
+	Seq         uint64 // the request's number in its mix, from 1
 	Class       string
 	Gates       stats.Gates
 	Params      protocol.Params // Model is left for the caller to set
@@ -39,18 +40,21 @@ type Request struct {
 	CacheBusted bool
 }
 
-// Mix picks a class per arrival by weight and builds its request. The
-// sequence of choices, lengths and prompt text is a pure function of the
-// seed; cache-bust prefixes also carry a per-Mix run nonce (random unless
-// set with WithRunNonce) so that two runs with the same seed do not share a
-// prefix. Safe for concurrent use (calls are serialised).
+// Mix picks a class per arrival by weight and builds its request. Request
+// n (the n-th call of Next, from 1) is a pure function of the seed and n:
+// its class, lengths, cache busting and prompt text are drawn from a random
+// stream of its own, derived from the two, so a seeded run sends the same
+// request n whatever order concurrent callers take their numbers in.
+// Cache-bust prefixes also carry a per-Mix run nonce (random unless set
+// with WithRunNonce) so that two runs with the same seed do not share a
+// prefix. Safe for concurrent use: callers share only the request counter
+// (an atomic), and each builds its prompt on its own.
 type Mix struct {
-	mu      sync.Mutex
-	rng     *rand.Rand
+	seed    uint64
 	classes []Class
 	cum     []float64 // cumulative normalised weights
 	nonce   uint64
-	n       uint64
+	n       atomic.Uint64 // requests numbered so far
 }
 
 // Option configures a Mix.
@@ -65,7 +69,7 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 	if len(classes) == 0 {
 		return nil, errors.New("workload: at least one class is required")
 	}
-	m := &Mix{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), classes: append([]Class(nil), classes...)}
+	m := &Mix{seed: seed ^ 0x9e3779b97f4a7c15, classes: append([]Class(nil), classes...)}
 	seen := map[string]bool{}
 	total := 0.0
 	for i, c := range classes {
@@ -103,31 +107,69 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 	return m, nil
 }
 
-// Next picks the class of the next arrival and builds its request.
-func (m *Mix) Next() Request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.n++
-	u := m.rng.Float64()
+// Next numbers the next arrival and builds its request.
+func (m *Mix) Next() Request { return m.at(m.reserve()) }
+
+// reserve numbers the next arrival (from 1).
+func (m *Mix) reserve() uint64 { return m.n.Add(1) }
+
+// at builds request n. Its random stream draws, in this order, the class,
+// the input length, the output length and whether it is cache busted, then
+// the prompt text: the lengths do not depend on what the prompt source
+// draws (a cold twin's mix, seeded as its class's, draws the class's
+// lengths request by request). A source numbered by request (a
+// shared-prefix class or its cold twin) builds request n-1 of its own.
+func (m *Mix) at(n uint64) Request {
+	r := requestRand(m.seed, n)
+	u := r.Float64()
 	i := 0
 	for i < len(m.cum)-1 && u >= m.cum[i] {
 		i++
 	}
 	c := &m.classes[i]
-	req := Request{Class: c.Name, Gates: c.Gates}
+	req := Request{Seq: n, Class: c.Name, Gates: c.Gates}
 	if c.Prompt.NeedsInputLength() {
-		req.InputTokens = c.InputLen.Sample(m.rng)
+		req.InputTokens = c.InputLen.Sample(r)
 	}
-	msgs := c.Prompt.Messages(m.rng, req.InputTokens)
 	if c.OutputLen != nil {
-		req.Params.MaxTokens = c.OutputLen.Sample(m.rng)
+		req.Params.MaxTokens = c.OutputLen.Sample(r)
 	}
-	if c.CacheBustFraction > 0 && m.rng.Float64() < c.CacheBustFraction && len(msgs) > 0 {
+	bust := c.CacheBustFraction > 0 && r.Float64() < c.CacheBustFraction
+	var msgs []protocol.Message
+	if ns, ok := c.Prompt.(numberedSource); ok {
+		msgs = ns.messagesAt(n-1, req.InputTokens)
+	} else {
+		msgs = c.Prompt.Messages(r, req.InputTokens)
+	}
+	if bust && len(msgs) > 0 {
 		req.CacheBusted = true
-		msgs[0].Content = fmt.Sprintf("[%016x-%d] ", m.nonce, m.n) + msgs[0].Content
+		msgs[0].Content = fmt.Sprintf("[%016x-%d] ", m.nonce, n) + msgs[0].Content
 	}
 	req.Params.Messages = msgs
 	return req
+}
+
+// numberedSource is a prompt source whose i-th request (from 0) is a pure
+// function of i and its own seed, drawn from no one else's random stream.
+type numberedSource interface {
+	messagesAt(i uint64, inputTokens int) []protocol.Message
+}
+
+// requestRand is request n's random stream under key: the two mixed
+// (splitmix64's finaliser) into a PCG's state, so that neighbouring
+// request numbers give unrelated streams.
+func requestRand(key, n uint64) *rand.Rand {
+	a := mix64(key ^ mix64(n))
+	return rand.New(rand.NewPCG(a, mix64(a)))
+}
+
+// mix64 is splitmix64's step: a bijection of 64 bits whose outputs for
+// neighbouring inputs look unrelated.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // RunNonce draws a run's nonce: random per run, so that two runs with the

@@ -200,16 +200,6 @@ func TestMixConcurrentAndGates(t *testing.T) {
 	wg.Wait()
 }
 
-func BenchmarkMixNext(b *testing.B) {
-	m, err := NewMix(1, twoClasses(0.5))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		_ = m.Next()
-	}
-}
-
 func TestPromptTextNeverPrinted(t *testing.T) {
 	const secret = "TOP-SECRET-PROMPT"
 	pf, err := ParsePromptFile(strings.NewReader(secret+"\n"), "p.txt")

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
+	"strings"
+	"sync/atomic"
 
 	"github.com/llmprobe/llmprobe/internal/protocol"
 )
@@ -106,21 +107,22 @@ type PrefixPrompt struct {
 // Cold reports whether the prompt is a cold twin.
 func (p PrefixPrompt) Cold() bool { return p.Group < 0 }
 
-// PrefixGen generates shared-prefix prompts and their cold twins. Its
-// output is a pure function of the seed, the run nonce and the sequence of
-// calls. Safe for concurrent use (calls are serialised).
+// PrefixGen generates shared-prefix prompts and their cold twins. Request
+// i (its i-th call, from 0, shared and cold counted together) is a pure
+// function of the seed, the run nonce and i: its group (by Choice) and text
+// are drawn from a random stream of its own, derived from the seed and the
+// request's number. Safe for concurrent use: callers share only the call
+// counters (atomics), and each builds its prompt on its own.
 type PrefixGen struct {
 	spec     PrefixSpec
-	seed     uint64
+	stream   uint64 // keys each request's random stream (requestRand)
 	nonce    uint64
 	prefixes []string // the group prefixes, from the seed alone
+	lane     uint64   // request i's number is lane + i × stride
+	stride   uint64   // 1, or the lanes of Twin
 
-	mu     sync.Mutex
-	rng    *rand.Rand
-	zipf   *rand.Zipf
-	n      uint64 // the next request's number (requests generated, shared and cold, × stride + lane)
-	stride uint64 // 1, or the lanes of Twin
-	rr     int    // the next round-robin group
+	calls  atomic.Uint64 // Shared and Cold calls so far
+	shared atomic.Uint64 // Shared calls so far: the round-robin position
 }
 
 // NewPrefixGen validates spec and builds the group prefixes from seed.
@@ -130,17 +132,13 @@ func NewPrefixGen(spec PrefixSpec, seed, runNonce uint64) (*PrefixGen, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("workload: shared prefix: %w", err)
 	}
-	g := &PrefixGen{spec: spec, seed: seed, nonce: runNonce, stride: 1,
-		rng: rand.New(rand.NewPCG(seed, seed^0x243f6a8885a308d3))}
+	g := &PrefixGen{spec: spec, stream: seed ^ 0x243f6a8885a308d3, nonce: runNonce, stride: 1}
 	for k := range spec.Groups {
 		r := rand.New(rand.NewPCG(seed, uint64(k)^0xb7e151628aed2a6b))
 		g.prefixes = append(g.prefixes, markedText(r, '^', uint64(k), seed, spec.PrefixTokens))
 	}
-	if spec.Choice == GroupZipf {
-		g.zipf = rand.NewZipf(g.rng, spec.ZipfS, 1, uint64(spec.Groups-1))
-		if g.zipf == nil {
-			return nil, errors.New("workload: shared prefix: zipf parameters refused")
-		}
+	if spec.Choice == GroupZipf && rand.NewZipf(rand.New(rand.NewPCG(seed, 0)), spec.ZipfS, 1, uint64(spec.Groups-1)) == nil {
+		return nil, errors.New("workload: shared prefix: zipf parameters refused")
 	}
 	return g, nil
 }
@@ -155,22 +153,7 @@ func (g *PrefixGen) Shared() PrefixPrompt { return g.SharedN(g.spec.SuffixTokens
 // SharedN is Shared with a suffix of suffixTokens (at least
 // MinPrefixPartTokens, the room for its marker).
 func (g *PrefixGen) SharedN(suffixTokens int) PrefixPrompt {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var k int
-	switch g.spec.Choice {
-	case GroupRoundRobin:
-		k = g.rr
-		g.rr = (g.rr + 1) % g.spec.Groups
-	case GroupUniform:
-		k = g.rng.IntN(g.spec.Groups)
-	case GroupZipf:
-		k = int(g.zipf.Uint64())
-	}
-	return PrefixPrompt{Group: k, Messages: []protocol.Message{
-		{Role: "system", Content: g.prefixes[k]},
-		{Role: "user", Content: g.suffixLocked(suffixTokens)},
-	}}
+	return g.sharedAt(g.shared.Add(1)-1, g.calls.Add(1)-1, suffixTokens)
 }
 
 // Cold returns the next cold twin: a prefix and a suffix of the shared
@@ -180,18 +163,43 @@ func (g *PrefixGen) Cold() PrefixPrompt { return g.ColdN(g.spec.SuffixTokens) }
 // ColdN is Cold with a suffix of suffixTokens (at least
 // MinPrefixPartTokens).
 func (g *PrefixGen) ColdN(suffixTokens int) PrefixPrompt {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	prefix := markedText(g.rng, '~', g.n, g.nonce, g.spec.PrefixTokens)
+	return g.coldAt(g.calls.Add(1)-1, suffixTokens)
+}
+
+// sharedAt builds shared request i, the rr-th shared one (round robin's
+// position).
+func (g *PrefixGen) sharedAt(rr, i uint64, suffixTokens int) PrefixPrompt {
+	n := g.lane + i*g.stride
+	r := requestRand(g.stream, n)
+	var k int
+	switch g.spec.Choice {
+	case GroupRoundRobin:
+		k = int(rr % uint64(g.spec.Groups))
+	case GroupUniform:
+		k = r.IntN(g.spec.Groups)
+	case GroupZipf:
+		k = int(rand.NewZipf(r, g.spec.ZipfS, 1, uint64(g.spec.Groups-1)).Uint64())
+	}
+	return PrefixPrompt{Group: k, Messages: []protocol.Message{
+		{Role: "system", Content: g.prefixes[k]},
+		{Role: "user", Content: g.suffix(r, n, suffixTokens)},
+	}}
+}
+
+// coldAt builds request i, a cold twin.
+func (g *PrefixGen) coldAt(i uint64, suffixTokens int) PrefixPrompt {
+	n := g.lane + i*g.stride
+	r := requestRand(g.stream, n)
+	prefix := markedText(r, '~', n, g.nonce, g.spec.PrefixTokens)
 	return PrefixPrompt{Group: -1, Messages: []protocol.Message{
 		{Role: "system", Content: prefix},
-		{Role: "user", Content: g.suffixLocked(suffixTokens)},
+		{Role: "user", Content: g.suffix(r, n, suffixTokens)},
 	}}
 }
 
 // Twin returns a generator of the same spec, group prefixes (shared, not
-// copied) and run nonce, with a random stream of its own drawn from seed
-// and request numbers of its own: lane, lane+lanes, lane+2·lanes, …. A
+// copied) and run nonce, with random streams of its own keyed by seed and
+// request numbers of its own: lane, lane+lanes, lane+2·lanes, …. A
 // class's cold twins are drawn from a Twin, so that neither sequence
 // depends on how the two classes' requests interleave; giving each
 // shared-prefix class of a target its own lane of as many as there are
@@ -201,19 +209,13 @@ func (g *PrefixGen) ColdN(suffixTokens int) PrefixPrompt {
 func (g *PrefixGen) Twin(seed uint64, lane, lanes int) *PrefixGen {
 	lanes = max(lanes, 1)
 	lane = ((lane % lanes) + lanes) % lanes
-	t := &PrefixGen{spec: g.spec, seed: g.seed, nonce: g.nonce, prefixes: g.prefixes,
-		n: uint64(lane), stride: uint64(lanes), rng: rand.New(rand.NewPCG(seed, seed^0x452821e638d01377))}
-	if g.spec.Choice == GroupZipf {
-		t.zipf = rand.NewZipf(t.rng, g.spec.ZipfS, 1, uint64(g.spec.Groups-1))
-	}
-	return t
+	return &PrefixGen{spec: g.spec, stream: seed ^ 0x452821e638d01377, nonce: g.nonce, prefixes: g.prefixes,
+		lane: uint64(lane), stride: uint64(lanes)}
 }
 
-// suffixLocked is the next request's suffix; it counts the request.
-func (g *PrefixGen) suffixLocked(tokens int) string {
-	s := markedText(g.rng, '#', g.n, g.nonce, max(tokens, MinPrefixPartTokens))
-	g.n += g.stride
-	return s
+// suffix is request n's suffix.
+func (g *PrefixGen) suffix(r *rand.Rand, n uint64, tokens int) string {
+	return markedText(r, '#', n, g.nonce, max(tokens, MinPrefixPartTokens))
 }
 
 // markedText is exactly tokens × CharsPerToken characters: mark, the eight
@@ -223,18 +225,19 @@ func (g *PrefixGen) suffixLocked(tokens int) string {
 func markedText(r *rand.Rand, mark byte, n, key uint64, tokens int) string {
 	const hex = "0123456789abcdef"
 	chars := tokens * CharsPerToken
-	b := make([]byte, 0, chars+16)
-	b = append(b, mark)
+	var b strings.Builder
+	b.Grow(chars + 32) // the words overshoot by at most 12 bytes: no second allocation
+	b.WriteByte(mark)
 	for i := range 8 {
-		b = append(b, hex[(n>>(4*i)^key>>(4*i))&0xf])
+		b.WriteByte(hex[(n>>(4*i)^key>>(4*i))&0xf])
 	}
 	if mark != '#' {
-		b = append(b, '.')
+		b.WriteByte('.')
 		for i := 8; i < 16; i++ {
-			b = append(b, hex[key>>(4*i)&0xf])
+			b.WriteByte(hex[key>>(4*i)&0xf])
 		}
 	}
-	b = append(b, ' ')
-	b = append(b, SyntheticText(r, (chars-len(b))/CharsPerToken+1)...)
-	return string(b[:chars])
+	b.WriteByte(' ')
+	writeWords(&b, r, ((chars-b.Len())/CharsPerToken+1)*CharsPerToken)
+	return b.String()[:chars]
 }

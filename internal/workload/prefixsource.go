@@ -43,12 +43,27 @@ func (s PrefixSource) Kind() string {
 func (PrefixSource) NeedsInputLength() bool { return true }
 
 // Messages implements PromptSource: a system message (the prefix) and a
-// user message (a suffix of inputTokens, at least MinPrefixPartTokens).
+// user message (a suffix of inputTokens, at least MinPrefixPartTokens),
+// the generator's next request. A Mix does not call it: it asks for its
+// request's number (messagesAt).
 func (s PrefixSource) Messages(_ *rand.Rand, inputTokens int) []protocol.Message {
 	if s.cold {
 		return s.gen.ColdN(inputTokens).Messages
 	}
 	return s.gen.SharedN(inputTokens).Messages
+}
+
+// messagesAt is the mix's numbered path: request i of the class (from 0)
+// is the generator's request i, a pure function of its seed and i, so a
+// seeded run sends the same prompt as request i whatever order concurrent
+// callers take their numbers in. The mix a source belongs to is its only
+// caller: two mixes (or a mix and direct Messages calls) would number the
+// same requests twice.
+func (s PrefixSource) messagesAt(i uint64, inputTokens int) []protocol.Message {
+	if s.cold {
+		return s.gen.coldAt(i, inputTokens).Messages
+	}
+	return s.gen.sharedAt(i, i, inputTokens).Messages
 }
 
 // Spec is the generator's spec.

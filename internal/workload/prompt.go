@@ -52,8 +52,16 @@ func SyntheticText(r *rand.Rand, tokens int) string {
 	target := max(tokens, 1) * CharsPerToken
 	var b strings.Builder
 	b.Grow(target + 16)
-	n := 0
-	for b.Len() < target || n == 0 {
+	writeWords(&b, r, target)
+	return b.String()
+}
+
+// writeWords writes at least target characters of words to b (at least
+// one word), a sentence break every 12 words: at most a word and a break
+// (12 bytes) more than target.
+func writeWords(b *strings.Builder, r *rand.Rand, target int) {
+	start := b.Len()
+	for n := 0; b.Len()-start < target || n == 0; n++ {
 		if n > 0 {
 			if n%12 == 0 {
 				b.WriteString(". ")
@@ -62,9 +70,7 @@ func SyntheticText(r *rand.Rand, tokens int) string {
 			}
 		}
 		b.WriteString(words[r.IntN(len(words))])
-		n++
 	}
-	return b.String()
 }
 
 // PromptFile holds prompts read from a text file.

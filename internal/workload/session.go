@@ -30,7 +30,10 @@ const MaxHistoryBytes = 1 << 20
 // Conversations holds the live sessions of one class: their history, a
 // random stream of their own (a session's later turns are a pure function
 // of the seed and the order in which sessions began), and the length of
-// the last reply. State is dropped with End. Safe for concurrent use.
+// the last reply. State is dropped with End. Safe for concurrent use: the
+// sessions share a lock only to find their state, begin (numbering the
+// session and its first request in the class's mix) and end; each turn's
+// text is built under its session's own lock.
 type Conversations struct {
 	mix   *Mix
 	class Class
@@ -43,6 +46,7 @@ type Conversations struct {
 }
 
 type conversation struct {
+	mu    sync.Mutex // held while a turn is built or a reply noted
 	rng   *rand.Rand
 	msgs  []protocol.Message // what the last turn sent
 	bytes int
@@ -74,23 +78,50 @@ func (cs *Conversations) Live() int {
 // last built (a retry), it returns the same request. Model is left for the
 // caller to set.
 func (cs *Conversations) Turn(session uint64, turn int) protocol.Params {
+	if cv := cs.find(session); cv != nil {
+		cv.mu.Lock()
+		if cv.turn == turn {
+			defer cv.mu.Unlock()
+			return cv.last
+		}
+		if turn > 1 {
+			defer cv.mu.Unlock()
+			return cs.later(cv, turn)
+		}
+		cv.mu.Unlock()
+	}
+	return cs.begin(session)
+}
+
+// find is session's state, or nil.
+func (cs *Conversations) find(session uint64) *conversation {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	cv := cs.live[session]
-	if cv != nil && cv.turn == turn {
-		return cv.last
+	return cs.live[session]
+}
+
+// begin starts session over: its first turn is the class's next request
+// from the mix, numbered (with the session) under the lock, built after.
+func (cs *Conversations) begin(session uint64) protocol.Params {
+	cs.mu.Lock()
+	cs.begun++
+	cv := &conversation{rng: rand.New(rand.NewPCG(cs.seed, cs.begun^0x73657373696f6e)), turn: 1}
+	n := cs.mix.reserve()
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cs.live[session] = cv
+	cs.mu.Unlock()
+	first := cs.mix.at(n).Params
+	cv.last = first
+	cv.msgs = append(cv.msgs, first.Messages...)
+	for _, m := range cv.msgs {
+		cv.bytes += len(m.Content)
 	}
-	if cv == nil || turn <= 1 {
-		first := cs.mix.Next().Params
-		cs.begun++
-		cv = &conversation{rng: rand.New(rand.NewPCG(cs.seed, cs.begun^0x73657373696f6e)), turn: 1, last: first}
-		cv.msgs = append(cv.msgs, first.Messages...)
-		for _, m := range cv.msgs {
-			cv.bytes += len(m.Content)
-		}
-		cs.live[session] = cv
-		return first
-	}
+	return first
+}
+
+// later builds turn turn (≥ 2) of cv, whose lock the caller holds.
+func (cs *Conversations) later(cv *conversation, turn int) protocol.Params {
 	full := cv.bytes >= cs.max
 	reply, user := cv.reply, cs.class.InputLen.Sample(cv.rng)
 	if full {
@@ -112,9 +143,9 @@ func (cs *Conversations) Turn(session uint64, turn int) protocol.Params {
 // tokens (the server's completion tokens, else its content events; 0 when
 // unknown: the next turn's made-up reply is then one word).
 func (cs *Conversations) Replied(session uint64, tokens int) {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	if cv := cs.live[session]; cv != nil {
+	if cv := cs.find(session); cv != nil {
+		cv.mu.Lock()
+		defer cv.mu.Unlock()
 		cv.reply = min(max(tokens, 0), cs.max/CharsPerToken)
 	}
 }

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -90,5 +92,51 @@ func TestConversationsBounded(t *testing.T) {
 	}
 	if !strings.Contains(p.Messages[0].Content, " ") {
 		t.Error("first message lost")
+	}
+}
+
+// Sessions run at once (under -race: each builds its turns under its own
+// lock) make the same set of conversations as sessions run in turn: a
+// session's first request and its later turns' stream are numbered
+// together when it begins, so which session gets which conversation may
+// change with the order they begin in, never the conversations.
+func TestConversationsConcurrent(t *testing.T) {
+	const sessions, turns = 64, 3
+	transcript := func(cs *Conversations, session uint64) string {
+		var b strings.Builder
+		for turn := 1; turn <= turns; turn++ {
+			p := cs.Turn(session, turn)
+			if again := cs.Turn(session, turn); !reflect.DeepEqual(again, p) {
+				t.Errorf("session %d turn %d: a retry got another request", session, turn)
+			}
+			cs.Replied(session, 5)
+			if turn == turns {
+				for _, m := range p.Messages {
+					b.WriteString(m.Role + ":" + m.Content + "\n")
+				}
+			}
+		}
+		cs.End(session)
+		return b.String()
+	}
+	cs := newConvs(t, 9)
+	var inTurn []string
+	for s := range uint64(sessions) {
+		inTurn = append(inTurn, transcript(cs, s))
+	}
+	cs = newConvs(t, 9)
+	concurrent := make([]string, sessions)
+	var wg sync.WaitGroup
+	for s := range uint64(sessions) {
+		wg.Go(func() { concurrent[s] = transcript(cs, 1000+s) })
+	}
+	wg.Wait()
+	if cs.Live() != 0 {
+		t.Errorf("%d sessions still hold state after End", cs.Live())
+	}
+	slices.Sort(inTurn)
+	slices.Sort(concurrent)
+	if !reflect.DeepEqual(inTurn, concurrent) {
+		t.Error("sessions run at once made other conversations than sessions run in turn")
 	}
 }
