@@ -74,7 +74,7 @@ type Target struct {
 // Client performs streaming requests and times them. It is safe for
 // concurrent use; one Client serves many concurrent streams.
 type Client struct {
-	rt        *http.Transport
+	rt        *router
 	timeouts  Timeouts
 	maxEvent  int
 	headers   http.Header
@@ -96,7 +96,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("protocol client: %w", err)
 	}
-	rt, warnings, err := newTransport(opts)
+	rt, warnings, err := newRouter(opts)
 	if err != nil {
 		return nil, fmt.Errorf("protocol client: %w", err)
 	}

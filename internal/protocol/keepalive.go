@@ -136,6 +136,9 @@ func (c *idleConn) expireAfter(use uint64, d time.Duration) {
 	})
 }
 
+// NetConn returns the connection under c (for h1.PeekClosed).
+func (c *idleConn) NetConn() net.Conn { return c.Conn }
+
 // Close stops the idle timer and closes the connection.
 func (c *idleConn) Close() error {
 	c.mu.Lock()

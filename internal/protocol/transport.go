@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/protocol/h1"
 )
 
 // TLSOptions configure TLS to targets.
@@ -30,9 +33,66 @@ const (
 	MaxResponseHeaderBytes = 256 << 10
 	dialKeepAlive          = 30 * time.Second
 	readBufferSize         = 1024
+	writeBufferSize        = 1024
 )
 
-// newTransport builds the HTTP transport: a dialer bounded by the connect
+// router sends each request through one of two transports: plain-HTTP
+// requests that no proxy takes through the streaming HTTP/1.1 transport
+// (h1: written and read on the request's goroutine, no goroutine of its
+// own per connection, so a stream in flight costs a third less memory),
+// everything else (TLS, HTTP/2, proxies) through Go's. Both dial through
+// the same dialer and bound idle connections by the same rules.
+type router struct {
+	h1    *h1.Transport
+	std   *http.Transport
+	proxy func(*http.Request) (*url.URL, error) // nil: no proxy
+}
+
+func (r *router) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL != nil && req.URL.Scheme == "http" && r.direct(req) {
+		return r.h1.RoundTrip(req)
+	}
+	return r.std.RoundTrip(req)
+}
+
+// direct reports whether no proxy takes req.
+func (r *router) direct(req *http.Request) bool {
+	if r.proxy == nil {
+		return true
+	}
+	u, err := r.proxy(req)
+	return err == nil && u == nil
+}
+
+// CloseIdleConnections closes both transports' idle connections.
+func (r *router) CloseIdleConnections() {
+	r.h1.CloseIdleConnections()
+	r.std.CloseIdleConnections()
+}
+
+// newRouter builds both transports from o.
+func newRouter(o ClientOptions) (*router, []string, error) {
+	std, warnings, err := newTransport(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	idle := o.IdleConnTimeout
+	if idle == 0 {
+		idle = DefaultIdleConnTimeout
+	}
+	dialer := &net.Dialer{Timeout: o.Timeouts.Connect, KeepAlive: dialKeepAlive}
+	r := &router{std: std, proxy: std.Proxy, h1: h1.New(h1.Options{
+		Dial:                   dialIdle(dialer.DialContext),
+		MaxConnsPerHost:        o.MaxConnsPerHost,
+		IdleConnTimeout:        idle,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		ReadBufferSize:         readBufferSize,
+		WriteBufferSize:        writeBufferSize,
+	})}
+	return r, warnings, nil
+}
+
+// newTransport builds Go's HTTP transport: a dialer bounded by the connect
 // timeout, TLS from opts, HTTP/2 negotiated over TLS unless disabled, the
 // proxy from the environment, no response compression, idle pools sized
 // for thousands of concurrent streams, and idle connections kept for less
@@ -68,7 +128,7 @@ func newTransport(o ClientOptions) (*http.Transport, []string, error) {
 		// its requests: 1 KiB holds the headers and body of a typical
 		// request in one write (a larger one takes more), and saves 3 KiB
 		// per connection over the 4 KiB default.
-		WriteBufferSize: 1024,
+		WriteBufferSize: writeBufferSize,
 		// The connection's reader holds a response's headers and its
 		// chunk-size lines, and refills from the socket; the SSE reader
 		// buffers the events. 1 KiB (Go's default is 4 KiB) holds a chunk
