@@ -19,8 +19,9 @@ import (
 // transport's own idle timer, DefaultIdleConnTimeout) bounds every idle
 // connection, and a server's `Keep-Alive: timeout=N` response header bounds
 // that connection's idleness to N minus a margin (keepAliveMargin), closed
-// by the connection's own timer (idleConn): the transport's reader of an
-// idle connection sees the close and drops it from the pool.
+// by the connection's own timer (idleConn). Go's transport has a reader on
+// every idle connection that sees the close and drops it from the pool; the
+// streaming transport (h1) peeks at the socket when it takes one.
 
 // DefaultIdleConnTimeout is how long an idle keep-alive connection is kept
 // when ClientOptions.IdleConnTimeout is 0: below the 5 s that llama.cpp and

@@ -12,7 +12,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
-// Replays. Go's transport sends a request again, on another connection,
+// Replays. Both transports (Go's, and h1 by the same rule) send a request
+// again, on another connection,
 // when a reused keep-alive connection fails before any byte of the
 // response: always when nothing of the request was written, and otherwise
 // when the request is replayable: a rewindable body (GetBody) and, for a
