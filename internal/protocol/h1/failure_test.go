@@ -53,13 +53,7 @@ func post(t *testing.T, tr *h1.Transport, url string, key bool, g *gotConns, get
 	if getBody != nil {
 		req.GetBody = getBody(req.GetBody)
 	}
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	return send(tr, req)
 }
 
 // TestReplay: a request whose reused connection fails before any response

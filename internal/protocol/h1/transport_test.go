@@ -86,6 +86,11 @@ func get(t *testing.T, tr *h1.Transport, url string, g *gotConns) (string, error
 	if err != nil {
 		t.Fatal(err)
 	}
+	return send(tr, req)
+}
+
+// send sends req through tr and reads the whole body.
+func send(tr *h1.Transport, req *http.Request) (string, error) {
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
 		return "", err
