@@ -62,6 +62,14 @@ func BenchmarkProbeMemory(b *testing.B) {
 				b.ReportMetric(float64(rep.Planned), "planned")
 				b.ReportMetric(float64(rep.Completed), "completed")
 				b.ReportMetric(rep.AchievedRPS, "achieved_rps")
+				valid := 0.0
+				if rep.Valid {
+					valid = 1
+				}
+				b.ReportMetric(valid, "generator_valid")
+				if !rep.Valid {
+					b.Logf("generator invalid: %s", strings.Join(rep.InvalidReasons, "; "))
+				}
 			}
 		})
 	}
@@ -72,6 +80,10 @@ type probeReport struct {
 	Planned     int     `json:"planned"`
 	Completed   int     `json:"completed"`
 	AchievedRPS float64 `json:"achieved_rate"`
+	// Valid is the generator's verdict: it kept its schedule (the
+	// figures measure a probe that did its work, not one that fell behind).
+	Valid          bool     `json:"valid"`
+	InvalidReasons []string `json:"invalid_reasons"`
 }
 
 // runProbe runs one `bin probe` and returns its peak resident set in bytes
