@@ -148,11 +148,13 @@ func (c *conn) release() {
 	c.h.signal()
 }
 
-// expire closes the connection if it is still idle.
+// expire closes the connection if it is still idle, and has been for
+// IdleConnTimeout (a firing that waited for the lock while the connection
+// was taken and released again is not its current idleness's).
 func (c *conn) expire() {
 	t := c.t
 	t.mu.Lock()
-	if !c.inIdle {
+	if !c.inIdle || time.Since(c.idleSince) < t.opt.IdleConnTimeout {
 		t.mu.Unlock()
 		return
 	}
