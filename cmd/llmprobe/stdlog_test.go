@@ -71,11 +71,13 @@ func TestStdLogCleansAndRedacts(t *testing.T) {
 // unsolicitedServer answers every request with a complete event stream
 // whose Content-Length stops before what it writes: the bytes after it, an
 // event echoing the request's Authorization header, arrive on the client's
-// idle connection.
-func unsolicitedServer(t *testing.T) string {
+// idle connection. With tls it serves HTTPS (HTTP/1.1), which the client
+// sends through Go's transport; plain HTTP goes through the streaming
+// transport (internal/protocol/h1), which logs nothing of the kind.
+func unsolicitedServer(t *testing.T, tls bool) string {
 	t.Helper()
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			http.Error(w, "no hijack", http.StatusInternalServerError)
@@ -91,6 +93,11 @@ func unsolicitedServer(t *testing.T) string {
 		_ = bw.Flush()
 		time.Sleep(200 * time.Millisecond) // the client sees the extra bytes on its idle connection
 	}))
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"
 }
@@ -146,23 +153,44 @@ func checkUnsolicited(t *testing.T, key, stdout, stderr string) {
 // than what it writes) echoing the API key makes net/http log them
 // ("Unsolicited response received on idle HTTP channel starting with …")
 // through the standard logger. In a real llmprobe process, `probe` or
-// `run`, that line reaches stderr cleaned, the key replaced.
+// `run`, that line reaches stderr cleaned, the key replaced. The target
+// serves HTTPS, which goes through Go's transport; over plain HTTP the
+// streaming transport drops such a connection without logging its bytes,
+// and the key is nowhere either.
 func TestUnsolicitedResponseNeverLeaksTheKey(t *testing.T) {
 	t.Parallel()
 	const key = "sk-live-UNSOLICITED-0123456789abcdef"
-	url := unsolicitedServer(t)
 	env := []string{"LLMPROBE_TEST_UNSOLICITED_KEY=" + key}
+	probeArgs := func(url string) []string {
+		return []string{"probe", "--url", url, "--api-key-env", "LLMPROBE_TEST_UNSOLICITED_KEY",
+			"--rate", "10", "--arrival", "constant", "--duration", "1s", "--json"}
+	}
 	t.Run("probe", func(t *testing.T) {
 		t.Parallel()
-		stdout, stderr := runChild(t, []string{"probe", "--url", url, "--api-key-env", "LLMPROBE_TEST_UNSOLICITED_KEY",
-			"--rate", "10", "--arrival", "constant", "--duration", "1s", "--json"}, env, nil)
+		stdout, stderr := runChild(t, append(probeArgs(unsolicitedServer(t, true)), "--tls-insecure-skip-verify"), env, nil)
 		checkUnsolicited(t, key, stdout, stderr)
+	})
+	t.Run("probe over plain HTTP", func(t *testing.T) {
+		t.Parallel()
+		stdout, stderr := runChild(t, probeArgs(unsolicitedServer(t, false)), env, nil)
+		for where, text := range map[string]string{"stdout": stdout, "stderr": stderr} {
+			if strings.Contains(text, key[:sanitize.MinFragment]) {
+				t.Errorf("the API key (or its start) leaked into %s:\n%s", where, text)
+			}
+		}
+		var rep struct {
+			Planned   int `json:"planned"`
+			Completed int `json:"completed"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Planned == 0 {
+			t.Fatalf("probe output (%v):\n%s\n%s", err, stdout, stderr)
+		}
 	})
 	t.Run("run", func(t *testing.T) {
 		t.Parallel()
 		cfg := tempPath(t, "unsolicited.yaml")
-		yaml := "admin: {listen: \"127.0.0.1:0\"}\nledger: {dir: \"\"}\ntargets:\n  - name: t\n    url: " + url +
-			"\n    model: m\n    api_key_env: LLMPROBE_TEST_UNSOLICITED_KEY\n    baseline: {rate: 10, arrival: constant}\n"
+		yaml := "admin: {listen: \"127.0.0.1:0\"}\nledger: {dir: \"\"}\ntargets:\n  - name: t\n    url: " + unsolicitedServer(t, true) +
+			"\n    model: m\n    api_key_env: LLMPROBE_TEST_UNSOLICITED_KEY\n    tls: {insecure_skip_verify: true}\n    baseline: {rate: 10, arrival: constant}\n"
 		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
