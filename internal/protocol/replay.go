@@ -1,13 +1,13 @@
 package protocol
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -38,25 +38,6 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 // maxReplays bounds the replays of one request (each on a connection that
 // failed as a keep-alive race).
 const maxReplays = 3
-
-// newIdempotencyKey is a random UUID-shaped (version 4) value.
-func newIdempotencyKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}
 
 // notReplayed is the round trip's error when the transport would have
 // replayed a request that was replayed maxReplays times already.
@@ -111,7 +92,7 @@ func (u *connUse) allowReplay() error {
 // cannot be rewound is left as it is (never replayed once written).
 func (u *connUse) gate(req *http.Request) {
 	if req.Header.Get(IdempotencyKeyHeader) == "" && req.Header.Get("X-Idempotency-Key") == "" {
-		req.Header.Set(IdempotencyKeyHeader, newIdempotencyKey())
+		req.Header.Set(IdempotencyKeyHeader, uuid.NewString()) // random (version 4)
 	}
 	if get := req.GetBody; get != nil {
 		req.GetBody = func() (io.ReadCloser, error) {
