@@ -20,6 +20,9 @@ import (
 // their 1,008 tokens late, the warm shared requests' sooner, and with the
 // cache off the two are alike (the speedup collapses to about 1).
 func TestPrefixGenAgainstSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: real-time requests with a simulated 100 µs-a-token prefill of 1,008-token prompts, through every API, cache on and off")
+	}
 	const perToken = 100 * time.Microsecond
 	cfg := sim.DefaultConfig()
 	cfg.TTFT = sim.FixedDist(0.001)
