@@ -82,13 +82,26 @@ func openMeta(c OpenConfig, at time.Duration) ledger.Meta {
 // stopped (ctx done or drain). A generator running behind its schedule had
 // not reached them, but they fell due before the stop: they must not vanish
 // from the ledger. Arrivals after alive are not recorded (the stop may have
-// come before them).
+// come before them). On a session stream each is a session's first turn,
+// and its later turns end unsent/shutdown with it (a session always leaves
+// its Turns records).
 func (st *stream) abandonDue(c OpenConfig, start, at, alive time.Duration) {
 	led := st.g.led
 	for at <= alive {
-		rec := led.Plan(withAttempt(openMeta(c, at), st.retry), at)
+		m := withAttempt(openMeta(c, at), st.retry)
+		if c.Session != nil {
+			m.Turn = 1
+		}
+		rec := led.Plan(m, at)
+		id := rec.Session // read before the record ends
 		st.planned(rec)
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
+		if c.Session != nil {
+			st.abortSession(c, id, at, 2, ledger.ReasonShutdown)
+			if c.Session.End != nil {
+				c.Session.End(id)
+			}
+		}
 		off, ok := c.Arrivals.Next()
 		if !ok || (c.Window > 0 && off >= c.Window) {
 			return
