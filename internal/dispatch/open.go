@@ -97,10 +97,7 @@ func (st *stream) abandonDue(c OpenConfig, start, at, alive time.Duration) {
 		st.planned(rec)
 		_ = led.Unsent(rec, ledger.ReasonShutdown)
 		if c.Session != nil {
-			st.abortSession(c, id, at, 2, ledger.ReasonShutdown)
-			if c.Session.End != nil {
-				c.Session.End(id)
-			}
+			st.endUnsent(c, id, at, ledger.ReasonShutdown)
 		}
 		off, ok := c.Arrivals.Next()
 		if !ok || (c.Window > 0 && off >= c.Window) {
@@ -125,7 +122,9 @@ type OpenConfig struct {
 	// finds it full is unsent/client_cap at its planned time. 0 = no cap.
 	MaxInFlight int
 	// Meta describes each arrival (traffic, target, class, step). Mode is
-	// forced to open, User to 0 and Attempt to the retry attempt. Optional.
+	// forced to open, User to 0 and Attempt to the retry attempt. With a
+	// Session, the sessions' goroutines call it too: it must then be safe
+	// for concurrent use. Optional.
 	Meta func(planned time.Duration) ledger.Meta
 	// Admit may refuse an arrival at its planned time (budget, rate cap).
 	// Optional.

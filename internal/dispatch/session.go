@@ -47,9 +47,9 @@ func (s *Session) validate() error {
 	return nil
 }
 
-// startSession plans a session's first turn at ledger offset at and hands
-// the session to a goroutine of its own (counted in g.loops: Drain waits
-// for it).
+// startSession plans a session's first turn at ledger offset at and, when
+// it is sent, hands the session to a goroutine of its own (counted in
+// g.loops: Drain waits for it); when it ended unsent, ends the session.
 func (st *stream) startSession(c OpenConfig, at time.Duration) error {
 	st.started++
 	think, err := schedule.NewThink(c.Session.Think, c.Session.Seed, st.started)
@@ -62,14 +62,22 @@ func (st *stream) startSession(c OpenConfig, at time.Duration) error {
 	if err != nil {
 		return err
 	}
+	if f == nil {
+		// The first turn ended unsent (perhaps a drain, which may already
+		// have waited for g.loops): the rest end now, on this goroutine.
+		st.endUnsent(c, id, at, ledger.ReasonSessionAborted)
+		return nil
+	}
+	// f is registered in g.flights, which Drain waits for before g.loops:
+	// this Add comes before any Drain's wait for it.
 	st.g.loops.Add(1)
 	st.g.sessions.Add(1)
 	go st.session(fctx, f, id, at, c, think)
 	return nil
 }
 
-// session runs a session's turns after its first (f, nil when the first
-// turn ended unsent) and records each turn it does not send.
+// session runs a session's first turn (f) and its later turns, and records
+// each turn it does not send.
 func (st *stream) session(ctx context.Context, f *flight, id uint64, start time.Duration, c OpenConfig, think *schedule.Think) {
 	g := st.g
 	defer g.loops.Done()
@@ -77,10 +85,7 @@ func (st *stream) session(ctx context.Context, f *flight, id uint64, start time.
 	if c.Session.End != nil {
 		defer c.Session.End(id)
 	}
-	ok := false
-	if f != nil {
-		ok = st.chain(ctx, f) == ledger.OK
-	}
+	ok := st.chain(ctx, f) == ledger.OK
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -119,6 +124,16 @@ func (st *stream) abortSession(c OpenConfig, id uint64, start time.Duration, fro
 		rec := led.Plan(withAttempt(m, st.retry), now)
 		st.planned(rec)
 		_ = led.Unsent(rec, reason)
+	}
+}
+
+// endUnsent ends session id whose first turn ended unsent: its later
+// turns are recorded unsent now (reason, or shutdown when the group is
+// stopping) and End is called.
+func (st *stream) endUnsent(c OpenConfig, id uint64, start time.Duration, reason ledger.Reason) {
+	st.abortSession(c, id, start, 2, reason)
+	if c.Session.End != nil {
+		c.Session.End(id)
 	}
 }
 

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,55 +197,74 @@ func TestSessionsAdmitEachTurn(t *testing.T) {
 	}
 }
 
-// A session stream stopped while its generator is behind schedule ends
-// each session that fell due before the stop as a session: its first turn
-// and its later turns unsent/shutdown, End called once, no plain record.
+// A session stream stopped (ctx done, or the group drains) while its
+// generator is behind schedule ends each session that fell due before the
+// stop as a session: its first turn and its later turns unsent/shutdown,
+// End called once, no plain record. A drain leaves no session to be
+// recorded after it returns.
 func TestSessionsStopBehindScheduleLeavesNoHole(t *testing.T) {
 	const turns, stopAt = 3, 3
-	col := &collector{}
-	led := ledger.New(time.Now().Add(-500*time.Millisecond), col) // the whole first 0.5s is due
-	g := NewGroup(led)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	n := 0
-	meta := func(time.Duration) ledger.Meta {
-		if n++; n == stopAt {
-			cancel()
-		}
-		return ledger.Meta{Class: "chat"}
-	}
-	var mu sync.Mutex
-	ended := map[uint64]int{}
-	if err := g.Open(ctx, OpenConfig{
-		Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}),
-		Start:    time.Nanosecond, Window: 2 * time.Second, Exec: okExec, Meta: meta,
-		Session: &Session{Turns: turns, End: func(id uint64) { mu.Lock(); ended[id]++; mu.Unlock() }},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	g.Drain(context.Background(), time.Second)
-	checkLedger(t, led, col)
-	byS := sessionsOf(t, col.all())
-	abandoned := 0
-	for id, ts := range byS {
-		if len(ts) != turns {
-			t.Errorf("session %d: %d turns, want %d", id, len(ts), turns)
-		}
-		if first := ts[1]; first.Outcome == ledger.Unsent {
-			abandoned++
-			for k := 1; k <= turns; k++ {
-				if r := ts[k]; r.Outcome != ledger.Unsent || r.Reason != ledger.ReasonShutdown {
-					t.Errorf("abandoned session %d turn %d: %s/%s, want unsent/shutdown", id, k, r.Outcome, r.Reason)
+	for _, how := range []string{"ctx", "drain"} {
+		t.Run(how, func(t *testing.T) {
+			col := &collector{}
+			led := ledger.New(time.Now().Add(-500*time.Millisecond), col) // the whole first 0.5s is due
+			g := NewGroup(led)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// Sessions think an hour: before the stop only Open calls meta
+			// (the sessions' goroutines do when they end, concurrently).
+			var n atomic.Int32
+			meta := func(time.Duration) ledger.Meta {
+				if n.Add(1) == stopAt {
+					if how == "ctx" {
+						cancel()
+					} else {
+						g.Drain(context.Background(), time.Second)
+					}
+				}
+				return ledger.Meta{Class: "chat"}
+			}
+			var mu sync.Mutex
+			ended := map[uint64]int{}
+			if err := g.Open(ctx, OpenConfig{
+				Arrivals: seq(t, schedule.Spec{Kind: schedule.Constant}, schedule.Step{Rate: 100}),
+				Start:    time.Nanosecond, Window: 2 * time.Second, Exec: okExec, Meta: meta,
+				Session: &Session{Turns: turns, Think: schedule.ThinkSpec{Mean: time.Hour},
+					End: func(id uint64) { mu.Lock(); ended[id]++; mu.Unlock() }},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if how == "drain" {
+				for id, ts := range sessionsOf(t, col.all()) {
+					if len(ts) != turns {
+						t.Errorf("after the drain: session %d has %d turns, want %d", id, len(ts), turns)
+					}
 				}
 			}
-		}
-		mu.Lock()
-		if ended[id] != 1 {
-			t.Errorf("session %d: End called %d times, want 1", id, ended[id])
-		}
-		mu.Unlock()
-	}
-	if abandoned == 0 {
-		t.Error("no session fell due before the stop: the test did not exercise abandonDue")
+			g.Drain(context.Background(), time.Second)
+			checkLedger(t, led, col)
+			abandoned := 0
+			for id, ts := range sessionsOf(t, col.all()) {
+				if len(ts) != turns {
+					t.Errorf("session %d: %d turns, want %d", id, len(ts), turns)
+				}
+				if first := ts[1]; first.Outcome == ledger.Unsent {
+					abandoned++
+					for k := 1; k <= turns; k++ {
+						if r := ts[k]; r.Outcome != ledger.Unsent || r.Reason != ledger.ReasonShutdown {
+							t.Errorf("abandoned session %d turn %d: %s/%s, want unsent/shutdown", id, k, r.Outcome, r.Reason)
+						}
+					}
+				}
+				mu.Lock()
+				if ended[id] != 1 {
+					t.Errorf("session %d: End called %d times, want 1", id, ended[id])
+				}
+				mu.Unlock()
+			}
+			if abandoned == 0 {
+				t.Error("no session fell due before the stop: the test did not exercise abandonDue")
+			}
+		})
 	}
 }
