@@ -32,6 +32,19 @@ func sessionsOf(t *testing.T, recs []ledger.Record) map[uint64]map[int]ledger.Re
 	return out
 }
 
+// endSessions waits for a run's sessions to end (failing the test after
+// 10s), drains the group, checks the ledger and returns sessionsOf its
+// records.
+func endSessions(t *testing.T, g *Group, led *ledger.Ledger, col *collector) map[uint64]map[int]ledger.Record {
+	t.Helper()
+	if !g.AwaitSessions(context.Background(), 10*time.Second) {
+		t.Fatal("sessions did not end within 10s")
+	}
+	g.Drain(context.Background(), time.Second)
+	checkLedger(t, led, col)
+	return sessionsOf(t, col.all())
+}
+
 // Every session leaves one record per turn: turns after one that failed
 // are unsent/session_aborted, never missing; turns are planned one think
 // time after the previous turn ended, and carry their session's start.
@@ -71,12 +84,7 @@ func TestSessionsNoHoles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !g.AwaitSessions(context.Background(), 10*time.Second) {
-				t.Fatal("sessions did not end within 10s")
-			}
-			g.Drain(context.Background(), time.Second)
-			checkLedger(t, led, col)
-			byS := sessionsOf(t, col.all())
+			byS := endSessions(t, g, led, col)
 			if len(byS) != 10 {
 				t.Errorf("%d sessions, want 10 (100/s over 100ms)", len(byS))
 			}
@@ -176,12 +184,7 @@ func TestSessionsAdmitEachTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !g.AwaitSessions(context.Background(), 10*time.Second) {
-		t.Fatal("sessions did not end")
-	}
-	g.Drain(context.Background(), time.Second)
-	checkLedger(t, led, col)
-	byS := sessionsOf(t, col.all())
+	byS := endSessions(t, g, led, col)
 	mu.Lock()
 	defer mu.Unlock()
 	if admitted[1] != len(byS) || admitted[2] != len(byS) || admitted[4] != 0 {
