@@ -192,6 +192,7 @@ type reqKey struct {
 // promSeries holds the children of one (target, class, traffic), resolved
 // once so that recording a request does no label hashing.
 type promSeries struct {
+	target, class                                  string // the label values, sanitised once
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
 	cachedPrompt, cacheReported                    prometheus.Counter
 	ttft, chunk, tpot, duration, lag               prometheus.Observer
@@ -204,6 +205,8 @@ type promSeries struct {
 func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
+		target:        target,
+		class:         class,
 		planned:       m.planned.WithLabelValues(target, class, t, during),
 		dispatched:    m.dispatched.WithLabelValues(target, class, t, during),
 		good:          m.good.WithLabelValues(target, class, t, during),
