@@ -29,7 +29,7 @@ func TestProbePrefixSpeedup(t *testing.T) {
 		"--rate", "2", "--arrival", "constant", "--duration", d.String(), "--seed", "5", "--drain", "60s", "--json")
 	var rep report.Probe
 	if err := json.Unmarshal(stdout, &rep); err != nil {
-		t.Fatalf("probe --json printed no report (exit %d): %v\nstderr:\n%s", code, err, tailString(string(stderr), 3000))
+		t.Fatalf("probe --json printed no report (exit %d): %v\nstderr:\n%s", code, err, testutil.Tail(string(stderr), 3000))
 	}
 	hostLate := false
 	switch code {
@@ -43,7 +43,7 @@ func TestProbePrefixSpeedup(t *testing.T) {
 			t.Fatalf("generator invalid without a host cause: %s", strings.Join(rep.InvalidReasons, "; "))
 		}
 	default:
-		t.Fatalf("probe exit %d; stderr:\n%s", code, tailString(string(stderr), 3000))
+		t.Fatalf("probe exit %d; stderr:\n%s", code, testutil.Tail(string(stderr), 3000))
 	}
 	if len(rep.PrefixCache) != 1 {
 		t.Fatalf("prefix_cache: %+v", rep.PrefixCache)
