@@ -258,7 +258,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
 		var err error
-		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
+		if req, err = m.requests.GetMetricWithLabelValues(s.target, s.class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
 			drop(DropLabel, metricRequests, err)
 		}
 	}
