@@ -20,8 +20,7 @@ import (
 // reports and holds on any host; the speedup is a latency ratio and is not
 // judged when the generator was late because the host lacked CPU.
 func TestProbePrefixSpeedup(t *testing.T) {
-	testutil.RequireLlamaCpp(t)
-	srv := testutil.StartLlamaCpp(t)
+	srv := testutil.StartLlamaCpp(t) // skips without the engine (RequireLlamaCpp)
 	const d = 20 * time.Second
 	stdout, stderr, code := testutil.Run(t, d+120*time.Second, testutil.Env(), binary(t), "probe",
 		"--url", srv.URL()+"/v1", "--model", "tiny", "--api", "openai-chat",
