@@ -20,7 +20,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -267,23 +266,6 @@ func TestStarvedGeneratorNamesHost(t *testing.T) {
 func TestThinkTimeBareDuration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("full tier: seconds of closed-loop probe with 900 ms think times")
-	}
-	for _, tc := range []struct {
-		in   string
-		want schedule.ThinkSpec
-		bad  bool
-	}{
-		{"900ms", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 900 * time.Millisecond}, false},
-		{" 2s ", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 2 * time.Second}, false},
-		{"constant:900ms", schedule.ThinkSpec{Kind: schedule.ThinkConstant, Mean: 900 * time.Millisecond}, false},
-		{"exponential:1s", schedule.ThinkSpec{Kind: schedule.ThinkExponential, Mean: time.Second}, false},
-		{"900", schedule.ThinkSpec{}, true},
-		{"-1s", schedule.ThinkSpec{}, true},
-	} {
-		got, err := parseThink(tc.in)
-		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
-			t.Errorf("parseThink(%q) = %+v, %v; want %+v (bad %v)", tc.in, got, err, tc.want, tc.bad)
-		}
 	}
 	// Each user thinks 900 ms before each request: 3 s holds up to three
 	// requests per user, and its first one has 2 s to spare for a busy

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-
 	"time"
 
 	"github.com/spf13/pflag"
@@ -94,14 +93,11 @@ func (p *probeFlags) validate() error {
 	case p.spin < 0:
 		return badFlag("--spin: must be ≥ 0, got %v", p.spin)
 	}
-	if _, err := parseThink(p.think); err != nil {
+	if _, err := schedule.ParseThink(p.think); err != nil {
 		return badFlag("--think-time %q: %v", p.think, err)
 	}
 	return p.target.validate()
 }
-
-// parseThink parses "kind:mean[:sigma]", or a bare duration (constant).
-func parseThink(s string) (schedule.ThinkSpec, error) { return schedule.ParseThink(s) }
 
 // gates are the probe's class gates (--slo-*).
 func (p *probeFlags) gates() stats.Gates { return wiring.Gates(p.target.target().Classes[0].Gates) }
@@ -129,7 +125,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	e.std.useClient(plan.Client.Redactor())
 	defer plan.Close()
 	started := time.Now()
-	think, _ := parseThink(p.think) // checked by validate
+	think, _ := schedule.ParseThink(p.think) // checked by validate
 	run, err := plan.Probe(ctx, wiring.ProbeRun{
 		Rate: p.rate, Window: p.duration, Users: p.users, Think: think, Drain: p.drain, Spin: p.spin,
 		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard,

@@ -88,3 +88,30 @@ func TestThinkZeroMean(t *testing.T) {
 		t.Errorf("zero-mean think time drew %v", d)
 	}
 }
+
+// TestParseThink: the --think-time and session think syntax.
+func TestParseThink(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want ThinkSpec
+		bad  bool
+	}{
+		{"900ms", ThinkSpec{Kind: ThinkConstant, Mean: 900 * time.Millisecond}, false},
+		{" 2s ", ThinkSpec{Kind: ThinkConstant, Mean: 2 * time.Second}, false},
+		{"constant:900ms", ThinkSpec{Kind: ThinkConstant, Mean: 900 * time.Millisecond}, false},
+		{"exponential:1s", ThinkSpec{Kind: ThinkExponential, Mean: time.Second}, false},
+		{"lognormal:1s:0.5", ThinkSpec{Kind: ThinkLognormal, Mean: time.Second, Sigma: 0.5}, false},
+		{"900", ThinkSpec{}, true},
+		{"-1s", ThinkSpec{}, true},
+		{"lognormal:1s", ThinkSpec{}, true},
+		{"lognormal:1s:x", ThinkSpec{}, true},
+		{"exponential:x", ThinkSpec{}, true},
+		{"pareto:1s", ThinkSpec{}, true},
+		{"constant:1s:2:3", ThinkSpec{}, true},
+	} {
+		got, err := ParseThink(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseThink(%q) = %+v, %v; want %+v (bad %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}

@@ -96,11 +96,18 @@ func TestRecordOutsideTheClosedSetIsCounted(t *testing.T) {
 	r, _ := newTestRecorder(t, Options{})
 	r.Record(&ledger.Record{ID: 1, Target: "t\xff", Class: "c", Traffic: ledger.TrafficBaseline, Planned: ms,
 		Outcome: ledger.Outcome("weird\xff"), Reason: ledger.Reason("odd\xfe")})
+	// A pair outside the set in valid UTF-8 is counted on the series'
+	// cleaned target, as the closed set's pairs are.
+	r.Record(&ledger.Record{ID: 2, Target: "t\xff", Class: "c", Traffic: ledger.TrafficBaseline, Planned: ms,
+		Outcome: ledger.Outcome("weird"), Reason: ledger.Reason("odd")})
 	if got := testutil.ToFloat64(r.prom.dropped.WithLabelValues(DropLabel)); got != 1 {
 		t.Errorf("dropped{label} = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline", "none")); got != 1 {
-		t.Errorf("planned = %v, want 1 (the target label cleaned)", got)
+	if got := testutil.ToFloat64(r.prom.requests.WithLabelValues("t\uFFFD", "c", "baseline", "none", "weird", "odd")); got != 1 {
+		t.Errorf("requests{weird, odd} = %v, want 1 (on the cleaned target)", got)
+	}
+	if got := testutil.ToFloat64(r.prom.planned.WithLabelValues("t\uFFFD", "c", "baseline", "none")); got != 2 {
+		t.Errorf("planned = %v, want 2 (the target label cleaned)", got)
 	}
 }
 

@@ -192,6 +192,7 @@ type reqKey struct {
 // promSeries holds the children of one (target, class, traffic), resolved
 // once so that recording a request does no label hashing.
 type promSeries struct {
+	target, class                                  string // the label values, sanitised once
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
 	cachedPrompt, cacheReported                    prometheus.Counter
 	ttft, chunk, tpot, duration, lag               prometheus.Observer
@@ -204,6 +205,8 @@ type promSeries struct {
 func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
+		target:        target,
+		class:         class,
 		planned:       m.planned.WithLabelValues(target, class, t, during),
 		dispatched:    m.dispatched.WithLabelValues(target, class, t, during),
 		good:          m.good.WithLabelValues(target, class, t, during),
@@ -255,7 +258,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	req := s.requests[reqKey{r.Outcome, r.Reason}]
 	if req == nil { // a pair outside the closed set still counts
 		var err error
-		if req, err = m.requests.GetMetricWithLabelValues(r.Target, r.Class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
+		if req, err = m.requests.GetMetricWithLabelValues(s.target, s.class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
 			drop(DropLabel, metricRequests, err)
 		}
 	}

@@ -85,7 +85,7 @@ func feedFixture(r *Recorder) {
 	}
 	// The per-turn series alone (Record's path to them: TestSessionTurnSeries).
 	for _, rec := range sessionFixture() {
-		r.prom.recordTurn(rec, r.drop)
+		r.prom.recordTurn(rec.Target, rec.Class, rec, r.drop)
 	}
 }
 

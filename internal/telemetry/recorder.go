@@ -148,7 +148,7 @@ func (r *Recorder) Record(rec *ledger.Record) {
 	s, g, os := r.seriesOf(rec)
 	good := stats.IsGood(rec, g)
 	r.prom.record(s, rec, good, r.drop)
-	r.prom.recordTurn(rec, r.drop)
+	r.prom.recordTurn(s.target, s.class, rec, r.drop)
 	if os != nil {
 		r.otel.record(os, rec, good)
 	}

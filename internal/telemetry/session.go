@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // MaxTurnLabel bounds the `turn` label: config bounds a session's turns at
@@ -26,8 +25,9 @@ var turnLabels = func() []string {
 // recordTurn records a session's turn in the per-turn series (a record
 // outside sessions, Turn 0, in none). The series are created on a turn's
 // first record: a target and class have at most MaxTurnLabel turns ×
-// (outcomes + 1) of them.
-func (m *promMetrics) recordTurn(r *ledger.Record, drop func(reason, what string, err error)) {
+// (outcomes + 1) of them. target and class are the record's label values,
+// already sanitised (promSeries): no cleaning per record.
+func (m *promMetrics) recordTurn(target, class string, r *ledger.Record, drop func(reason, what string, err error)) {
 	if r.Turn < 1 {
 		return
 	}
@@ -36,7 +36,6 @@ func (m *promMetrics) recordTurn(r *ledger.Record, drop func(reason, what string
 		return
 	}
 	turn := turnLabels[r.Turn]
-	target, class := sanitize.String(r.Target, maxLabelBytes), sanitize.String(r.Class, maxLabelBytes)
 	c, err := m.turns.GetMetricWithLabelValues(target, class, turn, string(r.Outcome))
 	if err != nil {
 		drop(DropLabel, metricTurns, err)

@@ -85,11 +85,11 @@ func Run(t testing.TB, within time.Duration, env []string, name string, args ...
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s %v did not end within %v; stderr:\n%s", filepath.Base(name), args, within, tail(errb.String(), 3000))
+		t.Fatalf("%s %v did not end within %v; stderr:\n%s", filepath.Base(name), args, within, Tail(errb.String(), 3000))
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, tail(errb.String(), 3000))
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, Tail(errb.String(), 3000))
 	}
 	return out.Bytes(), errb.Bytes(), cmd.ProcessState.ExitCode()
 }

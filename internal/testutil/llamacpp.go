@@ -168,7 +168,7 @@ func StartLlamaCpp(t testing.TB, extra ...string) *LlamaServer {
 		s.Stop(t, syscall.SIGTERM)
 		if t.Failed() {
 			b, _ := os.ReadFile(s.Log)
-			t.Logf("--- llama-server log (%s), last lines:\n%s", s.Log, tail(string(b), 3000))
+			t.Logf("--- llama-server log (%s), last lines:\n%s", s.Log, Tail(string(b), 3000))
 		}
 	})
 	return s
@@ -197,7 +197,7 @@ func (s *LlamaServer) start() error {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("start.sh %d: %w\n%s", s.Port, err, tail(stderr.String(), 3000))
+		return fmt.Errorf("start.sh %d: %w\n%s", s.Port, err, Tail(stderr.String(), 3000))
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
 	if err != nil || pid <= 1 {
@@ -265,8 +265,9 @@ func (s *LlamaServer) Stop(t testing.TB, sig syscall.Signal) {
 	}
 }
 
-// tail is the last n bytes of s.
-func tail(s string, n int) string {
+// Tail is the last n bytes of s, after an ellipsis when cut (for failure
+// messages quoting a process's output).
+func Tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]
 	}

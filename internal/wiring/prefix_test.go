@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/dashgen"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -154,5 +155,14 @@ func TestColdTwins(t *testing.T) {
 	if p1.Messages[0].Content != p2.Messages[0].Content {
 		// plan has sent 30 (round robin over 3: group 0 next), again none (group 0).
 		t.Error("the 31st request of one plan and the 1st of another name different groups")
+	}
+}
+
+// TestColdTwinSuffixOfTheRules: the recording rules and the dashboard
+// (dashgen, which cannot import config) pair class X with the twin config
+// generates for it.
+func TestColdTwinSuffixOfTheRules(t *testing.T) {
+	if got, want := config.ColdTwinName("chat"), "chat"+dashgen.ColdSuffix; got != want {
+		t.Errorf("config names the cold twin %q, the rules pair %q", got, want)
 	}
 }

@@ -67,7 +67,7 @@ func start(t *testing.T, name string, env []string, bin string, args ...string) 
 	t.Cleanup(func() {
 		p.stop(t, 40*time.Second)
 		if t.Failed() {
-			t.Logf("--- %s output:\n%s", name, tail(p.out.String(), 4000))
+			t.Logf("--- %s output:\n%s", name, testutil.Tail(p.out.String(), 4000))
 		}
 	})
 	return p
@@ -89,13 +89,6 @@ func (p *proc) stop(t *testing.T, grace time.Duration) error {
 		t.Errorf("%s did not stop within %v of SIGINT", p.name, grace)
 		return err
 	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
 }
 
 // waitHTTP waits until url answers 200.
@@ -137,7 +130,7 @@ func queryRange(ctx context.Context, promURL, q string, span, step time.Duration
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return 0, fmt.Errorf("query_range %q: decode: %v: %s", q, err, tail(string(body), 300))
+		return 0, fmt.Errorf("query_range %q: decode: %v: %s", q, err, testutil.Tail(string(body), 300))
 	}
 	if r.Status != "success" {
 		return 0, fmt.Errorf("query_range %q: %s: %s", q, r.ErrorType, r.Error)
@@ -175,7 +168,7 @@ func query(ctx context.Context, promURL, q string) ([]promResult, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("query %q: decode: %v: %s", q, err, tail(string(body), 300))
+		return nil, fmt.Errorf("query %q: decode: %v: %s", q, err, testutil.Tail(string(body), 300))
 	}
 	if r.Status != "success" {
 		return nil, fmt.Errorf("query %q: %s: %s", q, r.ErrorType, r.Error)

@@ -99,7 +99,7 @@ func TestDaemonPhases(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("llmprobe run not ready within 20s:\n%s", tailString(stderr.String(), 3000))
+			t.Fatalf("llmprobe run not ready within 20s:\n%s", testutil.Tail(stderr.String(), 3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -162,7 +162,7 @@ func TestDaemonPhases(t *testing.T) {
 		t.Fatalf("llmprobe run did not stop within 20s of SIGTERM")
 	}
 	if t.Failed() {
-		t.Logf("llmprobe run output:\n%s", tailString(stderr.String(), 3000))
+		t.Logf("llmprobe run output:\n%s", testutil.Tail(stderr.String(), 3000))
 	}
 	checkMonotone(t, phases)
 	checkPhaseMetrics(t, phases)

@@ -146,10 +146,3 @@ func unclean(s string, maxLen int) string {
 	}
 	return ""
 }
-
-func tailString(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
-	}
-	return s
-}

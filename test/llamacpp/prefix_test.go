@@ -23,8 +23,7 @@ import (
 // the groups (docs/workloads.md: the prober must not destroy what it
 // measures).
 func TestPrefixCacheSpeedup(t *testing.T) {
-	testutil.RequireLlamaCpp(t)
-	srv := testutil.StartLlamaCpp(t)
+	srv := testutil.StartLlamaCpp(t) // skips without the engine (RequireLlamaCpp)
 	gen, err := workload.NewPrefixGen(workload.PrefixSpec{PrefixTokens: 1000, Groups: 2, Choice: workload.GroupRoundRobin, SuffixTokens: 16}, 21, 22)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,7 @@ import (
 // reports and holds on any host; the speedup is a latency ratio and is not
 // judged when the generator was late because the host lacked CPU.
 func TestProbePrefixSpeedup(t *testing.T) {
-	testutil.RequireLlamaCpp(t)
-	srv := testutil.StartLlamaCpp(t)
+	srv := testutil.StartLlamaCpp(t) // skips without the engine (RequireLlamaCpp)
 	const d = 20 * time.Second
 	stdout, stderr, code := testutil.Run(t, d+120*time.Second, testutil.Env(), binary(t), "probe",
 		"--url", srv.URL()+"/v1", "--model", "tiny", "--api", "openai-chat",
@@ -29,7 +28,7 @@ func TestProbePrefixSpeedup(t *testing.T) {
 		"--rate", "2", "--arrival", "constant", "--duration", d.String(), "--seed", "5", "--drain", "60s", "--json")
 	var rep report.Probe
 	if err := json.Unmarshal(stdout, &rep); err != nil {
-		t.Fatalf("probe --json printed no report (exit %d): %v\nstderr:\n%s", code, err, tailString(string(stderr), 3000))
+		t.Fatalf("probe --json printed no report (exit %d): %v\nstderr:\n%s", code, err, testutil.Tail(string(stderr), 3000))
 	}
 	hostLate := false
 	switch code {
@@ -43,7 +42,7 @@ func TestProbePrefixSpeedup(t *testing.T) {
 			t.Fatalf("generator invalid without a host cause: %s", strings.Join(rep.InvalidReasons, "; "))
 		}
 	default:
-		t.Fatalf("probe exit %d; stderr:\n%s", code, tailString(string(stderr), 3000))
+		t.Fatalf("probe exit %d; stderr:\n%s", code, testutil.Tail(string(stderr), 3000))
 	}
 	if len(rep.PrefixCache) != 1 {
 		t.Fatalf("prefix_cache: %+v", rep.PrefixCache)

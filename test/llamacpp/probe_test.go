@@ -83,7 +83,7 @@ func probe(t *testing.T, srv *testutil.LlamaServer, url, api string, rate float6
 	after := tokensPredicted(t, srv)
 	res := probeResult{api: api, tokensDel: after - before}
 	if err := json.Unmarshal(stdout, &res.rep); err != nil {
-		t.Fatalf("%s: probe --json printed no report (exit %d): %v\nstderr:\n%s", api, code, err, tailString(string(stderr), 3000))
+		t.Fatalf("%s: probe --json printed no report (exit %d): %v\nstderr:\n%s", api, code, err, testutil.Tail(string(stderr), 3000))
 	}
 	switch code {
 	case 0:
@@ -98,7 +98,7 @@ func probe(t *testing.T, srv *testutil.LlamaServer, url, api string, rate float6
 		t.Logf("%s: generator invalid (exit 4; the checks below match request by request and do not need a valid generator): %s; causes: %s",
 			api, strings.Join(res.rep.InvalidReasons, "; "), strings.Join(causes, "; "))
 	default:
-		t.Fatalf("%s: probe exit %d; stderr:\n%s", api, code, tailString(string(stderr), 3000))
+		t.Fatalf("%s: probe exit %d; stderr:\n%s", api, code, testutil.Tail(string(stderr), 3000))
 	}
 	lf, err := readLedger(path)
 	if err != nil {
