@@ -132,7 +132,7 @@ func TestLadderLegacyHistoryLine(t *testing.T) {
 	s := ok.Steps[0]
 	if ok.Capacity != 10 || ok.CapacityStep != 2 || ok.CapacityBound != BoundLower || ok.StepDuration != 2*time.Second || ok.Trigger != "manual" ||
 		ok.ClassGates["default"].TTFT != 30*time.Second || s.Index != 1 || s.Rate != 5 || s.Summary.Planned != 10 || s.Summary.Completed != 10 ||
-		s.Summary.TTFT.P95 != 139132137*time.Nanosecond || s.Summary.TTFT.Count != 10 || !s.Summary.Validity.Valid || s.Server == nil || s.Summary.Steady == nil {
+		s.Summary.TTFT.P95 != 139132137*time.Nanosecond || s.Summary.TTFT.Count != 10 || s.Summary.E2E.Count != s.Summary.Completed || !s.Summary.Validity.Valid || s.Server == nil || s.Summary.Steady == nil {
 		t.Errorf("v1 line read as %+v", ok)
 	}
 	if !Qualifies(s.Summary, ok.GoodFractionTarget) {
