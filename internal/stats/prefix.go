@@ -50,12 +50,21 @@ type CacheTokens struct {
 	Known    bool    `json:"known"`
 }
 
-func (c *CacheTokens) add(r *ledger.Record) {
-	n, prompt, ok := r.CachedOfPrompt()
-	if !ok {
-		return
+// cachedOfPrompt is the cached prompt tokens r's server reported and the
+// prompt tokens they are part of (ledger.Record.CachedOfPrompt); ok only
+// for a pair that fits (a prompt, and cached at most it). The one rule of
+// the prefix-cache and per-turn figures.
+func cachedOfPrompt(r *ledger.Record) (n, prompt int, ok bool) {
+	n, prompt, ok = r.CachedOfPrompt()
+	if !ok || prompt <= 0 || n > prompt {
+		return 0, 0, false
 	}
-	if prompt <= 0 || n > prompt {
+	return n, prompt, true
+}
+
+func (c *CacheTokens) add(r *ledger.Record) {
+	n, prompt, ok := cachedOfPrompt(r)
+	if !ok {
 		return
 	}
 	c.Records++
