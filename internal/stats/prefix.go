@@ -86,7 +86,6 @@ func (c CacheTokens) done() CacheTokens {
 type prefixAcc struct {
 	pairs map[string]string      // class → its cold twin
 	side  map[string]*prefixSide // by class name, either side
-	cap   int
 }
 
 type prefixSide struct {
@@ -98,7 +97,7 @@ func newPrefixAcc(pairs map[string]string, sampleCap int) *prefixAcc {
 	if len(pairs) == 0 {
 		return nil
 	}
-	a := &prefixAcc{pairs: pairs, side: map[string]*prefixSide{}, cap: sampleCap}
+	a := &prefixAcc{pairs: pairs, side: map[string]*prefixSide{}}
 	for c, cold := range pairs {
 		a.side[c] = &prefixSide{ttft: NewDist(sampleCap)}
 		a.side[cold] = &prefixSide{ttft: NewDist(sampleCap)}
