@@ -44,13 +44,16 @@ func writeTurns(b *strings.Builder, s stats.Summary) {
 	if len(s.Turns) == 0 {
 		return
 	}
-	b.WriteString("\nsessions by turn (TTFT from each turn's own planned time: the previous turn's end + think time)\n")
+	fmt.Fprintf(b, "\nsessions by turn (TTFT from each turn's own planned time: the previous turn's end + think time; p95 from %d TTFTs)\n", stats.PrefixTailMinSample)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  turn\tplanned\tok\tfailed\tunsent (aborted)\tTTFT p50\tTTFT p95\tcached\n")
 	for _, t := range s.Turns {
 		p50, p95 := "-", "-"
 		if t.TTFT.Count > 0 {
-			p50, p95 = dur(t.TTFT.P50), dur(t.TTFT.P95)
+			p50, p95 = dur(t.TTFT.P50), "too few samples"
+		}
+		if t.TTFT.Count >= stats.PrefixTailMinSample { // below, a p95 is a sample's maximum
+			p95 = dur(t.TTFT.P95)
 		}
 		cached := "-"
 		if f, ok := t.CachedFraction(); ok {

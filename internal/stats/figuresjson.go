@@ -86,6 +86,9 @@ type HostJSON struct {
 	CgroupPressure *float64      `json:"cgroup_cpu_pressure_fraction,omitempty"`
 	RunQueueWait   *float64      `json:"run_queue_wait_fraction,omitempty"`
 	Throttling     *ThrottleJSON `json:"cgroup_throttling,omitempty"`
+	// Source names the prober the health was read on when not this one
+	// ("shard 1": a fleet step's, the shard FleetHost chose); absent here.
+	Source string `json:"source,omitempty"`
 }
 
 // ThrottleJSON is the prober cgroup's CPU throttling over the window.
@@ -110,7 +113,7 @@ func HostJSONOf(h HostHealth) *HostJSON {
 	if !h.Known {
 		return nil
 	}
-	j := &HostJSON{SchedSamples: h.SchedCount, CPUs: h.CPUs}
+	j := &HostJSON{SchedSamples: h.SchedCount, CPUs: h.CPUs, Source: h.Source}
 	if h.SchedCount > 0 {
 		v := h.SchedP99.Seconds()
 		j.SchedLatencyP99 = &v
@@ -134,7 +137,7 @@ func (j *HostJSON) Health() HostHealth {
 	if j == nil {
 		return HostHealth{}
 	}
-	h := HostHealth{Known: true, SchedCount: j.SchedSamples, CPUs: j.CPUs}
+	h := HostHealth{Known: true, SchedCount: j.SchedSamples, CPUs: j.CPUs, Source: j.Source}
 	if j.SchedLatencyP99 != nil {
 		h.SchedP99 = secs(*j.SchedLatencyP99)
 	}

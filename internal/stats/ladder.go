@@ -203,7 +203,8 @@ func Qualifies(s Summary, target float64) bool {
 
 // Judge returns the capacity and knee over every class together. A
 // saturated step (Summary.Steady) is never the capacity (Qualifies) and is at or
-// past the knee.
+// past the knee. Its CapacityStep and KneeStep are 1-based positions in
+// steps, not the steps' Index (JudgeLadder gives the Index).
 func Judge(steps []LadderStep, target, factor float64) Verdict {
 	pts := make([]point, len(steps))
 	for i, s := range steps {

@@ -21,8 +21,11 @@ const LadderSchemaVersion = 2
 const ladderKind = "ladder"
 
 // ladderJSON is the wire form of a LadderResult. Figures derived from the
-// steps (invalid_steps, saturated_steps, ttft_boundary, gates) are written
-// for readers and recomputed, not read, when decoding.
+// steps (invalid_steps, saturated_steps, ttft_boundary; a step's
+// invalid_reasons, met, saturated, planned_rate, ttft_gap) are written for
+// readers and recomputed, not read, when decoding. gates is read back: it
+// is the result's Gates when it has no class gates (with class gates, the
+// gates they share, which reports then ignore).
 type ladderJSON struct {
 	SchemaVersion      int                  `json:"schema_version"`
 	Kind               string               `json:"kind"` // always "ladder"

@@ -35,7 +35,7 @@ func richLadder() LadderResult {
 	s1, s2, s3 := step(1, 4, 8, 50*ms), step(2, 8, 16, 60*ms), step(3, 16, 10, 900*ms)
 	s2.Server = &servermetrics.View{URL: "http://127.0.0.1:1/metrics", Flavour: servermetrics.VLLM, Scrapes: 3, Explanation: "queue steady"}
 	s3.Summary.Validity = Validity{Valid: false, Causes: []InvalidCause{{Cause: CauseHostStarved, Reason: "starved: busy 0.98", Action: CauseHostStarved.Action()}},
-		Host: HostHealth{Known: true, Busy: 0.98, BusyKnown: true, HostCPUs: 2, SchedCount: 40, SchedP99: 14 * ms, CPUs: 2}}
+		Host: HostHealth{Known: true, Busy: 0.98, BusyKnown: true, HostCPUs: 2, SchedCount: 40, SchedP99: 14 * ms, CPUs: 2, Source: "shard 1"}}
 	s3.Summary.Window, s3.Summary.WindowAsked, s3.Summary.Pending = 1500*ms, 2*time.Second, 3
 	s3.Summary.Steady = &Steady{SpanSeconds: 1, Arrivals: 16, Completions: 9, Judged: true, Saturated: true, Reason: "saturated: backlog +7"}
 	s3.Aborted, s3.AbortReason = true, "TTFT p95 900ms above 5 × gate 100ms"
@@ -78,13 +78,13 @@ func TestLadderJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the line:\n%s\n%s", b, again)
 	}
 	for _, want := range []string{`"schema_version":2`, `"kind":"ladder"`, `"invalid_steps":[3]`, `"saturated_steps":[]`, `"window_s":1.5`,
-		`"invalid_reasons":["starved: busy 0.98"]`, `"host_cpu_busy_fraction":0.98`, `"class_gates":{"chat":{"ttft":0.1,"tpot":0,"e2e":0}`} {
+		`"invalid_reasons":["starved: busy 0.98"]`, `"host_cpu_busy_fraction":0.98`, `"source":"shard 1"`, `"class_gates":{"chat":{"ttft":0.1,"tpot":0,"e2e":0}`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("line lacks %s:\n%s", want, b)
 		}
 	}
 	if back.Verdict != res.Verdict || !reflect.DeepEqual(back.Classes, res.Classes) || back.Steps[2].Summary.Validity.Reasons()[0] != "starved: busy 0.98" ||
-		!back.Steps[2].Summary.Validity.Host.BusyKnown || back.Steps[2].Summary.TTFT != res.Steps[2].Summary.TTFT || !back.Started.Equal(res.Started) {
+		!back.Steps[2].Summary.Validity.Host.BusyKnown || back.Steps[2].Summary.Validity.Host.Source != "shard 1" || back.Steps[2].Summary.TTFT != res.Steps[2].Summary.TTFT || !back.Started.Equal(res.Started) {
 		t.Errorf("read back %+v\nwant %+v", back, res)
 	}
 	// The verdicts judged again from the decoded figures are the same.
@@ -132,7 +132,7 @@ func TestLadderLegacyHistoryLine(t *testing.T) {
 	s := ok.Steps[0]
 	if ok.Capacity != 10 || ok.CapacityStep != 2 || ok.CapacityBound != BoundLower || ok.StepDuration != 2*time.Second || ok.Trigger != "manual" ||
 		ok.ClassGates["default"].TTFT != 30*time.Second || s.Index != 1 || s.Rate != 5 || s.Summary.Planned != 10 || s.Summary.Completed != 10 ||
-		s.Summary.TTFT.P95 != 139132137*time.Nanosecond || s.Summary.TTFT.Count != 10 || !s.Summary.Validity.Valid || s.Server == nil || s.Summary.Steady == nil {
+		s.Summary.TTFT.P95 != 139132137*time.Nanosecond || s.Summary.TTFT.Count != 10 || s.Summary.E2E.Count != s.Summary.Completed || !s.Summary.Validity.Valid || s.Server == nil || s.Summary.Steady == nil {
 		t.Errorf("v1 line read as %+v", ok)
 	}
 	if !Qualifies(s.Summary, ok.GoodFractionTarget) {

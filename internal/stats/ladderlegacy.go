@@ -105,7 +105,7 @@ func (ls legacyStep) step(window time.Duration) LadderStep {
 		Outcomes:     Outcomes{ByOutcome: map[ledger.Outcome]int{}},
 		AchievedRate: ls.AchievedRate, GoodputPerSecond: ls.Goodput, GoodFraction: ls.GoodFraction,
 		TTFT:        Percentiles{Count: ls.TTFTCount, P50: secs(ls.TTFTP50), P95: secs(ls.TTFTP95), P99: secs(ls.TTFTP99)},
-		E2E:         Percentiles{Count: ls.TTFTCount, P50: secs(ls.E2EP50), P95: secs(ls.E2EP95)},
+		E2E:         Percentiles{Count: ls.OK, P50: secs(ls.E2EP50), P95: secs(ls.E2EP95)}, // over every ok record: the line kept no E2E count
 		DispatchLag: Percentiles{Count: ls.Dispatched, P99: secs(ls.DispatchLag)},
 		Validity:    Validity{Valid: ls.Valid, Causes: causes},
 		Steady:      ls.Steady,

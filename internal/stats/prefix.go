@@ -50,12 +50,21 @@ type CacheTokens struct {
 	Known    bool    `json:"known"`
 }
 
-func (c *CacheTokens) add(r *ledger.Record) {
-	n, prompt, ok := r.CachedOfPrompt()
-	if !ok {
-		return
+// cachedOfPrompt is the cached prompt tokens r's server reported and the
+// prompt tokens they are part of (ledger.Record.CachedOfPrompt); ok only
+// for a pair that fits (a prompt, and cached at most it). The one rule of
+// the prefix-cache and per-turn figures.
+func cachedOfPrompt(r *ledger.Record) (n, prompt int, ok bool) {
+	n, prompt, ok = r.CachedOfPrompt()
+	if !ok || prompt <= 0 || n > prompt {
+		return 0, 0, false
 	}
-	if prompt <= 0 || n > prompt {
+	return n, prompt, true
+}
+
+func (c *CacheTokens) add(r *ledger.Record) {
+	n, prompt, ok := cachedOfPrompt(r)
+	if !ok {
 		return
 	}
 	c.Records++
@@ -77,7 +86,6 @@ func (c CacheTokens) done() CacheTokens {
 type prefixAcc struct {
 	pairs map[string]string      // class → its cold twin
 	side  map[string]*prefixSide // by class name, either side
-	cap   int
 }
 
 type prefixSide struct {
@@ -89,7 +97,7 @@ func newPrefixAcc(pairs map[string]string, sampleCap int) *prefixAcc {
 	if len(pairs) == 0 {
 		return nil
 	}
-	a := &prefixAcc{pairs: pairs, side: map[string]*prefixSide{}, cap: sampleCap}
+	a := &prefixAcc{pairs: pairs, side: map[string]*prefixSide{}}
 	for c, cold := range pairs {
 		a.side[c] = &prefixSide{ttft: NewDist(sampleCap)}
 		a.side[cold] = &prefixSide{ttft: NewDist(sampleCap)}

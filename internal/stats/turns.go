@@ -101,7 +101,7 @@ func (t *turnAcc) add(r *ledger.Record) {
 	case r.Outcome == ledger.OK:
 		f.OK++
 		row.ttft.addIf(r.TTFT())
-		if n, prompt, ok := r.CachedOfPrompt(); ok && prompt > 0 && n <= prompt {
+		if n, prompt, ok := cachedOfPrompt(r); ok {
 			f.CachedReported++
 			f.CachedTokens += n
 			f.PromptTokens += prompt
