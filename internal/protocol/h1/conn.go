@@ -213,7 +213,7 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
-		b.finish(b.reusable && b.c.br.Buffered() == 0)
+		b.finish(b.reusable)
 	}
 	return n, err
 }
@@ -228,7 +228,11 @@ func (b *body) Close() error {
 	return nil
 }
 
-// finish releases (keep) or closes the connection, once.
+// finish releases (keep) or closes the connection, once. A connection
+// with bytes buffered past the response (unsolicited: a second response
+// nobody asked for) is closed, never pooled, or the next request would
+// read them as its own response. Only a keep caller reads the buffer:
+// Close (keep false) may run while Read is in the buffer.
 func (b *body) finish(keep bool) {
 	b.mu.Lock()
 	if b.done {
@@ -239,7 +243,7 @@ func (b *body) finish(keep bool) {
 	b.mu.Unlock()
 	// stop is false when the request's context ended and is closing the
 	// connection: it cannot be kept.
-	if b.stop() && keep {
+	if b.stop() && keep && b.c.br.Buffered() == 0 {
 		b.c.release()
 		return
 	}
