@@ -58,10 +58,7 @@ func (c *conn) roundTrip(req *http.Request, trace *httptrace.ClientTrace) (resp 
 	}
 	c.lim.n, c.lim.exceeded = c.t.opt.MaxResponseHeaderBytes, false
 	if _, err := c.br.Peek(1); err != nil {
-		if c.lim.exceeded {
-			return fail(false, errHeadersTooLarge(c.t.opt.MaxResponseHeaderBytes))
-		}
-		return fail(true, err)
+		return fail(true, err) // the bound (> 0) cannot be passed by a first read
 	}
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		trace.GotFirstResponseByte()
@@ -117,8 +114,10 @@ func (c *conn) write(req *http.Request) error {
 // reusable reports whether the connection can carry another request once
 // resp's body has been read to its end: both sides keep it alive and the
 // body's end is framed (a length or chunking), not the connection's close.
+// resp.Close is net/http's reading of Connection and the version (an
+// HTTP/1.0 response without keep-alive closes).
 func reusable(req *http.Request, resp *http.Response) bool {
-	if req.Close || resp.Close || resp.ProtoMajor != 1 || resp.ProtoMinor < 1 && !strings.EqualFold(resp.Header.Get("Connection"), "keep-alive") {
+	if req.Close || resp.Close || resp.ProtoMajor != 1 {
 		return false
 	}
 	if resp.ContentLength >= 0 || resp.Body == http.NoBody {

@@ -368,3 +368,35 @@ func TestBodilessResponseWithTrailingBytes(t *testing.T) {
 		t.Errorf("second request's connections reused %v, want one new connection", r)
 	}
 }
+
+// TestHTTP10KeepAlive: an HTTP/1.0 response keeps its connection only when
+// it says keep-alive.
+func TestHTTP10KeepAlive(t *testing.T) {
+	for _, tc := range []struct {
+		conn  string
+		reuse bool
+	}{{"", false}, {"Connection: keep-alive\r\n", true}, {"Connection: Keep-Alive, foo\r\n", true}} {
+		t.Run(tc.conn, func(t *testing.T) {
+			srv := testutil.NewRawServer(t, func(c *testutil.RawConn) {
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					_, _ = io.WriteString(c, "HTTP/1.0 200 OK\r\n"+tc.conn+"Content-Length: 2\r\n\r\nok")
+				}
+			})
+			tr := newTransport(h1.Options{})
+			defer tr.CloseIdleConnections()
+			var g gotConns
+			for range 2 {
+				if body, err := get(t, tr, srv.URL(), &g); err != nil || body != "ok" {
+					t.Fatalf("%q, %v; want ok", body, err)
+				}
+			}
+			if r := g.reused(); len(r) != 2 || r[1] != tc.reuse {
+				t.Errorf("connections reused %v, want the second reused %v", r, tc.reuse)
+			}
+		})
+	}
+}
