@@ -94,7 +94,7 @@ const (
 // against the usage's prompt count when both are known). Unknown (false)
 // when the server said nothing believable: never a zero.
 func (r *Record) CachedPromptTokens() (n int, source string, ok bool) {
-	if c := r.Usage.CachedPrompt; c.Known && !r.Usage.CacheInvalid {
+	if c := r.Usage.CachedPrompt; c.Known && r.Usage.Known && !r.Usage.CacheInvalid {
 		return c.N, CacheFromUsage, true
 	}
 	st := r.ServerTimings
@@ -113,14 +113,14 @@ func (r *Record) CachedPromptTokens() (n int, source string, ok bool) {
 // cached-token fraction; ok is false when either is unknown. The caller
 // judges a pair that does not fit (cached above the prompt).
 func (r *Record) CachedOfPrompt() (cached, prompt int, ok bool) {
-	n, source, ok := r.CachedPromptTokens()
+	n, _, ok := r.CachedPromptTokens()
 	switch {
 	case !ok:
 		return 0, 0, false
 	case r.Usage.Known:
 		return n, r.Usage.Prompt, true
-	case source == CacheFromTimings && r.ServerTimings != nil:
-		return n, r.ServerTimings.CacheN + r.ServerTimings.PromptN, true
 	}
-	return 0, 0, false
+	// Without a usage the count is the timings' (the usage's own needs a
+	// known usage).
+	return n, r.ServerTimings.CacheN + r.ServerTimings.PromptN, true
 }

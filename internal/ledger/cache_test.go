@@ -59,11 +59,19 @@ func TestCachedPromptTokens(t *testing.T) {
 		{"timings disagree with usage", Record{Usage: usage, ServerTimings: timings(1900, 21)}, 0, "", false},
 		{"invalid timings", Record{Usage: usage, ServerTimings: &ServerTimings{Invalid: true}}, 0, "", false},
 		{"invalid usage cache", Record{Usage: usage.WithCache(CacheReport{Read: -3, HasRead: true}), ServerTimings: timings(1834, 21)}, 0, "", false},
+		// A ledger file read back may pair a cached count with an unknown
+		// usage (WithCache never does): not believed.
+		{"cached count on an unknown usage", Record{Usage: Usage{CachedPrompt: KnownCount(5)}}, 0, "", false},
+		{"cached count on an unknown usage, with timings", Record{Usage: Usage{CachedPrompt: KnownCount(5)}, ServerTimings: timings(30, 1)}, 30, CacheFromTimings, true},
 	}
 	for _, tt := range tests {
 		n, src, ok := tt.rec.CachedPromptTokens()
 		if n != tt.n || src != tt.src || ok != tt.ok {
 			t.Errorf("%s: (%d, %q, %v), want (%d, %q, %v)", tt.name, n, src, ok, tt.n, tt.src, tt.ok)
+		}
+		c, p, ok := tt.rec.CachedOfPrompt()
+		if ok != tt.ok || c != tt.n || ok && p == 0 {
+			t.Errorf("%s: CachedOfPrompt (%d, %d, %v), want (%d, >0, %v)", tt.name, c, p, ok, tt.n, tt.ok)
 		}
 	}
 }

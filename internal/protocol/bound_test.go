@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -24,15 +23,8 @@ func TestChunkGapsBounded(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	c, err := NewClient(ClientOptions{NoProxy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
-	start := time.Now()
-	now := func() time.Duration { return time.Since(start) + 1 }
-	rec := &ledger.Record{}
-	res := c.Do(context.Background(), Target{Base: srv.URL, Adapter: OpenAIChat{}}, Params{Model: "m"}, rec, now, func() { rec.Dispatched = now() })
+	c := newClient(t, ClientOptions{NoProxy: true})
+	res, rec := probe(t, c, context.Background(), srv.URL, Params{Model: "m"})
 	if res.Outcome != ledger.OK {
 		t.Fatalf("outcome %+v", res)
 	}

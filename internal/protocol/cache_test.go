@@ -3,7 +3,6 @@ package protocol
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -86,7 +85,6 @@ func TestCachedTokensCheckedAtDecode(t *testing.T) {
 	}
 	defer c.CloseIdleConnections()
 	for api, stream := range streams {
-		a, _ := Lookup(api)
 		for _, tc := range cases {
 			want := tc.want
 			if api == APIAnthropicMessages && (tc.details == "-1" || tc.details == "1001" || tc.details == "9223372036854775807") {
@@ -98,15 +96,7 @@ func TestCachedTokensCheckedAtDecode(t *testing.T) {
 				}
 			}
 			t.Run(api+" "+tc.name, func(t *testing.T) {
-				body := stream(tc.details)
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, body)
-				}))
-				defer srv.Close()
-				l := ledger.New(time.Now())
-				rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
-				res := c.Do(context.Background(), Target{Base: srv.URL, Adapter: a}, Params{}, rec, l.Now, func() { l.MarkDispatched(rec) })
+				res, rec := probeSSE(t, c, api, stream(tc.details))
 				if res.Outcome != ledger.OK {
 					t.Fatalf("result %+v: want ok (a bad cache count is not a failed stream)", res)
 				}

@@ -117,10 +117,16 @@ func probe(t *testing.T, c *Client, ctx context.Context, base string, p Params) 
 // from epoch, so a test can place them on the server's clock.
 func probeAt(t *testing.T, c *Client, ctx context.Context, base string, p Params, epoch time.Time) (ledger.Result, *ledger.Record) {
 	t.Helper()
+	return probeTarget(t, c, ctx, Target{Base: base, Adapter: OpenAIChat{}}, p, epoch)
+}
+
+// probeTarget is probeAt with the whole target (another API's adapter).
+func probeTarget(t *testing.T, c *Client, ctx context.Context, tg Target, p Params, epoch time.Time) (ledger.Result, *ledger.Record) {
+	t.Helper()
 	l := ledger.New(epoch)
 	rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
 	calls := 0
-	res := c.Do(ctx, Target{Base: base, Adapter: OpenAIChat{}}, p, rec, l.Now, func() { calls++; l.MarkDispatched(rec) })
+	res := c.Do(ctx, tg, p, rec, l.Now, func() { calls++; l.MarkDispatched(rec) })
 	if calls != 1 {
 		t.Errorf("dispatched called %d times, want 1", calls)
 	}
@@ -140,6 +146,22 @@ func probeAt(t *testing.T, c *Client, ctx context.Context, base string, p Params
 		t.Errorf("ledger: %v", err)
 	}
 	return res, rec
+}
+
+// probeSSE serves body as an event stream to one request of api's adapter
+// and probes it (probeTarget).
+func probeSSE(t *testing.T, c *Client, api, body string) (ledger.Result, *ledger.Record) {
+	t.Helper()
+	a, err := Lookup(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	return probeTarget(t, c, context.Background(), Target{Base: srv.URL, Adapter: a}, Params{}, time.Now())
 }
 
 func newClient(t *testing.T, o ClientOptions) *Client {

@@ -300,18 +300,9 @@ func TestUsageCheckedAtDecode(t *testing.T) {
 	}
 	defer c.CloseIdleConnections()
 	for api, stream := range streams {
-		a, _ := Lookup(api)
 		for _, tc := range cases {
 			t.Run(api+" "+tc.name, func(t *testing.T) {
-				body := stream(tc.u)
-				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, body)
-				}))
-				defer srv.Close()
-				l := ledger.New(time.Now())
-				rec := l.Plan(ledger.Meta{Target: "t"}, l.Now())
-				res := c.Do(context.Background(), Target{Base: srv.URL, Adapter: a}, Params{}, rec, l.Now, func() { l.MarkDispatched(rec) })
+				res, rec := probeSSE(t, c, api, stream(tc.u))
 				if res.Outcome != ledger.OK {
 					t.Fatalf("result %+v: want ok (a bad count is not a failed stream)", res)
 				}

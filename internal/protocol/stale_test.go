@@ -32,11 +32,7 @@ const starvedDelay = 750 * time.Millisecond
 func TestStaleConnectionOnStarvedHost(t *testing.T) {
 	for _, reset := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
-			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseIdleConnections()
+			c := newClient(t, ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
 			srv := closingServer(t, 1, reset, starvedDelay)
 			if res, _ := probe(t, c, context.Background(), srv, Params{}); res.Outcome != ledger.OK {
 				t.Fatalf("first request: %+v, want ok", res)
@@ -62,11 +58,7 @@ func TestStaleConnectionOnStarvedHost(t *testing.T) {
 func TestDyingTargetJudgedByReplay(t *testing.T) {
 	for _, reset := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
-			c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseIdleConnections()
+			c := newClient(t, ClientOptions{Timeouts: Timeouts{Total: 10 * time.Second}})
 			srv, seen := dyingServer(t, reset, starvedDelay)
 			if res, _ := probe(t, c, context.Background(), srv, Params{}); res.Outcome != ledger.OK {
 				t.Fatalf("first request: %+v, want ok", res)

@@ -76,18 +76,14 @@ func newRouter(o ClientOptions) (*router, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	idle := o.IdleConnTimeout
-	if idle == 0 {
-		idle = DefaultIdleConnTimeout
-	}
-	dialer := &net.Dialer{Timeout: o.Timeouts.Connect, KeepAlive: dialKeepAlive}
+	// h1 takes Go's transport's settings as built, so the two cannot drift.
 	r := &router{std: std, proxy: std.Proxy, h1: h1.New(h1.Options{
-		Dial:                   dialIdle(dialer.DialContext),
-		MaxConnsPerHost:        o.MaxConnsPerHost,
-		IdleConnTimeout:        idle,
-		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
-		ReadBufferSize:         readBufferSize,
-		WriteBufferSize:        writeBufferSize,
+		Dial:                   std.DialContext,
+		MaxConnsPerHost:        std.MaxConnsPerHost,
+		IdleConnTimeout:        std.IdleConnTimeout,
+		MaxResponseHeaderBytes: std.MaxResponseHeaderBytes,
+		ReadBufferSize:         std.ReadBufferSize,
+		WriteBufferSize:        std.WriteBufferSize,
 	})}
 	return r, warnings, nil
 }

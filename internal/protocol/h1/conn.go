@@ -58,10 +58,7 @@ func (c *conn) roundTrip(req *http.Request, trace *httptrace.ClientTrace) (resp 
 	}
 	c.lim.n, c.lim.exceeded = c.t.opt.MaxResponseHeaderBytes, false
 	if _, err := c.br.Peek(1); err != nil {
-		if c.lim.exceeded {
-			return fail(false, errHeadersTooLarge(c.t.opt.MaxResponseHeaderBytes))
-		}
-		return fail(true, err)
+		return fail(true, err) // the bound (> 0) cannot be passed by a first read
 	}
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		trace.GotFirstResponseByte()
@@ -117,8 +114,10 @@ func (c *conn) write(req *http.Request) error {
 // reusable reports whether the connection can carry another request once
 // resp's body has been read to its end: both sides keep it alive and the
 // body's end is framed (a length or chunking), not the connection's close.
+// resp.Close is net/http's reading of Connection and the version (an
+// HTTP/1.0 response without keep-alive closes).
 func reusable(req *http.Request, resp *http.Response) bool {
-	if req.Close || resp.Close || resp.ProtoMajor != 1 || resp.ProtoMinor < 1 && !strings.EqualFold(resp.Header.Get("Connection"), "keep-alive") {
+	if req.Close || resp.Close || resp.ProtoMajor != 1 {
 		return false
 	}
 	if resp.ContentLength >= 0 || resp.Body == http.NoBody {
@@ -213,7 +212,7 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
-		b.finish(b.reusable && b.c.br.Buffered() == 0)
+		b.finish(b.reusable)
 	}
 	return n, err
 }
@@ -228,7 +227,11 @@ func (b *body) Close() error {
 	return nil
 }
 
-// finish releases (keep) or closes the connection, once.
+// finish releases (keep) or closes the connection, once. A connection
+// with bytes buffered past the response (unsolicited: a second response
+// nobody asked for) is closed, never pooled, or the next request would
+// read them as its own response. Only a keep caller reads the buffer:
+// Close (keep false) may run while Read is in the buffer.
 func (b *body) finish(keep bool) {
 	b.mu.Lock()
 	if b.done {
@@ -239,7 +242,7 @@ func (b *body) finish(keep bool) {
 	b.mu.Unlock()
 	// stop is false when the request's context ended and is closing the
 	// connection: it cannot be kept.
-	if b.stop() && keep {
+	if b.stop() && keep && b.c.br.Buffered() == 0 {
 		b.c.release()
 		return
 	}

@@ -336,3 +336,67 @@ func TestPeekClosed(t *testing.T) {
 		t.Error("a pipe (no socket to peek) reported closed")
 	}
 }
+
+// TestBodilessResponseWithTrailingBytes: bytes after a response that has
+// no body (a 204 followed by a second, unasked-for response in the same
+// write) are never read as the next request's response: the connection
+// is closed, not pooled, and the next request dials.
+func TestBodilessResponseWithTrailingBytes(t *testing.T) {
+	var accepted atomic.Int64
+	srv := testutil.NewRawServer(t, func(c *testutil.RawConn) {
+		if accepted.Add(1) > 1 {
+			serveN(1, nil)(c)
+			return
+		}
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nsmugg")
+		_, _ = io.Copy(io.Discard, c) // hold the connection open until the client closes it
+	})
+	tr := newTransport(h1.Options{})
+	defer tr.CloseIdleConnections()
+	if body, err := get(t, tr, srv.URL(), nil); err != nil || body != "" {
+		t.Fatalf("first request: %q, %v; want an empty 204", body, err)
+	}
+	var g gotConns
+	body, err := get(t, tr, srv.URL(), &g)
+	if err != nil || body != "ok" {
+		t.Fatalf("second request: %q, %v; want ok from a new connection (not the bytes left after the 204)", body, err)
+	}
+	if r := g.reused(); len(r) != 1 || r[0] {
+		t.Errorf("second request's connections reused %v, want one new connection", r)
+	}
+}
+
+// TestHTTP10KeepAlive: an HTTP/1.0 response keeps its connection only when
+// it says keep-alive.
+func TestHTTP10KeepAlive(t *testing.T) {
+	for _, tc := range []struct {
+		conn  string
+		reuse bool
+	}{{"", false}, {"Connection: keep-alive\r\n", true}, {"Connection: Keep-Alive, foo\r\n", true}} {
+		t.Run(tc.conn, func(t *testing.T) {
+			srv := testutil.NewRawServer(t, func(c *testutil.RawConn) {
+				br := bufio.NewReader(c)
+				for {
+					if _, err := http.ReadRequest(br); err != nil {
+						return
+					}
+					_, _ = io.WriteString(c, "HTTP/1.0 200 OK\r\n"+tc.conn+"Content-Length: 2\r\n\r\nok")
+				}
+			})
+			tr := newTransport(h1.Options{})
+			defer tr.CloseIdleConnections()
+			var g gotConns
+			for range 2 {
+				if body, err := get(t, tr, srv.URL(), &g); err != nil || body != "ok" {
+					t.Fatalf("%q, %v; want ok", body, err)
+				}
+			}
+			if r := g.reused(); len(r) != 2 || r[1] != tc.reuse {
+				t.Errorf("connections reused %v, want the second reused %v", r, tc.reuse)
+			}
+		})
+	}
+}

@@ -197,7 +197,7 @@ func TestStreamsAsSent(t *testing.T) {
 	}
 	close(next)
 	rest, err := io.ReadAll(br)
-	if err != nil || rest != nil && string(rest) != "\ndata: two\n\n" {
+	if err != nil || string(rest) != "\ndata: two\n\n" {
 		t.Fatalf("rest %q, %v", rest, err)
 	}
 }
