@@ -148,6 +148,7 @@ div.lead.fail strong.result { color: #b00; }
 div.lead.invalid strong.result { color: #b35c00; }
 div.lead span.exit, div.lead span.cause { font-size: 16px; margin-left: 0.5em; }
 table.lead { font-size: 14px; }
+table.server, table.gap, table.matched { margin: 0.5em 0; }
 table.lead th, table.lead td { text-align: left; vertical-align: top; border: none; background: none; padding: 2px 8px 2px 0; }
 `
 
