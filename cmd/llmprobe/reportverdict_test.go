@@ -4,12 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 )
 
@@ -142,6 +146,50 @@ func TestRunVerdict(t *testing.T) {
 		}
 		if tc.status != nil && exitCodeOf(tc.status) != got.Exit {
 			t.Errorf("%s: verdict exit %d, the process's %d", tc.name, got.Exit, exitCodeOf(tc.status))
+		}
+	}
+}
+
+// TestNotFoundNamesPath: against a wrong path every request is a 404: the
+// report leads with FAIL exit status 3 and names the path requested beside
+// not_found (ours, sanitised), never the target's host.
+func TestNotFoundNamesPath(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	r := mustExit(t, []int{exitNoSuccess}, "probe", "--url", srv.URL+"/v2", "--rate", "10", "--duration", "1s",
+		"--arrival", "constant", "--drain", "5s")
+	if !strings.HasPrefix(r.stdout, "verdict: FAIL (exit status 3, the target's doing): no request succeeded") {
+		t.Errorf("the report does not lead with its verdict:\n%s", r.stdout)
+	}
+	if !regexp.MustCompile(`(?m)^\s+http_error\s+\d+\s+not_found \d+ \(404 for /v2/chat/completions\)$`).MatchString(r.stdout) {
+		t.Errorf("not_found without the path requested:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, strings.TrimPrefix(srv.URL, "http://")) {
+		t.Error("the target's address reached the report")
+	}
+}
+
+// TestRequestPath: the path a report names is the base URL's path and the
+// API's endpoint, without the host, query or anything a terminal would
+// act on.
+func TestRequestPath(t *testing.T) {
+	for _, tc := range []struct{ api, base, want string }{
+		{protocol.APIOpenAIChat, "http://10.0.0.1:8000/v1", "/v1/chat/completions"},
+		{protocol.APIAnthropicMessages, "https://api.example.com/v1", "/v1/messages"},
+		{protocol.APIOpenAICompletions, "http://10.0.0.1:8000/proxy/v1", "/proxy/v1/completions"},
+		{protocol.APIOpenAIChat, "http://10.0.0.1:8000/v1%1b%5b31m", "/v1\uFFFD[31m/chat/completions"},
+	} {
+		a, err := protocol.Lookup(tc.api)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := requestPath(protocol.Target{Base: tc.base, Adapter: a})
+		if got != tc.want || strings.Contains(got, "10.0.0.1") || strings.ContainsRune(got, 0x1b) {
+			t.Errorf("%s %s: %q, want %q", tc.api, tc.base, got, tc.want)
 		}
 	}
 }
