@@ -71,7 +71,7 @@ func probeLead(s stats.Summary, server *servermetrics.View, m Meta) leadData {
 // read).
 func ladderLead(res stats.LadderResult, m Meta) leadData {
 	d := leadData{Verdict: m.Verdict}
-	d.Items = append(d.Items, leadItem{"capacity", capacityShort(res.Verdict) + " against " + ladderGates(res)},
+	d.Items = append(d.Items, leadItem{"capacity", capacityShort(res.Verdict) + " — gates: " + ladderGates(res)},
 		leadItem{"stopped", stopLead(res)}, leadItem{"generator", ladderGeneratorLead(res)})
 	if steps := ServerSteps(res); steps != nil {
 		d.Items = append(d.Items, leadItem{"server view", ladderServerLead(steps)})
