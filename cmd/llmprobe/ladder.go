@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -133,8 +132,12 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	} else if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
+	// The exit status is decided once, and every report leads with it.
+	status := ladderExit(res, historyErr)
+	verdict := runVerdict(status, ladderPass(res))
 	meta := reportMeta(t, base, "ladder", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), lc.StepDuration, "step duration")
 	meta.Arrival, meta.Seed, meta.SeedSet = arrivalName(string(lc.Arrival), lc.Burstiness), lc.Seed, true
+	meta.Verdict, meta.Path = &verdict, requestPath(plan.Endpoint)
 	for _, out := range []struct {
 		path   string
 		render func(*os.File) error
@@ -150,15 +153,15 @@ func runLadder(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if *jsonOut {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := report.LadderJSON(e.stdout, res, &verdict); err != nil {
 			return err
 		}
+	} else if err := report.VerdictText(e.stdout, &verdict); err != nil {
+		return err
 	} else if err := report.LadderText(e.stdout, res); err != nil {
 		return err
 	}
-	return ladderExit(res, historyErr)
+	return status
 }
 
 // ladderProgress prints each step's progress on one line of stderr.

@@ -150,32 +150,35 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	} else if err != nil {
 		return err
 	}
+	// The exit status is decided once, and every report leads with it.
+	gated, goodTarget := !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget
+	status := probeExit(run.Summary, gated, goodTarget, run.Lost, run.LostErr)
+	if run.LedgerErr != nil { // a broken ledger invariant is a bug in llmprobe and fails the run
+		status = run.LedgerErr
+	}
+	verdict := runVerdict(status, probePass(gated, run.Summary.GoodFraction, goodTarget))
+	m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
+	m.Verdict, m.Path = &verdict, requestPath(plan.Endpoint)
 	if p.htmlPath != "" {
-		m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
 		m.Started, m.Seed, m.SeedSet = started, wiring.Seed(*p.target.target()), true
 		m.Arrival = arrivalName(p.target.target().Baseline.Arrival, p.target.target().Baseline.Burstiness)
 		if p.users > 0 {
 			m.Arrival = fmt.Sprintf("closed loop, %d users, think time %s", p.users, p.think)
 		}
-		if err := writeFile(p.htmlPath, func(f *os.File) error { return report.ProbeHTML(f, run.Summary, m) }); err != nil {
+		if err := writeFile(p.htmlPath, func(f *os.File) error { return report.ProbeHTMLWith(f, run.Summary, run.Server, m) }); err != nil {
 			return err
 		}
 	}
 	if p.jsonOut {
 		pj := report.ProbeOf(run.Summary)
 		pj.AddServer(run.Server, run.Summary)
+		pj.AddMeta(m)
 		err = report.ProbeJSON(e.stdout, pj)
-	} else if err = report.Text(e.stdout, run.Summary); err == nil {
-		err = report.ServerText(e.stdout, run.Server, run.Summary)
+	} else {
+		err = report.ProbeText(e.stdout, run.Summary, run.Server, m)
 	}
 	if err != nil {
 		return err
 	}
-	// The report is printed either way; a broken ledger invariant is a bug
-	// in llmprobe and fails the run. Otherwise the exit code says what
-	// happened (see exitCodes).
-	if run.LedgerErr != nil {
-		return run.LedgerErr
-	}
-	return probeExit(run.Summary, !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget, run.Lost, run.LostErr)
+	return status
 }

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // commandLine is how a report names the command that made it: "llmprobe
@@ -44,4 +49,59 @@ func reportMeta(t *targetFlags, base, sub string, args []string, red *sanitize.R
 		Target: t.displayName(base), Model: t.target().Model, API: api,
 		Window: window, WindowName: windowName,
 	}
+}
+
+// runVerdict is the one verdict a run's reports lead with, made from the
+// exit status the command ends with (status: probeExit's or ladderExit's,
+// nil for exit 0; any other error is exit 1, llmprobe's own failure) so that the text, HTML and JSON cannot disagree with the
+// exit code. pass says what the run met when nothing failed.
+func runVerdict(status error, pass string) report.RunVerdict {
+	var es exitStatus
+	switch {
+	case status == nil:
+		return report.RunVerdict{Result: report.ResultPass, Exit: exitOK, Why: pass}
+	case !errors.As(status, &es):
+		return report.RunVerdict{Result: report.ResultFail, Exit: exitError, Cause: report.CauseProber, Why: status.Error()}
+	}
+	why := es.why
+	if why == "" {
+		why = pass
+	}
+	v := report.RunVerdict{Result: report.ResultFail, Exit: es.code, Cause: report.CauseTarget, Why: why}
+	switch es.code {
+	case exitOK:
+		v.Result, v.Cause = report.ResultPass, ""
+	case exitGeneratorInvalid:
+		v.Result, v.Cause = report.ResultInvalid, report.CauseProber
+	case exitNotWritten, exitError:
+		v.Cause = report.CauseProber
+	}
+	return v
+}
+
+// probePass says what a probe that exits 0 met.
+func probePass(gated bool, good, target float64) string {
+	if !gated {
+		return "no --slo-* gate was set, so the run passes on requests that ended ok (set --slo-ttft, --slo-tpot or --slo-e2e to judge latency)"
+	}
+	return fmt.Sprintf("gates met: good fraction %.1f%% ≥ --good-fraction %.1f%%", 100*good, 100*target)
+}
+
+// ladderPass says what a ladder that exits 0 measured.
+func ladderPass(res ladder.Result) string {
+	if res.CapacityStep == 0 {
+		return "the ladder completed"
+	}
+	return fmt.Sprintf("capacity %s req/s (step %d, %s bound)", stats.FormatRate(res.Capacity), res.CapacityStep, res.CapacityBound)
+}
+
+// requestPath is the path the client sends its requests to (the base
+// URL's path and the API's endpoint), sanitised for a report: ours, not
+// the server's, but it may hold what a user typed.
+func requestPath(t protocol.Target) string {
+	req, err := t.Adapter.NewRequest(context.Background(), t.Base, protocol.Params{})
+	if err != nil || req.URL == nil {
+		return ""
+	}
+	return sanitize.String(sanitize.URL(req.URL.Path), 200)
 }

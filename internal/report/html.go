@@ -12,7 +12,8 @@ import (
 
 // pageTop opens every HTML report (the ladder's and the probe's): the
 // head with the shared style, the title and the run's header table. A page
-// starts with {{template "top" .}}; its data has Title and Header.
+// starts with {{template "top" .}}; its data has Title, Lead (the verdict
+// and its evidence, leadHTML) and Header.
 const pageTop = `{{define "top"}}<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -23,7 +24,7 @@ const pageTop = `{{define "top"}}<!DOCTYPE html>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-{{.Header}}
+{{.Lead}}{{.Header}}
 {{end}}`
 
 // newPage parses an HTML report's template: pageTop, then body.
@@ -53,6 +54,12 @@ Gates: {{.Gates}}.</p>
 {{range .Server}}<tr{{if .Unavailable}} class="invalid"{{end}}><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.Running}}</td><td>{{.Waiting}}</td><td>{{.KV}}</td><td>{{.SrvP50}}</td><td>{{.SrvP95}}</td><td>{{.SrvN}}</td><td>{{.CliP50}}</td><td>{{.CliP95}}</td><td>{{.GapP50}}</td><td>{{.GapP95}}</td><td style="text-align:left">{{.Explanation}}</td></tr>
 {{end}}</table>
 <p class="note">{{.GapNote}}.</p>
+{{end}}{{if .Matched}}<h2>Client − server per request</h2>
+<table class="matched">
+<tr><th>step</th><th>rate (req/s)</th><th>n</th><th>prefill gap p50</th><th>prefill gap p95</th><th>TPOT gap p50</th><th>TPOT gap p95</th></tr>
+{{range .Matched}}<tr><td>{{.Index}}</td><td>{{.Rate}}</td><td>{{.N}}</td><td>{{.PrefillP50}}</td><td>{{.PrefillP95}}</td><td>{{.TPOTP50}}</td><td>{{.TPOTP95}}</td></tr>
+{{end}}</table>
+<p class="note">{{.MatchedNote}}.</p>
 {{end}}<p class="note">TTFT = {{.TTFTTo}} − planned send (ok requests). Goodput = requests ok and within every gate / step duration (the time its arrivals ran, when they were stopped early). Capacity = the highest valid step whose good fraction (good / planned; requests still in flight when the step was summarised count as planned and not good) reached {{.Target}}; "≥" marks a lower bound (no valid step above it failed). Invalid steps (red, hollow in the chart) are never used for capacity or knee. A saturated step (orange: its backlog grew or its TTFT climbed through the step, see its note) is never the capacity and is at or past the knee. Planned counts arrivals (first attempts); dispatched, unsent and the outcome columns count attempts, retries included (planned + retries = dispatched + unsent). Knee = the first valid step whose TTFT p95 exceeds {{.Factor}} × the lowest valid step's. Goodput cannot exceed the planned rate (grey ×: planned arrivals / step duration), which varies around the offered rate with Poisson arrivals.</p>
 </body>
 </html>
@@ -70,10 +77,13 @@ type pageRow struct {
 
 type classRow struct{ Class, Capacity, Knee string }
 
-// LadderHTML writes a self-contained HTML page for a ladder: a header
-// describing the run (m, the gates and the prober host's evidence), the
-// SVG chart inline, the step table, capacity, knee and every invalid or
-// abort reason.
+// LadderHTML writes a self-contained HTML page for a ladder: its lead (the
+// verdict m carries with its exit status, the capacity, why the ladder
+// stopped, the generator verdict over its steps, the server view), a
+// header describing the run (m, the gates and the prober host's evidence),
+// the SVG chart inline, the step table, capacity, knee, every invalid or
+// abort reason, the server's view per step and the per-request client −
+// server gaps where the server sent its timings.
 func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 	title := "llmprobe ladder"
 	if res.Target != "" {
@@ -84,13 +94,15 @@ func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 	}
 	data := struct {
 		Title, Gates, Capacity, Knee, Abort, Target, Factor, TTFTTo string
-		SVG, Header                                                 template.HTML
+		SVG, Header, Lead                                           template.HTML
 		Rows                                                        []pageRow
 		Classes                                                     []classRow
 		Notes                                                       []string
 		Server                                                      []serverRow
 		ServerSource, GapNote                                       string
 		ServerRunning, ServerWaiting                                string
+		Matched                                                     []matchedRow
+		MatchedNote                                                 string
 	}{
 		Title: title, Gates: ladderGates(res),
 		Capacity: capacityText(res, res.Verdict, ""),
@@ -109,6 +121,12 @@ func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
 		return err
 	}
 	data.Header = header
+	if data.Lead, err = leadHTML(ladderLead(res, m)); err != nil {
+		return err
+	}
+	if data.Matched = ladderMatchedRows(res); data.Matched != nil {
+		data.MatchedNote = MatchedGapNote
+	}
 	if data.Server = serverRows(res); len(data.Server) > 0 {
 		data.ServerSource, data.GapNote = ServerSource(ServerSteps(res)), GapNote
 		data.ServerRunning, data.ServerWaiting = ServerHeads(ServerSteps(res))

@@ -51,7 +51,14 @@ func causesJSON(v stats.Validity) []CauseJSON {
 
 // Probe is the JSON object `llmprobe probe --json` prints.
 type Probe struct {
-	Mode string `json:"mode"` // open | closed
+	// Verdict is the run's verdict against its gates and the exit status
+	// it maps to (RunVerdict): the same the text and HTML reports lead
+	// with. Absent when the report was made without one.
+	Verdict *VerdictJSON `json:"verdict,omitempty"`
+	// RequestPath is the path the requests were sent to (sanitised), named
+	// because a 404 (not_found) is often a wrong path.
+	RequestPath string `json:"request_path,omitempty"`
+	Mode        string `json:"mode"` // open | closed
 	// Valid is the generator-validity verdict: the prober kept its
 	// schedule, so the figures measure the target. It says nothing about
 	// whether the target is healthy.
@@ -174,6 +181,15 @@ func ProbeOf(s stats.Summary) Probe {
 		p.Reasons[string(o)] = rs
 	}
 	return p
+}
+
+// AddMeta adds what the command knows beside the summary: its verdict
+// and the path requested.
+func (p *Probe) AddMeta(m Meta) {
+	if m.Verdict != nil {
+		p.Verdict = m.Verdict.JSON()
+	}
+	p.RequestPath = m.Path
 }
 
 // JSON writes the probe report as one indented JSON object.

@@ -30,6 +30,14 @@ type Meta struct {
 	Seed       uint64
 	SeedSet    bool      // Seed was resolved (0 can be a seed)
 	Started    time.Time // when the run began (probe; a ladder's result carries its own)
+	// Path is the path the requests were sent to (the configured URL's
+	// path and the API's endpoint, e.g. /v1/chat/completions), sanitised:
+	// the reports name it beside a not_found (404).
+	Path string
+	// Verdict is the command's verdict on the run, the one its exit
+	// status comes from: the HTML reports lead with it (nil: rendered
+	// without one, "NOT JUDGED").
+	Verdict *RunVerdict
 }
 
 // svgLine is the run's description under the SVG's title.
@@ -129,6 +137,19 @@ table.header td.list div { margin: 0; }
 tr.invalid td { color: #a00; }
 tr.saturated td { color: #b35c00; }
 p.note { color: #555; font-size: 13px; }
+div.lead { border: 2px solid #999; border-radius: 4px; padding: 0.6em 1em; margin: 1em 0; max-width: 70em; }
+div.lead.pass { border-color: #2a7d2a; background: #f2faf2; }
+div.lead.fail { border-color: #b00; background: #fdf2f2; }
+div.lead.invalid { border-color: #b35c00; background: #fff7ee; }
+div.lead p.verdict { margin: 0 0 0.5em 0; }
+div.lead strong.result { font-size: 28px; letter-spacing: 1px; }
+div.lead.pass strong.result { color: #2a7d2a; }
+div.lead.fail strong.result { color: #b00; }
+div.lead.invalid strong.result { color: #b35c00; }
+div.lead span.exit, div.lead span.cause { font-size: 16px; margin-left: 0.5em; }
+table.lead { font-size: 14px; }
+table.server, table.gap, table.matched { margin: 0.5em 0; }
+table.lead th, table.lead td { text-align: left; vertical-align: top; border: none; background: none; padding: 2px 8px 2px 0; }
 `
 
 // headerTemplate renders a header as a table (class "header").

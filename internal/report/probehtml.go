@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -26,12 +27,33 @@ var probePage = newPage("probe", `{{template "top" .}}<p>{{.Mode}}</p>
 <tr><th>outcome</th><th>count</th><th>reasons</th></tr>
 {{range .Outcomes}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td style="text-align:left">{{.Reasons}}</td></tr>
 {{end}}</table>
+{{if .Path}}<p class="note">Requests were sent to {{.Path}}.</p>
+{{end}}
 <h2>Latency</h2>
 <table class="latency">
 <tr><th>figure</th><th>count</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>boundary</th></tr>
 {{range .Latency}}<tr><td>{{.Label}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td style="text-align:left">{{.Boundary}}</td></tr>
 {{end}}</table>
-{{if .Prefix}}<h2>Prefix cache</h2>
+{{if .Matched}}<h2>Client − server per request</h2>
+<table class="matched">
+<tr><th>gap</th><th>count</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr>
+{{range .Matched}}<tr><td>{{.Label}}</td><td>{{.Count}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P95}}</td><td>{{.P99}}</td><td>{{.Max}}</td></tr>
+{{end}}</table>
+<p class="note">{{.MatchedNote}}.</p>
+{{end}}{{with .Server}}<h2>Server view ({{.Source}})</h2>
+<p>{{.Explanation}}</p>
+<table class="server">
+<tr><th>{{.RunningHead}}</th><th>{{.WaitingHead}}</th><th>KV cache max</th></tr>
+<tr><td>{{.Running}}</td><td>{{.Waiting}}</td><td>{{.KV}}</td></tr>
+</table>
+{{if .Gap}}<table class="gap">
+<tr><th>TTFT</th><th>n</th><th>p50</th><th>p95</th></tr>
+<tr><td>server</td><td>{{.SrvN}}</td><td>{{.SrvP50}}</td><td>{{.SrvP95}}</td></tr>
+<tr><td>client</td><td>{{.CliN}}</td><td>{{.CliP50}}</td><td>{{.CliP95}}</td></tr>
+<tr><td>network + queueing gap</td><td></td><td>{{.GapP50}}</td><td>{{.GapP95}}</td></tr>
+</table>
+<p class="note">{{.GapNote}}.</p>
+{{end}}{{end}}{{if .Prefix}}<h2>Prefix cache</h2>
 <table class="prefix">
 <tr><th>class</th><th>TTFT n</th><th>p50</th><th>p95</th><th>speedup p50</th><th>speedup p95</th><th>cached tokens</th></tr>
 {{range .Prefix}}<tr><td>{{.Class}}</td><td>{{.CachedN}}</td><td>{{.CachedP50}}</td><td>{{.CachedP95}}</td><td>{{.SpeedupP50}}</td><td>{{.SpeedupP95}}</td><td style="text-align:left">{{.CachedTokens}}</td></tr>
@@ -63,11 +85,44 @@ type latencyRow struct {
 	Count                                    int
 }
 
-// ProbeHTML writes a self-contained HTML page for one probe run: the same
-// header as the ladder's (m, the gates and the prober host's evidence),
-// the rates, the outcome table, the latency percentiles, goodput and the
-// generator's verdict with its causes.
-func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
+// probeServer is the probe page's server section.
+type probeServer struct {
+	Source, Explanation, RunningHead, WaitingHead, Running, Waiting, KV string
+	SrvN, SrvP50, SrvP95, CliP50, CliP95, GapP50, GapP95, GapNote       string
+	CliN                                                                int
+	Gap                                                                 bool
+}
+
+// probeServerOf is v's section beside s, nil without a view.
+func probeServerOf(v *servermetrics.View, s stats.Summary) *probeServer {
+	if v == nil {
+		return nil
+	}
+	steps := []ServerStep{{View: v}}
+	ps := &probeServer{Source: ServerSource(steps), Explanation: v.Explanation, CliN: s.TTFT.Count,
+		CliP50: pdur(s.TTFT, s.TTFT.P50), CliP95: pdur(s.TTFT, s.TTFT.P95), GapNote: GapNote}
+	ps.RunningHead, ps.WaitingHead = ServerHeads(steps)
+	ps.Running, ps.Waiting, ps.KV = ServerCells(v)
+	ps.SrvP50, ps.SrvP95, ps.SrvN = serverTTFT(v)
+	if g := servermetrics.Gap(*v, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95); g != nil {
+		ps.Gap = true
+		ps.GapP50, ps.GapP95 = gapCells(g)
+	}
+	return ps
+}
+
+// ProbeHTML is ProbeHTMLWith without the server's view.
+func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error { return ProbeHTMLWith(w, s, nil, m) }
+
+// ProbeHTMLWith writes a self-contained HTML page for one probe run: its
+// lead (the verdict m carries, with its exit status; the gates against
+// the good fraction; the outcomes; the generator verdict; the server
+// view), the same header as the ladder's (m, the gates and the prober
+// host's evidence), the rates, the outcome table, the latency
+// percentiles, the per-request client − server gaps where the server sent
+// its timings, the server's view of the run (server, nil: none), goodput
+// and the generator's verdict with its causes.
+func ProbeHTMLWith(w io.Writer, s stats.Summary, server *servermetrics.View, m Meta) error {
 	title := "llmprobe probe"
 	if m.Target != "" {
 		title += ": " + m.Target
@@ -83,25 +138,31 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error {
 	data := struct {
 		Title, Mode, Window, Requested, Achieved, Gates, Goodput, GoodFraction, Verdict string
 		Planned, Dispatched, Unsent, Retries, Good                                      int
-		Header                                                                          template.HTML
+		Header, Lead                                                                    template.HTML
 		Outcomes                                                                        []outcomeRow
 		Latency                                                                         []latencyRow
 		Causes                                                                          []string
 		Valid                                                                           bool
 		Prefix                                                                          []prefixRow
-		PrefixNote                                                                      string
+		PrefixNote, Path, MatchedNote                                                   string
+		Matched                                                                         []latencyRow
+		Server                                                                          *probeServer
 	}{
 		Title: title, Mode: ModeLine(s.Mode), Window: dur(s.Window), Requested: rate(s.RequestedRate), Achieved: rate(s.AchievedRate),
 		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Retries: s.Retries, Good: s.Good,
 		Gates: gates(s.Gates), Goodput: rate(s.GoodputPerSecond), GoodFraction: goodFraction(s),
 		Verdict: GeneratorVerdictLine(s.Validity), Valid: s.Validity.Valid,
-		Header: header, Prefix: prefixRows(s), PrefixNote: PrefixNote,
+		Header: header, Prefix: prefixRows(s), PrefixNote: PrefixNote, Path: m.Path,
+		Matched: probeMatchedRows(s), MatchedNote: MatchedGapNote, Server: probeServerOf(server, s),
+	}
+	if data.Lead, err = leadHTML(probeLead(s, server, m)); err != nil {
+		return err
 	}
 	if s.Mode == ledger.ModeClosed {
 		data.Requested = "n/a (closed loop)"
 	}
 	for _, o := range ledger.Outcomes {
-		rs := reasons(s.Outcomes.ByReason[o])
+		rs := reasonsAt(s.Outcomes.ByReason[o], m.Path)
 		if rs == "" {
 			rs = "-"
 		}

@@ -20,7 +20,7 @@ const GapNote = "network + queueing gap = client TTFT minus the server's own TTF
 	"the client measures from its planned send, the server from the request's arrival at its engine, so the gap is " +
 	"the network both ways plus queueing outside the server's clock (dispatch lag, proxies, the HTTP front end); " +
 	"server quantiles are interpolated within its buckets, so each gap is given with the range the server's bucket allows " +
-	"(the true gap lies in it), \"≤\" marks a gap whose server quantile is a lower bound, and the server's window counts every client of the server, not only this ladder"
+	"(the true gap lies in it); a gap given as a range alone spans 0: the server's bucket is too coarse to tell its sign, so no point in it is shown; \"≤\" marks a gap whose server quantile is a lower bound, and the server's window counts every client of the server, not only this ladder"
 
 // ServerStep is one step's server view as reports show it.
 type ServerStep struct {
@@ -97,12 +97,17 @@ func gapCells(g *servermetrics.TTFTGap) (p50, p95 string) {
 }
 
 // GapText formats one gap: "≤ X" when the server's quantile was a lower
-// bound, else the interpolated figure and, when known, the range the
-// server's bucket allows ("−12ms (−40ms to 3ms)").
+// bound; the range alone when the server's bucket allows both signs
+// ("−127ms to 22.5ms": the interpolated point inside it says nothing, and
+// a negative one reads as impossible); else the interpolated figure and,
+// when known, the range ("12ms (3ms to 40ms)"). The one format of a gap in
+// the text, HTML and status page.
 func GapText(v float64, atMost bool, r *servermetrics.GapRange) string {
 	switch {
 	case atMost:
 		return "≤ " + servermetrics.Seconds(v)
+	case r != nil && r.Low < 0 && r.High > 0:
+		return servermetrics.Seconds(r.Low) + " to " + servermetrics.Seconds(r.High)
 	case r != nil:
 		return fmt.Sprintf("%s (%s to %s)", servermetrics.Seconds(v), servermetrics.Seconds(r.Low), servermetrics.Seconds(r.High))
 	}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -21,7 +22,25 @@ func ModeLine(m ledger.Mode) string {
 }
 
 // Text writes the human report of one probe run.
-func Text(w io.Writer, s stats.Summary) error {
+func Text(w io.Writer, s stats.Summary) error { return text(w, s, "") }
+
+// ProbeText writes a probe's whole text report: its verdict line (m's),
+// the report of Text with the path requested named beside a not_found,
+// and the server's view of the run (server, nil: none): the same verdict
+// and figures as ProbeHTMLWith and the JSON.
+func ProbeText(w io.Writer, s stats.Summary, server *servermetrics.View, m Meta) error {
+	if err := VerdictText(w, m.Verdict); err != nil {
+		return err
+	}
+	if err := text(w, s, m.Path); err != nil {
+		return err
+	}
+	return ServerText(w, server, s)
+}
+
+// text writes the report of one probe run; path, when known, is named
+// beside a not_found.
+func text(w io.Writer, s stats.Summary, path string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "llmprobe probe: %s\n\n", ModeLine(s.Mode))
 
@@ -67,7 +86,7 @@ func Text(w io.Writer, s stats.Summary) error {
 	b.WriteString("\noutcomes\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, o := range ledger.Outcomes {
-		rs := reasons(s.Outcomes.ByReason[o])
+		rs := reasonsAt(s.Outcomes.ByReason[o], path)
 		if rs == "" {
 			rs = "-"
 		}

@@ -78,3 +78,49 @@ func gdur(p stats.Percentiles, d time.Duration) string {
 	}
 	return dur(d)
 }
+
+// matchedRow is one step of the HTML report's per-request gap table.
+type matchedRow struct {
+	Index                                    int
+	Rate                                     string
+	N                                        int
+	PrefillP50, PrefillP95, TPOTP50, TPOTP95 string
+}
+
+// ladderMatchedRows are the steps' per-request gaps, nil when no step's
+// requests carried server timings.
+func ladderMatchedRows(res stats.LadderResult) []matchedRow {
+	var out []matchedRow
+	some := false
+	for _, st := range res.Steps {
+		s := st.Summary
+		some = some || MatchedGapsOf(s) != nil
+		out = append(out, matchedRow{Index: st.Index, Rate: num(st.Rate), N: s.PrefillGap.Count,
+			PrefillP50: gdur(s.PrefillGap, s.PrefillGap.P50), PrefillP95: gdur(s.PrefillGap, s.PrefillGap.P95),
+			TPOTP50: gdur(s.TPOTGap, s.TPOTGap.P50), TPOTP95: gdur(s.TPOTGap, s.TPOTGap.P95)})
+	}
+	if !some {
+		return nil
+	}
+	return out
+}
+
+// probeMatchedRows are a probe's per-request gaps (prefill, TPOT), nil
+// without server timings.
+func probeMatchedRows(s stats.Summary) []latencyRow {
+	if MatchedGapsOf(s) == nil {
+		return nil
+	}
+	var out []latencyRow
+	for _, r := range []struct {
+		name string
+		p    stats.Percentiles
+	}{{"prefill gap", s.PrefillGap}, {"TPOT gap", s.TPOTGap}} {
+		row := latencyRow{Label: r.name, Count: r.p.Count, P50: "-", P90: "-", P95: "-", P99: "-", Max: "-"}
+		if p := r.p; p.Count > 0 {
+			row.P50, row.P90, row.P95, row.P99, row.Max = dur(p.P50), dur(p.P90), dur(p.P95), dur(p.P99), dur(p.Max)
+		}
+		out = append(out, row)
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,18 @@ func TestMatchedGaps(t *testing.T) {
 		}
 		if err := json.Unmarshal(js.Bytes(), &p); err != nil {
 			t.Fatal(err)
+		}
+		var probePage, ladderPage bytes.Buffer
+		if err := ProbeHTML(&probePage, s, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := LadderHTML(&ladderPage, res, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		probeRow := regexp.MustCompile(`<tr><td>prefill gap</td><td>10</td><td>5.5ms</td>`).MatchString(probePage.String())
+		ladderRow := regexp.MustCompile(`<table class="matched">\s*<tr><th>step</th>.*\s*<tr><td>1</td><td>10</td><td>10</td><td>5.5ms</td>`).MatchString(ladderPage.String())
+		if probeRow != timings || ladderRow != timings {
+			t.Errorf("timings %v: per-request gap table in the probe HTML %v, the ladder HTML %v", timings, probeRow, ladderRow)
 		}
 		shown := strings.Contains(txt.String(), "client − server per request") && strings.Contains(lad.String(), "client − server per request")
 		if !timings {

@@ -210,6 +210,7 @@ func TestProbeReportInBrowser(t *testing.T) {
 	s := stats.Summarize(stats.Config{RequestedRate: 10, Window: 2 * time.Second, Gates: stats.Gates{TTFT: 500 * ms}}, recs)
 	m := reportMeta
 	m.Window, m.WindowName, m.Command = 2*time.Second, "window", "llmprobe probe --rate 10 --duration 2s"
+	m.Verdict = &report.RunVerdict{Result: report.ResultFail, Exit: 5, Cause: report.CauseTarget, Why: "gates failed: good fraction 0.0% below --good-fraction 90.0%"}
 	var page bytes.Buffer
 	if err := report.ProbeHTML(&page, s, m); err != nil {
 		t.Fatal(err)
@@ -236,5 +237,24 @@ func TestProbeReportInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(lat, "TTFT\t19\t80ms") {
 		t.Errorf("latency table lacks the TTFT row:\n%s", lat)
+	}
+	// The page leads with its verdict: the first thing under the title,
+	// above the header, in larger type than the body.
+	type lead struct {
+		Result, Text       string
+		ResultPx, BodyPx   float64
+		LeadTop, HeaderTop float64
+	}
+	l, err := chromedp.Run(bctx, chromedp.Evaluate[lead](`(() => {
+		const r = document.querySelector("div.lead strong.result"), d = document.querySelector("div.lead");
+		return {Result: r.innerText, Text: d.innerText, ResultPx: parseFloat(getComputedStyle(r).fontSize),
+			BodyPx: parseFloat(getComputedStyle(document.body).fontSize),
+			LeadTop: d.getBoundingClientRect().top, HeaderTop: document.querySelector("table.header").getBoundingClientRect().top};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Result != "FAIL" || !strings.Contains(l.Text, "exit status 5") || !strings.Contains(l.Text, "gates failed") || l.ResultPx <= l.BodyPx || l.LeadTop >= l.HeaderTop {
+		t.Errorf("verdict %+v: want FAIL, exit status 5, its cause, larger than the body and above the header", l)
 	}
 }
