@@ -39,7 +39,7 @@ var helpPages = map[string]helpPage{
 	"probe": {
 		usage: "probe [flags]",
 		groups: append(append([]helpGroup{}, targetGroups...),
-			helpGroup{"Load (open loop unless --closed-loop-users)", []string{"rate", "duration", "arrival", "burstiness", "seed", "drain",
+			helpGroup{"Load (open loop unless --closed-loop-users)", []string{"rate", "max-rate", "duration", "arrival", "burstiness", "seed", "drain",
 				"max-tokens", "prompt-tokens", "spin", "closed-loop-users", "think-time", "session-turns", "session-think"}},
 			helpGroup{"Prefix cache (a shared-prefix class and its cold twin)", []string{"prefix-tokens", "prefix-groups", "prefix-choice", "cold-twin-weight"}},
 			helpGroup{"Gates and verdict", []string{"slo-ttft", "slo-tpot", "slo-e2e", "good-fraction", "max-lag-p99", "rate-tolerance"}},

@@ -257,7 +257,7 @@ func (t *targetFlags) flagErrors(err error) error {
 		name := key
 		for _, k := range keys {
 			if rest, ok := strings.CutPrefix(key, k); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
-				name = t.keys[k]
+				name = limitFlag(k, t.keys[k])
 				if h, ok := strings.CutPrefix(rest, "."); ok && (k == "headers" || k == "header_env") {
 					name += " " + h
 				}
@@ -267,12 +267,21 @@ func (t *targetFlags) flagErrors(err error) error {
 		msg := e.Msg
 		for _, k := range keys {
 			if strings.Contains(k, "_") || strings.Contains(k, ".") {
-				msg = strings.ReplaceAll(msg, k, t.keys[k])
+				msg = strings.ReplaceAll(msg, k, limitFlag(k, t.keys[k]))
 			}
 		}
 		lines = append(lines, name+": "+msg)
 	}
 	return badFlag("%s", strings.Join(lines, "\n"))
+}
+
+// limitFlag is how a message names key's flag: a process-wide limit
+// (limits.*) also by its key, as the daemon's configuration writes it.
+func limitFlag(key, flag string) string {
+	if strings.HasPrefix(key, "limits.") {
+		return flag + " (" + key + ")"
+	}
+	return flag
 }
 
 // plan sets the target's URL to base (the one given, or the built-in
