@@ -101,12 +101,13 @@ var helpPages = map[string]helpPage{
 	"validate": {
 		usage: "validate FILE… | validate --config.file FILE",
 		groups: []helpGroup{
-			{"Configuration", []string{"config.file"}},
+			{"Configuration", []string{"config.file", "fleet.shards"}},
 			{"Deprecated aliases (still accepted, with a warning)", []string{"config"}},
 		},
 		examples: [][2]string{
 			{"check daemon configurations (every problem, with file:line:column)", "llmprobe validate config/vllm.yaml config/simulator.yaml"},
 			{"the same with the flag of run", "llmprobe validate --config.file config/vllm.yaml"},
+			{"a fleet's file as each of its 3 shards reads it (LLMPROBE_FLEET__SHARDS=3 in the pods)", "llmprobe validate --fleet.shards 3 deploy/kubernetes/fleet/config.yaml"},
 		},
 	},
 	"version": {

@@ -62,7 +62,8 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
-	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name)")
+	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name); not given: drawn for each run, so that a repeated run's prompts are not answered from the server's prompt cache (the report and stderr say the seed drawn)")
+	t.drawSeed = true
 	t.bind(fs,
 		keyFlag{"slo-ttft", "classes[0].gates.ttft", "gate: time to first token (from planned send); 0 = none"},
 		keyFlag{"slo-tpot", "classes[0].gates.tpot", "gate: time per output token; 0 = none"},
@@ -117,6 +118,9 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	}
 	if err := p.validate(); err != nil {
 		return err
+	}
+	if p.target.seedDrawn {
+		fmt.Fprintf(e.stderr, "seed %d, drawn for this run (new prompts: a server's prompt cache cannot answer them from an earlier run); --seed %d repeats it\n", p.target.seed, p.target.seed)
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base, stopTarget, err := p.target.startTarget(e)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"reflect"
 	"sort"
@@ -32,9 +33,13 @@ type targetFlags struct {
 	// headers ('Name: value') and headerEnv ('Name=VAR') fill headers and
 	// header_env.
 	headers, headerEnv []string
-	seed               uint64            // --seed: baseline.seed and ladder.seed
-	retries            int               // --retries: retries.max_attempts - 1
-	keys               map[string]string // configuration key → the flag that sets it
+	seed               uint64 // --seed: baseline.seed and ladder.seed
+	// drawSeed draws the seed for each run when --seed is not given
+	// (probe: a repeated run's prompts are new to the server's prompt
+	// cache); seedDrawn reports that it was.
+	drawSeed, seedDrawn bool
+	retries             int               // --retries: retries.max_attempts - 1
+	keys                map[string]string // configuration key → the flag that sets it
 
 	simStall, simSlowdown  []string
 	simSlots, simAdmission int
@@ -192,6 +197,9 @@ func (t *targetFlags) validate() error {
 	}
 	if t.simSlots < 0 || t.simAdmission < 0 {
 		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
+	}
+	if f := t.fs.Lookup("seed"); t.drawSeed && f != nil && !f.Changed {
+		t.seed, t.seedDrawn = rand.Uint64N(math.MaxInt64)+1, true // 0 would mean "derived from the name"
 	}
 	if t.seed > math.MaxInt64 {
 		return badFlag("--seed %d: want at most %d", t.seed, int64(math.MaxInt64))

@@ -76,6 +76,12 @@ func TestProbeFlagsDescribeATarget(t *testing.T) {
 	}
 	want = config.OneShot()
 	want.URL, want.Baseline.Rate = placeholderURL, 5
+	// Without --seed, probe draws the seed of each run (new prompts for
+	// the server's prompt cache).
+	if got := q.target.target().Baseline.Seed; !q.target.seedDrawn || got < 1 || q.target.target().Ladder.Seed != got {
+		t.Errorf("no --seed: seed %d (drawn %v), want one drawn above 0", got, q.target.seedDrawn)
+	}
+	want.Baseline.Seed, want.Ladder.Seed = q.target.target().Baseline.Seed, q.target.target().Baseline.Seed
 	if got := *q.target.target(); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults: %+v\nwant %+v", got, want)
 	}
