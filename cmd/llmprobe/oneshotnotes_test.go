@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
 // TestAPIKeyFlagHint (issue 25): --api-key is refused with the way to give
@@ -88,6 +91,31 @@ func TestProbeSeedPerRun(t *testing.T) {
 	for _, s := range []string{"1", "7"} {
 		if got, drawn := seed("--seed", s); drawn || got != map[string]uint64{"1": 1, "7": 7}[s] {
 			t.Errorf("--seed %s: %d (drawn %v)", s, got, drawn)
+		}
+	}
+}
+
+// TestRunLogsWarnings: run starts a configuration validate refuses as
+// unable to work through a day, and logs why, with the other warnings.
+func TestRunLogsWarnings(t *testing.T) {
+	t.Parallel()
+	cfg, err := wiring.Load(config.Options{Environ: func() []string { return nil }, BuiltIn: []byte(`
+targets:
+  - name: t
+    url: http://127.0.0.1:8000/v1
+    model: m
+    budget: {requests_per_day: 100}
+    baseline: {rate: 1}
+    classes: [{name: c}]
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	logWarnings(slog.New(slog.NewTextHandler(&buf, nil)), cfg)
+	for _, w := range []string{"key=targets[0].classes[0].gates", "no latency gate", "key=targets[0].budget.requests_per_day", "100 requests run out at about hour 0.0"} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, buf.String())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strings"
@@ -112,9 +113,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	for _, d := range deprecated {
 		log.Warn("deprecated flag: it still works, but use the new name", "flag", "--"+d[0], "use", "--"+d[1])
 	}
-	for _, w := range wiring.Warnings(cfg) {
-		log.Warn("configuration warning", "key", w.Key, "warning", w.Msg)
-	}
+	logWarnings(log, cfg)
 	b := currentBuild()
 	build := telemetry.BuildInfo{Version: b.Version, Revision: b.Revision} // GoVersion: runtime.Version(), filled by telemetry
 	log.Info("starting llmprobe", "version", b.Version, "revision", b.Revision, "branch", b.Branch, "build_date", b.BuildDate, "go", b.GoVersion)
@@ -160,6 +159,15 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	defer stop()
 	go rl.onSignal(runCtx, e.hup)
 	return d.Run(runCtx, nil)
+}
+
+// logWarnings logs what a valid configuration does that cannot work, or
+// that its author may not mean (wiring.Warnings): at start and after each
+// reload; `validate` refuses the first kind.
+func logWarnings(log *slog.Logger, cfg *config.Config) {
+	for _, w := range wiring.Warnings(cfg) {
+		log.Warn("configuration warning", "key", w.Key, "warning", w.Msg)
+	}
 }
 
 // otlpHost names where OTLP metrics go, host (and port) only: the
