@@ -5,17 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/logging"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -168,7 +166,7 @@ func runLadder(ctx context.Context, e env, args []string) error {
 // rewritten in place on a terminal; elsewhere (a file, a pipe, a CI log)
 // only each step's end, one plain line each.
 func ladderProgress(e env) func(ladder.Progress) {
-	tty := isTerminal(e.stderr)
+	tty := logging.IsTerminal(e.stderr)
 	return func(p ladder.Progress) {
 		if p.Phase == "done" {
 			if tty {
@@ -186,13 +184,6 @@ func ladderProgress(e env) func(ladder.Progress) {
 				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
 		}
 	}
-}
-
-// isTerminal reports whether w is a terminal (carriage-return progress
-// lines are for one).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func writeFile(path string, render func(*os.File) error) error {

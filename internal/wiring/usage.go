@@ -11,12 +11,12 @@ import (
 )
 
 // TemplateTokens is what a chat template adds to each message of a request
-// beyond its text, in tokens: role markers, the begin-of-text token and the
-// assistant's generation prompt (OpenAI counts 3 a message and 3 to prime
-// the reply; Llama 3's template 5 a message and 4 to prime). 4 a message
-// and 4 a request is a low estimate of every template: the daily spend
-// below is a lower bound.
-const TemplateTokens = 4
+// beyond its text, and once more to prime the reply, in tokens: role
+// markers, separators, the assistant's generation prompt. OpenAI counts 3
+// a message and 3 to prime; Llama 3's template 5 a message (4 of header, 1
+// end of turn), 1 to begin and 4 to prime. 3 a message and 3 a request is
+// the lowest of them: the daily spend below is a lower bound.
+const TemplateTokens = 3
 
 // usageSamples is how many requests of each class the estimate draws.
 const usageSamples = 256

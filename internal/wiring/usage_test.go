@@ -34,14 +34,14 @@ func TestExpectedUsage(t *testing.T) {
 		requests float64
 		perReq   [2]float64 // tokens per request: at least, at most
 	}{
-		{"baseline 64+64", strings.NewReplacer("TOKENS", "0", "REQUESTS", "0").Replace(hosted), 1728, [2]float64{64 + 64 + 8, 64 + 64 + 12}},
+		{"baseline 64+64", strings.NewReplacer("TOKENS", "0", "REQUESTS", "0").Replace(hosted), 1728, [2]float64{64 + 64 + 6, 64 + 64 + 10}},
 		{"ladder every 6h", minimal + `    baseline: {rate: 1}
     classes: [{name: c, input: {dist: fixed, value: 100}, output: {dist: fixed, value: 10}}]
     ladder: {enabled: true, steps: [1, 2], step_duration: 10s, schedule: {every: 6h}}
-`, 86400 + 4*30, [2]float64{118, 122}},
+`, 86400 + 4*30, [2]float64{116, 120}},
 		{"session of 3 turns", minimal + `    baseline: {rate: 1}
     classes: [{name: c, input: {dist: fixed, value: 100}, output: {dist: fixed, value: 10}, session: {turns: 3}}]
-`, 3 * 86400, [2]float64{(100 + 210 + 320 + 3*10 + 8 + 16 + 24) / 3.0, (100 + 210 + 320 + 3*10 + 12 + 24 + 36) / 3.0}},
+`, 3 * 86400, [2]float64{(100 + 210 + 320 + 3*10 + 6 + 12 + 18) / 3.0, (104 + 214 + 324 + 3*10 + 10 + 20 + 30) / 3.0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
