@@ -318,21 +318,33 @@ func (c *Config) checkRate(el *errorList, key string, r, max float64, limitKey s
 	case !(r > 0) || math.IsInf(r, 0):
 		el.add(key, "must be above 0 req/s, got %g", r)
 	case n == 1 && r > max:
-		el.add(key, "%g req/s is above the hard maximum %g req/s (%s)%s", r, max, raise, c.fleetHint(r, max))
+		el.add(key, "%g req/s is above the hard maximum %g req/s (%s)%s", r, max, raise, c.fleetHint(el))
 	case r > max*float64(n):
 		el.add(key, "%g req/s is above %d shards × the hard maximum %g per shard (%s): each shard offers 1/%d of it", r, n, max, raise, n)
 	}
 }
 
-// fleetHint is what a rate error adds when the file describes a fleet
-// (fleet.peers, or fleet.shard auto) but not its size: it was checked as
-// a prober alone, and says the smallest fleet the rate r fits.
-func (c *Config) fleetHint(r, max float64) string {
-	if c.Fleet.Shards > 1 || (len(c.Fleet.Peers) == 0 && c.Fleet.Shard != ShardAuto) {
+// fleetHint is what the first rate error adds when the file describes a
+// fleet (fleet.peers, or fleet.shard auto) but not its size: it was
+// checked as a prober alone, and says the smallest fleet every rate fits.
+func (c *Config) fleetHint(el *errorList) string {
+	if el.fleetHinted || c.Fleet.Shards > 1 || (len(c.Fleet.Peers) == 0 && c.Fleet.Shard != ShardAuto) {
 		return ""
 	}
+	el.fleetHinted = true
+	n := 1.0
+	for _, t := range c.Targets {
+		n = math.Max(n, math.Ceil(t.Baseline.Rate/c.Limits.MaxRate))
+		max := c.Limits.MaxRate
+		if m := t.Ladder.MaxRate; m > 0 && m < max {
+			max = m
+		}
+		for _, r := range t.Ladder.Steps {
+			n = math.Max(n, math.Ceil(r/max))
+		}
+	}
 	return fmt.Sprintf("; this file describes a fleet but not its size (fleet.shards), so it was checked as one prober:"+
-		" validate it with --fleet.shards N (here N ≥ %g), the size LLMPROBE_FLEET__SHARDS gives each shard", math.Ceil(r/max))
+		" validate it with --fleet.shards N (here N ≥ %g), the size LLMPROBE_FLEET__SHARDS gives each shard", n)
 }
 
 func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {

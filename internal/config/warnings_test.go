@@ -39,3 +39,29 @@ func TestWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetHint: a file that names a fleet's peers but not its size is
+// checked as one prober; its first rate error says so once, with the
+// smallest size every rate fits; a sized fleet or a prober alone get no
+// hint.
+func TestFleetHint(t *testing.T) {
+	t.Parallel()
+	const body = "limits: {max_rate: 300}\n%stargets:\n  - name: t\n    url: http://127.0.0.1:8000/v1\n    model: m\n" +
+		"    classes: [{name: a, gates: {ttft: 1s}}]\n    ladder: {enabled: true, steps: [400, 900], schedule: {every: 1h}}\n"
+	for _, tc := range []struct {
+		fleet string
+		hints int
+	}{
+		{"fleet: {shard: auto, peers: [llmprobe-peers]}\n", 1},
+		{"", 0},
+		{"fleet: {shard: auto, shards: 2, peers: [llmprobe-peers]}\n", 0},
+	} {
+		_, err := LoadWith(Options{BuiltIn: []byte(strings.Replace(body, "%s", tc.fleet, 1)), Environ: func() []string { return nil }})
+		if err == nil {
+			t.Fatalf("%q: 900 req/s accepted", tc.fleet)
+		}
+		if n := strings.Count(err.Error(), "validate it with --fleet.shards N (here N ≥ 3)"); n != tc.hints {
+			t.Errorf("%q: %d hints, want %d:\n%v", tc.fleet, n, tc.hints, err)
+		}
+	}
+}
