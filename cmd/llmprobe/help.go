@@ -39,7 +39,7 @@ var helpPages = map[string]helpPage{
 	"probe": {
 		usage: "probe [flags]",
 		groups: append(append([]helpGroup{}, targetGroups...),
-			helpGroup{"Load (open loop unless --closed-loop-users)", []string{"rate", "duration", "arrival", "burstiness", "seed", "drain",
+			helpGroup{"Load (open loop unless --closed-loop-users)", []string{"rate", "max-rate", "duration", "arrival", "burstiness", "seed", "drain",
 				"max-tokens", "prompt-tokens", "spin", "closed-loop-users", "think-time", "session-turns", "session-think"}},
 			helpGroup{"Prefix cache (a shared-prefix class and its cold twin)", []string{"prefix-tokens", "prefix-groups", "prefix-choice", "cold-twin-weight"}},
 			helpGroup{"Gates and verdict", []string{"slo-ttft", "slo-tpot", "slo-e2e", "good-fraction", "max-lag-p99", "rate-tolerance"}},
@@ -101,12 +101,13 @@ var helpPages = map[string]helpPage{
 	"validate": {
 		usage: "validate FILE… | validate --config.file FILE",
 		groups: []helpGroup{
-			{"Configuration", []string{"config.file"}},
+			{"Configuration", []string{"config.file", "fleet.shards"}},
 			{"Deprecated aliases (still accepted, with a warning)", []string{"config"}},
 		},
 		examples: [][2]string{
 			{"check daemon configurations (every problem, with file:line:column)", "llmprobe validate config/vllm.yaml config/simulator.yaml"},
 			{"the same with the flag of run", "llmprobe validate --config.file config/vllm.yaml"},
+			{"a fleet's file as each of its 3 shards reads it (LLMPROBE_FLEET__SHARDS=3 in the pods)", "llmprobe validate --fleet.shards 3 deploy/kubernetes/fleet/config.yaml"},
 		},
 	},
 	"version": {

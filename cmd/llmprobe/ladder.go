@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/logging"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
@@ -164,18 +165,27 @@ func runLadder(ctx context.Context, e env, args []string) error {
 	return status
 }
 
-// ladderProgress prints each step's progress on one line of stderr.
+// ladderProgress prints each step's progress on one line of stderr,
+// rewritten in place on a terminal; elsewhere (a file, a pipe, a CI log)
+// only each step's end, one plain line each.
 func ladderProgress(e env) func(ladder.Progress) {
+	tty := logging.IsTerminal(e.stderr)
 	return func(p ladder.Progress) {
 		if p.Phase == "done" {
-			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+			if tty {
+				fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  done%-40s\n", p.Step, p.Steps, p.Rate, "")
+			} else {
+				fmt.Fprintf(e.stderr, "step %d/%d  %7.2f req/s  done  planned %d  finished %d\n", p.Step, p.Steps, p.Rate, p.Planned, p.Finished)
+			}
 			if p.Row != nil && !p.Row.Summary.Validity.Valid {
 				fmt.Fprintf(e.stderr, "step %d generator invalid (%s): not used for capacity or knee\n", p.Step, strings.Join(p.Row.Summary.Validity.CauseNames(), ", "))
 			}
 			return
 		}
-		fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
-			p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+		if tty {
+			fmt.Fprintf(e.stderr, "\rstep %d/%d  %7.2f req/s  %-8s %5.1fs  planned %d  finished %d   ",
+				p.Step, p.Steps, p.Rate, p.Phase, p.Elapsed.Seconds(), p.Planned, p.Finished)
+		}
 	}
 }
 

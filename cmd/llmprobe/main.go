@@ -170,6 +170,14 @@ func parseOnly(fs *pflag.FlagSet, args []string) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
+		if err.Error() == "unknown flag: --api-key" && fs.Lookup("api-key-env") != nil {
+			// pflag names the flag only, never a value given with it.
+			file := ""
+			if fs.Lookup("api-key-file") != nil {
+				file = ", or in a file named with --api-key-file"
+			}
+			return badFlag("%v: the API key is never a flag value (it would sit in the shell history and the process list); put it in an environment variable and name it with --api-key-env VAR%s", err, file)
+		}
 		return usageError{err}
 	}
 	if f := fs.Lookup(versionFlag); f != nil && f.Changed {

@@ -36,9 +36,10 @@ type probeFlags struct {
 func (p *probeFlags) register(fs *pflag.FlagSet) {
 	t := &p.target
 	t.register(fs, config.OneShot())
-	fs.Float64Var(&p.rate, "rate", 5, "open loop: arrival rate, requests per second")
+	fs.Float64Var(&p.rate, "rate", 5, "open loop: arrival rate, requests per second (baseline.rate: at most --max-rate)")
 	fs.DurationVar(&p.duration, "duration", 10*time.Second, "arrival window: arrivals are planned in [0, duration)")
 	t.bind(fs,
+		keyFlag{"max-rate", "limits.max_rate", "hard maximum arrival rate, req/s: a --rate above it is refused (at most 10000)"},
 		keyFlag{"arrival", "baseline.arrival", "arrival process: poisson|constant|gamma"},
 		keyFlag{"burstiness", "baseline.burstiness", "gamma shape k (CV = 1/sqrt(k)); 1 = Poisson, <1 burstier"},
 		keyFlag{"max-in-flight", "max_in_flight", "in-flight cap; arrivals that find it full are recorded unsent/client_cap (0: none)"},
@@ -61,7 +62,8 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
 	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
-	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name)")
+	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name); not given: drawn for each run, so that a repeated run's prompts are not answered from the server's prompt cache (the report and stderr say the seed drawn)")
+	t.drawSeed = true
 	t.bind(fs,
 		keyFlag{"slo-ttft", "classes[0].gates.ttft", "gate: time to first token (from planned send); 0 = none"},
 		keyFlag{"slo-tpot", "classes[0].gates.tpot", "gate: time per output token; 0 = none"},
@@ -78,14 +80,13 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	t.registerRetries(fs)
 	t.keys["classes[0].input"] = "--prompt-tokens"
 	t.keys["classes[0].output"] = "--max-tokens"
+	t.keys["baseline.rate"] = "--rate"
 }
 
 func (p *probeFlags) validate() error {
 	switch {
 	case p.users < 0:
 		return badFlag("--closed-loop-users: must be ≥ 0, got %d", p.users)
-	case p.users == 0 && !(p.rate > 0):
-		return badFlag("--rate: must be > 0, got %v", p.rate)
 	case !(p.duration > 0):
 		return badFlag("--duration: must be > 0, got %v", p.duration)
 	case p.drain < 0:
@@ -95,6 +96,12 @@ func (p *probeFlags) validate() error {
 	}
 	if _, err := schedule.ParseThink(p.think); err != nil {
 		return badFlag("--think-time %q: %v", p.think, err)
+	}
+	// The open loop's rate is the target's baseline.rate: checked by the
+	// configuration's rules (limits.max_rate) and sent by the plan from
+	// there, as the daemon's baseline is. A closed loop sends no rate.
+	if p.users == 0 || p.rate > 0 {
+		p.target.target().Baseline.Rate = p.rate
 	}
 	return p.target.validate()
 }
@@ -112,6 +119,9 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
+	if p.target.seedDrawn {
+		fmt.Fprintf(e.stderr, "seed %d, drawn for this run (new prompts: a server's prompt cache cannot answer them from an earlier run); --seed %d repeats it\n", p.target.seed, p.target.seed)
+	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base, stopTarget, err := p.target.startTarget(e)
 	if err != nil {
@@ -127,7 +137,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	started := time.Now()
 	think, _ := schedule.ParseThink(p.think) // checked by validate
 	run, err := plan.Probe(ctx, wiring.ProbeRun{
-		Rate: p.rate, Window: p.duration, Users: p.users, Think: think, Drain: p.drain, Spin: p.spin,
+		Window: p.duration, Users: p.users, Think: think, Drain: p.drain, Spin: p.spin,
 		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard,
 		Draining: func(inFlight int) {
 			if !p.jsonOut {

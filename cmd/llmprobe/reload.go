@@ -110,6 +110,7 @@ func (r *reloader) reload(ctx context.Context, trigger string) error {
 		r.level.Set(lv)
 	}
 	r.log.Info("configuration reloaded", "trigger", trigger, "targets", len(nc.Targets))
+	logWarnings(r.log, nc)
 	return nil
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/daemon"
 	"github.com/llmprobe/llmprobe/internal/logging"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/wiring"
@@ -110,6 +113,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	for _, d := range deprecated {
 		log.Warn("deprecated flag: it still works, but use the new name", "flag", "--"+d[0], "use", "--"+d[1])
 	}
+	logWarnings(log, cfg)
 	b := currentBuild()
 	build := telemetry.BuildInfo{Version: b.Version, Revision: b.Revision} // GoVersion: runtime.Version(), filled by telemetry
 	log.Info("starting llmprobe", "version", b.Version, "revision", b.Revision, "branch", b.Branch, "build_date", b.BuildDate, "go", b.GoVersion)
@@ -132,7 +136,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	}()
 	switch {
 	case tel.MeterProvider != nil:
-		log.Info("OTLP metrics export on")
+		log.Info("OTLP metrics export on", "endpoint", otlpHost(e.getenv))
 	case cfg.OTel.Enabled:
 		log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
 	}
@@ -155,6 +159,35 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	defer stop()
 	go rl.onSignal(runCtx, e.hup)
 	return d.Run(runCtx, nil)
+}
+
+// logWarnings logs what a valid configuration does that cannot work, or
+// that its author may not mean (wiring.Warnings): at start and after each
+// reload; `validate` refuses the first kind.
+func logWarnings(log *slog.Logger, cfg *config.Config) {
+	for _, w := range wiring.Warnings(cfg) {
+		log.Warn("configuration warning", "key", w.Key, "warning", w.Msg)
+	}
+}
+
+// otlpHost names where OTLP metrics go, host (and port) only: the
+// endpoint's path, query and any credentials in it are never logged, and
+// the host passes the one sanitiser.
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT wins over OTEL_EXPORTER_OTLP_ENDPOINT,
+// as in the exporter; a gRPC endpoint may be written without a scheme.
+func otlpHost(getenv func(string) string) string {
+	v := getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+	if v == "" {
+		v = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+	}
+	if !strings.Contains(v, "://") {
+		v = "http://" + v
+	}
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || u.Host == "" {
+		return "(unreadable endpoint)"
+	}
+	return sanitize.String(u.Host, 256)
 }
 
 // webConfig checks admin.web_config_file (exporter-toolkit's own check),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/url"
 	"reflect"
 	"sort"
@@ -32,9 +33,13 @@ type targetFlags struct {
 	// headers ('Name: value') and headerEnv ('Name=VAR') fill headers and
 	// header_env.
 	headers, headerEnv []string
-	seed               uint64            // --seed: baseline.seed and ladder.seed
-	retries            int               // --retries: retries.max_attempts - 1
-	keys               map[string]string // configuration key → the flag that sets it
+	seed               uint64 // --seed: baseline.seed and ladder.seed
+	// drawSeed draws the seed for each run when --seed is not given
+	// (probe: a repeated run's prompts are new to the server's prompt
+	// cache); seedDrawn reports that it was.
+	drawSeed, seedDrawn bool
+	retries             int               // --retries: retries.max_attempts - 1
+	keys                map[string]string // configuration key → the flag that sets it
 
 	simStall, simSlowdown  []string
 	simSlots, simAdmission int
@@ -193,6 +198,9 @@ func (t *targetFlags) validate() error {
 	if t.simSlots < 0 || t.simAdmission < 0 {
 		return badFlag("--sim-slots and --sim-admission must be ≥ 0")
 	}
+	if f := t.fs.Lookup("seed"); t.drawSeed && f != nil && !f.Changed {
+		t.seed, t.seedDrawn = rand.Uint64N(math.MaxInt64)+1, true // 0 would mean "derived from the name"
+	}
 	if t.seed > math.MaxInt64 {
 		return badFlag("--seed %d: want at most %d", t.seed, int64(math.MaxInt64))
 	}
@@ -257,7 +265,7 @@ func (t *targetFlags) flagErrors(err error) error {
 		name := key
 		for _, k := range keys {
 			if rest, ok := strings.CutPrefix(key, k); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
-				name = t.keys[k]
+				name = limitFlag(k, t.keys[k])
 				if h, ok := strings.CutPrefix(rest, "."); ok && (k == "headers" || k == "header_env") {
 					name += " " + h
 				}
@@ -267,12 +275,21 @@ func (t *targetFlags) flagErrors(err error) error {
 		msg := e.Msg
 		for _, k := range keys {
 			if strings.Contains(k, "_") || strings.Contains(k, ".") {
-				msg = strings.ReplaceAll(msg, k, t.keys[k])
+				msg = strings.ReplaceAll(msg, k, limitFlag(k, t.keys[k]))
 			}
 		}
 		lines = append(lines, name+": "+msg)
 	}
 	return badFlag("%s", strings.Join(lines, "\n"))
+}
+
+// limitFlag is how a message names key's flag: a process-wide limit
+// (limits.*) also by its key, as the daemon's configuration writes it.
+func limitFlag(key, flag string) string {
+	if strings.HasPrefix(key, "limits.") {
+		return flag + " (" + key + ")"
+	}
+	return flag
 }
 
 // plan sets the target's URL to base (the one given, or the built-in

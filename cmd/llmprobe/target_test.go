@@ -50,6 +50,7 @@ func TestProbeFlagsDescribeATarget(t *testing.T) {
 	want.Timeouts = config.Timeouts{Connect: d("1s"), Headers: d("2s"), FirstContent: d("3s"), Idle: d("4s"), Total: d("5s")}
 	want.UsageDeltas, want.TTFTBoundary = true, "any_token"
 	want.Baseline.Arrival, want.Baseline.Burstiness, want.MaxInFlight = "gamma", 0.5, 7
+	want.Baseline.Rate = 5 // --rate's default: the open loop's rate is baseline.rate
 	want.Classes[0].Output.Value, want.Classes[0].Input.Value = 9, 11
 	want.Baseline.Seed, want.Ladder.Seed = 42, 42
 	want.Classes[0].Gates = config.Gates{TTFT: d("1s"), TPOT: d("20ms"), E2E: d("3s")}
@@ -74,7 +75,13 @@ func TestProbeFlagsDescribeATarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = config.OneShot()
-	want.URL = placeholderURL
+	want.URL, want.Baseline.Rate = placeholderURL, 5
+	// Without --seed, probe draws the seed of each run (new prompts for
+	// the server's prompt cache).
+	if got := q.target.target().Baseline.Seed; !q.target.seedDrawn || got < 1 || q.target.target().Ladder.Seed != got {
+		t.Errorf("no --seed: seed %d (drawn %v), want one drawn above 0", got, q.target.seedDrawn)
+	}
+	want.Baseline.Seed, want.Ladder.Seed = q.target.target().Baseline.Seed, q.target.target().Baseline.Seed
 	if got := *q.target.target(); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults: %+v\nwant %+v", got, want)
 	}

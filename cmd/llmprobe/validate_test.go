@@ -73,3 +73,77 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestValidateFleetShards (issue 25): a fleet's file names its peers but
+// not its size; validated alone its steps are above one prober's limit,
+// and the error says how to give the size. --fleet.shards N checks it as
+// each of N shards reads it, the limits per shard.
+func TestValidateFleetShards(t *testing.T) {
+	t.Parallel()
+	fleet := filepath.Join("..", "..", "deploy", "kubernetes", "fleet", "config.yaml")
+	r := invoke(t.Context(), "validate", fleet)
+	if r.code != exitError {
+		t.Errorf("alone: exit %d, want %d", r.code, exitError)
+	}
+	for _, w := range []string{"ladder.steps[7]: 600 req/s is above the hard maximum 300 req/s (limits.max_rate", "validate it with --fleet.shards N (here N ≥ 2)", "LLMPROBE_FLEET__SHARDS"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("alone: stderr lacks %q:\n%s", w, r.stderr)
+		}
+	}
+	for _, n := range []string{"2", "3"} {
+		if r := invoke(t.Context(), "validate", "--fleet.shards", n, fleet); r.code != exitOK || !strings.Contains(r.stdout, "valid (1 targets, each of "+n+" shards)") {
+			t.Errorf("--fleet.shards %s: exit %d\nstdout: %s\nstderr: %s", n, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := invoke(t.Context(), "validate", "--fleet.shards", "1", fleet); r.code != exitError || !strings.Contains(r.stderr, "600 req/s is above the hard maximum 300") {
+		t.Errorf("--fleet.shards 1: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	for _, n := range []string{"-1", "257"} {
+		if r := invoke(t.Context(), "validate", "--fleet.shards", n, fleet); r.code != exitUsage || !strings.Contains(r.stderr, "--fleet.shards "+n) {
+			t.Errorf("--fleet.shards %s: exit %d, want %d\nstderr: %s", n, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+// TestValidateCannotWork (issue 25): validate refuses what would start but
+// cannot work through a day (a budget spent before the day ends, naming
+// the hour; a target that sends nothing), and warns of a class without a
+// latency gate without refusing the file.
+func TestValidateCannotWork(t *testing.T) {
+	t.Parallel()
+	hosted, err := os.ReadFile(filepath.Join("..", "..", "config", "openai-hosted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const target = "targets:\n  - name: t\n    url: http://127.0.0.1:8000/v1\n    model: m\n"
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		stderr     []string
+	}{
+		{"budget.yaml", strings.Replace(string(hosted), "tokens_per_day: 300000", "tokens_per_day: 200000", 1), exitError,
+			[]string{"targets[0].budget.tokens_per_day: 200000 tokens run out at about hour 20.", "America/New_York) every day", "1,728 requests"}},
+		{"silent.yaml", target + "    baseline: {enabled: false}\n    classes: [{name: c, gates: {ttft: 1s}}]\n", exitError,
+			[]string{"targets[0]: sends nothing: baseline.enabled and ladder.enabled are both false"}},
+		{"nogate.yaml", target + "    classes: [{name: c}]\n", exitOK,
+			[]string{"warning: ", "targets[0].classes[0].gates: no latency gate", "class c has no latency SLI"}},
+	} {
+		r := invoke(t.Context(), "validate", write(tc.name, tc.body))
+		if r.code != tc.code {
+			t.Errorf("%s: exit %d, want %d\nstderr: %s", tc.name, r.code, tc.code, r.stderr)
+		}
+		for _, w := range tc.stderr {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, r.stderr)
+			}
+		}
+	}
+}

@@ -48,6 +48,8 @@ func (es Errors) Error() string {
 type errorList struct {
 	src  func(key string) string
 	errs Errors
+	// fleetHinted: the hint of an unsized fleet was given (once a pass).
+	fleetHinted bool
 }
 
 func (l *errorList) add(key, format string, args ...any) {

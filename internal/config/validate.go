@@ -220,7 +220,7 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 
 	b := t.Baseline
 	if b.Enabled {
-		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate)
+		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate, "limits.max_rate")
 	}
 	checkBurstiness(el, p+".baseline.burstiness", b.Burstiness)
 
@@ -304,16 +304,47 @@ func checkBurstiness(el *errorList, key string, k float64) {
 	}
 }
 
-func (c *Config) checkRate(el *errorList, key string, r, max float64) {
+// checkRate checks one stream's rate (req/s) against its hard maximum max,
+// set by limitKey: limits.max_rate (raised up to HardMaxRate) or
+// ladder.max_rate (at most limits.max_rate). Each error names the limit and
+// how far it may be raised; in a fleet the limit is per shard.
+func (c *Config) checkRate(el *errorList, key string, r, max float64, limitKey string) {
 	n := c.shards() // in a fleet, each shard offers 1/n of the rate
+	raise := fmt.Sprintf("%s, which may be raised up to %g", limitKey, HardMaxRate)
+	if limitKey != "limits.max_rate" {
+		raise = fmt.Sprintf("%s, at most limits.max_rate %g", limitKey, c.Limits.MaxRate)
+	}
 	switch {
 	case !(r > 0) || math.IsInf(r, 0):
 		el.add(key, "must be above 0 req/s, got %g", r)
 	case n == 1 && r > max:
-		el.add(key, "%g req/s is above the hard maximum %g (limits.max_rate / ladder.max_rate)", r, max)
+		el.add(key, "%g req/s is above the hard maximum %g req/s (%s)%s", r, max, raise, c.fleetHint(el))
 	case r > max*float64(n):
-		el.add(key, "%g req/s is above %d shards × the hard maximum %g per shard (limits.max_rate / ladder.max_rate): each shard offers 1/%d of it", r, n, max, n)
+		el.add(key, "%g req/s is above %d shards × the hard maximum %g per shard (%s): each shard offers 1/%d of it", r, n, max, raise, n)
 	}
+}
+
+// fleetHint is what the first rate error adds when the file describes a
+// fleet (fleet.peers, or fleet.shard auto) but not its size: it was
+// checked as a prober alone, and says the smallest fleet every rate fits.
+func (c *Config) fleetHint(el *errorList) string {
+	if el.fleetHinted || c.Fleet.Shards > 1 || (len(c.Fleet.Peers) == 0 && c.Fleet.Shard != ShardAuto) {
+		return ""
+	}
+	el.fleetHinted = true
+	n := 1.0
+	for _, t := range c.Targets {
+		n = math.Max(n, math.Ceil(t.Baseline.Rate/c.Limits.MaxRate))
+		max := c.Limits.MaxRate
+		if m := t.Ladder.MaxRate; m > 0 && m < max {
+			max = m
+		}
+		for _, r := range t.Ladder.Steps {
+			n = math.Max(n, math.Ceil(r/max))
+		}
+	}
+	return fmt.Sprintf("; this file describes a fleet but not its size (fleet.shards), so it was checked as one prober:"+
+		" validate it with --fleet.shards N (here N ≥ %g), the size LLMPROBE_FLEET__SHARDS gives each shard", n)
 }
 
 func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
@@ -346,19 +377,19 @@ func (l Ladder) Span(total Duration) time.Duration {
 func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 	l := t.Ladder
 	lp := p + ".ladder"
-	max := c.Limits.MaxRate
+	max, limitKey := c.Limits.MaxRate, "limits.max_rate"
 	if l.MaxRate != 0 {
 		if l.MaxRate > c.Limits.MaxRate || l.MaxRate < 0 {
 			el.add(lp+".max_rate", "want above 0 and at most limits.max_rate %g, got %g", c.Limits.MaxRate, l.MaxRate)
-		} else {
-			max = l.MaxRate
+		} else if l.MaxRate < c.Limits.MaxRate {
+			max, limitKey = l.MaxRate, "ladder.max_rate"
 		}
 	}
 	if len(l.Steps) == 0 {
 		el.add(lp+".steps", "a ladder needs at least one step rate")
 	}
 	for i, r := range l.Steps {
-		c.checkRate(el, fmt.Sprintf("%s.steps[%d]", lp, i), r, max)
+		c.checkRate(el, fmt.Sprintf("%s.steps[%d]", lp, i), r, max, limitKey)
 		if i > 0 && r <= l.Steps[i-1] {
 			el.add(fmt.Sprintf("%s.steps[%d]", lp, i), "step rates must increase (%g after %g)", r, l.Steps[i-1])
 		}

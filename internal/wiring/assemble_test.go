@@ -166,7 +166,7 @@ func TestPlanProbeStreams(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.TTFT, cfg.TokenTime, cfg.OutputTokens = sim.FixedDist(0.001), sim.FixedDist(0.001), sim.FixedDist(4)
 	base := testutil.StartSim(t, cfg)
-	tg := loadTarget(t, "    baseline: {arrival: constant}\n")
+	tg := loadTarget(t, "    baseline: {arrival: constant, rate: 20}\n")
 	tg.URL = base
 	p, err := NewPlan(tg, PlanOptions{})
 	if err != nil {
@@ -175,7 +175,7 @@ func TestPlanProbeStreams(t *testing.T) {
 	defer p.Close()
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	var draining atomic.Bool
-	res, err := p.Probe(context.Background(), ProbeRun{Rate: 20, Window: time.Second, Drain: 20 * time.Second, LedgerPath: path, Version: "test",
+	res, err := p.Probe(context.Background(), ProbeRun{Window: time.Second, Drain: 20 * time.Second, LedgerPath: path, Version: "test",
 		Draining: func(int) { draining.Store(true) }})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,8 @@ func TestPlanProbeStreams(t *testing.T) {
 		t.Errorf("ledger file: %d lines, want 1 + %d records", lines, s.Attempts)
 	}
 	// An unwritable ledger path is the probe's error, typed.
-	_, err = p.Probe(context.Background(), ProbeRun{Rate: 1, Window: time.Millisecond, LedgerPath: filepath.Join(t.TempDir(), "no", "l.jsonl")})
+	p.Target.Baseline.Rate = 1
+	_, err = p.Probe(context.Background(), ProbeRun{Window: time.Millisecond, LedgerPath: filepath.Join(t.TempDir(), "no", "l.jsonl")})
 	var lf *LedgerFileError
 	if !errors.As(err, &lf) {
 		t.Errorf("unwritable ledger: %v", err)

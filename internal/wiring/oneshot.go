@@ -17,8 +17,9 @@ import (
 
 // ProbeRun is a one-shot probe's shape: what describes a run rather than a
 // target (the probe command's flags).
+// The open loop's rate is the plan's (baseline.rate, checked with the
+// rest of the configuration against limits.max_rate), never the run's.
 type ProbeRun struct {
-	Rate   float64       // open loop: arrivals per second
 	Window time.Duration // arrivals are planned in [0, Window)
 	// Users > 0 runs closed loop instead, each user waiting Think between
 	// its requests.
@@ -68,15 +69,15 @@ func (e *LedgerFileError) Unwrap() error { return e.Err }
 // complete even when the run is interrupted; ctx's end stops the arrivals
 // early and the figures then cover the window that ran.
 func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err error) {
-	mode, requested := ledger.ModeOpen, r.Rate
+	mode, requested := ledger.ModeOpen, p.Target.Baseline.Rate
 	if r.Users > 0 {
 		mode, requested = ledger.ModeClosed, 0
 	}
-	// Open loop sends every class (cold twins included), r.Rate split by
+	// Open loop sends every class (cold twins included), baseline.rate split by
 	// weight, each on arrivals of its own; closed loop the first class.
 	var streams []dispatch.OpenConfig
 	if mode == ledger.ModeOpen {
-		if streams, err = p.probeStreams(r.Rate); err != nil {
+		if streams, err = p.probeStreams(requested); err != nil {
 			return res, err
 		}
 	}

@@ -43,7 +43,7 @@ func TestPrefixSpeedupAgainstSimulator(t *testing.T) {
 	prompt := prefixTokens + suffixTokens
 	want := float64(base+time.Duration(prompt)*perToken) / float64(base+time.Duration(prompt-cachedTokens)*perToken)
 
-	tg := loadTarget(t, `    baseline: {arrival: constant, seed: 3}
+	tg := loadTarget(t, `    baseline: {arrival: constant, seed: 3, rate: 4}
     classes:
       - name: chat
         prefix: {tokens: 1000}
@@ -63,7 +63,7 @@ func TestPrefixSpeedupAgainstSimulator(t *testing.T) {
 		// The group is cold until its first request's prefill (400 ms)
 		// ends, so with arrivals 500 ms apart exactly one shared request
 		// is a cold fill, and the p95 (the 23rd of 24) is not it.
-		res, err := p.Probe(context.Background(), ProbeRun{Rate: 4, Window: 12 * time.Second, Drain: 30 * time.Second})
+		res, err := p.Probe(context.Background(), ProbeRun{Window: 12 * time.Second, Drain: 30 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

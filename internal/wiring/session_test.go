@@ -87,13 +87,15 @@ func TestSessionProbeAgainstSimulator(t *testing.T) {
 	cfg.OutputTokens = sim.FixedDist(8)
 	cfg.PrefillPerToken = time.Millisecond
 	base := testutil.StartSim(t, cfg)
-	p, err := NewPlan(sessionTarget(t, base, turns), PlanOptions{})
+	st := sessionTarget(t, base, turns)
+	st.Baseline.Rate = 10
+	p, err := NewPlan(st, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	res, err := p.Probe(context.Background(), ProbeRun{Rate: 10, Window: time.Second, Drain: 20 * time.Second, LedgerPath: path})
+	res, err := p.Probe(context.Background(), ProbeRun{Window: time.Second, Drain: 20 * time.Second, LedgerPath: path})
 	if err != nil || res.LedgerErr != nil {
 		t.Fatalf("probe: %v, ledger: %v", err, res.LedgerErr)
 	}
@@ -169,13 +171,15 @@ func TestSessionAbortedMidway(t *testing.T) {
 		fmt.Fprint(w, "data: {\"id\":\"1\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1,\"total_tokens\":6}}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	p, err := NewPlan(sessionTarget(t, srv.URL+"/v1", 4), PlanOptions{})
+	st := sessionTarget(t, srv.URL+"/v1", 4)
+	st.Baseline.Rate = 10
+	p, err := NewPlan(st, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	res, err := p.Probe(context.Background(), ProbeRun{Rate: 10, Window: 500 * time.Millisecond, Drain: 10 * time.Second, LedgerPath: path})
+	res, err := p.Probe(context.Background(), ProbeRun{Window: 500 * time.Millisecond, Drain: 10 * time.Second, LedgerPath: path})
 	if err != nil || res.LedgerErr != nil {
 		t.Fatalf("probe: %v, ledger: %v", err, res.LedgerErr)
 	}

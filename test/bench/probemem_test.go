@@ -90,7 +90,7 @@ type probeReport struct {
 // and its report.
 func runProbe(b *testing.B, bin, base string, rate float64, window, stream time.Duration, tokens int) (uint64, probeReport) {
 	b.Helper()
-	cmd := exec.Command(bin, "probe", "--url", base, "--json", "--rate", fmt.Sprint(rate), "--duration", window.String(),
+	cmd := exec.Command(bin, "probe", "--url", base, "--json", "--rate", fmt.Sprint(rate), "--max-rate", fmt.Sprint(max(rate, 100)), "--duration", window.String(),
 		"--max-tokens", strconv.Itoa(tokens), "--drain", (stream + 30*time.Second).String(),
 		"--timeout-total", (stream + 60*time.Second).String(), "--timeout-first-content", "60s", "--timeout-headers", "60s",
 		"--max-lag-p99", "10s", "--ledger", filepath.Join(b.TempDir(), "ledger.jsonl"))
