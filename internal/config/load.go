@@ -153,12 +153,13 @@ func LoadWith(o Options) (*Config, error) {
 
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
+	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	origins := expandTargetFiles(raw, configDir(o.Path), el)
 	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
 	normalizeFleet(raw)
 
-	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	el.errs = append(el.errs, envErrs...)
 	walk(el, "", raw, reflect.TypeOf(Config{}))
 	structural := len(el.errs) > 0
@@ -177,13 +178,16 @@ func LoadWith(o Options) (*Config, error) {
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
 		return nil, err
 	}
+	tf := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	c.validateTargetFiles(tf)
+	ve = append(ve, tf.errs...)
 	for _, e := range ve {
 		if !coveredBy(e.Key, el.errs) {
 			el.errs = append(el.errs, e)
 		}
 	}
 	if len(el.errs) > 0 {
-		return nil, placed(o.Path, el.errs)
+		return nil, placed(o.Path, origins.placeFileErrors(el.errs))
 	}
 	return c, nil
 }

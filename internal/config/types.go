@@ -47,6 +47,12 @@ type Config struct {
 	Region  string   `koanf:"region" json:"region,omitempty"`
 	Fleet   Fleet    `koanf:"fleet" json:"fleet"` // several probers as one (fleet.go)
 	Targets []Target `koanf:"targets" json:"targets"`
+	// TargetTemplates are target blocks without name and url, named, from
+	// which target_files' entries are built (targetfiles.go).
+	TargetTemplates map[string]Target `koanf:"target_templates" json:"target_templates,omitempty"`
+	// TargetFiles are Prometheus file_sd files listing targets (their
+	// targets are appended to Targets when the configuration loads).
+	TargetFiles []TargetFiles `koanf:"target_files" json:"target_files,omitempty"`
 	// Probe is the /probe endpoint (blackbox_exporter style).
 	Probe Probe `koanf:"probe" json:"probe"`
 
@@ -119,6 +125,9 @@ type Target struct {
 	URL        string            `koanf:"url" json:"url"`
 	API        string            `koanf:"api" json:"api"`
 	Model      string            `koanf:"model" json:"model"`
+	// Labels are constant labels of the target (a file_sd entry's labels
+	// but name and model), on its llmprobe_target_info series.
+	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
 	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
 	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
 	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
