@@ -125,9 +125,6 @@ type Target struct {
 	URL        string            `koanf:"url" json:"url"`
 	API        string            `koanf:"api" json:"api"`
 	Model      string            `koanf:"model" json:"model"`
-	// Labels are constant labels of the target (a file_sd entry's labels
-	// but name and model), on its llmprobe_target_info series.
-	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
 	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
 	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
 	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
@@ -136,6 +133,9 @@ type Target struct {
 	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
 	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
 	HTTP1 bool `koanf:"http1" json:"http1"`
+	// Labels are constant labels of the target (a file_sd entry's labels
+	// but name and model), on its llmprobe_target_info series.
+	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
 	// IdleConnTimeout is how long an idle keep-alive connection to the
 	// target is kept for reuse: below the server's own idle timeout (5 s for
 	// llama.cpp and uvicorn/vLLM), so that the server never closes a
