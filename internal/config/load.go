@@ -173,6 +173,7 @@ func LoadWith(o Options) (*Config, error) {
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
 	written.fit(c)
+	origins.mark(c)
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {

@@ -145,6 +145,15 @@ func DeriveName(url string) string {
 	return s
 }
 
+// mark records in each decoded target taken from a file which file.
+func (o fileOrigins) mark(c *Config) {
+	for i, ft := range o {
+		if i < len(c.Targets) {
+			c.Targets[i].FromFile = ft.file
+		}
+	}
+}
+
 var targetIndex = regexp.MustCompile(`^targets\[(\d+)\]`)
 
 // placeFileErrors renames every error on a target taken from a file after

@@ -2,6 +2,8 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -131,4 +133,56 @@ func readTargetFile(path string) ([]TargetGroup, error) {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxTargetFileBytes)
 	}
 	return DecodeTargetFile(path, data)
+}
+
+// TargetFilesFingerprint sums what the configuration's target files are
+// now: the files its globs match and each one's content (SHA-256), so that
+// any change (a file added, removed, rewritten, or no longer readable)
+// changes it. "" when the configuration has no target_files.
+func TargetFilesFingerprint(c *Config) string {
+	if c == nil || len(c.TargetFiles) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for i, b := range c.TargetFiles {
+		files, err := targetFileMatches(configDir(c.Path), b.Files)
+		fmt.Fprintf(h, "block %d %v\n", i, err)
+		for _, f := range files {
+			fmt.Fprintf(h, "%s\x00", f)
+			data, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Fprintf(h, "error %v\n", err)
+				continue
+			}
+			s := sha256.Sum256(data)
+			fmt.Fprintf(h, "%x\n", s)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TargetFilesInterval is how often the target files are polled: the
+// shortest refresh_interval of the blocks (0: no target_files).
+func TargetFilesInterval(c *Config) time.Duration {
+	var d time.Duration
+	for _, b := range c.TargetFiles {
+		if iv := b.Interval(); d == 0 || iv < d {
+			d = iv
+		}
+	}
+	return d
+}
+
+// TargetLabels is every target's constant labels, by name (nil for a
+// target without), and how many targets came from files.
+func TargetLabels(c *Config) (map[string]map[string]string, int) {
+	out := make(map[string]map[string]string, len(c.Targets))
+	n := 0
+	for _, t := range c.Targets {
+		out[t.Name] = t.Labels
+		if t.FromFile != "" {
+			n++
+		}
+	}
+	return out, n
 }

@@ -121,6 +121,9 @@ func TestTargetFilesExpand(t *testing.T) {
 		if tg.Name != w.name || tg.URL != w.url || tg.Model != w.model || tg.Labels["team"] != w.team || tg.Labels["note"] != w.note {
 			t.Errorf("targets[%d] = %s %s %s %v, want %+v", i, tg.Name, tg.URL, tg.Model, tg.Labels, w)
 		}
+		if fromFile := tg.FromFile != ""; fromFile != (i > 0) {
+			t.Errorf("targets[%d]: from file %q", i, tg.FromFile)
+		}
 		if _, ok := tg.Labels["name"]; ok {
 			t.Errorf("targets[%d]: the name label stayed a constant label", i)
 		}
@@ -130,6 +133,9 @@ func TestTargetFilesExpand(t *testing.T) {
 	}
 	if got := c.Targets[2].Timeouts.Total; got <= 0 {
 		t.Errorf("a file target has no default timeouts: total %v", got)
+	}
+	if ls, n := TargetLabels(c); n != 4 || ls["eu-small"]["team"] != "platform" || len(ls) != 5 {
+		t.Errorf("TargetLabels = %v, %d; want 5 targets, 4 from files", ls, n)
 	}
 	if c.TargetFiles[0].Interval() != DefaultRefreshInterval.D() {
 		t.Errorf("refresh interval %v, want the default", c.TargetFiles[0].Interval())
@@ -218,5 +224,45 @@ func TestDeriveName(t *testing.T) {
 		if got := DeriveName(in); got != want || !ValidName(got) {
 			t.Errorf("DeriveName(%q) = %q (valid %v), want %q", in, got, ValidName(got), want)
 		}
+	}
+}
+
+// TestTargetFilesFingerprint: the fingerprint changes when a file is
+// rewritten, added or removed, and only then.
+func TestTargetFilesFingerprint(t *testing.T) {
+	t.Parallel()
+	a := `[{"targets":["http://h:1/v1"]}]`
+	c, err := fileSD(t, fileSDYAML, map[string]string{"a.json": a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(filepath.Dir(c.Path), "targets")
+	write := func(n, body string) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fp := TargetFilesFingerprint(c)
+	if fp == "" || TargetFilesFingerprint(c) != fp {
+		t.Fatalf("fingerprint %q not stable", fp)
+	}
+	seen := map[string]string{fp: "start"}
+	for _, step := range []struct {
+		name string
+		do   func()
+	}{
+		{"rewritten", func() { write("a.json", `[{"targets":["http://h:2/v1"]}]`) }},
+		{"added", func() { write("b.yaml", "- targets: [\"http://h:3/v1\"]\n") }},
+		{"removed", func() { _ = os.Remove(filepath.Join(dir, "a.json")) }},
+	} {
+		step.do()
+		got := TargetFilesFingerprint(c)
+		if prev, dup := seen[got]; dup {
+			t.Errorf("%s: fingerprint unchanged (same as after %s)", step.name, prev)
+		}
+		seen[got] = step.name
+	}
+	if TargetFilesFingerprint(&Config{}) != "" || TargetFilesInterval(c) != DefaultRefreshInterval.D() {
+		t.Error("no target_files: want no fingerprint; one block: its interval")
 	}
 }

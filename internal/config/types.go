@@ -136,6 +136,9 @@ type Target struct {
 	// Labels are constant labels of the target (a file_sd entry's labels
 	// but name and model), on its llmprobe_target_info series.
 	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
+	// FromFile is the target_files file the target was read from ("" for
+	// a target block).
+	FromFile string `koanf:"-" json:"from_file,omitempty"`
 	// IdleConnTimeout is how long an idle keep-alive connection to the
 	// target is kept for reuse: below the server's own idle timeout (5 s for
 	// llama.cpp and uvicorn/vLLM), so that the server never closes a
