@@ -154,7 +154,8 @@ func LoadWith(o Options) (*Config, error) {
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
-	origins := expandTargetFiles(raw, configDir(o.Path), el)
+	origins, filesRead := expandTargetFiles(raw, configDir(o.Path), el)
+	c.filesRead = filesRead
 	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)

@@ -19,11 +19,12 @@ type fileOrigins map[int]fileTarget
 // model label, else the template's) and the other labels. Problems with a
 // block or a file are added to el; a template with structural problems is
 // not expanded (the walk of target_templates reports them, once).
-func expandTargetFiles(raw map[string]any, dir string, el *errorList) fileOrigins {
+func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigins, string) {
 	blocks, _ := raw["target_files"].([]any)
 	if len(blocks) == 0 {
-		return nil
+		return nil, ""
 	}
+	fp := newFingerprint()
 	templates, _ := raw["target_templates"].(map[string]any)
 	targets, _ := raw["targets"].([]any)
 	origins := fileOrigins{}
@@ -46,12 +47,18 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) fileOrigin
 			continue
 		}
 		files, err := targetFileMatches(dir, gs)
+		fp.block(i, err)
 		if err != nil {
 			el.add(p+".files", "%v", err)
 			continue
 		}
 		for _, f := range files {
-			groups, err := readTargetFile(f)
+			data, err := readBounded(f)
+			fp.file(f, data, err)
+			var groups []TargetGroup
+			if err == nil {
+				groups, err = DecodeTargetFile(f, data)
+			}
 			if err != nil {
 				el.errs = append(el.errs, FieldError{Source: f, Msg: strings.TrimPrefix(err.Error(), f+": ")})
 				continue
@@ -61,7 +68,7 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) fileOrigin
 					if len(origins) >= MaxFileTargets {
 						el.add(p, "more than %d targets from files", MaxFileTargets)
 						raw["targets"] = targets
-						return origins
+						return origins, fp.String()
 					}
 					origins[len(targets)] = fileTarget{file: f, entry: e, index: j}
 					targets = append(targets, fileTargetRaw(tmpl, u, g.Labels))
@@ -70,7 +77,7 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) fileOrigin
 		}
 	}
 	raw["targets"] = targets
-	return origins
+	return origins, fp.String()
 }
 
 // blockTemplate returns the raw template a block names (or the only one),

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -118,8 +119,9 @@ func targetFileMatches(dir string, globs []string) ([]string, error) {
 	return out, nil
 }
 
-// readTargetFile reads and decodes one file, bounded in size.
-func readTargetFile(path string) ([]TargetGroup, error) {
+// readBounded reads one target file, refusing one larger than
+// maxTargetFileBytes.
+func readBounded(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
@@ -132,39 +134,64 @@ func readTargetFile(path string) ([]TargetGroup, error) {
 	if len(data) > maxTargetFileBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxTargetFileBytes)
 	}
-	return DecodeTargetFile(path, data)
+	return data, nil
 }
 
+// fingerprint sums the target files as read: the files each block's globs
+// matched and each one's content (SHA-256) or why it could not be read.
+type fingerprint struct{ h hash.Hash }
+
+func newFingerprint() fingerprint { return fingerprint{sha256.New()} }
+
+func (f fingerprint) block(i int, err error) { fmt.Fprintf(f.h, "block %d %v\n", i, err) }
+
+func (f fingerprint) file(path string, data []byte, err error) {
+	if err != nil {
+		fmt.Fprintf(f.h, "%s\x00error %v\n", path, err)
+		return
+	}
+	fmt.Fprintf(f.h, "%s\x00%x\n", path, sha256.Sum256(data))
+}
+
+func (f fingerprint) String() string { return hex.EncodeToString(f.h.Sum(nil)) }
+
 // TargetFilesFingerprint sums what the configuration's target files are
-// now: the files its globs match and each one's content (SHA-256), so that
-// any change (a file added, removed, rewritten, or no longer readable)
-// changes it. "" when the configuration has no target_files.
+// now, as the load that made c summed what it read (TargetFilesRead): any
+// change (a file added, removed, rewritten, or no longer readable) changes
+// it. "" when the configuration has no target_files.
 func TargetFilesFingerprint(c *Config) string {
 	if c == nil || len(c.TargetFiles) == 0 {
 		return ""
 	}
-	h := sha256.New()
+	fp := newFingerprint()
 	for i, b := range c.TargetFiles {
 		files, err := targetFileMatches(configDir(c.Path), b.Files)
-		fmt.Fprintf(h, "block %d %v\n", i, err)
+		fp.block(i, err)
 		for _, f := range files {
-			fmt.Fprintf(h, "%s\x00", f)
-			data, err := os.ReadFile(f)
-			if err != nil {
-				fmt.Fprintf(h, "error %v\n", err)
-				continue
-			}
-			s := sha256.Sum256(data)
-			fmt.Fprintf(h, "%x\n", s)
+			data, err := readBounded(f)
+			fp.file(f, data, err)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return fp.String()
+}
+
+// TargetFilesRead is the fingerprint of the target files as this
+// configuration's load read them ("" without target_files): the poller
+// reloads when TargetFilesFingerprint differs from it.
+func (c *Config) TargetFilesRead() string {
+	if c == nil {
+		return ""
+	}
+	return c.filesRead
 }
 
 // TargetFilesInterval is how often the target files are polled: the
 // shortest refresh_interval of the blocks (0: no target_files).
 func TargetFilesInterval(c *Config) time.Duration {
 	var d time.Duration
+	if c == nil {
+		return 0
+	}
 	for _, b := range c.TargetFiles {
 		if iv := b.Interval(); d == 0 || iv < d {
 			d = iv

@@ -243,8 +243,8 @@ func TestTargetFilesFingerprint(t *testing.T) {
 		}
 	}
 	fp := TargetFilesFingerprint(c)
-	if fp == "" || TargetFilesFingerprint(c) != fp {
-		t.Fatalf("fingerprint %q not stable", fp)
+	if fp == "" || TargetFilesFingerprint(c) != fp || c.TargetFilesRead() != fp {
+		t.Fatalf("fingerprint %q not stable, or not what the load read (%q)", fp, c.TargetFilesRead())
 	}
 	seen := map[string]string{fp: "start"}
 	for _, step := range []struct {

@@ -60,6 +60,8 @@ type Config struct {
 	Path string `koanf:"-" json:"path,omitempty"`
 	// sources maps a koanf key to the layer that last set it.
 	sources map[string]string
+	// filesRead is the fingerprint of the target files this load read.
+	filesRead string
 }
 
 // Admin is the admin HTTP server.
