@@ -25,13 +25,14 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigi
 		return nil, ""
 	}
 	fp := newFingerprint()
-	templates, _ := raw["target_templates"].(map[string]any)
+	templates := checkTemplates(el, raw)
+	allTemplates, _ := raw["target_templates"].(map[string]any)
 	targets, _ := raw["targets"].([]any)
 	origins := fileOrigins{}
 	for i, b := range blocks {
 		bm, _ := b.(map[string]any)
 		p := fmt.Sprintf("target_files[%d]", i)
-		tmpl, ok := blockTemplate(el, p, bm, templates)
+		tmpl, ok := blockTemplate(el, p, bm, templates, allTemplates)
 		if !ok {
 			continue
 		}
@@ -80,29 +81,50 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigi
 	return origins, fp.String()
 }
 
-// blockTemplate returns the raw template a block names (or the only one),
-// reporting why there is none to use.
-func blockTemplate(el *errorList, p string, bm, templates map[string]any) (map[string]any, bool) {
-	name, _ := bm["template"].(string)
-	if name == "" {
-		if len(templates) != 1 {
-			el.add(p+".template", "required: target_templates holds %d templates, not one", len(templates))
-			return nil, false
+// checkTemplates checks every template as a target block without name and
+// url (reported once, here), and returns those that are fit to expand.
+func checkTemplates(el *errorList, raw map[string]any) map[string]any {
+	all, _ := raw["target_templates"].(map[string]any)
+	fit := map[string]any{}
+	for _, n := range sortedKeys(all) {
+		tm, ok := all[n].(map[string]any)
+		if !ok {
+			continue // the walk of the configuration reports it
 		}
-		for n := range templates {
-			name = n
+		p := "target_templates." + n
+		before := len(el.errs)
+		walk(el, p, deepCopy(tm), reflect.TypeOf(Target{}))
+		if _, has := tm["name"]; has {
+			el.add(p+".name", "a template holds no name: each target's is its name label or comes from its URL")
+		}
+		if _, has := tm["url"]; has {
+			el.add(p+".url", "a template holds no url: each target's is in its file's targets")
+		}
+		if len(el.errs) == before {
+			fit[n] = tm
 		}
 	}
-	tm, ok := templates[name].(map[string]any)
-	if !ok {
+	return fit
+}
+
+// blockTemplate returns the raw template a block names (or the only one
+// there is), reporting a name that is none; a template with problems of its
+// own (reported by checkTemplates) is not used.
+func blockTemplate(el *errorList, p string, bm, fit, all map[string]any) (map[string]any, bool) {
+	name, _ := bm["template"].(string)
+	if name == "" {
+		if len(all) != 1 {
+			el.add(p+".template", "required: target_templates holds %d templates, not one", len(all))
+			return nil, false
+		}
+		name = sortedKeys(all)[0]
+	}
+	if _, ok := all[name]; !ok {
 		el.add(p+".template", "no template %q in target_templates", name)
 		return nil, false
 	}
-	probe := &errorList{src: el.src}
-	walk(probe, "target_templates."+name, deepCopy(tm), reflect.TypeOf(Target{}))
-	_, hasName := tm["name"]
-	_, hasURL := tm["url"]
-	return tm, len(probe.errs) == 0 && !hasName && !hasURL
+	tm, ok := fit[name].(map[string]any)
+	return tm, ok
 }
 
 // fileTargetRaw is one target from a file: a copy of the template with the

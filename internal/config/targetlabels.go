@@ -42,16 +42,8 @@ func (b TargetFiles) Interval() time.Duration {
 // target's constant labels, whose values it cleans with the one sanitiser.
 func (c *Config) validateTargetFiles(el *errorList) {
 	for _, n := range sortedKeys(c.TargetTemplates) {
-		t := c.TargetTemplates[n]
-		p := "target_templates." + n
 		if !ValidName(n) {
-			el.add(p, "want a template name of %s", NameRule)
-		}
-		if t.Name != "" {
-			el.add(p+".name", "a template holds no name: each target's is its name label or comes from its URL")
-		}
-		if t.URL != "" {
-			el.add(p+".url", "a template holds no url: each target's is in its file's targets")
+			el.add("target_templates."+n, "want a template name of %s", NameRule)
 		}
 	}
 	for i, b := range c.TargetFiles {

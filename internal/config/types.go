@@ -47,9 +47,10 @@ type Config struct {
 	Region  string   `koanf:"region" json:"region,omitempty"`
 	Fleet   Fleet    `koanf:"fleet" json:"fleet"` // several probers as one (fleet.go)
 	Targets []Target `koanf:"targets" json:"targets"`
-	// TargetTemplates are target blocks without name and url, named, from
-	// which target_files' entries are built (targetfiles.go).
-	TargetTemplates map[string]Target `koanf:"target_templates" json:"target_templates,omitempty"`
+	// TargetTemplates are named target blocks without name and url: each
+	// target of a target_files entry is a copy of one, with its own url,
+	// name, model and labels. Its keys are a target's (checked as such).
+	TargetTemplates map[string]map[string]any `koanf:"target_templates" json:"target_templates,omitempty"`
 	// TargetFiles are Prometheus file_sd files listing targets (their
 	// targets are appended to Targets when the configuration loads).
 	TargetFiles []TargetFiles `koanf:"target_files" json:"target_files,omitempty"`
@@ -136,7 +137,7 @@ type Target struct {
 	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
 	HTTP1 bool `koanf:"http1" json:"http1"`
 	// Labels are constant labels of the target (a file_sd entry's labels
-	// but name and model), on its llmprobe_target_info series.
+	// but name and model), on its llmprobe_target_labels series.
 	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
 	// FromFile is the target_files file the target was read from ("" for
 	// a target block).
