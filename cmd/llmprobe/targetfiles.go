@@ -34,7 +34,8 @@ func (r *reloader) running(c *config.Config) *config.Config {
 // the configuration, through the one reload path, when their fingerprint
 // differs from the one of the configuration running. A refused reload
 // keeps the last good targets (the reload logs why) and is counted; the
-// files are not read again into a reload until they change again.
+// files are not read again into a reload until they change again (back to
+// what runs included: that reload clears the failure).
 func (r *reloader) watchTargetFiles(ctx context.Context) {
 	for {
 		r.mu.Lock()
@@ -50,24 +51,27 @@ func (r *reloader) watchTargetFiles(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		now := config.TargetFilesFingerprint(cur)
-		if now == fp || now == r.refused.Load() {
-			continue
+		refused, _ := r.refused.Load().(string)
+		if now == refused || (now == fp && refused == "") {
+			continue // unchanged, or broken as when last refused
 		}
-		if err := r.reload(ctx, triggerTargetFiles); err != nil {
+		// Files put back as the running configuration read them, after a
+		// refusal, reload too: the last reload's outcome is good again.
+		err := r.reload(ctx, triggerTargetFiles)
+		if err != nil {
 			r.refused.Store(now)
-			if r.files != nil {
-				r.files.Changed(false)
-			}
-			continue
+		} else {
+			r.refused.Store("")
 		}
 		if r.files != nil {
-			r.files.Changed(true)
+			r.files.Changed(err == nil)
 		}
 	}
 }
 
-// logTargetChanges logs what a reload changed in the target set: the
-// targets added, removed and changed (counts, and the first few names).
+// logTargetChanges logs what a reload changed in the target set, if
+// anything: the targets added, removed and changed (counts, and the first
+// few names).
 func (r *reloader) logTargetChanges(trigger string, old, nc *config.Config) {
 	if old == nil {
 		return
@@ -89,6 +93,9 @@ func (r *reloader) logTargetChanges(trigger string, old, nc *config.Config) {
 	}
 	for n := range before {
 		removed = append(removed, n)
+	}
+	if len(added)+len(changed)+len(removed) == 0 {
+		return
 	}
 	slices.Sort(removed)
 	r.log.Info("target set changed", "trigger", trigger, "targets", len(nc.Targets),

@@ -75,7 +75,7 @@ func writeWhole(t *testing.T, path string, b []byte) {
 // (a new team label) shows it on llmprobe_target_labels; each applied
 // change is logged with what it added, changed and removed, and counted.
 // A broken file is refused: the last good targets keep probing, the log
-// names the file, and the refusal is counted.
+// names the file, and the refusal is counted; mending it reloads.
 func TestTargetFilesFollowed(t *testing.T) {
 	t.Parallel()
 	simURL := startSim(t, fastSim())
@@ -141,6 +141,16 @@ func TestTargetFilesFollowed(t *testing.T) {
 	n := sum(refused["llmprobe_requests_total"], map[string]string{"target": "f4", "outcome": "ok"})
 	d.waitFor("f4 still probed after a broken file", 20e9, func() bool { return okFor("f4", n+2) })
 
+	// The file put back as the running configuration read it: reloaded,
+	// so that the last reload's outcome is good again.
+	writeFileSD(t, file, simURL, []string{"f1", "f2", "f4"}, map[string]string{"f2": "blue"})
+	back := d.waitMetrics(func(mf map[string]*dto.MetricFamily) bool {
+		return sum(mf["llmprobe_target_files_changes_total"], map[string]string{"result": "applied"}) == 2
+	})
+	if ok := sum(back["llmprobe_config_last_reload_successful"], nil); ok != 1 {
+		t.Errorf("llmprobe_config_last_reload_successful = %g after the file was mended, want 1", ok)
+	}
+
 	r := d.stop()
 	for _, want := range []string{
 		`"msg":"target set changed","trigger":"target_files changed","targets":3,"added":1,"changed":1,"removed":1,"added_names":["f4"],"changed_names":["f2"],"removed_names":["f3"]`,
@@ -150,7 +160,7 @@ func TestTargetFilesFollowed(t *testing.T) {
 			t.Errorf("log lacks %s:\n%s", want, r.stderr)
 		}
 	}
-	if c := strings.Count(r.stderr, `"trigger":"target_files changed"`); c != 3 {
-		t.Errorf("%d log lines of target file changes, want 3 (reloaded, target set changed, refused once):\n%s", c, r.stderr)
+	if c := strings.Count(r.stderr, `"trigger":"target_files changed"`); c != 4 {
+		t.Errorf("%d log lines of target file changes, want 4 (reloaded, target set changed, refused once, reloaded with no change):\n%s", c, r.stderr)
 	}
 }
