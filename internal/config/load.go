@@ -154,8 +154,8 @@ func LoadWith(o Options) (*Config, error) {
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
-	origins, filesRead := expandTargetFiles(raw, configDir(o.Path), el)
-	c.filesRead = filesRead
+	files := expandTargetFiles(raw, configDir(o.Path), el)
+	c.filesRead = files.read
 	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
@@ -174,7 +174,7 @@ func LoadWith(o Options) (*Config, error) {
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
 	written.fit(c)
-	origins.mark(c)
+	files.mark(c)
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
@@ -189,7 +189,7 @@ func LoadWith(o Options) (*Config, error) {
 		}
 	}
 	if len(el.errs) > 0 {
-		return nil, placed(o.Path, origins.placeFileErrors(el.errs))
+		return nil, placed(o.Path, files.placeFileErrors(el.errs))
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -13,17 +14,27 @@ import (
 // expanded targets list) to where it came from.
 type fileOrigins map[int]fileTarget
 
+// expansion is what expandTargetFiles did: where each target came from,
+// the fingerprint of the files read, and whether a file could not be read
+// or decoded.
+type expansion struct {
+	origins fileOrigins
+	read    string
+	failed  bool
+}
+
 // expandTargetFiles reads every target_files block's files and appends one
 // raw target per URL to raw's targets, each a copy of its template with the
 // URL, the name (the name label, else derived from the URL), the model (the
 // model label, else the template's) and the other labels. Problems with a
 // block or a file are added to el; a template with structural problems is
 // not expanded (the walk of target_templates reports them, once).
-func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigins, string) {
+func expandTargetFiles(raw map[string]any, dir string, el *errorList) expansion {
 	blocks, _ := raw["target_files"].([]any)
 	if len(blocks) == 0 {
-		return nil, ""
+		return expansion{}
 	}
+	failed := false
 	fp := newFingerprint()
 	templates := checkTemplates(el, raw)
 	allTemplates, _ := raw["target_templates"].(map[string]any)
@@ -62,6 +73,7 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigi
 			}
 			if err != nil {
 				el.errs = append(el.errs, FieldError{Source: f, Msg: strings.TrimPrefix(err.Error(), f+": ")})
+				failed = true
 				continue
 			}
 			for e, g := range groups {
@@ -69,7 +81,7 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigi
 					if len(origins) >= MaxFileTargets {
 						el.add(p, "more than %d targets from files", MaxFileTargets)
 						raw["targets"] = targets
-						return origins, fp.String()
+						return expansion{origins, fp.String(), failed}
 					}
 					origins[len(targets)] = fileTarget{file: f, entry: e, index: j}
 					targets = append(targets, fileTargetRaw(tmpl, u, g.Labels))
@@ -78,7 +90,7 @@ func expandTargetFiles(raw map[string]any, dir string, el *errorList) (fileOrigi
 		}
 	}
 	raw["targets"] = targets
-	return origins, fp.String()
+	return expansion{origins, fp.String(), failed}
 }
 
 // checkTemplates checks every template as a target block without name and
@@ -175,8 +187,8 @@ func DeriveName(url string) string {
 }
 
 // mark records in each decoded target taken from a file which file.
-func (o fileOrigins) mark(c *Config) {
-	for i, ft := range o {
+func (x expansion) mark(c *Config) {
+	for i, ft := range x.origins {
 		if i < len(c.Targets) {
 			c.Targets[i].FromFile = ft.file
 		}
@@ -188,8 +200,15 @@ var targetIndex = regexp.MustCompile(`^targets\[(\d+)\]`)
 // placeFileErrors renames every error on a target taken from a file after
 // that file and entry ("targets/a.json: entry 3 targets[1].baseline.rate"),
 // and folds the copies of one problem a template gave every target into
-// the first, counting the others.
-func (o fileOrigins) placeFileErrors(es Errors) Errors {
+// the first, counting the others. When a file could not be read, "at
+// least one target is required" is its consequence, not news: left out.
+func (x expansion) placeFileErrors(es Errors) Errors {
+	o := x.origins
+	if x.failed {
+		es = slices.DeleteFunc(slices.Clone(es), func(e FieldError) bool {
+			return e.Key == "targets" && strings.HasPrefix(e.Msg, "at least one target")
+		})
+	}
 	if len(o) == 0 {
 		return es
 	}

@@ -159,38 +159,39 @@ func TestTargetFilesErrors(t *testing.T) {
 		name, main string
 		files      map[string]string
 		want       []string
+		not        []string // consequences not reported
 	}{
 		{"reserved label", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"]},{"targets":["http://h:2/v1"],"labels":{"job":"x"}}]`},
-			[]string{"a.json: entry 1 targets[0].labels.job: label \"job\" is reserved"}},
+			[]string{"a.json: entry 1 targets[0].labels.job: label \"job\" is reserved"}, nil},
 		{"__ label", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"],"labels":{"__meta_x":"x"}}]`},
-			[]string{"entry 0 targets[0].labels.__meta_x: label \"__meta_x\" is reserved"}},
+			[]string{"entry 0 targets[0].labels.__meta_x: label \"__meta_x\" is reserved"}, nil},
 		{"bad label name", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"],"labels":{"a-b":"x"}}]`},
-			[]string{"entry 0 targets[0].labels.a-b: label name \"a-b\""}},
+			[]string{"entry 0 targets[0].labels.a-b: label name \"a-b\""}, nil},
 		{"long value", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"],"labels":{"a":"` + long + `"}}]`},
-			[]string{"labels.a: value longer than 128 bytes"}},
+			[]string{"labels.a: value longer than 128 bytes"}, nil},
 		{"too many labels", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"],"labels":{` + many.String() + `}}]`},
-			[]string{"entry 0 targets[0].labels: at most 16 constant labels, got 17"}},
+			[]string{"entry 0 targets[0].labels: at most 16 constant labels, got 17"}, nil},
 		{"bad name", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1"],"labels":{"name":"Bad Name"}}]`},
-			[]string{"a.json: entry 0 targets[0].name: want 1-63"}},
+			[]string{"a.json: entry 0 targets[0].name: want 1-63"}, nil},
 		{"duplicate", fileSDYAML, map[string]string{"a.json": `[{"targets":["http://h:1/v1","http://h:2/v1"],"labels":{"name":"x"}}]`},
-			[]string{"a.json: entry 0 targets[1].name: duplicate target name \"x\""}},
+			[]string{"a.json: entry 0 targets[1].name: duplicate target name \"x\""}, nil},
 		{"bad url", fileSDYAML, map[string]string{"a.yaml": "- targets: [\"ftp://h\"]\n"},
-			[]string{"a.yaml: entry 0 targets[0].url: want an absolute http(s) URL"}},
+			[]string{"a.yaml: entry 0 targets[0].url: want an absolute http(s) URL"}, nil},
 		{"parse", fileSDYAML, map[string]string{"a.json": `[{"targets":`},
-			[]string{"a.json: cannot parse JSON"}},
+			[]string{"a.json: cannot parse JSON"}, []string{"at least one target"}},
 		{"template problem once", strings.Replace(fileSDYAML, "rate: 0.2", "rate: -1", 1), map[string]string{"a.json": `[{"targets":["http://h:1/v1","http://h:2/v1","http://h:3/v1"]}]`},
-			[]string{"a.json: entry 0 targets[0].baseline.rate: must be above 0", "(and 2 more targets of this file)"}},
+			[]string{"a.json: entry 0 targets[0].baseline.rate: must be above 0", "(and 2 more targets of this file)"}, nil},
 		{"template with url", strings.Replace(fileSDYAML, "api: openai-chat", "url: http://h/v1", 1), map[string]string{"a.json": `[{"targets":["http://h:1/v1"]}]`},
-			[]string{"target_templates.chat.url: a template holds no url"}},
+			[]string{"target_templates.chat.url: a template holds no url"}, nil},
 		{"template unknown key", strings.Replace(fileSDYAML, "api: openai-chat", "rtae: 1", 1), map[string]string{"a.json": `[{"targets":["http://h:1/v1"]}]`},
-			[]string{"target_templates.chat.rtae: unknown key"}},
+			[]string{"target_templates.chat.rtae: unknown key"}, nil},
 		{"no such template", fileSDYAML + "    template: nope\n", nil,
-			[]string{"target_files[0].template: no template \"nope\""}},
+			[]string{"target_files[0].template: no template \"nope\""}, nil},
 		{"two templates, none named", strings.Replace(fileSDYAML, "target_files:", "  other: {api: openai-chat}\ntarget_files:", 1), nil,
-			[]string{"target_files[0].template: required: target_templates holds 2 templates"}},
+			[]string{"target_files[0].template: required: target_templates holds 2 templates"}, nil},
 		{"short refresh", fileSDYAML + "    refresh_interval: 10ms\n", map[string]string{"a.json": `[{"targets":["http://h:1/v1"]}]`},
-			[]string{"target_files[0].refresh_interval: want at least 1s"}},
-		{"no files", fileSDYAML, nil, []string{"targets: at least one target is required"}},
+			[]string{"target_files[0].refresh_interval: want at least 1s"}, nil},
+		{"no files", fileSDYAML, nil, []string{"targets: at least one target is required"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,6 +204,11 @@ func TestTargetFilesErrors(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("errors do not say %q:\n%v", w, err)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("errors say %q, a consequence:\n%v", n, err)
 				}
 			}
 			if n := strings.Count(err.Error(), "must be above 0 req/s"); n > 1 {
