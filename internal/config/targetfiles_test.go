@@ -272,3 +272,21 @@ func TestTargetFilesFingerprint(t *testing.T) {
 		t.Error("no target_files: want no fingerprint; one block: its interval")
 	}
 }
+
+// TestTargetBlockLabels: a hand-written target's labels follow the same
+// rules as a file entry's, and their values are cleaned.
+func TestTargetBlockLabels(t *testing.T) {
+	t.Parallel()
+	base := "targets:\n  - name: a\n    url: http://127.0.0.1:8000/v1\n    model: m\n    labels: "
+	c, err := LoadWith(Options{Path: write(t, base+"{team: \"x\\ty\"}\n"), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Targets[0].Labels["team"]; got != "x\uFFFDy" {
+		t.Errorf("team = %q, want the control character replaced", got)
+	}
+	_, err = LoadWith(Options{Path: write(t, base+"{class: x}\n"), Environ: noEnv})
+	if err == nil || !strings.Contains(err.Error(), `targets[0].labels.class: label "class" is reserved`) {
+		t.Errorf("err = %v, want class refused as reserved", err)
+	}
+}
