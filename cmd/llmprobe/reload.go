@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -67,6 +68,15 @@ type reloader struct {
 	// loaded exports each load's outcome (llmprobe_config_last_reload_*);
 	// nil: none.
 	loaded *telemetry.ConfigReload
+	// files exports the targets' constant labels and the target files'
+	// changes; nil: none.
+	files *telemetry.TargetFiles
+	// current is the configuration running and fingerprint its target
+	// files' (targetfiles.go), both under mu; refused is the fingerprint of
+	// files whose reload was refused (not retried until they change).
+	current     *config.Config
+	fingerprint string
+	refused     atomic.Value // string
 }
 
 // outcome records a reload that loaded (err nil) or was refused.
@@ -111,6 +121,9 @@ func (r *reloader) reload(ctx context.Context, trigger string) error {
 	}
 	r.log.Info("configuration reloaded", "trigger", trigger, "targets", len(nc.Targets))
 	logWarnings(r.log, nc)
+	if old := r.running(nc); old != nil {
+		r.logTargetChanges(trigger, old, nc)
+	}
 	return nil
 }
 

@@ -148,7 +148,12 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	loaded.Set(true, time.Now()) // the configuration at start loaded
-	rl := &reloader{load: load, std: e.std, level: level, log: log, loaded: loaded}
+	files, err := telemetry.NewTargetFiles(tel.Recorder.Registry(), cfg.Region)
+	if err != nil {
+		return err
+	}
+	rl := &reloader{load: load, std: e.std, level: level, log: log, loaded: loaded, files: files}
+	rl.running(cfg)
 	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
 		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
 	if err != nil {
@@ -158,6 +163,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go rl.onSignal(runCtx, e.hup)
+	go rl.watchTargetFiles(runCtx)
 	return d.Run(runCtx, nil)
 }
 

@@ -153,12 +153,14 @@ func LoadWith(o Options) (*Config, error) {
 
 	c := &Config{Path: o.Path, sources: sources}
 	raw := k.Raw()
+	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	files := expandTargetFiles(raw, configDir(o.Path), el)
+	c.filesRead = files.read
 	written := timeoutsWritten(raw)
 	injectTargetDefaults(raw)
 	injectProbeDefaults(raw)
 	normalizeFleet(raw)
 
-	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	el.errs = append(el.errs, envErrs...)
 	walk(el, "", raw, reflect.TypeOf(Config{}))
 	structural := len(el.errs) > 0
@@ -172,18 +174,22 @@ func LoadWith(o Options) (*Config, error) {
 		return nil, Errors{{Source: fileSrc, Msg: err.Error()}}
 	}
 	written.fit(c)
+	files.mark(c)
 	// Report semantic problems too, except on keys already reported.
 	var ve Errors
 	if err := c.validate(fileSrc, o.Checks); err != nil && !errors.As(err, &ve) {
 		return nil, err
 	}
+	tf := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
+	c.validateTargetFiles(tf)
+	ve = append(ve, tf.errs...)
 	for _, e := range ve {
 		if !coveredBy(e.Key, el.errs) {
 			el.errs = append(el.errs, e)
 		}
 	}
 	if len(el.errs) > 0 {
-		return nil, placed(o.Path, el.errs)
+		return nil, placed(o.Path, files.placeFileErrors(el.errs))
 	}
 	return c, nil
 }

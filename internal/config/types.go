@@ -47,6 +47,13 @@ type Config struct {
 	Region  string   `koanf:"region" json:"region,omitempty"`
 	Fleet   Fleet    `koanf:"fleet" json:"fleet"` // several probers as one (fleet.go)
 	Targets []Target `koanf:"targets" json:"targets"`
+	// TargetTemplates are named target blocks without name and url: each
+	// target of a target_files entry is a copy of one, with its own url,
+	// name, model and labels. Its keys are a target's (checked as such).
+	TargetTemplates map[string]map[string]any `koanf:"target_templates" json:"target_templates,omitempty"`
+	// TargetFiles are Prometheus file_sd files listing targets (their
+	// targets are appended to Targets when the configuration loads).
+	TargetFiles []TargetFiles `koanf:"target_files" json:"target_files,omitempty"`
 	// Probe is the /probe endpoint (blackbox_exporter style).
 	Probe Probe `koanf:"probe" json:"probe"`
 
@@ -54,6 +61,8 @@ type Config struct {
 	Path string `koanf:"-" json:"path,omitempty"`
 	// sources maps a koanf key to the layer that last set it.
 	sources map[string]string
+	// filesRead is the fingerprint of the target files this load read.
+	filesRead string
 }
 
 // Admin is the admin HTTP server.
@@ -127,6 +136,12 @@ type Target struct {
 	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
 	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
 	HTTP1 bool `koanf:"http1" json:"http1"`
+	// Labels are constant labels of the target (a file_sd entry's labels
+	// but name and model), on its llmprobe_target_labels series.
+	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
+	// FromFile is the target_files file the target was read from ("" for
+	// a target block).
+	FromFile string `koanf:"-" json:"from_file,omitempty"`
 	// IdleConnTimeout is how long an idle keep-alive connection to the
 	// target is kept for reuse: below the server's own idle timeout (5 s for
 	// llama.cpp and uvicorn/vLLM), so that the server never closes a

@@ -238,6 +238,13 @@ func Metrics() []MetricSpec {
 			Help: "Whether the last configuration load (at start, SIGHUP or POST /-/reload) succeeded: 1, or 0 while a refused one left the previous configuration running."},
 		{Name: metricReloadTime, Kind: KindGauge, Unit: unitSeconds,
 			Help: "Unix time of the last successful configuration load."},
+		// Targets from files (registered by NewTargetFiles, targetfiles.go).
+		{Name: metricTargetLabels, Kind: KindGauge, Labels: []string{labelTarget},
+			Help: "A target's constant labels (its file_sd entry's labels but name and model, or its block's labels), beside target; always 1. Join: … * on(target) group_left(team) llmprobe_target_labels."},
+		{Name: metricTargetFileChanges, Kind: KindCounter, Unit: "changes", Labels: []string{labelResult},
+			Help: "Changes to the target_files files seen by the poller, by result: applied (the configuration reloaded) or refused (the last good targets keep running; the log says why)."},
+		{Name: metricTargetFileTargets, Kind: KindGauge, Unit: "targets",
+			Help: "Targets taken from target_files in the running configuration."},
 	}
 }
 
@@ -298,6 +305,7 @@ func Labels() []LabelSpec {
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
+		{Name: labelResult, Meaning: "On llmprobe_target_files_changes_total: whether a change to the target files was applied or refused.", Values: []string{ResultApplied, ResultRefused}},
 		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series; the llmprobe_config_* gauges carry it too) when a region is configured (one prober per region); absent otherwise."},
 	}
 }

@@ -32,6 +32,11 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 	if _, err := NewConfigReload(reg, ""); err != nil {
 		t.Fatal(err)
 	}
+	tf, err := NewTargetFiles(reg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf.Set(map[string]map[string]string{"a": nil}, 1) // label names beside target are the configuration's
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -169,6 +169,9 @@ func typeName(t reflect.Type) string {
 	case reflect.Slice:
 		return "list of " + typeName(t.Elem()) + "s"
 	case reflect.Map:
+		if t.Elem().Kind() == reflect.Map && t.Elem().Elem().Kind() == reflect.Interface {
+			return "mapping of name to target block" // target_templates: checked as targets[] are
+		}
 		return "map of " + typeName(t.Elem()) + "s"
 	}
 	return t.Kind().String()
