@@ -22,10 +22,14 @@ func (d *Daemon) status() statuspage.Status {
 	in := statuspage.Input{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: fleetStatus, Host: host}
 	for n, r := range d.targets {
 		inflight, _ := r.state.flight.snapshot()
-		t := statuspage.TargetInput{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Activity: r.stateText(),
-			Verdict: r.state.validity.Judge(now, host), Memory: r.state.status,
-			LastOutcome: r.lastOutcome(), DuringLadder: r.duringText(d.start, d.led.Now()), Budget: r.budgetText(),
-			Failures: d.failures(n, r.client.Redactor())}
+		r.mu.Lock()
+		lastOut, lastRsn := r.lastOut, r.lastRsn
+		r.mu.Unlock()
+		t := statuspage.TargetInput{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Ladder: r.ladderFact(),
+			Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
+			LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
+			Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, Ladder: r.ladder != nil},
+			Classes:    r.classFacts(), Failures: d.failures(n, r.client.Redactor())}
 		if res, ok := d.last[n]; ok {
 			t.Last = &res
 		}

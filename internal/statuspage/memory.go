@@ -49,6 +49,9 @@ type ladderPoint struct {
 	bound    stats.Bound
 	aborted  bool
 	trigger  string
+	// id is the target's identity when the ladder was added (zero: not
+	// known, e.g. read back from a history file).
+	id IdentityOf
 }
 
 // NewMemory returns an empty memory.
@@ -101,7 +104,9 @@ func pointOf(res ladder.Result) ladderPoint {
 func (s *Memory) AddLadder(res ladder.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ladders = append(s.ladders, pointOf(res))
+	p := pointOf(res)
+	p.id = IdentityOf{Model: s.model, Version: s.version}
+	s.ladders = append(s.ladders, p)
 	if n := len(s.ladders); n > maxLadderHistory {
 		s.ladders = append(s.ladders[:0:0], s.ladders[n-maxLadderHistory:]...)
 	}
@@ -166,4 +171,32 @@ func (s *Memory) identity() (model, version string, since time.Time, changes int
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model, s.version, s.since, s.changes
+}
+
+// Regression compares the last ladder with the previous identity's last
+// measured one: nil unless the last ladder measured a capacity (not a lower
+// bound, not aborted) below fraction × the previous identity's. Ladders of
+// an unknown identity are never compared.
+func (s *Memory) Regression(fraction float64) *Regression {
+	pts := s.history()
+	n := len(pts)
+	if n == 0 {
+		return nil
+	}
+	last := pts[n-1]
+	if last.aborted || last.step == 0 || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
+		return nil
+	}
+	for i := n - 2; i >= 0; i-- {
+		p := pts[i]
+		switch {
+		case p.id == last.id || p.step == 0 || p.aborted:
+			continue
+		case p.id == (IdentityOf{}) || last.capacity >= fraction*p.capacity:
+			return nil
+		}
+		return &Regression{Prev: p.capacity, New: last.capacity, PrevIdentity: p.id, NewIdentity: last.id,
+			PrevAt: p.finished, NewAt: last.finished, Fraction: fraction}
+	}
+	return nil
 }

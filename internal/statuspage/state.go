@@ -22,6 +22,25 @@ import (
 type availCounts struct {
 	Sent, Failed             int
 	DuringSent, DuringFailed int
+	// Among Failed: Answered got an HTTP status (the target answered),
+	// Refused was refused as the prober's (401/403, or 404: a model or
+	// path it does not serve).
+	Answered, Refused int
+	// Unsent are baseline arrivals the prober held back (any window
+	// label): by its budget, by its in-flight or rate cap.
+	UnsentBudget, UnsentCap int
+}
+
+func (c *availCounts) add(o availCounts) {
+	c.Sent, c.Failed = c.Sent+o.Sent, c.Failed+o.Failed
+	c.DuringSent, c.DuringFailed = c.DuringSent+o.DuringSent, c.DuringFailed+o.DuringFailed
+	c.Answered, c.Refused = c.Answered+o.Answered, c.Refused+o.Refused
+	c.UnsentBudget, c.UnsentCap = c.UnsentBudget+o.UnsentBudget, c.UnsentCap+o.UnsentCap
+}
+
+// refusal reports whether a failure is the target refusing the prober.
+func refusal(rec *ledger.Record) bool {
+	return rec.Outcome == ledger.HTTPError && (rec.Reason == ledger.ReasonUnauthorized || rec.Reason == ledger.ReasonNotFound)
 }
 
 // availRing counts availability events in one-minute slots over
@@ -43,7 +62,8 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 		return
 	}
 	event, failed := slo.Availability(string(rec.Outcome), string(rec.Reason))
-	if !event {
+	unsent := rec.Outcome == ledger.Unsent && rec.Reason != ledger.ReasonShutdown
+	if !event && !unsent {
 		return
 	}
 	a.mu.Lock()
@@ -66,6 +86,10 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 	}
 	during := rec.During == ledger.DuringLadder
 	switch {
+	case unsent && rec.Reason == ledger.ReasonBudget:
+		s.UnsentBudget++
+	case unsent:
+		s.UnsentCap++
 	case during && failed:
 		s.DuringSent++
 		s.DuringFailed++
@@ -74,6 +98,12 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 	case failed:
 		s.Sent++
 		s.Failed++
+		if rec.Status != 0 {
+			s.Answered++
+		}
+		if refusal(rec) {
+			s.Refused++
+		}
 	default:
 		s.Sent++
 	}
@@ -91,13 +121,11 @@ func (a *availRing) window(now time.Time, d time.Duration) (byClass map[string]a
 		var c availCounts
 		for k := int64(0); k < int64(n); k++ {
 			if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
-				c.Sent, c.Failed = c.Sent+s.Sent, c.Failed+s.Failed
-				c.DuringSent, c.DuringFailed = c.DuringSent+s.DuringSent, c.DuringFailed+s.DuringFailed
+				c.add(s.availCounts)
 			}
 		}
 		byClass[name] = c
-		total.Sent, total.Failed = total.Sent+c.Sent, total.Failed+c.Failed
-		total.DuringSent, total.DuringFailed = total.DuringSent+c.DuringSent, total.DuringFailed+c.DuringFailed
+		total.add(c)
 	}
 	return byClass, total
 }
@@ -107,6 +135,11 @@ type ClassJudgement struct {
 	class       string
 	state       slo.State
 	short, long slo.Counts
+	// shortAvail is the short window's availability detail (answered,
+	// refused); ttft is the class's first-token percentiles over the long
+	// window (SLOW's evidence).
+	shortAvail availCounts
+	ttft       stats.Percentiles
 }
 
 // Judge is the target's state: its worst class's (DOWN, FAILING, SLOW, OK,
@@ -126,8 +159,9 @@ func (s *Memory) Judge(now time.Time) (slo.State, []ClassJudgement) {
 	var out []ClassJudgement
 	for n := range names {
 		j := ClassJudgement{class: n,
-			short: slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
-			long:  slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad}}
+			short:      slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
+			long:       slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad},
+			shortAvail: as[n], ttft: ll[n].TTFT}
 		j.state = slo.Judge(j.short, j.long)
 		out = append(out, j)
 	}
