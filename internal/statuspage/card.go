@@ -16,17 +16,17 @@ import (
 // facts and records, each with its evidence and its next step. Worst
 // first: the order the cards are sorted in.
 const (
-	StateDown       = "DOWN"               // nothing answers
-	StateRefused    = "REFUSED"            // the target answers but refuses the prober (401/403, 404)
-	StateFailing    = "FAILING"            // the availability SLI burns at the page tier
-	StateSlow       = "SLOW"               // the latency SLI burns at the page tier
-	StateRegressed  = "CAPACITY REGRESSED" // the last ladder's capacity fell across an identity change
-	StateBlocked    = "PROBER BLOCKED"     // the prober cannot send or cannot be trusted: budget, cap, host
-	StateNoData     = "NO DATA"            // nothing to judge, with the reason
-	StateTooFew     = "TOO FEW EVENTS"     // events, too few to judge
-	StateLadder     = "LADDER RUNNING"     // a ladder holds the baseline out of the SLO
-	StateOK         = "OK"
-	StateDisabled   = "DISABLED" // baseline probing is off by configuration
+	StateDown      = "DOWN"               // nothing answers
+	StateRefused   = "REFUSED"            // the target answers but refuses the prober (401/403, 404)
+	StateFailing   = "FAILING"            // the availability SLI burns at the page tier
+	StateSlow      = "SLOW"               // the latency SLI burns at the page tier
+	StateRegressed = "CAPACITY REGRESSED" // the last ladder's capacity fell across an identity change
+	StateBlocked   = "PROBER BLOCKED"     // the prober cannot send or cannot be trusted: budget, cap, host
+	StateNoData    = "NO DATA"            // nothing to judge, with the reason
+	StateTooFew    = "TOO FEW EVENTS"     // events, too few to judge
+	StateLadder    = "LADDER RUNNING"     // a ladder holds the baseline out of the SLO
+	StateOK        = "OK"
+	StateDisabled  = "DISABLED" // baseline probing is off by configuration
 )
 
 // timeOfDayLayout is how the card names a time of day.

@@ -25,7 +25,7 @@ type Status struct {
 	Objectives string
 	// Summary counts the targets in each state, worst first.
 	Summary string
-	Targets    []TargetStatus
+	Targets []TargetStatus
 	// LadderSVG is the last ladder's curve as an inline SVG document, made by
 	// the report package from numbers (never from target-supplied text).
 	LadderSVG string
