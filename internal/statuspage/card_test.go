@@ -54,7 +54,9 @@ func TestCardStates(t *testing.T) {
 	}{
 		{name: "disabled by configuration", in: TargetInput{Configured: Configured{BaselineOff: true, Ladder: true}},
 			want: StateDisabled, figures: []string{"baseline probing is off", "ladders still run"}, next: "baseline.enabled"},
-		{name: "nothing answers", mem: func(m *Memory) { feed(m, now, 10, failRec(ledger.TransportError, ledger.ReasonConnectionRefused, 0), gate) },
+		{name: "nothing answers", mem: func(m *Memory) {
+			feed(m, now, 10, failRec(ledger.TransportError, ledger.ReasonConnectionRefused, 0), gate)
+		},
 			in:   TargetInput{Classes: gated, Failures: []Failure{{Outcome: "transport_error", Reason: "connection_refused"}}},
 			want: StateDown, figures: []string{"none of 10 sent", "transport_error/connection_refused"}, next: "up and reachable"},
 		{name: "401 on every request", mem: func(m *Memory) { feed(m, now, 10, failRec(ledger.HTTPError, ledger.ReasonUnauthorized, 401), gate) },
@@ -66,7 +68,9 @@ func TestCardStates(t *testing.T) {
 		{name: "500 on every request answers: failing, not down", mem: func(m *Memory) { feed(m, now, 10, failRec(ledger.HTTPError, ledger.ReasonServerError, 500), gate) },
 			in:   TargetInput{Classes: gated, Failures: []Failure{{Outcome: "http_error", Reason: "server_error", Status: 500, Error: "boom"}}},
 			want: StateFailing, figures: []string{"10 of 10 sent in the last 5 min failed", "(HTTP 500): boom"}, next: "answers with errors"},
-		{name: "slow: the gate beside the p99", mem: func(m *Memory) { feed(m, now, 100, stateRec("chat", ledger.OK, ledger.ReasonStop, 2*time.Second), gate) },
+		{name: "slow: the gate beside the p99", mem: func(m *Memory) {
+			feed(m, now, 100, stateRec("chat", ledger.OK, ledger.ReasonStop, 2*time.Second), gate)
+		},
 			in: TargetInput{Classes: gated}, want: StateSlow, figures: []string{"TTFT p99 2s", "against the gate 500ms", "100 of 100 first tokens over it"}, next: "queue and load"},
 		{name: "capacity regressed across a deploy", mem: func(m *Memory) {
 			feed(m, now, 100, okRec, gate)
@@ -78,7 +82,7 @@ func TestCardStates(t *testing.T) {
 		{name: "start-up ladder running", in: TargetInput{Classes: gated, Ladder: &LadderProgress{Step: 2, Steps: 4, Rate: 8, StepStarted: now, StepDuration: 30 * time.Second, Settle: 30 * time.Second}},
 			want: StateLadder, figures: []string{"step 2 of 4 at 8 req/s", "held out of the SLO until about 21:02 UTC"}, next: "judged again"},
 		{name: "budget spent", mem: func(m *Memory) { feed(m, now, 100, okRec, gate) },
-			in: TargetInput{Classes: gated, Budget: &budget.Remaining{TokensLimited: true, Tokens: 0, TokensUsed: 1000, RequestsUsed: 40, ResetAt: now.Add(3 * time.Hour)}},
+			in:   TargetInput{Classes: gated, Budget: &budget.Remaining{TokensLimited: true, Tokens: 0, TokensUsed: 1000, RequestsUsed: 40, ResetAt: now.Add(3 * time.Hour)}},
 			want: StateBlocked, figures: []string{"budget is spent (40 requests, 1000 tokens used)", "resumes at 00:00 UTC"}, next: "tokens_per_day"},
 		{name: "aborted ladder on a starved host", in: TargetInput{Classes: gated, Verdict: starved, Last: abortedOnStarvedHost(now.Add(-time.Minute)), NextLadder: now.Add(time.Hour)},
 			want: StateBlocked, figures: []string{"host CPU pressure 92 %", "aborted at step 1 because the prober host was starved (host_starved), not because of the target", "next ladder at 22:00 UTC (in 60m)"}, next: "give the prober CPU"},
