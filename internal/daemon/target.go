@@ -227,7 +227,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			// probe.max_concurrent is not this target's in-flight cap.
 			r.state.validity.Record(d.now(), rec)
 		}
-		r.logOutcome(d, rec)
+		r.countOutcome(d, rec)
 		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason

@@ -49,6 +49,7 @@ func (d *Daemon) logStateChanges() {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].name < runs[j].name })
 	for _, r := range runs {
 		st, classes := r.state.status.Judge(now)
+		r.logFailure(d, now, st == slo.StateDown || st == slo.StateFailing)
 		prev, lasted, changed := r.state.stateLog.change(now, st)
 		if !changed || (prev == "" && (st == slo.StateOK || st == slo.StateNoData)) {
 			continue

@@ -165,6 +165,13 @@ func (s *Memory) NoteIdentity(now time.Time, model, version string) {
 	s.model, s.version = model, version
 }
 
+// Identity is the identity last noted (zero before any).
+func (s *Memory) Identity() IdentityOf {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return IdentityOf{Model: s.model, Version: s.version}
+}
+
 // identity returns the identity last published, when it was first seen or
 // last changed, and the number of changes.
 func (s *Memory) identity() (model, version string, since time.Time, changes int) {
