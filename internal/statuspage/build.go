@@ -190,7 +190,7 @@ func lastLadder(ts *TargetStatus, res ladder.Result, next, now time.Time) []stri
 			ts.Capacity += " (lower bound: no valid step above it failed)"
 			ts.CapacityLowerBound = true
 		}
-	} else if res.Aborted {
+	} else if proberAborted(res) {
 		ts.Capacity = "not measured: " + abortText(res) + "; " + nextLadderText(next, now)
 	} else if len(res.Steps) > 0 {
 		ts.Capacity = "none: no valid step met the gates"

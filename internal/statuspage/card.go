@@ -70,16 +70,21 @@ func judgeCard(in judgeInput) TargetState {
 	if st == slo.StateDown || st == slo.StateFailing {
 		return failingState(st, worst, t.Failures)
 	}
-	if b := blockedState(in); b != nil {
+	if b := sendBlocked(in); b != nil {
 		return *b
 	}
 	switch {
 	case st == slo.StateSlow:
-		return slowState(worst, t.Classes)
+		return slowState(worst, t)
+	case in.regression != nil: // a valid ladder's finding: the host's state now does not undo it
+		return regressedState(*in.regression)
 	case t.Ladder != nil:
 		return ladderState(*t.Ladder)
-	case in.regression != nil:
-		return regressedState(*in.regression)
+	}
+	if b := hostBlocked(in); b != nil {
+		return *b
+	}
+	switch {
 	case st == slo.StateNoData:
 		return noDataState(in)
 	}
@@ -170,16 +175,21 @@ func excerpt(s string, n int) string {
 	return s
 }
 
-// slowState is SLOW with the gate beside the p99.
-func slowState(j ClassJudgement, classes []ClassFacts) TargetState {
+// slowState is SLOW with the gate beside the p99 (and the prober's
+// verdict when it is invalid: a starved prober adds its own delay, seldom
+// a whole gate's worth).
+func slowState(j ClassJudgement, t TargetInput) TargetState {
 	gate := "its gate"
-	for _, c := range classes {
+	for _, c := range t.Classes {
 		if c.Name == j.class && c.TTFT > 0 {
 			gate = "the gate " + durfmt.Format(c.TTFT)
 		}
 	}
 	ev := fmt.Sprintf("class %s: TTFT p99 %s (n=%d, last 60 min) against %s; %d of %d first tokens over it",
 		j.class, durfmt.Format(j.ttft.P99), j.ttft.Count, gate, j.long.LatencyBad, j.long.LatencyEvents)
+	if !t.Verdict.Valid && len(t.Verdict.Causes) > 0 {
+		ev += " (the prober's own verdict is invalid too: " + strings.Join(t.Verdict.CauseNames(), ", ") + ", see its badge)"
+	}
 	return TargetState{State: StateSlow, Figures: ev + ". " + StateFigures(j),
 		Next: "First tokens are over the class's gate: check the target's queue and load, an identity change, the last ladder's capacity."}
 }
@@ -192,10 +202,13 @@ func ladderState(l LadderProgress) TargetState {
 }
 
 func regressedState(r Regression) TargetState {
+	drop := fmt.Sprintf("capacity %s → %s req/s (%s of before; the alert's threshold is %s)", durfmt.Rate(r.Prev), durfmt.Rate(r.New), pctOf(r.New, r.Prev), pctText(r.Fraction))
+	if r.NewNone {
+		drop = fmt.Sprintf("capacity %s req/s → none (no valid step met the gates)", durfmt.Rate(r.Prev))
+	}
 	return TargetState{State: StateRegressed,
-		Figures: fmt.Sprintf("capacity %s → %s req/s (%s of before; the alert's threshold is %s) after the identity changed from %s to %s",
-			durfmt.Rate(r.Prev), durfmt.Rate(r.New), pctOf(r.New, r.Prev), pctText(r.Fraction), identityText(r.PrevIdentity), identityText(r.NewIdentity)),
-		Next: "The new deploy serves less: compare its configuration (slots, batch size, quantisation) with the previous one's; roll back if the capacity is needed."}
+		Figures: fmt.Sprintf("%s after the identity changed from %s to %s", drop, identityText(r.PrevIdentity), identityText(r.NewIdentity)),
+		Next:    "The new deploy serves less: compare its configuration (slots, batch size, quantisation) with the previous one's; roll back if the capacity is needed."}
 }
 
 func pctOf(a, b float64) string {
@@ -215,12 +228,11 @@ func identityText(id IdentityOf) string {
 	return id.Model + " " + id.Version
 }
 
-// blockedState is PROBER BLOCKED when the prober cannot send (budget
-// spent, every arrival held by its cap) or its figures describe the
-// prober (host starved, cgroup throttled); nil otherwise.
-func blockedState(in judgeInput) *TargetState {
-	t := in.t
-	if b := t.Budget; b != nil && ((b.TokensLimited && b.Tokens <= 0) || (b.RequestsLimited && b.Requests <= 0)) {
+// sendBlocked is PROBER BLOCKED when the prober cannot send: its budget
+// is spent, or its in-flight or rate cap held back every arrival of the
+// last 5 minutes; nil otherwise.
+func sendBlocked(in judgeInput) *TargetState {
+	if b := in.t.Budget; b != nil && ((b.TokensLimited && b.Tokens <= 0) || (b.RequestsLimited && b.Requests <= 0)) {
 		return &TargetState{State: StateBlocked,
 			Figures: fmt.Sprintf("today's budget is spent (%d requests, %d tokens used); probing resumes at %s", b.RequestsUsed, b.TokensUsed, b.ResetAt.UTC().Format(timeOfDayLayout)),
 			Next:    "Raise budget.tokens_per_day / requests_per_day, or lower the baseline rate or lengths so the day's traffic fits."}
@@ -234,6 +246,14 @@ func blockedState(in judgeInput) *TargetState {
 			Figures: fmt.Sprintf("%d baseline arrivals in the last 5 min were held back by the prober's in-flight or rate cap, none sent", capped.UnsentCap),
 			Next:    "Raise limits.max_in_flight (or lower the rate); see the generator verdict."}
 	}
+	return nil
+}
+
+// hostBlocked is PROBER BLOCKED when the prober's figures describe the
+// prober (its host starved, its cgroup throttled, its in-flight cap
+// reached): nothing can be said OK; nil otherwise.
+func hostBlocked(in judgeInput) *TargetState {
+	t := in.t
 	var why, do []string
 	for _, c := range t.Verdict.Causes {
 		if c.Cause == stats.CauseHostStarved || c.Cause == stats.CauseCgroupThrottled || c.Cause == stats.CauseInFlightCap {
@@ -267,12 +287,25 @@ func noDataState(in judgeInput) TargetState {
 }
 
 // abortNote is "; the last ladder aborted …; next ladder …" when the
-// last ladder aborted ("" otherwise).
+// prober aborted the last ladder ("" otherwise: a rule about the target
+// ending a ladder is how a ladder finds its top).
 func abortNote(t TargetInput, now time.Time) string {
-	if t.Last == nil || !t.Last.Aborted {
+	if t.Last == nil || !proberAborted(*t.Last) {
 		return ""
 	}
 	return "; " + abortText(*t.Last) + "; " + nextLadderText(t.NextLadder, now)
+}
+
+// proberAborted reports whether the prober aborted the ladder (generator
+// invalid, unsent arrivals, an interrupt), not a rule about the target.
+func proberAborted(res ladder.Result) bool {
+	if !res.Aborted {
+		return false
+	}
+	if len(res.Steps) == 0 {
+		return true
+	}
+	return ladder.AbortedBy(res.Steps[len(res.Steps)-1].AbortReason) != ""
 }
 
 // abortText says why a ladder aborted, naming the prober when it was the

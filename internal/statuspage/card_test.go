@@ -140,6 +140,12 @@ func TestRegressionComparesIdentities(t *testing.T) {
 	lower.CapacityBound = stats.BoundLower
 	aborted := measured(4)
 	aborted.Aborted = true
+	valid := stats.LadderStep{Index: 1, Rate: 4}
+	valid.Summary.Validity.Valid = true
+	found := ladder.Result{Finished: now, Steps: []stats.LadderStep{valid}} // a valid step failed its gates
+	topped := measured(8)                                                   // a rule about the target ended it: how a ladder finds its top
+	topped.Aborted, topped.Steps = true, []stats.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
+	nothing := ladder.Result{Finished: now, Steps: []stats.LadderStep{{Index: 1, Rate: 4}}} // no valid step
 	for _, tc := range []struct {
 		name    string
 		ladders []ladderAt
@@ -152,6 +158,9 @@ func TestRegressionComparesIdentities(t *testing.T) {
 		{"an aborted ladder is not compared", []ladderAt{{"v1", measured(16)}, {"v2", aborted}}, false},
 		{"the previous identity's last measured ladder", []ladderAt{{"v1", measured(16)}, {"v1", aborted}, {"v2", measured(8)}, {"v2", measured(8)}}, true},
 		{"an unknown identity is not compared", []ladderAt{{"", measured(16)}, {"v2", measured(8)}}, false},
+		{"stopped by the target's rule: compared", []ladderAt{{"v1", measured(16)}, {"v2", topped}}, true},
+		{"none found by a valid step: lost", []ladderAt{{"v1", measured(16)}, {"v2", found}}, true},
+		{"no valid step: nothing to compare", []ladderAt{{"v1", measured(16)}, {"v2", nothing}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMemory()
@@ -165,8 +174,8 @@ func TestRegressionComparesIdentities(t *testing.T) {
 			if (r != nil) != tc.want {
 				t.Fatalf("regression %+v, want %v", r, tc.want)
 			}
-			if r != nil && (r.Prev != 16 || r.New != 8 || r.PrevIdentity.Version != "v1" || r.NewIdentity.Version != "v2") {
-				t.Errorf("regression %+v, want 16 → 8, v1 → v2", r)
+			if r != nil && (r.Prev != 16 || (r.New != 8 && !r.NewNone) || r.PrevIdentity.Version != "v1" || r.NewIdentity.Version != "v2") {
+				t.Errorf("regression %+v, want 16 → 8 (or none), v1 → v2", r)
 			}
 		})
 	}

@@ -67,7 +67,10 @@ type IdentityOf struct {
 // ladder's capacity (New, a measured figure) below Fraction × the
 // previous identity's last measured capacity (Prev).
 type Regression struct {
-	Prev, New                 float64 // req/s
+	Prev, New float64 // req/s; New is meaningless when NewNone
+	// NewNone: the last ladder ran to its end and found no capacity (a
+	// valid step met no gate): no capacity is never a 0 req/s capacity.
+	NewNone                   bool
 	PrevIdentity, NewIdentity IdentityOf
 	PrevAt, NewAt             time.Time // when the two ladders finished
 	Fraction                  float64   // the alert's threshold (dashgen)

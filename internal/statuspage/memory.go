@@ -52,6 +52,12 @@ type ladderPoint struct {
 	// id is the target's identity when the ladder was added (zero: not
 	// known, e.g. read back from a history file).
 	id IdentityOf
+	// proberAborted: the prober stopped it (generator invalid, unsent,
+	// interrupted), not a rule about the target.
+	proberAborted bool
+	// judged: at least one step was valid (a ladder with no capacity
+	// and a valid step found none; one with no valid step found nothing).
+	judged bool
 }
 
 // NewMemory returns an empty memory.
@@ -96,8 +102,13 @@ func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]stats.R
 }
 
 func pointOf(res ladder.Result) ladderPoint {
-	return ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
+	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
 		aborted: res.Aborted, trigger: res.Trigger}
+	for _, s := range res.Steps {
+		p.judged = p.judged || s.Summary.Validity.Valid
+	}
+	p.proberAborted = proberAborted(res)
+	return p
 }
 
 // AddLadder appends a finished ladder to the history.
@@ -182,8 +193,9 @@ func (s *Memory) identity() (model, version string, since time.Time, changes int
 
 // Regression compares the last ladder with the previous identity's last
 // measured one: nil unless the last ladder measured a capacity (not a lower
-// bound, not aborted) below fraction × the previous identity's. Ladders of
-// an unknown identity are never compared.
+// bound, not aborted by the prober) below fraction × the previous identity's, or found
+// none (it ran to its end and a valid step met no gate: NewNone). Ladders
+// of an unknown identity are never compared.
 func (s *Memory) Regression(fraction float64) *Regression {
 	pts := s.history()
 	n := len(pts)
@@ -191,19 +203,24 @@ func (s *Memory) Regression(fraction float64) *Regression {
 		return nil
 	}
 	last := pts[n-1]
-	if last.aborted || last.step == 0 || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
+	none := last.step == 0 && last.judged
+	if last.proberAborted || (last.step == 0 && !none) || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
 		return nil
 	}
 	for i := n - 2; i >= 0; i-- {
 		p := pts[i]
 		switch {
-		case p.id == last.id || p.step == 0 || p.aborted:
+		case p.id == last.id || p.step == 0 || p.proberAborted:
 			continue
-		case p.id == (IdentityOf{}) || last.capacity >= fraction*p.capacity:
+		case p.id == (IdentityOf{}) || (!none && last.capacity >= fraction*p.capacity):
 			return nil
 		}
-		return &Regression{Prev: p.capacity, New: last.capacity, PrevIdentity: p.id, NewIdentity: last.id,
+		r := &Regression{Prev: p.capacity, New: last.capacity, NewNone: none, PrevIdentity: p.id, NewIdentity: last.id,
 			PrevAt: p.finished, NewAt: last.finished, Fraction: fraction}
+		if none {
+			r.New = 0
+		}
+		return r
 	}
 	return nil
 }
