@@ -41,14 +41,15 @@ func cardTarget(name, url, gate, extra string) string {
 
 // deployLadder is the deploy target's ladder: at start and on every
 // identity change, steps around its capacity (16 req/s with 4 slots, 8
-// with 2; the baseline's 2 req/s shares it): 12 req/s meets the gate on 4
-// slots, not on 2.
+// with 2; the baseline's 2 req/s shares it): 12 req/s meets the 1 s gate
+// on 4 slots, not on 2 (its queue grows by 6 requests a second), and 28
+// overloads 4 slots.
 const deployLadder = `    identity: {response_header: X-Model-Version, poll_every: 1s}
     ladder:
       enabled: true
       run_on_start: true
       run_on_identity_change: true
-      steps: [4, 12, 20]
+      steps: [4, 12, 28]
       step_duration: 3s
       gap: 200ms
       max_rate: 30
@@ -65,7 +66,7 @@ const deployLadder = `    identity: {response_header: X-Model-Version, poll_ever
 // requests a day).
 func scenarioConfig(t *testing.T, urls map[string]string) *config.Config {
 	t.Helper()
-	deploy := strings.Replace(cardTarget("deploy", urls["deploy"], "300ms", deployLadder), "baseline: {rate: 4,", "baseline: {rate: 2,", 1)
+	deploy := strings.Replace(cardTarget("deploy", urls["deploy"], "1s", deployLadder), "baseline: {rate: 4,", "baseline: {rate: 2,", 1)
 	yaml := "admin: {listen: \"127.0.0.1:0\"}\ndrain: {timeout: 2s}\ntargets:\n" + deploy +
 		cardTarget("slow", urls["slow"], "500ms", "") + cardTarget("failing", urls["failing"], "1s", "") +
 		cardTarget("refused", urls["refused"], "1s", "") + cardTarget("down", urls["down"], "1s", "") +
