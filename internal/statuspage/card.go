@@ -244,7 +244,7 @@ func sendBlocked(in judgeInput) *TargetState {
 	if capped.UnsentCap > 0 && capped.Sent == 0 {
 		return &TargetState{State: StateBlocked,
 			Figures: fmt.Sprintf("%d baseline arrivals in the last 5 min were held back by the prober's in-flight or rate cap, none sent", capped.UnsentCap),
-			Next:    "Raise limits.max_in_flight (or lower the rate); see the generator verdict."}
+			Next:    "Raise the target's max_in_flight (or lower the rate); see the generator verdict."}
 	}
 	return nil
 }
