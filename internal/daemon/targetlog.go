@@ -220,12 +220,8 @@ func (r *targetRun) logFailure(d *Daemon, now time.Time, failing bool) {
 // logLadderStart logs a ladder's start: what will run.
 func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 	lc := r.cfg.Ladder
-	rates := make([]string, len(lc.Steps))
-	for i, s := range lc.Steps {
-		rates[i] = fmt.Sprintf("%g", s)
-	}
 	d.log.Info("ladder started", "target", r.name, "trigger", trigger, "steps", len(lc.Steps),
-		"rates_rps", strings.Join(rates, ","), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
+		"rates_rps", statuspage.Rates(lc.Steps), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
 }
 
 // logLadderEnd logs a ladder's end: its capacity with its bound and its
@@ -244,7 +240,7 @@ func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool)
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
 	if res.KneeStep > 0 {
-		attrs = append(attrs, "knee", stats.FormatRate(res.Knee)+" req/s", "knee_rps", res.Knee)
+		attrs = append(attrs, "knee", statuspage.CapacityText(res.Knee, res.KneeStep, stats.BoundMeasured), "knee_rps", res.Knee)
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}
@@ -254,7 +250,7 @@ func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool)
 	if res.Stopped != "" {
 		attrs = append(attrs, "stopped", res.Stopped)
 	}
-	if server := ladderServerLog(res); server != "" {
+	if server := statuspage.LadderServerLog(res); server != "" {
 		attrs = append(attrs, "server", server)
 	}
 	level, msg := slog.LevelInfo, "ladder finished"

@@ -123,12 +123,8 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 			DuringRatio: ratioText(a.DuringSent-a.DuringFailed, a.DuringSent)})
 	}
 	sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
-	_, classes := sd.Judge(now)
-	reg := t.Regression
-	if reg == nil {
-		reg = sd.Regression(regressionFraction())
-	}
-	ts.Target = judgeCard(judgeInput{now: now, started: started, t: t, classes: classes, regression: reg})
+	var classes []ClassJudgement
+	ts.Target, classes = judgeTarget(now, started, t, sd)
 	ts.SLO = sloRows(classes, t.Classes)
 	for _, p := range sd.history() {
 		ts.CapacityHistory = append(ts.CapacityHistory, CapacityPoint{When: p.finished, Capacity: p.capacity,
@@ -148,6 +144,33 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 		ts.Failures = ts.Failures[:MaxFailures]
 	}
 	return ts
+}
+
+// JudgeTarget is a target's state as its card shows it (with its evidence
+// and next step), for the daemon's state log: the same judgement, at the
+// same moment, as the page's. started is when the daemon started.
+func JudgeTarget(now, started time.Time, t TargetInput) TargetState {
+	sd := t.Memory
+	if sd == nil {
+		sd = NewMemory()
+	}
+	st, _ := judgeTarget(now, started, t, sd)
+	return st
+}
+
+func judgeTarget(now, started time.Time, t TargetInput, sd *Memory) (TargetState, []ClassJudgement) {
+	_, classes := sd.Judge(now)
+	reg := t.Regression
+	if reg == nil {
+		reg = sd.Regression(regressionFraction())
+	}
+	return judgeCard(judgeInput{now: now, started: started, t: t, classes: classes, regression: reg}), classes
+}
+
+// Failing reports whether a state is the target failing (DOWN, REFUSED,
+// FAILING): what the failing and recovered log lines follow.
+func Failing(state string) bool {
+	return state == StateDown || state == StateRefused || state == StateFailing
 }
 
 // sloRows are the SLO rows of each class (the shipped alerts judge each

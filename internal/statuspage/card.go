@@ -89,7 +89,7 @@ func judgeCard(in judgeInput) TargetState {
 		return noDataState(in)
 	}
 	if few := tooFew(worst, hasGate(t.Classes, worst.class)); few != "" {
-		return TargetState{State: StateTooFew, Figures: few + ". " + StateFigures(worst),
+		return TargetState{State: StateTooFew, Figures: few + ". " + stateFigures(worst),
 			Next: "Wait for more baseline events (or raise baseline.rate): the state is judged once there are enough."}
 	}
 	next := "Nothing to do: availability and latency are within their page tier."
@@ -97,7 +97,7 @@ func judgeCard(in judgeInput) TargetState {
 		next = "Nothing to do for availability (within its page tier). No latency SLI: class " + missing +
 			" has no TTFT gate (gates.ttft), so slow first tokens are judged by nothing."
 	}
-	return TargetState{State: StateOK, Figures: StateFigures(worst) + abortNote(t, in.now), Next: next}
+	return TargetState{State: StateOK, Figures: stateFigures(worst) + abortNote(t, in.now), Next: next}
 }
 
 func disabledState(t TargetInput) TargetState {
@@ -113,7 +113,7 @@ func disabledState(t TargetInput) TargetState {
 // the prober) and FAILING (it answers, with errors) apart.
 func failingState(st slo.State, j ClassJudgement, failures []Failure) TargetState {
 	a := j.shortAvail
-	figs := StateFigures(j)
+	figs := stateFigures(j)
 	switch {
 	case a.Refused > 0 && 2*a.Refused >= a.Failed:
 		f, _ := lastFailure(failures, func(f Failure) bool { return f.Reason == "unauthorized" || f.Reason == "not_found" })
@@ -190,7 +190,7 @@ func slowState(j ClassJudgement, t TargetInput) TargetState {
 	if !t.Verdict.Valid && len(t.Verdict.Causes) > 0 {
 		ev += " (the prober's own verdict is invalid too: " + strings.Join(t.Verdict.CauseNames(), ", ") + ", see its badge)"
 	}
-	return TargetState{State: StateSlow, Figures: ev + ". " + StateFigures(j),
+	return TargetState{State: StateSlow, Figures: ev + ". " + stateFigures(j),
 		Next: "First tokens are over the class's gate: check the target's queue and load, an identity change, the last ladder's capacity."}
 }
 

@@ -185,28 +185,13 @@ func burn(bad, n int, objective float64) string {
 	return fmt.Sprintf("%.1f×", float64(bad)/float64(n)/(1-objective))
 }
 
-// StateFigures are the figures behind a class's state, in words.
-func StateFigures(j ClassJudgement) string {
+// stateFigures are the figures behind a class's state, in words.
+func stateFigures(j ClassJudgement) string {
 	l := j.long
 	return fmt.Sprintf("class %s, last 60 min: %d sent, %d failed (availability burn %s); %d first tokens, %d over the gate (latency burn %s); last 5 min: %d sent, %d failed",
 		j.class, l.Sent, l.Failed, burn(l.Failed, l.Sent, slo.AvailabilityObjective),
 		l.LatencyEvents, l.LatencyBad, burn(l.LatencyBad, l.LatencyEvents, slo.LatencyObjective),
 		j.short.Sent, j.short.Failed)
-}
-
-// StateNext is what to look at next for a state.
-func StateNext(st slo.State) string {
-	switch st {
-	case slo.StateDown:
-		return "Nothing sent in the last 5 min succeeded: is the target up and reachable? Read the last failures below (outcome/reason, HTTP status)."
-	case slo.StateFailing:
-		return "The availability budget burns at the page tier: read the last failures below by outcome/reason, then the target's own errors and any identity change."
-	case slo.StateSlow:
-		return "First tokens are over the class's gate: compare TTFT p99 with the gate below, then the target's queue and load, an identity change, the last ladder's capacity."
-	case slo.StateOK:
-		return "Both SLIs are within their page tier: nothing to do."
-	}
-	return "Nothing was sent in the last 60 min: is the prober sending (budget spent, in-flight cap, schedule)? See the budget and the prober badge."
 }
 
 // badgeCauses are the short names of a verdict's causes for the prober

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/durfmt"
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
@@ -87,4 +88,26 @@ func summaryText(ts []TargetStatus) string {
 		word = "target"
 	}
 	return fmt.Sprintf("%d %s: %s", len(ts), word, strings.Join(parts, ", "))
+}
+
+// LadderServerLog is the per-step server explanations of a ladder for its
+// end log line ("" without server views).
+func LadderServerLog(res ladder.Result) string {
+	var parts []string
+	for _, s := range res.Steps {
+		if s.Server != nil {
+			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Index, durfmt.Rate(s.Rate), s.Server.Explanation))
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// Rates lists configured rates as every page and log line prints them
+// ("0.5,1,2").
+func Rates(rs []float64) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = durfmt.Rate(r)
+	}
+	return strings.Join(out, ",")
 }
