@@ -21,8 +21,8 @@
 // as the shipped alert rules count them (internal/slo), the capacity
 // regression alerts' threshold (internal/dashgen) and the facts; the
 // cards are sorted worst first under a summary line. JudgeTarget is the
-// same judgement for the daemon's state log. Handler renders a Status as one self-contained HTML
-// page (no external asset; every server-made text escaped; the ladder
-// curve inserted only when it is an SVG the report package drew); the
-// daemon hands it to admin, which serves it at /.
+// same judgement for the daemon's state log. Handler renders a Status as
+// one self-contained HTML page (no external asset; every server-made text
+// escaped; the ladder curve inserted only when it is an SVG the report
+// package drew); the daemon hands it to admin, which serves it at /.
 package statuspage
