@@ -241,7 +241,7 @@ ol.failures li{margin:.15rem 0}
 .state{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem 1rem;border-radius:6px;padding:.6rem .8rem;margin:.3rem 0 .6rem;border-left:.5rem solid}
 .state .word{font-size:2rem;font-weight:700;letter-spacing:.02em;line-height:1.1}
 .state .next{flex-basis:100%;font-size:1rem}
-.state .figures{flex-basis:100%;font-size:.8rem;color:#444}
+.state .figures{flex-basis:100%;font-size:.85rem;color:#333}
 .state-ok{background:#e8f5ec;border-color:#1b7f3b}.state-ok .word{color:#1b7f3b}
 .state-slow{background:#fff4e0;border-color:#c77700}.state-slow .word{color:#9a5b00}
 .state-failing{background:#fdecee;border-color:#b00020}.state-failing .word{color:#b00020}
