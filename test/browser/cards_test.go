@@ -34,23 +34,23 @@ func cardTarget(name, url, gate, extra string) string {
     classes:
       - name: chat
         input: {dist: fixed, value: 16}
-        output: {dist: fixed, value: 5}
+        output: {dist: fixed, value: 16}
         gates: {ttft: %s}
 %s`, name, url, gate, extra)
 }
 
-// deployLadder is the deploy target's ladder: at start and on every
-// identity change, steps around its capacity (16 req/s with 4 slots, 8
-// with 2; the baseline's 2 req/s shares it): 12 req/s meets the 1 s gate
-// on 4 slots, not on 2 (its queue grows by 6 requests a second), and 28
-// overloads 4 slots.
+// deployLadder is the deploy target's ladder, as in the walk-through of
+// docs/ladder.md (steps of 3 s instead of 6): at start and on every
+// identity change, steps 4 to 24 req/s around its capacity (20 req/s
+// with 4 slots, 10 with 2; the baseline's 2 req/s shares it).
 const deployLadder = `    identity: {response_header: X-Model-Version, poll_every: 1s}
     ladder:
       enabled: true
       run_on_start: true
       run_on_identity_change: true
-      steps: [4, 12, 28]
+      steps: [4, 8, 12, 16, 24]
       step_duration: 3s
+      stop_at: capacity
       gap: 200ms
       max_rate: 30
       arrival: constant
@@ -61,12 +61,12 @@ const deployLadder = `    identity: {response_header: X-Model-Version, poll_ever
 `
 
 // scenarioConfig is one daemon with a target per scenario: deploy (4
-// slots of 250 ms: 16 req/s, v1), slow, failing, refused (the simulator
+// slots of 200 ms: 20 req/s, v1), slow, failing, refused (the simulator
 // wants a key the prober does not send), down, disabled and budget (5
 // requests a day).
 func scenarioConfig(t *testing.T, urls map[string]string) *config.Config {
 	t.Helper()
-	deploy := strings.Replace(cardTarget("deploy", urls["deploy"], "1s", deployLadder), "baseline: {rate: 4,", "baseline: {rate: 2,", 1)
+	deploy := strings.Replace(cardTarget("deploy", urls["deploy"], "500ms", deployLadder), "baseline: {rate: 4,", "baseline: {rate: 2,", 1)
 	yaml := "admin: {listen: \"127.0.0.1:0\"}\ndrain: {timeout: 2s}\ntargets:\n" + deploy +
 		cardTarget("slow", urls["slow"], "500ms", "") + cardTarget("failing", urls["failing"], "1s", "") +
 		cardTarget("refused", urls["refused"], "1s", "") + cardTarget("down", urls["down"], "1s", "") +
@@ -155,7 +155,7 @@ func TestCardScenariosInChromium(t *testing.T) {
 	ln.Close()
 	deployCfg, slowCfg, failCfg, refusedCfg := sim.DefaultConfig(), sim.DefaultConfig(), sim.DefaultConfig(), sim.DefaultConfig()
 	deployCfg.Slots, deployCfg.Version = 4, "v1"
-	deployCfg.TTFT, deployCfg.TokenTime, deployCfg.OutputTokens = sim.FixedDist(0.05), sim.FixedDist(0.05), sim.FixedDist(5) // 250 ms a request
+	deployCfg.TTFT, deployCfg.TokenTime, deployCfg.OutputTokens = sim.FixedDist(0.05), sim.FixedDist(0.01), sim.FixedDist(16) // 200 ms a request
 	slowCfg.TTFT = sim.FixedDist(1.5)
 	failCfg.ErrorFraction = 1.0 / 3
 	refusedCfg.APIKey = "the-key-the-prober-lacks"
