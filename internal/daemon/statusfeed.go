@@ -38,7 +38,7 @@ func (d *Daemon) targetInput(r *targetRun, now time.Time, host stats.HostHealth)
 	t := statuspage.TargetInput{Name: r.name, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Ladder: r.ladderFact(),
 		Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
 		LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
-		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, Ladder: r.ladder != nil},
+		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, BaselineRate: r.cfg.Baseline.Rate, Ladder: r.ladder != nil},
 		Classes:    r.classFacts()}
 	if r.client != nil {
 		t.Failures = d.failures(r.name, r.client.Redactor())

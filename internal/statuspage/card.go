@@ -88,9 +88,13 @@ func judgeCard(in judgeInput) TargetState {
 	case st == slo.StateNoData:
 		return noDataState(in)
 	}
-	if few := tooFew(worst, hasGate(t.Classes, worst.class)); few != "" {
-		return TargetState{State: StateTooFew, Figures: few + ". " + stateFigures(worst),
-			Next: "Wait for more baseline events (or raise baseline.rate): the state is judged once there are enough."}
+	if few, short := tooFew(worst, hasGate(t.Classes, worst.class)); few != "" {
+		next := "Wait for more baseline events (or raise baseline.rate): the state is judged once there are enough."
+		if r := t.Configured.BaselineRate; r > 0 {
+			next = fmt.Sprintf("Wait: at baseline.rate %s req/s the events it needs come in about %s (if fewer than that come in an hour, raise the rate).",
+				durfmt.Rate(r), durfmt.Format(time.Duration(float64(short)/r*float64(time.Second)).Round(time.Second)))
+		}
+		return TargetState{State: StateTooFew, Figures: few + ". " + stateFigures(worst), Next: next}
 	}
 	next := "Nothing to do: availability and latency are within their page tier."
 	if missing := ungated(t.Classes); missing != "" {
@@ -351,15 +355,16 @@ func minEvents(objective float64) int {
 	return int(math.Ceil(math.Log(0.05) / math.Log(1-p)))
 }
 
-// tooFew says why a class's events are too few to judge ("" when enough).
-func tooFew(j ClassJudgement, gated bool) string {
+// tooFew says why a class's events are too few to judge ("" when
+// enough), and how many more it needs.
+func tooFew(j ClassJudgement, gated bool) (string, int) {
 	if n, need := j.long.Sent, minEvents(slo.AvailabilityObjective); n < need {
-		return fmt.Sprintf("%d baseline requests sent in the last 60 min (%d failed); OK needs at least %d, enough that a page-tier burn would show", n, j.long.Failed, need)
+		return fmt.Sprintf("%d baseline requests sent in the last 60 min (%d failed); OK needs at least %d, enough that a page-tier burn would show", n, j.long.Failed, need), need - n
 	}
 	if n, need := j.long.LatencyEvents, minEvents(slo.LatencyObjective); gated && n < need {
-		return fmt.Sprintf("%d first tokens judged against the gate in the last 60 min; OK needs at least %d", n, need)
+		return fmt.Sprintf("%d first tokens judged against the gate in the last 60 min; OK needs at least %d", n, need), need - n
 	}
-	return ""
+	return "", 0
 }
 
 // hasGate reports whether class has a TTFT gate (a class the facts do not

@@ -46,6 +46,8 @@ type Configured struct {
 	// BaselineOff is true when baseline.enabled is false or its rate is
 	// 0: nothing judges the target's SLO.
 	BaselineOff bool
+	// BaselineRate is the baseline's configured rate, req/s (all classes).
+	BaselineRate float64
 	// Ladder is true when the target has a ladder.
 	Ladder bool
 }
