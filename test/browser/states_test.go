@@ -92,7 +92,6 @@ func TestTargetStatesInChromium(t *testing.T) {
 		}
 		return true
 	})
-	want["healthy"] = last["healthy"]
 	t.Logf("served states: %v", last)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -135,7 +134,7 @@ func TestTargetStatesInChromium(t *testing.T) {
 			t.Fatalf("reading %s's card: %v", name, err)
 		}
 		t.Logf("%s: %+v", name, c)
-		if c.Word != st {
+		if c.Word != st && (name != "healthy" || c.Word != "PROBER BLOCKED") { // a host cause, as above
 			t.Errorf("%s shows %q, want %s", name, c.Word, st)
 		}
 		if c.Next == "" {
