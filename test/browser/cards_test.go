@@ -190,9 +190,10 @@ func TestCardScenariosInChromium(t *testing.T) {
 			}
 		}
 		// The deploy target before the deploy: OK, or, on a host too busy
-		// for the prober to keep its schedule, PROBER BLOCKED by it.
+		// for the prober (and the simulator beside it) to keep time,
+		// PROBER BLOCKED or SLOW with the host named (checked below).
 		st := servedState(page, "deploy")
-		return st == statuspage.StateOK || st == statuspage.StateBlocked
+		return st == statuspage.StateOK || st == statuspage.StateBlocked || st == statuspage.StateSlow
 	})
 	for name, w := range scenarios {
 		c := readCard(t, bctx, page, name, name)
@@ -202,8 +203,8 @@ func TestCardScenariosInChromium(t *testing.T) {
 	before := readCard(t, bctx, page, "deploy", "deploy-before")
 	if before.Word == statuspage.StateOK {
 		want{statuspage.StateOK, "sent", "Nothing to do"}.check(t, "deploy before", before)
-	} else if !strings.Contains(before.Figures, "the prober's figures may describe the prober") {
-		t.Errorf("deploy before: %s without the prober's cause: %q", before.Word, before.Figures)
+	} else if !hostCaused(before) {
+		t.Errorf("deploy before: %s without a host cause: %q", before.Word, before.Figures)
 	}
 
 	// The deploy: half the slots, a new version. The identity change
@@ -226,6 +227,13 @@ func TestCardScenariosInChromium(t *testing.T) {
 		t.Errorf("regressed card without both capacities: %q", after.Figures)
 	}
 	t.Logf("deploy card before: %s (capacity %s); after: %s: %s (capacity %s)", before.Word, before.Capacity, after.Word, after.Figures, after.Capacity)
+}
+
+// hostCaused reports whether a card names the prober host as a cause (the
+// valid-or-host-cause rule of tests on a busy host).
+func hostCaused(c card) bool {
+	return strings.Contains(c.Figures, "the prober's figures may describe the prober") ||
+		strings.Contains(c.Figures, "host_starved") || strings.Contains(c.Figures, "cgroup_throttled")
 }
 
 // checkOrder: the cards are sorted worst first (statuspage's order) and
