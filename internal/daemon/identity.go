@@ -22,11 +22,13 @@ func (r *targetRun) observeIdentity(d *Daemon, model string, version *string, po
 	if !ok {
 		return
 	}
+	prev := r.state.status.Identity()
 	r.state.status.NoteIdentity(d.now(), m, v)
 	if !d.rec.SetTargetInfo(r.name, m, v) {
 		return
 	}
-	d.log.Info("target identity changed", "target", r.name, "model", m, "version", v)
+	// Both identities, so that the line says what changed into what.
+	d.log.Info("target identity changed", "target", r.name, "previous_model", prev.Model, "previous_version", prev.Version, "model", m, "version", v)
 	if r.ladder != nil && r.cfg.Ladder.RunOnIdentityChange {
 		select {
 		case r.trigger <- "identity_change":

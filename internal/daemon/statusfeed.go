@@ -1,10 +1,8 @@
 package daemon
 
 import (
-	"fmt"
-	"strings"
+	"time"
 
-	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -20,18 +18,32 @@ func (d *Daemon) status() statuspage.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	in := statuspage.Input{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: fleetStatus, Host: host}
-	for n, r := range d.targets {
-		inflight, _ := r.state.flight.snapshot()
-		t := statuspage.TargetInput{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Activity: r.stateText(),
-			Verdict: r.state.validity.Judge(now, host), Memory: r.state.status,
-			LastOutcome: r.lastOutcome(), DuringLadder: r.duringText(d.start, d.led.Now()), Budget: r.budgetText(),
-			Failures: d.failures(n, r.client.Redactor())}
-		if res, ok := d.last[n]; ok {
+	for _, r := range d.targets {
+		t := d.targetInput(r, now, host)
+		if res, ok := d.last[r.name]; ok {
 			t.Last = &res
 		}
 		in.Targets = append(in.Targets, t)
 	}
 	return statuspage.Build(in)
+}
+
+// targetInput is what the daemon knows of one target now, as typed facts
+// (the page and the state log write the words); Last is the caller's.
+func (d *Daemon) targetInput(r *targetRun, now time.Time, host stats.HostHealth) statuspage.TargetInput {
+	inflight, _ := r.state.flight.snapshot()
+	r.mu.Lock()
+	lastOut, lastRsn := r.lastOut, r.lastRsn
+	r.mu.Unlock()
+	t := statuspage.TargetInput{Name: r.name, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Ladder: r.ladderFact(),
+		Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
+		LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
+		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, BaselineRate: r.cfg.Baseline.Rate, Ladder: r.ladder != nil},
+		Classes:    r.classFacts()}
+	if r.client != nil {
+		t.Failures = d.failures(r.name, r.client.Redactor())
+	}
+	return t
 }
 
 // gates are the gates of the target's class named class (none for an
@@ -63,16 +75,4 @@ func (d *Daemon) failures(target string, red *sanitize.Redactor) []statuspage.Fa
 			Outcome: string(rec.Outcome), Reason: string(rec.Reason), Status: rec.Status, Error: red.String(rec.Error, ledger.MaxErrorBytes)})
 	}
 	return out
-}
-
-// ladderServerLog is the per-step server explanations of a ladder for its
-// end log line ("" without server views).
-func ladderServerLog(res ladder.Result) string {
-	var parts []string
-	for _, s := range res.Steps {
-		if s.Server != nil {
-			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Index, stats.FormatRate(s.Rate), s.Server.Explanation))
-		}
-	}
-	return strings.Join(parts, " | ")
 }

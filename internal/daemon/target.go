@@ -16,6 +16,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 	"github.com/llmprobe/llmprobe/internal/workload"
@@ -47,7 +48,8 @@ type targetRun struct {
 	flying  atomic.Int64 // requests of this run still in flight
 
 	mu        sync.Mutex
-	laddering string // "" or "ladder step i/n"
+	laddering string                    // "" or "ladder step i/n"
+	step      statuspage.LadderProgress // the ladder step last started (status page)
 	lastOut   ledger.Outcome
 	lastRsn   ledger.Reason
 }
@@ -83,7 +85,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		if r.budget != nil {
 			lc.Admit = r.budget.Admit
 		}
-		lc.Progress = r.progress(d)
+		lc.Progress = r.trackProgress(d.now, r.progress(d))
 		lc.Now = d.now
 		lr, err := ladder.New(lc, d.group, plan.LadderExec(d.led.Now))
 		if err != nil {
@@ -225,7 +227,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			// probe.max_concurrent is not this target's in-flight cap.
 			r.state.validity.Record(d.now(), rec)
 		}
-		r.logOutcome(d, rec)
+		r.countOutcome(d, rec)
 		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason

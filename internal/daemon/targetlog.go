@@ -25,44 +25,52 @@ const maxLoggedError = 160
 
 // A daemon that speaks up: the log says when a target starts failing, how
 // it keeps failing (at most one summary a FailureLogEvery), when it
-// recovers (down how long, how many failed), and when each ladder starts
-// and ends. Only baseline requests planned outside ladders judge the
-// target here: a ladder's own load is meant to make it fail, and the
-// ladder's end line reports that. Outcomes that are the prober's own doing
-// (unsent, cancelled, censored, a stale pooled connection) judge nothing.
-// Slowness and SLO burn are logged as target state changes
-// (targetstate.go: "target state changed", SLOW, FAILING, DOWN).
+// recovers (down how long, how many sent and failed over the episode), and
+// when each ladder starts and ends. The failing and recovered lines follow
+// the target's state (targetstate.go), with its hysteresis: a target
+// whose state is DOWN or FAILING is failing, and it recovers when its state
+// leaves them, so a target failing every other request speaks once, not
+// at every alternation. Only baseline requests planned outside ladders are
+// counted: a ladder's own load is meant to make it fail, and the ladder's
+// end line reports that. Outcomes that are the prober's own doing (unsent,
+// cancelled, censored, a stale pooled connection) count nothing.
 
 // failureKind is what a failureLog line says.
 type failureKind int
 
 const (
 	failureNone      failureKind = iota
-	failureStarted               // the first failure after a success (or since start)
-	failureContinues             // a summary while failures go on
-	failureRecovered             // the first success after failures
+	failureStarted               // the state turned DOWN or FAILING
+	failureContinues             // a summary while it stays so
+	failureRecovered             // the state left DOWN and FAILING
 )
 
 // failureEvent is one line to log.
 type failureEvent struct {
 	kind     failureKind
-	rec      *ledger.Record // the failure that started it (failureStarted)
+	rec      *ledger.Record // the episode's first failure (failureStarted)
 	downFor  time.Duration  // since the planned send of the episode's first failing request
+	sent     int            // requests counted in the episode so far
 	failed   int            // failures in the episode so far
 	recent   int            // failures since the last line (failureContinues)
-	byReason string         // "http_error/status_503 ×12, timeout/first_content ×3" since the last line
+	byReason string         // "http_error/status_503 ×12, timeout/first_content ×3": since the last line (summary), over the episode (recovered)
 }
 
-// failureLog follows one target's baseline outcomes across reloads. The
-// zero value is ready: healthy, nothing seen.
+// failureLog follows one target's baseline outcomes across reloads and
+// turns its state changes into lines. The zero value is ready: healthy,
+// nothing seen.
 type failureLog struct {
-	mu       sync.Mutex
-	failing  bool
-	since    time.Time // planned send of the episode's first failing request (or the last success seen after it)
-	lastOK   time.Time // when the last success was seen
-	lastLine time.Time
-	failed   int
-	recent   map[string]int // outcome/reason → failures since the last line
+	mu      sync.Mutex
+	failing bool // an episode is open: the state is DOWN or FAILING
+	first   *ledger.Record
+	since   time.Time // planned send of the first failure since the last success (or that success, if seen later)
+	lastOK  time.Time // when the last success was seen
+	// okAfter is when the first success after the episode's last failure
+	// was seen (zero: failures go on): where its down time ends.
+	okAfter      time.Time
+	lastLine     time.Time
+	sent, failed int
+	all, recent  map[string]int // outcome/reason → failures over the episode, since the last line
 }
 
 // judges reports whether rec says anything about the target's health, and
@@ -76,47 +84,78 @@ func judges(rec *ledger.Record) (judged, failed bool) {
 	return slo.Availability(string(rec.Outcome), string(rec.Reason))
 }
 
-// observe takes one finished record at wall time now, whose arrival was
-// planned at wall time planned, and returns the line it calls for (kind
-// failureNone: none).
-func (f *failureLog) observe(now, planned time.Time, every time.Duration, rec *ledger.Record) failureEvent {
+// observe counts one finished record at wall time now, whose arrival was
+// planned at wall time planned. Outside an episode a success starts the
+// count afresh: an episode counts from the first failure after the last
+// success before it.
+func (f *failureLog) observe(now, planned time.Time, rec *ledger.Record) {
 	judged, failed := judges(rec)
 	if !judged {
-		return failureEvent{}
+		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !failed {
-		defer func() { f.lastOK = now }()
+		f.lastOK = now
+		if !f.failing {
+			f.first, f.sent, f.failed, f.all, f.recent = nil, 0, 0, nil, nil
+			return
+		}
+		f.sent++
+		if f.okAfter.IsZero() {
+			f.okAfter = now
+		}
+		return
 	}
-	switch {
-	case failed && !f.failing:
+	if f.first == nil && !f.failing {
 		// The outage began when the failing request was planned (its
 		// latency counts from there), not when its failure was seen: a
 		// timeout is seen its timeout later. A success seen after that
 		// planned send shows the target was still answering then.
-		since := planned
-		if f.lastOK.After(since) {
-			since = f.lastOK
+		f.first, f.since = rec, planned
+		if f.lastOK.After(planned) {
+			f.since = f.lastOK
 		}
-		f.failing, f.since, f.lastLine, f.failed = true, since, now, 1
-		f.recent = map[string]int{}
-		return failureEvent{kind: failureStarted, rec: rec, failed: 1}
-	case failed:
-		f.failed++
-		f.recent[string(rec.Outcome)+"/"+string(rec.Reason)]++
-		if now.Sub(f.lastLine) < every {
+		f.all, f.recent = map[string]int{}, map[string]int{}
+	}
+	f.sent++
+	f.failed++
+	f.okAfter = time.Time{}
+	k := string(rec.Outcome) + "/" + string(rec.Reason)
+	f.all[k]++
+	f.recent[k]++
+}
+
+// judged takes the target's state at now (failing: DOWN or FAILING) and
+// returns the line it calls for (kind failureNone: none).
+func (f *failureLog) judged(now time.Time, failing bool, every time.Duration) failureEvent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case failing && !f.failing:
+		if f.first == nil { // the failures that turned it were counted before a restart of the count
 			return failureEvent{}
 		}
-		ev := failureEvent{kind: failureContinues, downFor: now.Sub(f.since), failed: f.failed, byReason: countsText(f.recent)}
-		for _, n := range f.recent {
-			ev.recent += n
+		f.failing, f.lastLine, f.recent = true, now, map[string]int{}
+		return failureEvent{kind: failureStarted, rec: f.first, sent: f.sent, failed: f.failed}
+	case failing:
+		n := 0
+		for _, c := range f.recent {
+			n += c
 		}
+		if n == 0 || now.Sub(f.lastLine) < every {
+			return failureEvent{}
+		}
+		ev := failureEvent{kind: failureContinues, downFor: now.Sub(f.since), sent: f.sent, failed: f.failed, recent: n, byReason: countsText(f.recent)}
 		f.lastLine, f.recent = now, map[string]int{}
 		return ev
 	case f.failing:
-		ev := failureEvent{kind: failureRecovered, downFor: now.Sub(f.since), failed: f.failed}
-		f.failing, f.failed, f.recent = false, 0, nil
+		end := f.okAfter
+		if end.IsZero() {
+			end = now
+		}
+		ev := failureEvent{kind: failureRecovered, downFor: end.Sub(f.since), sent: f.sent, failed: f.failed, byReason: countsText(f.all)}
+		f.failing, f.first, f.okAfter, f.sent, f.failed, f.all, f.recent = false, nil, time.Time{}, 0, 0, nil, nil
 		return ev
 	}
 	return failureEvent{}
@@ -141,44 +180,48 @@ func countsText(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// logOutcome logs what a finished record of r says about its target.
-func (r *targetRun) logOutcome(d *Daemon, rec *ledger.Record) {
-	every := d.opts.FailureLogEvery
-	if every <= 0 {
-		every = defaultFailureLogEvery
-	}
+// countOutcome counts what a finished record of r says about its target
+// (the failing/recovered lines are spoken on state changes: logFailure).
+func (r *targetRun) countOutcome(d *Daemon, rec *ledger.Record) {
 	// The arrival's planned send on the wall clock: the ledger's offsets
 	// and the wall clock advance together.
 	now := d.now()
 	planned := now.Add(-max(d.led.Now()-rec.ArrivalPlanned(), 0))
-	ev := r.state.failures.observe(now, planned, every, rec)
+	r.state.failures.observe(now, planned, rec)
+}
+
+// logFailure logs the failing, still-failing and recovered lines the
+// target's state at now calls for (failing: DOWN or FAILING).
+func (r *targetRun) logFailure(d *Daemon, now time.Time, failing bool) {
+	every := d.opts.FailureLogEvery
+	if every <= 0 {
+		every = defaultFailureLogEvery
+	}
+	ev := r.state.failures.judged(now, failing, every)
 	switch ev.kind {
 	case failureStarted:
 		attrs := []any{"target", r.name, "class", ev.rec.Class, "outcome", string(ev.rec.Outcome), "reason", string(ev.rec.Reason)}
 		if ev.rec.Status != 0 {
 			attrs = append(attrs, "status", ev.rec.Status)
 		}
-		if ev.rec.Error != "" { // cleaned when recorded; cleaned again with this target's key
+		if ev.rec.Error != "" && r.client != nil { // cleaned when recorded; cleaned again with this target's key
 			attrs = append(attrs, "error", r.client.Redactor().String(ev.rec.Error, maxLoggedError))
 		}
+		attrs = append(attrs, "sent", ev.sent, "failed", ev.failed)
 		d.log.Warn("target failing", attrs...)
 	case failureContinues:
-		d.log.Warn("target still failing", "target", r.name, "down_for", ev.downFor, "failed", ev.failed,
+		d.log.Warn("target still failing", "target", r.name, "down_for", ev.downFor, "sent", ev.sent, "failed", ev.failed,
 			"failed_since_last_line", ev.recent, "by_reason", ev.byReason)
 	case failureRecovered:
-		d.log.Info("target recovered", "target", r.name, "down_for", ev.downFor, "failed", ev.failed)
+		d.log.Info("target recovered", "target", r.name, "down_for", ev.downFor, "sent", ev.sent, "failed", ev.failed, "by_reason", ev.byReason)
 	}
 }
 
 // logLadderStart logs a ladder's start: what will run.
 func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 	lc := r.cfg.Ladder
-	rates := make([]string, len(lc.Steps))
-	for i, s := range lc.Steps {
-		rates[i] = fmt.Sprintf("%g", s)
-	}
 	d.log.Info("ladder started", "target", r.name, "trigger", trigger, "steps", len(lc.Steps),
-		"rates_rps", strings.Join(rates, ","), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
+		"rates_rps", statuspage.Rates(lc.Steps), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
 }
 
 // logLadderEnd logs a ladder's end: its capacity with its bound and its
@@ -197,7 +240,7 @@ func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool)
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
 	if res.KneeStep > 0 {
-		attrs = append(attrs, "knee", stats.FormatRate(res.Knee)+" req/s", "knee_rps", res.Knee)
+		attrs = append(attrs, "knee", statuspage.CapacityText(res.Knee, res.KneeStep, stats.BoundMeasured), "knee_rps", res.Knee)
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}
@@ -207,7 +250,7 @@ func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool)
 	if res.Stopped != "" {
 		attrs = append(attrs, "stopped", res.Stopped)
 	}
-	if server := ladderServerLog(res); server != "" {
+	if server := statuspage.LadderServerLog(res); server != "" {
 		attrs = append(attrs, "server", server)
 	}
 	level, msg := slog.LevelInfo, "ladder finished"

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,14 +16,43 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-// TestFailureLogSequence: the first failure after a success says so; more
-// failures say nothing until the interval passed, then one summary (counts
-// by outcome/reason since the last line); the first success after them says
-// how long the target was down and how many failed. Ladder traffic,
-// baseline planned during a ladder, and the prober's own outcomes (unsent,
-// cancelled, censored) judge nothing.
-func TestFailureLogSequence(t *testing.T) {
+// failureStep is one step of a failureLog's life: a record seen at seen
+// (planned at planned), or, when judge is set, the target's state judged
+// at seen (failing: DOWN or FAILING) with the line it calls for.
+type failureStep struct {
+	seen, planned float64 // seconds
+	rec           *ledger.Record
+	judge         *bool
+	want          failureEvent
+}
+
+var yes, no = func() *bool { b := true; return &b }(), func() *bool { b := false; return &b }()
+
+func runFailureSteps(t *testing.T, every time.Duration, steps []failureStep) {
+	t.Helper()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	var f failureLog
+	for i, s := range steps {
+		if s.judge == nil {
+			f.observe(at(s.seen), at(s.planned), s.rec)
+			continue
+		}
+		if got := f.judged(at(s.seen), *s.judge, every); fmt.Sprint(got) != fmt.Sprint(s.want) {
+			t.Errorf("step %d (judged %v at %gs): got %+v, want %+v", i, *s.judge, s.seen, got, s.want)
+		}
+	}
+}
+
+// TestFailureLogSequence: the failing and recovered lines follow the
+// target's state, not each record: a target that fails every other
+// request speaks once when its state turns failing, at most one summary
+// an interval while it stays so (counts since the last line), and once
+// when the state recovers, with the episode's sent and failed counts by
+// outcome/reason and the down time up to the first success after its
+// last failure. Ladder traffic, baseline planned during a ladder, and the
+// prober's own outcomes (unsent, cancelled, censored) count nothing.
+func TestFailureLogSequence(t *testing.T) {
 	base := func(o ledger.Outcome, r ledger.Reason) *ledger.Record {
 		return &ledger.Record{Traffic: ledger.TrafficBaseline, Outcome: o, Reason: r}
 	}
@@ -32,34 +62,25 @@ func TestFailureLogSequence(t *testing.T) {
 	ladderFail := &ledger.Record{Traffic: ledger.TrafficLadder, Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
 	duringFail := &ledger.Record{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder, Outcome: ledger.Rejected, Reason: ledger.ReasonStatus503}
 	unsent := base(ledger.Unsent, ledger.ReasonClientCap)
-	steps := []struct {
-		at   time.Duration
-		rec  *ledger.Record
-		want failureEvent
-	}{
-		{0, ok, failureEvent{}},
-		{time.Second, ladderFail, failureEvent{}},
-		{time.Second, duringFail, failureEvent{}},
-		{time.Second, unsent, failureEvent{}},
-		{2 * time.Second, r503, failureEvent{kind: failureStarted, rec: r503, failed: 1}},
-		{10 * time.Second, r503, failureEvent{}},
-		{20 * time.Second, tmo, failureEvent{}},
-		{30 * time.Second, r503, failureEvent{}},
-		{62 * time.Second, r503, failureEvent{kind: failureContinues, downFor: time.Minute, failed: 5, recent: 4,
-			byReason: "rejected/status_503 ×3, timeout/headers ×1"}},
-		{70 * time.Second, tmo, failureEvent{}},
-		{time.Minute + 32*time.Second, unsent, failureEvent{}},
-		{time.Minute + 32*time.Second, ok, failureEvent{kind: failureRecovered, downFor: time.Minute + 30*time.Second, failed: 6}},
-		{100 * time.Second, ok, failureEvent{}},
-		{101 * time.Second, tmo, failureEvent{kind: failureStarted, rec: tmo, failed: 1}},
-	}
-	var f failureLog
-	for i, s := range steps {
-		got := f.observe(t0.Add(s.at), t0.Add(s.at), time.Minute, s.rec)
-		if fmt.Sprint(got) != fmt.Sprint(s.want) {
-			t.Errorf("step %d (%s %s/%s): got %+v, want %+v", i, s.at, s.rec.Outcome, s.rec.Reason, got, s.want)
-		}
-	}
+	runFailureSteps(t, time.Minute, []failureStep{
+		{seen: 0, planned: 0, rec: ok},
+		{seen: 1, planned: 1, rec: ladderFail}, {seen: 1, planned: 1, rec: duringFail}, {seen: 1, planned: 1, rec: unsent},
+		{seen: 2, planned: 2, rec: r503}, {seen: 3, planned: 3, rec: ok}, // a success outside an episode starts the count afresh
+		{seen: 4, planned: 4, rec: r503},
+		{seen: 5, judge: no},
+		{seen: 5, planned: 5, rec: tmo},
+		{seen: 6, judge: yes, want: failureEvent{kind: failureStarted, rec: r503, sent: 2, failed: 2}},
+		{seen: 7, planned: 7, rec: ok}, {seen: 8, planned: 8, rec: r503}, {seen: 9, planned: 9, rec: ok}, // flapping: no line
+		{seen: 10, judge: yes},
+		{seen: 30, planned: 30, rec: r503},
+		{seen: 66, judge: yes, want: failureEvent{kind: failureContinues, downFor: 62 * time.Second, sent: 6, failed: 4, recent: 2, byReason: "rejected/status_503 ×2"}},
+		{seen: 67, judge: yes},
+		{seen: 70, planned: 70, rec: ok},
+		{seen: 80, judge: no, want: failureEvent{kind: failureRecovered, downFor: 66 * time.Second, sent: 7, failed: 4, byReason: "rejected/status_503 ×3, timeout/headers ×1"}},
+		{seen: 81, judge: no},
+		{seen: 90, planned: 90, rec: tmo},
+		{seen: 91, judge: yes, want: failureEvent{kind: failureStarted, rec: tmo, sent: 1, failed: 1}},
+	})
 }
 
 // TestOutageCountsFromPlannedSend simulates an outage: the first request
@@ -67,38 +88,27 @@ func TestFailureLogSequence(t *testing.T) {
 // during the outage fail; the first success, planned at 21.2 s, is seen at
 // 21.3 s. The target was down from the failing request's planned send (as
 // latencies are counted from it), so down_for is 20.3 s, not the 9.8 s
-// since the timeout was detected; the summaries count from there too.
+// since the timeout was detected, nor the time the state took to recover.
 func TestOutageCountsFromPlannedSend(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	base := func(o ledger.Outcome, r ledger.Reason) *ledger.Record {
 		return &ledger.Record{Traffic: ledger.TrafficBaseline, Outcome: o, Reason: r}
 	}
 	ok, tmo := base(ledger.OK, ledger.ReasonStop), base(ledger.Timeout, ledger.ReasonFirstContent)
-	steps := []struct {
-		seen, planned float64
-		rec           *ledger.Record
-		want          failureEvent
-	}{
-		{0.1, 0, ok, failureEvent{}},
-		{11.5, 1, tmo, failureEvent{kind: failureStarted, rec: tmo, failed: 1}},
-		{12.5, 2, tmo, failureEvent{}},
-		{13.5, 3, tmo, failureEvent{kind: failureContinues, downFor: 12500 * time.Millisecond, failed: 3, recent: 2, byReason: "timeout/first_content ×2"}},
-		{21.3, 21.2, ok, failureEvent{kind: failureRecovered, downFor: 20300 * time.Millisecond, failed: 3}},
+	runFailureSteps(t, 2*time.Second, []failureStep{
+		{seen: 0.1, planned: 0, rec: ok},
+		{seen: 11.5, planned: 1, rec: tmo}, {seen: 12.5, planned: 2, rec: tmo}, {seen: 13.5, planned: 3, rec: tmo},
+		{seen: 13.5, judge: yes, want: failureEvent{kind: failureStarted, rec: tmo, sent: 3, failed: 3}},
+		{seen: 21.3, planned: 21.2, rec: ok},
+		{seen: 300, judge: no, want: failureEvent{kind: failureRecovered, downFor: 20300 * time.Millisecond, sent: 4, failed: 3, byReason: "timeout/first_content ×3"}},
 		// A slow failure planned before a success that was seen since:
 		// the target was answering until that success, not down since
 		// the failure's planned send.
-		{25, 25, ok, failureEvent{}},
-		{32, 22, tmo, failureEvent{kind: failureStarted, rec: tmo, failed: 1}},
-		{33, 32.9, ok, failureEvent{kind: failureRecovered, downFor: 8 * time.Second, failed: 1}},
-	}
-	var f failureLog
-	for i, s := range steps {
-		got := f.observe(at(s.seen), at(s.planned), 2*time.Second, s.rec)
-		if fmt.Sprint(got) != fmt.Sprint(s.want) {
-			t.Errorf("step %d (seen %gs, planned %gs, %s): got %+v, want %+v", i, s.seen, s.planned, s.rec.Outcome, got, s.want)
-		}
-	}
+		{seen: 305, planned: 305, rec: ok},
+		{seen: 312, planned: 302, rec: tmo},
+		{seen: 312, judge: yes, want: failureEvent{kind: failureStarted, rec: tmo, sent: 1, failed: 1}},
+		{seen: 313, planned: 312.9, rec: ok},
+		{seen: 320, judge: no, want: failureEvent{kind: failureRecovered, downFor: 8 * time.Second, sent: 2, failed: 1, byReason: "timeout/first_content ×1"}},
+	})
 }
 
 // logLines parses JSON log lines.
@@ -145,10 +155,12 @@ func durationField(t *testing.T, l map[string]any, key string) time.Duration {
 
 // TestDaemonSpeaksUpOnFailureAndRecovery runs the daemon, with the real
 // logger, against a target that answers 503 for a while and then recovers:
-// one "target failing" line (outcome, reason, status), summaries at most
-// one an interval, and one "target recovered" line whose down_for is a
-// readable duration covering the outage and whose failed count is every
-// baseline failure the ledger saw.
+// one "target failing" line (outcome, reason, status) when its state turns
+// DOWN, summaries at most one an interval, and one "target recovered" line
+// when its state recovers (the daemon's clock is moved past the state's
+// 5-minute window: the same hysteresis as the state), whose down_for is a
+// readable duration covering the outage, not the state's window, and
+// whose failed count is every baseline failure the ledger saw.
 func TestDaemonSpeaksUpOnFailureAndRecovery(t *testing.T) {
 	f := newFakeTarget(t)
 	f.mode.Store(mode503)
@@ -157,12 +169,21 @@ func TestDaemonSpeaksUpOnFailureAndRecovery(t *testing.T) {
 	sink := &recSink{}
 	cfg := loadConfig(t, configYAML("1s", targetYAML("t1", f.url, 20, "")))
 	const every = 300 * time.Millisecond
+	var skew atomic.Int64 // moves the daemon's wall clock forward
 	r := startDaemon(t, cfg, func(o *Options) {
 		o.Logger, o.FailureLogEvery, o.Sinks = log, every, []ledger.Sink{sink}
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	})
 	const outage = 1200 * time.Millisecond
 	time.Sleep(outage)
 	f.mode.Store(modeOK)
+	waitFor(t, 10*time.Second, "a success after the outage", func() bool {
+		return sink.count(func(s seen) bool { return s.traffic == ledger.TrafficBaseline && s.outcome == ledger.OK }) > 0
+	})
+	if strings.Contains(buf.String(), `"msg":"target recovered"`) {
+		t.Errorf("recovered before the state did (its 5-minute window still holds the outage)")
+	}
+	skew.Store(int64(6 * time.Minute))
 	waitFor(t, 10*time.Second, "the recovered line", func() bool { return strings.Contains(buf.String(), `"msg":"target recovered"`) })
 	if err := r.stop(t); err != nil {
 		t.Fatal(err)
@@ -177,7 +198,8 @@ func TestDaemonSpeaksUpOnFailureAndRecovery(t *testing.T) {
 	if len(started) != 1 {
 		t.Fatalf("%d 'target failing' lines, want 1:\n%s", len(started), buf.String())
 	}
-	if s := started[0]; s["target"] != "t1" || s["outcome"] != "rejected" || s["reason"] != "status_503" || s["status"] != float64(503) || s["level"] != "WARN" {
+	if s := started[0]; s["target"] != "t1" || s["outcome"] != "rejected" || s["reason"] != "status_503" || s["status"] != float64(503) || s["level"] != "WARN" ||
+		s["failed"].(float64) < 3 {
 		t.Errorf("failing line %v", s)
 	}
 	recovered := withMsg(lines, "target recovered")
@@ -189,8 +211,9 @@ func TestDaemonSpeaksUpOnFailureAndRecovery(t *testing.T) {
 		t.Errorf("down_for %s, want about the %s outage", down, outage)
 	}
 	failed := len(sink.where(func(s seen) bool { return s.traffic == ledger.TrafficBaseline && s.outcome == ledger.Rejected }))
-	if got := recovered[0]["failed"]; got != float64(failed) || failed < 5 {
-		t.Errorf("recovered line says %v failed; the ledger has %d rejected baseline records", got, failed)
+	if got := recovered[0]["failed"]; got != float64(failed) || failed < 5 || recovered[0]["sent"].(float64) <= float64(failed) ||
+		!strings.Contains(fmt.Sprint(recovered[0]["by_reason"]), fmt.Sprintf("rejected/status_503 ×%d", failed)) {
+		t.Errorf("recovered line %v; the ledger has %d rejected baseline records", recovered[0], failed)
 	}
 	// Rate-limited: no more summaries than intervals in the outage.
 	summaries := withMsg(lines, "target still failing")
@@ -210,6 +233,38 @@ func TestDaemonSpeaksUpOnFailureAndRecovery(t *testing.T) {
 				durationField(t, l, k)
 			}
 		}
+	}
+}
+
+// TestFlappingTargetSpeaksOnce: a target that fails about half its
+// requests (the fake target switches between 503 and success every 100
+// ms) is FAILING all along: one "target failing" line, no "target
+// recovered" line, however often its requests alternate (the per-record
+// lines once gave 28 lines in 70 s).
+func TestFlappingTargetSpeaksOnce(t *testing.T) {
+	f := newFakeTarget(t)
+	var buf testutil.SyncBuffer
+	log := logging.New(&buf, slog.LevelInfo, logging.FormatJSON)
+	sink := &recSink{}
+	cfg := loadConfig(t, configYAML("1s", targetYAML("t1", f.url, 20, "")))
+	r := startDaemon(t, cfg, func(o *Options) { o.Logger, o.FailureLogEvery, o.Sinks = log, time.Hour, []ledger.Sink{sink} })
+	for i := range 30 {
+		f.mode.Store(int32(i%2) * mode503)
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	lines := logLines(t, buf.String())
+	isBase := func(o ledger.Outcome) func(seen) bool {
+		return func(s seen) bool { return s.traffic == ledger.TrafficBaseline && s.outcome == o }
+	}
+	failed, ok := sink.count(isBase(ledger.Rejected)), sink.count(isBase(ledger.OK))
+	if failed < 10 || ok < 10 {
+		t.Skipf("the host ran too few requests to flap (%d failed, %d ok): nothing to judge", failed, ok)
+	}
+	if n, m := len(withMsg(lines, "target failing")), len(withMsg(lines, "target recovered")); n != 1 || m != 0 {
+		t.Errorf("%d failing and %d recovered lines for a target failing %d of %d, want 1 and 0:\n%s", n, m, failed, failed+ok, buf.String())
 	}
 }
 

@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/slo"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
@@ -13,14 +15,14 @@ import (
 // reloads), so that each change is logged once.
 type stateLog struct {
 	mu    sync.Mutex
-	state slo.State
+	state string
 	since time.Time
 	known bool
 }
 
 // change records st at now and reports the previous state and how long it
 // lasted when st differs from it (the first state is a change from none).
-func (l *stateLog) change(now time.Time, st slo.State) (prev slo.State, lasted time.Duration, changed bool) {
+func (l *stateLog) change(now time.Time, st string) (prev string, lasted time.Duration, changed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.known && l.state == st {
@@ -34,37 +36,50 @@ func (l *stateLog) change(now time.Time, st slo.State) (prev slo.State, lasted t
 	return prev, lasted, true
 }
 
-// logStateChanges logs every target whose state changed since the last tick,
-// once per change, with the figures that decided it. A target's first
-// state is logged only when it is not OK or NO DATA (a healthy start says
-// nothing new).
+// quietStates are the states a target's first state is not logged in (a
+// healthy or idle start says nothing new), and the states logged at info.
+var quietStates = []string{statuspage.StateOK, statuspage.StateNoData, statuspage.StateTooFew, statuspage.StateLadder, statuspage.StateDisabled}
+
+// logStateChanges logs every target whose state changed since the last
+// tick, once per change, with its evidence and next step: the state its
+// card shows (statuspage.JudgeTarget), so the log and the page never
+// disagree. The failing and recovered lines follow the same state.
 func (d *Daemon) logStateChanges() {
 	now := d.now()
+	var host stats.HostHealth
+	if d.host != nil {
+		host = d.host.Recent()
+	}
 	d.mu.Lock()
 	runs := make([]*targetRun, 0, len(d.targets))
 	for _, r := range d.targets {
 		runs = append(runs, r)
 	}
+	last := make(map[string]ladder.Result, len(d.last))
+	for n, res := range d.last {
+		last[n] = res
+	}
 	d.mu.Unlock()
 	sort.Slice(runs, func(i, j int) bool { return runs[i].name < runs[j].name })
 	for _, r := range runs {
-		st, classes := r.state.status.Judge(now)
-		prev, lasted, changed := r.state.stateLog.change(now, st)
-		if !changed || (prev == "" && (st == slo.StateOK || st == slo.StateNoData)) {
+		in := d.targetInput(r, now, host)
+		if res, ok := last[r.name]; ok {
+			in.Last = &res
+		}
+		st := statuspage.JudgeTarget(now, d.start, in)
+		r.logFailure(d, now, statuspage.Failing(st.State))
+		prev, lasted, changed := r.state.stateLog.change(now, st.State)
+		if !changed || (prev == "" && slices.Contains(quietStates, st.State)) {
 			continue
 		}
-		attrs := []any{"target", r.name, "state", string(st), "from", string(prev)}
+		attrs := []any{"target", r.name, "state", st.State, "from", prev}
 		if prev != "" {
 			attrs = append(attrs, "previous_lasted", lasted.Round(time.Second))
 		}
-		if len(classes) > 0 {
-			attrs = append(attrs, "figures", statuspage.StateFigures(classes[0]))
-		}
-		attrs = append(attrs, "next", statuspage.StateNext(st))
-		switch st {
-		case slo.StateOK, slo.StateNoData:
+		attrs = append(attrs, "figures", st.Figures, "next", st.Next)
+		if slices.Contains(quietStates, st.State) {
 			d.log.Info("target state changed", attrs...)
-		default:
+		} else {
 			d.log.Warn("target state changed", attrs...)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -44,21 +45,25 @@ func stateRec(c string, o ledger.Outcome, r ledger.Reason, ttft time.Duration) *
 }
 
 // TestSpeakStatesOncePerChange: a target's state changes are logged once
-// each, with the figures, and a healthy start is not a change worth a line.
+// each, with the figures, as its card judges them: one failed request is
+// too few events to judge (never OK, not worth a line at start), then OK,
+// SLOW, FAILING.
 func TestSpeakStatesOncePerChange(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Now()
 	st := newTargetState()
 	d := &Daemon{log: slog.New(slog.NewJSONHandler(&buf, nil)), now: func() time.Time { return clock },
-		targets: map[string]*targetRun{"t1": {name: "t1", state: st}}}
+		targets: map[string]*targetRun{"t1": {name: "t1", state: st, cfg: config.Target{Baseline: config.Baseline{Enabled: true, Rate: 1}}}}}
 	gates := stats.Gates{TTFT: 500 * time.Millisecond}
 	feed := func(n int, ttft time.Duration, o ledger.Outcome, r ledger.Reason) {
 		for range n {
 			st.status.Record(clock, stateRec("chat", o, r, ttft), gates)
 		}
 	}
+	feed(1, 0, ledger.HTTPError, ledger.ReasonServerError)
+	d.logStateChanges() // one event: too few to judge, quiet at start
 	feed(50, 100*time.Millisecond, ledger.OK, ledger.ReasonStop)
-	d.logStateChanges() // OK at start: no line
+	d.logStateChanges() // → OK
 	d.logStateChanges()
 	clock = clock.Add(2 * time.Minute)
 	feed(500, 2*time.Second, ledger.OK, ledger.ReasonStop)
@@ -82,7 +87,7 @@ func TestSpeakStatesOncePerChange(t *testing.T) {
 		}
 		got = append(got, m["from"].(string)+"→"+m["state"].(string))
 	}
-	if strings.Join(got, " ") != "OK→SLOW SLOW→FAILING" {
-		t.Errorf("state lines %q, want OK→SLOW then SLOW→FAILING, once each", got)
+	if strings.Join(got, " ") != "TOO FEW EVENTS→OK OK→SLOW SLOW→FAILING" {
+		t.Errorf("state lines %q, want TOO FEW EVENTS→OK, OK→SLOW, SLOW→FAILING, once each", got)
 	}
 }

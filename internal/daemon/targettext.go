@@ -1,66 +1,81 @@
 package daemon
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
-	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
-func (r *targetRun) stateText() string {
+// The target's facts for the status page, typed: the page (statuspage)
+// writes every word.
+
+// trackProgress wraps the ladder's progress callback: it keeps the step
+// running now for the status page, then calls next.
+func (r *targetRun) trackProgress(now func() time.Time, next func(ladder.Progress)) func(ladder.Progress) {
+	return func(p ladder.Progress) {
+		if p.Phase != "done" {
+			r.mu.Lock()
+			if r.step.Step != p.Step || r.step.Steps != p.Steps {
+				r.step = statuspage.LadderProgress{Step: p.Step, Steps: p.Steps, Rate: p.Rate, StepStarted: now().Add(-p.Elapsed)}
+			}
+			r.mu.Unlock()
+		}
+		next(p)
+	}
+}
+
+// ladderFact is the ladder running now (nil: none).
+func (r *targetRun) ladderFact() *statuspage.LadderProgress {
+	_, _, _, running := r.state.ladderSpan.snapshot()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.laddering != "" {
-		return r.laddering
+	if !running || r.step.Step == 0 {
+		return nil
 	}
-	if r.budget != nil {
-		if rem := r.budget.Remaining(); (rem.TokensLimited && rem.Tokens <= 0) || (rem.RequestsLimited && rem.Requests <= 0) {
-			return "budget spent until " + rem.ResetAt.Format(time.RFC3339)
-		}
-	}
-	return "probing"
+	p := r.step
+	p.StepDuration, p.Settle = r.cfg.Ladder.StepDuration.D(), r.baselineSettle()
+	return &p
 }
 
-// duringText is the status page's account of the target's baseline requests
-// planned during ladders (labelled during="ladder", not in the SLO). start
-// is the ledger's epoch, now its current offset.
-func (r *targetRun) duringText(start time.Time, now time.Duration) string {
+// heldFact is the baseline planned during ladders; start is the ledger's
+// epoch (its offsets become wall times).
+func (r *targetRun) heldFact(start time.Time) statuspage.Held {
 	none, during, until, running := r.state.ladderSpan.snapshot()
-	txt := fmt.Sprintf("%d of %d baseline requests", during, none+during)
-	switch {
-	case running:
-		txt += "; labelled during=\"ladder\" now (a ladder is running)"
-	case until > now:
-		txt += "; labelled during=\"ladder\" until " + start.Add(until).UTC().Format(time.RFC3339) + " (settle)"
+	h := statuspage.Held{Outside: none, During: during, Running: running}
+	if until > 0 {
+		h.Until = start.Add(until)
 	}
-	return txt
+	return h
 }
 
-// budgetText is today's spend split by use ("" without a budget).
-func (r *targetRun) budgetText() string {
+// budgetFact is today's budget (nil without one).
+func (r *targetRun) budgetFact() *budget.Remaining {
 	if r.budget == nil {
-		return ""
+		return nil
 	}
 	rem := r.budget.Remaining()
-	sp := func(u budget.Use) budget.Spend { return rem.ByUse[u] }
-	base := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringNone.Label()})
-	dur := sp(budget.Use{Traffic: ledger.TrafficBaseline, During: ledger.DuringLadder.Label()})
-	lad := sp(budget.Use{Traffic: ledger.TrafficLadder, During: ledger.DuringLadder.Label()})
-	prb := sp(budget.Use{Traffic: ledger.TrafficProbe, During: ledger.DuringNone.Label()}) // /probe scrapes
-	txt := fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d, /probe %d/%d (requests/tokens)",
-		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens, prb.Requests, prb.Tokens)
-	if rem.InvalidUsage > 0 {
-		txt += fmt.Sprintf("; %d answers reported impossible usage and were charged their upper bound (prompt estimate + max tokens)", rem.InvalidUsage)
-	}
-	return txt
+	return &rem
 }
 
-func (r *targetRun) lastOutcome() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lastOut == "" {
-		return "none yet"
+// nextLadder is when the next timed ladder runs (zero: none is timed).
+func (r *targetRun) nextLadder(now time.Time) time.Time {
+	if r.ladder == nil || (r.sched.Every <= 0 && r.sched.Daily == "") {
+		return time.Time{}
 	}
-	return string(r.lastOut) + "/" + string(r.lastRsn)
+	next, err := ladder.Next(now, r.sched)
+	if err != nil {
+		return time.Time{}
+	}
+	return next
+}
+
+// classFacts are the target's classes with their TTFT gates.
+func (r *targetRun) classFacts() []statuspage.ClassFacts {
+	out := make([]statuspage.ClassFacts, 0, len(r.classes))
+	for _, c := range r.classes {
+		out = append(out, statuspage.ClassFacts{Name: c.Name, TTFT: c.Gates.TTFT})
+	}
+	return out
 }

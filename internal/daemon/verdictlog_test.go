@@ -46,7 +46,7 @@ func TestVerdictFlipsLoggedOnce(t *testing.T) {
 	}
 	l := lines()
 	if len(l) != 2 || !strings.Contains(l[1], "level=INFO") || !strings.Contains(l[1], "generator valid again") ||
-		!strings.Contains(l[1], "a clean 1m0s window: 0 of 200 dispatches later than 10ms") {
+		!strings.Contains(l[1], "a clean 60s window: 0 of 200 dispatches later than 10ms") {
 		t.Fatalf("after the flip to valid: log %q, want one more line naming the clean window", l)
 	}
 }

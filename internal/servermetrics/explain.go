@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 )
 
 // Explain says in one line what the server's metrics show over a window,
@@ -150,34 +152,13 @@ func num(x float64) string {
 	return strconv.FormatFloat(x, 'g', 3, 64)
 }
 
-// seconds prints a latency as a Go duration rounded to three significant
-// digits: 850µs, 45.3ms, 1.23s (a negative difference with its sign).
+// seconds prints a latency in the one human duration format (durfmt):
+// 850µs, 45.3ms, 1.23s, 123s (a negative difference with its sign).
 func seconds(s float64) string {
-	if s < 0 {
-		return "-" + seconds(-s)
-	}
-	if s >= 1e6 || math.IsInf(s, 0) || math.IsNaN(s) { // past what a Duration holds (a server's bucket bound may be anything)
+	if s >= 1e6 || s <= -1e6 || math.IsInf(s, 0) || math.IsNaN(s) { // past what a Duration holds (a server's bucket bound may be anything)
 		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
 	}
-	d := time.Duration(s * float64(time.Second))
-	var unit time.Duration
-	switch {
-	case d >= 100*time.Second:
-		unit = time.Second
-	case d >= 10*time.Second:
-		unit = 100 * time.Millisecond
-	case d >= time.Second:
-		unit = 10 * time.Millisecond
-	case d >= 100*time.Millisecond:
-		unit = time.Millisecond
-	case d >= 10*time.Millisecond:
-		unit = 100 * time.Microsecond
-	case d >= time.Millisecond:
-		unit = 10 * time.Microsecond
-	default:
-		unit = time.Microsecond
-	}
-	return d.Round(unit).String()
+	return durfmt.Format(time.Duration(s * float64(time.Second)))
 }
 
 // PrefixCacheHits is the fraction of the prompt tokens the server looked up

@@ -22,7 +22,7 @@ func TestExplain(t *testing.T) {
 		{"queue fell", View{Stats: []Stat{g(Waiting, 9, 1, 9, 1)}}, "waiting queue fell from 9 to 1"},
 		{"queue dipped and came back", View{Stats: []Stat{g(Waiting, 9, 1, 9, 9)}}, "waiting queue between 1 and 9"},
 		{"latencies and counts", View{Stats: []Stat{g(Running, 1, 1, 64, 60), h(TTFT, 412, 1.234, false), h(ITL, 9000, 0.0453, false), h(TPOT, 400, 0.04, false), h(QueueTime, 412, 95, true)}},
-			"running up to 64; server TTFT p95 1.23s (n=412); server ITL p95 45.3ms (n=9000); server queue time p95 ≥ 1m35s (n=412)"},
+			"running up to 64; server TTFT p95 1.23s (n=412); server ITL p95 45.3ms (n=9000); server queue time p95 ≥ 95s (n=412)"},
 		{"TPOT when no ITL", View{Stats: []Stat{h(TPOT, 30, 0.000850, false)}}, "server TPOT p95 850µs (n=30)"},
 		{"preemptions and resets", View{Stats: []Stat{
 			{Role: Preemptions, Kind: Counter, Counter: &CounterStat{Increase: 12}},

@@ -53,7 +53,7 @@ func (h *liveHold) apply(now time.Time, window time.Duration, c ValidityConfig, 
 	case lagClean(e) && e.ClientCap == 0:
 		h.held = false
 		h.flip(Flip{At: now, Valid: true, Why: fmt.Sprintf("a clean %s window: %d of %d dispatches later than %s (at most 1 %%), none later than %s, none unsent at the in-flight cap",
-			window, e.LagOver, e.LagCount, fmtDur(c.MaxLagP99), fmtDur(time.Duration(c.LagHardFactor*float64(c.MaxLagP99))))})
+			fmtDur(window), e.LagOver, e.LagCount, fmtDur(c.MaxLagP99), fmtDur(time.Duration(c.LagHardFactor*float64(c.MaxLagP99))))})
 		return raw
 	}
 	cause := CauseDispatchLag
@@ -68,7 +68,7 @@ func (h *liveHold) apply(now time.Time, window time.Duration, c ValidityConfig, 
 		p99 = "≈" + p99
 	}
 	why := fmt.Sprintf("held invalid until a clean %s window: %d of %d dispatches later than %s (%s, above 1 %%, though no longer significantly); p99 %s",
-		window, e.LagOver, e.LagCount, fmtDur(c.MaxLagP99), fmtPct(float64(e.LagOver)/float64(max(e.LagCount, 1))), p99)
+		fmtDur(window), e.LagOver, e.LagCount, fmtDur(c.MaxLagP99), fmtPct(float64(e.LagOver)/float64(max(e.LagCount, 1))), p99)
 	return Validity{Valid: false, Host: raw.Host, Notes: raw.Notes,
 		Causes: []InvalidCause{{Cause: cause, Reason: why, Action: cause.Action()}}}
 }

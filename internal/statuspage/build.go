@@ -6,8 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/budget"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/slo"
@@ -29,13 +32,13 @@ type Input struct {
 	Targets []TargetInput // in any order: the page sorts them by name
 }
 
-// TargetInput is one target as the daemon knows it now.
+// TargetInput is one target as the daemon knows it now, as typed facts:
+// the page writes every word (card.go, words.go).
 type TargetInput struct {
 	Name, API, Model string // the configured name, API and model
 	InFlight         int
-	// Activity is what the prober is doing ("probing", "ladder step
-	// 3/8", "budget spent until …").
-	Activity string
+	// Ladder is the ladder running now (nil: none).
+	Ladder *LadderProgress
 	// Verdict is the live generator verdict (stats.LiveValidity.Judge).
 	Verdict stats.Validity
 	// Memory is what the page remembers of the target (its baseline
@@ -43,12 +46,23 @@ type TargetInput struct {
 	Memory *Memory
 	// Last is the last ladder (nil before any).
 	Last *ladder.Result
-	// LastOutcome, DuringLadder and Budget are the daemon's texts: the
-	// last request's outcome/reason, the baseline planned during ladders,
-	// today's spend ("" without a budget).
-	LastOutcome, DuringLadder, Budget string
+	// NextLadder is when the next timed ladder runs (zero: none timed).
+	NextLadder time.Time
+	// LastOutcome and LastReason are the last request's.
+	LastOutcome ledger.Outcome
+	LastReason  ledger.Reason
+	// Held is the baseline planned during ladders, kept out of the SLO.
+	Held Held
+	// Budget is today's budget (nil: none set).
+	Budget *budget.Remaining
+	// Configured is what the configuration enables; Classes its classes.
+	Configured Configured
+	Classes    []ClassFacts
+	// Regression, when set, is the capacity regression to show; nil
+	// derives it from Memory's ladders (Memory.Regression).
+	Regression *Regression
 	// Failures are the last failed requests, newest first, every text
-	// already cleaned (at most MaxFailures are shown).
+	// already cleaned by the one sanitiser (at most MaxFailures are shown).
 	Failures []Failure
 }
 
@@ -64,18 +78,25 @@ func Build(in Input) Status {
 	st := Status{Version: in.Version, Started: in.Started, Now: in.Now, LadderSVG: in.LadderSVG, Fleet: fleetText(in.Fleet), Host: hostText(in.Host),
 		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
 			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
-	targets := append([]TargetInput(nil), in.Targets...)
-	sort.Slice(targets, func(i, j int) bool { return targets[i].Name < targets[j].Name })
-	for _, t := range targets {
-		st.Targets = append(st.Targets, buildTarget(in.Now, in.Fleet.Identity, t))
+	for _, t := range in.Targets {
+		st.Targets = append(st.Targets, buildTarget(in.Now, in.Started, in.Fleet.Identity, t))
 	}
+	// Worst first, then by name.
+	sort.SliceStable(st.Targets, func(i, j int) bool {
+		a, b := st.Targets[i], st.Targets[j]
+		if ra, rb := stateRank(a.Target.State), stateRank(b.Target.State); ra != rb {
+			return ra < rb
+		}
+		return a.Name < b.Name
+	})
+	st.Summary = summaryText(st.Targets)
 	return st
 }
 
 // buildTarget lays out one target's card.
-func buildTarget(now time.Time, id fleet.Identity, t TargetInput) TargetStatus {
+func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 	ts := TargetStatus{Name: t.Name, API: t.API, Model: t.Model, InFlight: t.InFlight,
-		State: t.Activity, Capacity: "unknown: no ladder yet", Knee: "none"}
+		State: activityText(t), Capacity: "unknown: no ladder yet", Knee: "none"}
 	v := t.Verdict
 	ts.Generator, ts.GeneratorValid = "valid: the prober keeps its schedule", v.Valid
 	ts.Prober = ProberBadge{Valid: v.Valid}
@@ -102,25 +123,22 @@ func buildTarget(now time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 			DuringRatio: ratioText(a.DuringSent-a.DuringFailed, a.DuringSent)})
 	}
 	sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
-	state, classes := sd.Judge(now)
-	ts.Target = TargetState{State: string(state), Next: StateNext(state)}
-	if len(classes) > 0 {
-		ts.Target.Figures = StateFigures(classes[0])
-	}
-	ts.SLO = sloRows(classes)
+	var classes []ClassJudgement
+	ts.Target, classes = judgeTarget(now, started, t, sd)
+	ts.SLO = sloRows(classes, t.Classes)
 	for _, p := range sd.history() {
 		ts.CapacityHistory = append(ts.CapacityHistory, CapacityPoint{When: p.finished, Capacity: p.capacity,
 			LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger})
 	}
 	var notes []string
 	if t.Last != nil {
-		notes = lastLadder(&ts, *t.Last)
+		notes = lastLadder(&ts, *t.Last, t.NextLadder, now)
 	}
-	fleetRole(id, t.Activity, &ts)
+	fleetRole(id, t.Ladder != nil, &ts)
 	ts.Notes = strings.Join(notes, "; ")
-	ts.LastOutcome = t.LastOutcome
-	ts.DuringLadder = t.DuringLadder
-	ts.Budget = t.Budget
+	ts.LastOutcome = outcomeText(t.LastOutcome, t.LastReason)
+	ts.DuringLadder = heldText(t.Held)
+	ts.Budget = budgetText(t.Budget)
 	ts.Failures = t.Failures
 	if len(ts.Failures) > MaxFailures {
 		ts.Failures = ts.Failures[:MaxFailures]
@@ -128,11 +146,38 @@ func buildTarget(now time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 	return ts
 }
 
+// JudgeTarget is a target's state as its card shows it (with its evidence
+// and next step), for the daemon's state log: the same judgement, at the
+// same moment, as the page's. started is when the daemon started.
+func JudgeTarget(now, started time.Time, t TargetInput) TargetState {
+	sd := t.Memory
+	if sd == nil {
+		sd = NewMemory()
+	}
+	st, _ := judgeTarget(now, started, t, sd)
+	return st
+}
+
+func judgeTarget(now, started time.Time, t TargetInput, sd *Memory) (TargetState, []ClassJudgement) {
+	_, classes := sd.Judge(now)
+	reg := t.Regression
+	if reg == nil {
+		reg = sd.Regression(regressionFraction())
+	}
+	return judgeCard(judgeInput{now: now, started: started, t: t, classes: classes, regression: reg}), classes
+}
+
+// Failing reports whether a state is the target failing (DOWN, REFUSED,
+// FAILING): what the failing and recovered log lines follow.
+func Failing(state string) bool {
+	return state == StateDown || state == StateRefused || state == StateFailing
+}
+
 // sloRows are the SLO rows of each class (the shipped alerts judge each
 // class: a small class burning its budget beside a large healthy one
 // pages), from its short (5 min) and long (60 min) windows, counted as the
 // rules count them (slo.Availability); a target of one class names none.
-func sloRows(classes []ClassJudgement) []SLORow {
+func sloRows(classes []ClassJudgement, facts []ClassFacts) []SLORow {
 	classes = append([]ClassJudgement(nil), classes...)
 	sort.Slice(classes, func(i, j int) bool { return classes[i].class < classes[j].class })
 	var rows []SLORow
@@ -142,9 +187,13 @@ func sloRows(classes []ClassJudgement) []SLORow {
 		if len(classes) > 1 {
 			of = ", class " + c.class
 		}
-		rows = append(rows,
-			sloRow("availability (failed / sent)"+of, slo.AvailabilityObjective, s.Failed, s.Sent, l.Failed, l.Sent, slo.MinBadEvents),
-			sloRow("latency (TTFT within the class gate)"+of, slo.LatencyObjective, s.LatencyBad, s.LatencyEvents, l.LatencyBad, l.LatencyEvents, slo.MinBadEvents))
+		rows = append(rows, sloRow("availability (failed / sent)"+of, slo.AvailabilityObjective, s.Failed, s.Sent, l.Failed, l.Sent, slo.MinBadEvents))
+		if !hasGate(facts, c.class) {
+			rows = append(rows, SLORow{SLI: "latency" + of, Objective: "none", Short: "-", Long: "-", NoData: true,
+				State: "no latency SLI: the class has no TTFT gate (gates.ttft)"})
+			continue
+		}
+		rows = append(rows, sloRow("latency (TTFT within the class gate)"+of, slo.LatencyObjective, s.LatencyBad, s.LatencyEvents, l.LatencyBad, l.LatencyEvents, slo.MinBadEvents))
 	}
 	if len(rows) == 0 { // nothing recorded yet: the rows say no data
 		rows = append(rows,
@@ -155,7 +204,7 @@ func sloRows(classes []ClassJudgement) []SLORow {
 }
 
 // lastLadder fills the last ladder's figures and returns its notes.
-func lastLadder(ts *TargetStatus, res ladder.Result) []string {
+func lastLadder(ts *TargetStatus, res ladder.Result, next, now time.Time) []string {
 	var notes []string
 	ts.LastLadder = res.Finished
 	if res.CapacityStep > 0 {
@@ -164,6 +213,8 @@ func lastLadder(ts *TargetStatus, res ladder.Result) []string {
 			ts.Capacity += " (lower bound: no valid step above it failed)"
 			ts.CapacityLowerBound = true
 		}
+	} else if proberAborted(res) {
+		ts.Capacity = "not measured: " + abortText(res) + "; " + nextLadderText(next, now)
 	} else if len(res.Steps) > 0 {
 		ts.Capacity = "none: no valid step met the gates"
 	}
@@ -175,13 +226,13 @@ func lastLadder(ts *TargetStatus, res ladder.Result) []string {
 		ts.Capacity += "; per class (its own offered rate): " + strings.Join(per, ", ")
 	}
 	if res.KneeStep > 0 {
-		ts.Knee = stats.FormatRate(res.Knee) + " req/s"
+		ts.Knee = durfmt.Rate(res.Knee) + " req/s"
 	}
 	for _, s := range res.Steps {
 		if s.Server == nil {
 			continue
 		}
-		ss := ServerStep{Step: s.Index, Rate: stats.FormatRate(s.Rate), Explanation: s.Server.Explanation,
+		ss := ServerStep{Step: s.Index, Rate: durfmt.Rate(s.Rate), Explanation: s.Server.Explanation,
 			Unavailable: s.Server.Unavailable || s.Server.Partial}
 		ss.Running, ss.Waiting, ss.KV = report.ServerCells(s.Server)
 		if !s.Server.Unavailable && s.Server.Flavour == servermetrics.LlamaCPP {
@@ -196,7 +247,7 @@ func lastLadder(ts *TargetStatus, res ladder.Result) []string {
 		notes = append(notes, "last ladder: invalid step(s) "+bad+", not used for capacity or knee")
 	}
 	if res.Aborted {
-		notes = append(notes, "last ladder aborted: "+res.AbortReason)
+		notes = append(notes, "last ladder aborted: "+res.AbortReason+"; "+nextLadderText(next, now))
 	}
 	return notes
 }
@@ -214,7 +265,7 @@ func latencyRows(window string, w stats.RollingWindow) []LatencyRow {
 }
 
 // durText prints a latency at three significant digits (45.3ms, 1.23s).
-func durText(d time.Duration) string { return servermetrics.Seconds(d.Seconds()) }
+func durText(d time.Duration) string { return durfmt.Format(d) }
 
 func ratioText(good, planned int) string {
 	if planned == 0 {
@@ -223,10 +274,9 @@ func ratioText(good, planned int) string {
 	return fmt.Sprintf("%.2f %%", 100*float64(good)/float64(planned))
 }
 
-// windowText writes a whole-minute window as 1h, 5m, 30m.
-func windowText(d time.Duration) string {
-	return strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
-}
+// windowText names a whole-minute window as the page's windows are named
+// ("60 min", "5 min").
+func windowText(d time.Duration) string { return fmt.Sprintf("%g min", d.Minutes()) }
 
 func pctText(f float64) string { return fmt.Sprintf("%g %%", 100*f) }
 
@@ -277,21 +327,21 @@ func CapacityText(rate float64, step int, bound stats.Bound) string {
 	case step == 0:
 		return "none"
 	case bound == stats.BoundLower:
-		return "≥ " + stats.FormatRate(rate) + " req/s"
+		return "≥ " + durfmt.Rate(rate) + " req/s"
 	default:
-		return stats.FormatRate(rate) + " req/s"
+		return durfmt.Rate(rate) + " req/s"
 	}
 }
 
 // fleetRole adds the prober's place in its fleet to a target's card
 // (activity is the target's Activity).
-func fleetRole(id fleet.Identity, activity string, ts *TargetStatus) {
+func fleetRole(id fleet.Identity, laddering bool, ts *TargetStatus) {
 	if !id.InFleet() {
 		return
 	}
 	if id.Coordinator() {
 		ts.State = fmt.Sprintf("fleet coordinator (shard 0 of %d): %s", id.Shards, ts.State)
-		if strings.HasPrefix(activity, "ladder step") {
+		if laddering {
 			ts.State += " (this shard's share of the fleet's step)"
 		}
 		if !strings.HasPrefix(ts.Capacity, "unknown") {
@@ -300,7 +350,7 @@ func fleetRole(id fleet.Identity, activity string, ts *TargetStatus) {
 		return
 	}
 	ts.State = fmt.Sprintf("fleet shard %s: %s", id, ts.State)
-	if strings.HasPrefix(activity, "ladder step") {
+	if laddering {
 		ts.State += " (this shard's share of the fleet's step)"
 	}
 	ts.Capacity, ts.Knee = "the fleet's, on shard 0", "the fleet's, on shard 0"
@@ -327,5 +377,5 @@ func hostText(h stats.HostHealth) string {
 	if !h.Known {
 		return "not measured yet"
 	}
-	return fmt.Sprintf("over the last %s: %s", h.Window.Round(time.Second), h)
+	return fmt.Sprintf("over the last %s: %s", durfmt.Format(h.Window.Round(time.Second)), h)
 }

@@ -12,14 +12,14 @@ import (
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
-// TestBuild: the page is laid out from the daemon's view alone: targets by
-// name, the generator verdict with its causes and what to do, a target
+// TestBuild: the page is laid out from the daemon's view alone: targets
+// worst first, the generator verdict with its causes and what to do, a target
 // without memory as no data, failures bounded, the last ladder's capacity,
 // and the fleet's role on every card.
 func TestBuild(t *testing.T) {
 	now := time.Date(2026, 11, 29, 19, 0, 0, 0, time.UTC)
 	mem := NewMemory()
-	for range 20 {
+	for range 50 {
 		mem.Record(now, &ledger.Record{Target: "a", Class: "chat", Traffic: ledger.TrafficBaseline, Outcome: ledger.OK, Reason: ledger.ReasonStop,
 			Planned: time.Second, Dispatched: time.Second, Headers: 2 * time.Second, FirstContent: 2 * time.Second, End: 3 * time.Second}, stats.Gates{})
 	}
@@ -32,8 +32,8 @@ func TestBuild(t *testing.T) {
 		{Cause: stats.CauseHostStarved, Reason: "host starved", Action: "give the prober CPU"},
 		{Cause: stats.CauseDispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}
 	in := Input{Version: "v1", Now: now, Targets: []TargetInput{
-		{Name: "b", Activity: "probing", Verdict: invalid, Failures: fails},
-		{Name: "a", Activity: "ladder step 3/8", Verdict: stats.Validity{Valid: true}, Memory: mem, Last: last},
+		{Name: "a", Ladder: &LadderProgress{Step: 3, Steps: 8, Rate: 12, StepStarted: now, StepDuration: time.Minute}, Verdict: stats.Validity{Valid: true}, Memory: mem, Last: last},
+		{Name: "b", Verdict: invalid, Failures: fails},
 	}}
 	for _, tc := range []struct {
 		name      string
@@ -42,33 +42,37 @@ func TestBuild(t *testing.T) {
 		wantCap   string // of target a
 		wantBCap  string // of target b, which had no ladder
 	}{
-		{"alone", fleet.Status{Identity: fleet.Alone()}, "ladder step 3/8", "≥ 12 req/s (lower bound: no valid step above it failed)", "unknown: no ladder yet"},
+		{"alone", fleet.Status{Identity: fleet.Alone()}, "ladder step 3/8 at 12 req/s", "≥ 12 req/s (lower bound: no valid step above it failed)", "unknown: no ladder yet"},
 		{"coordinator", fleet.Status{Identity: fleet.Identity{Shard: 0, Shards: 3}},
-			"fleet coordinator (shard 0 of 3): ladder step 3/8 (this shard's share of the fleet's step)", "fleet of 3: ≥ 12 req/s", "unknown: no ladder yet"},
+			"fleet coordinator (shard 0 of 3): ladder step 3/8 at 12 req/s (this shard's share of the fleet's step)", "fleet of 3: ≥ 12 req/s", "unknown: no ladder yet"},
 		{"shard", fleet.Status{Identity: fleet.Identity{Shard: 2, Shards: 3}, Coordinator: "10.0.0.1:9464", CoordinatorState: "idle"},
-			"fleet shard 2/3: ladder step 3/8 (this shard's share of the fleet's step)", "the fleet's, on shard 0", "the fleet's, on shard 0"},
+			"fleet shard 2/3: ladder step 3/8 at 12 req/s (this shard's share of the fleet's step)", "the fleet's, on shard 0", "the fleet's, on shard 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in.Fleet = tc.fleet
 			st := Build(in)
-			if len(st.Targets) != 2 || st.Targets[0].Name != "a" || st.Targets[1].Name != "b" {
-				t.Fatalf("targets %+v, want a then b", st.Targets)
+			// b (PROBER BLOCKED: its host is starved) is worse than a (LADDER RUNNING)
+			if len(st.Targets) != 2 || st.Targets[0].Name != "b" || st.Targets[1].Name != "a" {
+				t.Fatalf("targets %+v, want b then a", st.Targets)
 			}
-			a, b := st.Targets[0], st.Targets[1]
+			b, a := st.Targets[0], st.Targets[1]
+			if st.Summary != "2 targets: 1 PROBER BLOCKED, 1 LADDER RUNNING" {
+				t.Errorf("summary %q", st.Summary)
+			}
 			if a.State != tc.wantState || !strings.HasPrefix(a.Capacity, tc.wantCap) {
 				t.Errorf("a: state %q, capacity %q; want %q, %q…", a.State, a.Capacity, tc.wantState, tc.wantCap)
 			}
 			if (st.Fleet == "") == tc.fleet.Identity.InFleet() {
 				t.Errorf("fleet line %q in fleet %v", st.Fleet, tc.fleet.Identity)
 			}
-			if !a.GeneratorValid || !a.Prober.Valid || a.Target.State != "OK" || a.Latency[0].Count != 20 || a.LastLadder != last.Finished {
+			if !a.GeneratorValid || !a.Prober.Valid || a.Target.State != StateLadder || a.Latency[0].Count != 50 || a.LastLadder != last.Finished {
 				t.Errorf("a: %+v", a)
 			}
 			if b.GeneratorValid || b.Generator != "INVALID: host starved; lag p99 80ms" || b.GeneratorAdvice != "give the prober CPU; lower the rate" ||
 				b.Prober.Causes != "host, lag" || b.Prober.Evidence != "#prober-host" {
 				t.Errorf("b's verdict: %q / %q / %+v", b.Generator, b.GeneratorAdvice, b.Prober)
 			}
-			if b.Target.State != "NO DATA" || b.Capacity != tc.wantBCap || len(b.Failures) != MaxFailures || b.Failures[0].Reason != "status_500" {
+			if b.Target.State != StateBlocked || b.Capacity != tc.wantBCap || len(b.Failures) != MaxFailures || b.Failures[0].Reason != "status_500" {
 				t.Errorf("b without memory or ladder: state %q, capacity %q, %d failures", b.Target.State, b.Capacity, len(b.Failures))
 			}
 		})

@@ -2,20 +2,27 @@
 // is built from, what it remembers, how a target's state is judged, how
 // it is laid out and rendered.
 //
-// The daemon feeds it: Input holds its view at one instant (per target
-// the configured name, API and model, what the prober is doing, the live
-// generator verdict, the last ladder, its own texts on the budget and the
-// baseline during ladders, the last failures) and each target's Memory,
+// The daemon feeds it typed facts, never sentences: Input holds its view
+// at one instant (per target the configured name, API and model, the
+// ladder running now, the baseline held out of the SLO, the budget, what
+// the configuration enables, each class's TTFT gate, the live generator
+// verdict, the last ladder and when the next runs, the last failures,
+// already cleaned) and each target's Memory,
 // which the daemon fills as records finish (Record), ladders end
 // (AddLadder; Seed reads the history file once) and the target's identity
 // is read (NoteIdentity). A Memory is bounded: one-minute windows over the
 // last hour, at most 64 classes, the last 20 ladders.
 //
 // Build lays the view out as a Status (every figure and sentence in
-// words), judging each target's state (OK, SLOW, FAILING, DOWN, NO DATA)
-// from its availability and latency SLIs as the shipped alert rules count
-// them (internal/slo). Handler renders a Status as one self-contained HTML
-// page (no external asset; every server-made text escaped; the ladder
-// curve inserted only when it is an SVG the report package drew); the
-// daemon hands it to admin, which serves it at /.
+// words, durations and rates by internal/durfmt), judging each target's
+// state (card.go: DOWN, REFUSED, FAILING, SLOW, CAPACITY REGRESSED,
+// PROBER BLOCKED, NO DATA, TOO FEW EVENTS, LADDER RUNNING, OK, DISABLED)
+// with its evidence and next step, from its availability and latency SLIs
+// as the shipped alert rules count them (internal/slo), the capacity
+// regression alerts' threshold (internal/dashgen) and the facts; the
+// cards are sorted worst first under a summary line. JudgeTarget is the
+// same judgement for the daemon's state log. Handler renders a Status as
+// one self-contained HTML page (no external asset; every server-made text
+// escaped; the ladder curve inserted only when it is an SVG the report
+// package drew); the daemon hands it to admin, which serves it at /.
 package statuspage

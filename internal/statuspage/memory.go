@@ -49,6 +49,15 @@ type ladderPoint struct {
 	bound    stats.Bound
 	aborted  bool
 	trigger  string
+	// id is the target's identity when the ladder was added (zero: not
+	// known, e.g. read back from a history file).
+	id IdentityOf
+	// proberAborted: the prober stopped it (generator invalid, unsent,
+	// interrupted), not a rule about the target.
+	proberAborted bool
+	// judged: at least one step was valid (a ladder with no capacity
+	// and a valid step found none; one with no valid step found nothing).
+	judged bool
 }
 
 // NewMemory returns an empty memory.
@@ -93,15 +102,22 @@ func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]stats.R
 }
 
 func pointOf(res ladder.Result) ladderPoint {
-	return ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
+	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
 		aborted: res.Aborted, trigger: res.Trigger}
+	for _, s := range res.Steps {
+		p.judged = p.judged || s.Summary.Validity.Valid
+	}
+	p.proberAborted = proberAborted(res)
+	return p
 }
 
 // AddLadder appends a finished ladder to the history.
 func (s *Memory) AddLadder(res ladder.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ladders = append(s.ladders, pointOf(res))
+	p := pointOf(res)
+	p.id = IdentityOf{Model: s.model, Version: s.version}
+	s.ladders = append(s.ladders, p)
 	if n := len(s.ladders); n > maxLadderHistory {
 		s.ladders = append(s.ladders[:0:0], s.ladders[n-maxLadderHistory:]...)
 	}
@@ -160,10 +176,51 @@ func (s *Memory) NoteIdentity(now time.Time, model, version string) {
 	s.model, s.version = model, version
 }
 
+// Identity is the identity last noted (zero before any).
+func (s *Memory) Identity() IdentityOf {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return IdentityOf{Model: s.model, Version: s.version}
+}
+
 // identity returns the identity last published, when it was first seen or
 // last changed, and the number of changes.
 func (s *Memory) identity() (model, version string, since time.Time, changes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model, s.version, s.since, s.changes
+}
+
+// Regression compares the last ladder with the previous identity's last
+// measured one: nil unless the last ladder measured a capacity (not a lower
+// bound, not aborted by the prober) below fraction × the previous identity's, or found
+// none (it ran to its end and a valid step met no gate: NewNone). Ladders
+// of an unknown identity are never compared.
+func (s *Memory) Regression(fraction float64) *Regression {
+	pts := s.history()
+	n := len(pts)
+	if n == 0 {
+		return nil
+	}
+	last := pts[n-1]
+	none := last.step == 0 && last.judged
+	if last.proberAborted || (last.step == 0 && !none) || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
+		return nil
+	}
+	for i := n - 2; i >= 0; i-- {
+		p := pts[i]
+		switch {
+		case p.id == last.id || p.step == 0 || p.proberAborted:
+			continue
+		case p.id == (IdentityOf{}) || (!none && last.capacity >= fraction*p.capacity):
+			return nil
+		}
+		r := &Regression{Prev: p.capacity, New: last.capacity, NewNone: none, PrevIdentity: p.id, NewIdentity: last.id,
+			PrevAt: p.finished, NewAt: last.finished, Fraction: fraction}
+		if none {
+			r.New = 0
+		}
+		return r
+	}
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 )
 
 // Status is what the status page shows: the daemon's view, rendered as it
@@ -23,7 +23,9 @@ type Status struct {
 	Refresh time.Duration
 	// Objectives names the SLO objectives the SLO rows judge against.
 	Objectives string
-	Targets    []TargetStatus
+	// Summary counts the targets in each state, worst first.
+	Summary string
+	Targets []TargetStatus
 	// LadderSVG is the last ladder's curve as an inline SVG document, made by
 	// the report package from numbers (never from target-supplied text).
 	LadderSVG string
@@ -91,26 +93,38 @@ type TargetStatus struct {
 	Failures []Failure
 }
 
-// TargetState is a target's state: OK, SLOW, FAILING, DOWN or NO DATA,
-// the figures that decided it and what to look at next.
+// TargetState is a target's state (card.go: DOWN, REFUSED, FAILING,
+// SLOW, CAPACITY REGRESSED, PROBER BLOCKED, NO DATA, TOO FEW EVENTS,
+// LADDER RUNNING, OK, DISABLED), the evidence that decided it and what to
+// do next.
 type TargetState struct {
-	State   string // "OK", "SLOW", "FAILING", "DOWN", "NO DATA"
-	Figures string
+	State   string
+	Figures string // the evidence
 	Next    string
 }
 
 // Class is the state's CSS class ("ok", "slow", "failing", "down",
-// "nodata").
+// "refused", "regressed", "blocked", "ladder", "disabled", "nodata").
 func (t TargetState) Class() string {
 	switch t.State {
-	case "OK":
+	case StateOK:
 		return "ok"
-	case "SLOW":
+	case StateSlow:
 		return "slow"
-	case "FAILING":
+	case StateFailing:
 		return "failing"
-	case "DOWN":
+	case StateDown:
 		return "down"
+	case StateRefused:
+		return "refused"
+	case StateRegressed:
+		return "regressed"
+	case StateBlocked:
+		return "blocked"
+	case StateLadder:
+		return "ladder"
+	case StateDisabled:
+		return "disabled"
 	}
 	return "nodata"
 }
@@ -192,7 +206,7 @@ var statusTmpl = template.Must(template.New("status").Funcs(template.FuncMap{
 		if t.IsZero() {
 			return "never"
 		}
-		return now.Sub(t).Round(time.Second).String() + " ago"
+		return durfmt.Format(now.Sub(t).Round(time.Second)) + " ago"
 	},
 	"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"sparkline": sparkline,
@@ -227,12 +241,18 @@ ol.failures li{margin:.15rem 0}
 .state{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem 1rem;border-radius:6px;padding:.6rem .8rem;margin:.3rem 0 .6rem;border-left:.5rem solid}
 .state .word{font-size:2rem;font-weight:700;letter-spacing:.02em;line-height:1.1}
 .state .next{flex-basis:100%;font-size:1rem}
-.state .figures{flex-basis:100%;font-size:.8rem;color:#444}
+.state .figures{flex-basis:100%;font-size:.85rem;color:#333}
 .state-ok{background:#e8f5ec;border-color:#1b7f3b}.state-ok .word{color:#1b7f3b}
 .state-slow{background:#fff4e0;border-color:#c77700}.state-slow .word{color:#9a5b00}
 .state-failing{background:#fdecee;border-color:#b00020}.state-failing .word{color:#b00020}
 .state-down{background:#b00020;border-color:#6d0014;color:#fff}.state-down .word,.state-down .figures{color:#fff}
 .state-nodata{background:#f0f0f0;border-color:#888}.state-nodata .word{color:#555}
+.state-refused{background:#fdecee;border-color:#8a0016}.state-refused .word{color:#8a0016}
+.state-regressed{background:#fff0e6;border-color:#c44d00}.state-regressed .word{color:#a03f00}
+.state-blocked{background:#fff8d6;border-color:#8a6d00}.state-blocked .word{color:#6b5500}
+.state-ladder{background:#e8f0fb;border-color:#0a58ca}.state-ladder .word{color:#0a4aa8}
+.state-disabled{background:#f6f6f6;border-color:#bbb}.state-disabled .word{color:#777}
+.summary{font-weight:600}
 .badge{display:inline-block;font-size:.75rem;font-weight:600;border-radius:999px;padding:.1rem .55rem;vertical-align:middle;text-decoration:none;border:1px solid}
 .badge.valid{color:#1b7f3b;border-color:#1b7f3b}.badge.invalid{color:#8a4b00;border-color:#c77700;background:#fff4e0}
 .chart svg{max-width:100%;height:auto}
@@ -241,6 +261,7 @@ ol.failures li{margin:.15rem 0}
 <h1>llmprobe</h1>
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
 <a href="metrics">metrics</a> · <a href="debug/requests">recent requests</a> · <a href="config">config</a> · <a href="-/ready">ready</a></p>
+{{if .Summary}}<p class="summary" id="summary">{{.Summary}}</p>{{end}}
 {{if .Fleet}}<p class="meta">Fleet: {{.Fleet}}. <a href="fleet/v1/ladders">fleet ladders</a></p>{{end}}
 {{if .Host}}<p class="meta host" id="prober-host">Prober host {{.Host}}.</p>{{end}}
 {{$now := .Now}}{{$obj := .Objectives}}
@@ -296,9 +317,9 @@ func capacityPoint(p CapacityPoint) string {
 	case p.None:
 		return "none"
 	case p.LowerBound:
-		return "≥ " + stats.FormatRate(p.Capacity)
+		return "≥ " + durfmt.Rate(p.Capacity)
 	}
-	return stats.FormatRate(p.Capacity)
+	return durfmt.Rate(p.Capacity)
 }
 
 // sparkline draws the capacity history as a small inline SVG from numbers

@@ -53,7 +53,7 @@ func TestStatusPageSections(t *testing.T) {
 		"98.28 %", "1 failed of 58", "3 failed of 4", "25.00 %",
 		`<div class="state state-slow" data-state="SLOW"><span class="word">SLOW</span><span class="next">First tokens are over the class&#39;s gate &lt;b&gt;</span>`,
 		`<a class="badge invalid prober" href="#prober-host"`, "prober invalid: host, lag", `id="prober-host"`, "within budget", "objectives: availability 99.5 %",
-		"m&lt;b&gt; · version v7", "last changed 10m0s ago (1 changes seen)",
+		"m&lt;b&gt; · version v7", "last changed 600s ago (1 changes seen)",
 		"20 · ≥ 23 · none", `<svg class="spark"`, "no deferred requests", "p50 2ms, p95 5ms",
 		`<th class="n">slots busy/idle</th><th class="n">deferred start→max</th><th class="n">KV cache max</th>`,
 		`<td class="n">3/1</td><td class="n">0→0</td><td class="n">n/a</td>`, `<td class="n">-</td><td class="n">-</td><td class="n">-</td>`,

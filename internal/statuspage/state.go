@@ -22,6 +22,25 @@ import (
 type availCounts struct {
 	Sent, Failed             int
 	DuringSent, DuringFailed int
+	// Among Failed: Answered got an HTTP status (the target answered),
+	// Refused was refused as the prober's (401/403, or 404: a model or
+	// path it does not serve).
+	Answered, Refused int
+	// Unsent are baseline arrivals the prober held back (any window
+	// label): by its budget, by its in-flight or rate cap.
+	UnsentBudget, UnsentCap int
+}
+
+func (c *availCounts) add(o availCounts) {
+	c.Sent, c.Failed = c.Sent+o.Sent, c.Failed+o.Failed
+	c.DuringSent, c.DuringFailed = c.DuringSent+o.DuringSent, c.DuringFailed+o.DuringFailed
+	c.Answered, c.Refused = c.Answered+o.Answered, c.Refused+o.Refused
+	c.UnsentBudget, c.UnsentCap = c.UnsentBudget+o.UnsentBudget, c.UnsentCap+o.UnsentCap
+}
+
+// refusal reports whether a failure is the target refusing the prober.
+func refusal(rec *ledger.Record) bool {
+	return rec.Outcome == ledger.HTTPError && (rec.Reason == ledger.ReasonUnauthorized || rec.Reason == ledger.ReasonNotFound)
 }
 
 // availRing counts availability events in one-minute slots over
@@ -43,7 +62,8 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 		return
 	}
 	event, failed := slo.Availability(string(rec.Outcome), string(rec.Reason))
-	if !event {
+	unsent := rec.Outcome == ledger.Unsent && rec.Reason != ledger.ReasonShutdown
+	if !event && !unsent {
 		return
 	}
 	a.mu.Lock()
@@ -66,6 +86,10 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 	}
 	during := rec.During == ledger.DuringLadder
 	switch {
+	case unsent && rec.Reason == ledger.ReasonBudget:
+		s.UnsentBudget++
+	case unsent:
+		s.UnsentCap++
 	case during && failed:
 		s.DuringSent++
 		s.DuringFailed++
@@ -74,6 +98,12 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 	case failed:
 		s.Sent++
 		s.Failed++
+		if rec.Status != 0 {
+			s.Answered++
+		}
+		if refusal(rec) {
+			s.Refused++
+		}
 	default:
 		s.Sent++
 	}
@@ -91,13 +121,11 @@ func (a *availRing) window(now time.Time, d time.Duration) (byClass map[string]a
 		var c availCounts
 		for k := int64(0); k < int64(n); k++ {
 			if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
-				c.Sent, c.Failed = c.Sent+s.Sent, c.Failed+s.Failed
-				c.DuringSent, c.DuringFailed = c.DuringSent+s.DuringSent, c.DuringFailed+s.DuringFailed
+				c.add(s.availCounts)
 			}
 		}
 		byClass[name] = c
-		total.Sent, total.Failed = total.Sent+c.Sent, total.Failed+c.Failed
-		total.DuringSent, total.DuringFailed = total.DuringSent+c.DuringSent, total.DuringFailed+c.DuringFailed
+		total.add(c)
 	}
 	return byClass, total
 }
@@ -107,6 +135,11 @@ type ClassJudgement struct {
 	class       string
 	state       slo.State
 	short, long slo.Counts
+	// shortAvail is the short window's availability detail (answered,
+	// refused); ttft is the class's first-token percentiles over the long
+	// window (SLOW's evidence).
+	shortAvail availCounts
+	ttft       stats.Percentiles
 }
 
 // Judge is the target's state: its worst class's (DOWN, FAILING, SLOW, OK,
@@ -126,8 +159,9 @@ func (s *Memory) Judge(now time.Time) (slo.State, []ClassJudgement) {
 	var out []ClassJudgement
 	for n := range names {
 		j := ClassJudgement{class: n,
-			short: slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
-			long:  slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad}}
+			short:      slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
+			long:       slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad},
+			shortAvail: as[n], ttft: ll[n].TTFT}
 		j.state = slo.Judge(j.short, j.long)
 		out = append(out, j)
 	}
@@ -151,28 +185,13 @@ func burn(bad, n int, objective float64) string {
 	return fmt.Sprintf("%.1f×", float64(bad)/float64(n)/(1-objective))
 }
 
-// StateFigures are the figures behind a class's state, in words.
-func StateFigures(j ClassJudgement) string {
+// stateFigures are the figures behind a class's state, in words.
+func stateFigures(j ClassJudgement) string {
 	l := j.long
 	return fmt.Sprintf("class %s, last 60 min: %d sent, %d failed (availability burn %s); %d first tokens, %d over the gate (latency burn %s); last 5 min: %d sent, %d failed",
 		j.class, l.Sent, l.Failed, burn(l.Failed, l.Sent, slo.AvailabilityObjective),
 		l.LatencyEvents, l.LatencyBad, burn(l.LatencyBad, l.LatencyEvents, slo.LatencyObjective),
 		j.short.Sent, j.short.Failed)
-}
-
-// StateNext is what to look at next for a state.
-func StateNext(st slo.State) string {
-	switch st {
-	case slo.StateDown:
-		return "Nothing sent in the last 5 min succeeded: is the target up and reachable? Read the last failures below (outcome/reason, HTTP status)."
-	case slo.StateFailing:
-		return "The availability budget burns at the page tier: read the last failures below by outcome/reason, then the target's own errors and any identity change."
-	case slo.StateSlow:
-		return "First tokens are over the class's gate: compare TTFT p99 with the gate below, then the target's queue and load, an identity change, the last ladder's capacity."
-	case slo.StateOK:
-		return "Both SLIs are within their page tier: nothing to do."
-	}
-	return "Nothing was sent in the last 60 min: is the prober sending (budget spent, in-flight cap, schedule)? See the budget and the prober badge."
 }
 
 // badgeCauses are the short names of a verdict's causes for the prober

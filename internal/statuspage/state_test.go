@@ -98,7 +98,7 @@ func TestStatusSLOPerClass(t *testing.T) {
 		sd.Record(now, rec("small", o), stats.Gates{})
 	}
 	state, classes := sd.Judge(now)
-	rows := sloRows(classes)
+	rows := sloRows(classes, nil)
 	byName := map[string]SLORow{}
 	for _, r := range rows {
 		byName[r.SLI] = r
@@ -116,7 +116,7 @@ func TestStatusSLOPerClass(t *testing.T) {
 	if r := byName["availability (failed / sent), class big"]; r.Burning || r.NoData {
 		t.Errorf("the healthy class: %+v", r)
 	}
-	if one := sloRows([]ClassJudgement{{class: "default"}}); len(one) != 2 || one[0].SLI != "availability (failed / sent)" {
+	if one := sloRows([]ClassJudgement{{class: "default"}}, nil); len(one) != 2 || one[0].SLI != "availability (failed / sent)" {
 		t.Errorf("one class: %+v, want rows naming no class", one)
 	}
 }

@@ -1,15 +1,15 @@
-package stats
+package durfmt
 
 import (
 	"math"
 	"testing"
 )
 
-// TestFormatRate: configured rates print as written (no exponent: the
+// TestRate: configured rates print as written (no exponent: the
 // ladder report once printed a 1500 req/s capacity as 1.5e+03 and a
 // 1234 req/s step as 1.23e+03), measured ones to about three significant
 // digits.
-func TestFormatRate(t *testing.T) {
+func TestRate(t *testing.T) {
 	for _, tt := range []struct {
 		in   float64
 		want string
@@ -18,8 +18,8 @@ func TestFormatRate(t *testing.T) {
 		{1234.5678, "1235"}, {1234.56, "1234.56"}, {14.2567, "14.3"}, {2.34567, "2.35"}, {0.0123456, "0.0123"}, {0.000123456, "0.000123"},
 		{-2.34567, "-2.35"}, {math.Inf(1), "+Inf"},
 	} {
-		if got := FormatRate(tt.in); got != tt.want {
-			t.Errorf("FormatRate(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := Rate(tt.in); got != tt.want {
+			t.Errorf("Rate(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,113 @@
+package statuspage
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmprobe/llmprobe/internal/budget"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
+)
+
+// The card's smaller facts in words, from the daemon's typed facts.
+
+// activityText is what the prober is doing: "ladder step 3/8 at 12
+// req/s", "budget spent until 00:00 UTC", "baseline off", "probing".
+func activityText(t TargetInput) string {
+	switch b := t.Budget; {
+	case t.Ladder != nil:
+		return fmt.Sprintf("ladder step %d/%d at %s req/s", t.Ladder.Step, t.Ladder.Steps, durfmt.Rate(t.Ladder.Rate))
+	case b != nil && ((b.TokensLimited && b.Tokens <= 0) || (b.RequestsLimited && b.Requests <= 0)):
+		return "budget spent until " + b.ResetAt.UTC().Format(timeOfDayLayout)
+	case t.Configured.BaselineOff:
+		return "baseline off"
+	}
+	return "probing"
+}
+
+// outcomeText is "outcome/reason", or "none yet".
+func outcomeText(o ledger.Outcome, r ledger.Reason) string {
+	if o == "" {
+		return "none yet"
+	}
+	return string(o) + "/" + string(r)
+}
+
+// heldText is the account of the baseline planned during ladders
+// (labelled during="ladder", not in the SLO).
+func heldText(h Held) string {
+	txt := fmt.Sprintf("%d of %d baseline requests", h.During, h.Outside+h.During)
+	switch {
+	case h.Running:
+		txt += "; labelled during=\"ladder\" now (a ladder is running)"
+	case !h.Until.IsZero():
+		txt += "; labelled during=\"ladder\" until " + h.Until.UTC().Format("2006-01-02 15:04:05 UTC") + " (settle)"
+	}
+	return txt
+}
+
+// budgetText is today's spend split by use ("" without a budget).
+func budgetText(rem *budget.Remaining) string {
+	if rem == nil {
+		return ""
+	}
+	sp := func(tr ledger.Traffic, during ledger.During) budget.Spend {
+		return rem.ByUse[budget.Use{Traffic: tr, During: during.Label()}]
+	}
+	base := sp(ledger.TrafficBaseline, ledger.DuringNone)
+	dur := sp(ledger.TrafficBaseline, ledger.DuringLadder)
+	lad := sp(ledger.TrafficLadder, ledger.DuringLadder)
+	prb := sp(ledger.TrafficProbe, ledger.DuringNone) // /probe scrapes
+	txt := fmt.Sprintf("%d requests, %d tokens: baseline %d/%d, baseline during ladders %d/%d, ladders %d/%d, /probe %d/%d (requests/tokens)",
+		rem.RequestsUsed, rem.TokensUsed, base.Requests, base.Tokens, dur.Requests, dur.Tokens, lad.Requests, lad.Tokens, prb.Requests, prb.Tokens)
+	if rem.InvalidUsage > 0 {
+		txt += fmt.Sprintf("; %d answers reported impossible usage and were charged their upper bound (prompt estimate + max tokens)", rem.InvalidUsage)
+	}
+	return txt
+}
+
+// summaryText is the page's summary line: how many targets are in each
+// state, worst first ("5 targets: 1 DOWN, 1 SLOW, 3 OK").
+func summaryText(ts []TargetStatus) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	n := map[string]int{}
+	for _, t := range ts {
+		n[t.Target.State]++
+	}
+	var parts []string
+	for _, s := range stateOrder {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
+		}
+	}
+	word := "targets"
+	if len(ts) == 1 {
+		word = "target"
+	}
+	return fmt.Sprintf("%d %s: %s", len(ts), word, strings.Join(parts, ", "))
+}
+
+// LadderServerLog is the per-step server explanations of a ladder for its
+// end log line ("" without server views).
+func LadderServerLog(res ladder.Result) string {
+	var parts []string
+	for _, s := range res.Steps {
+		if s.Server != nil {
+			parts = append(parts, fmt.Sprintf("step %d (%s req/s): %s", s.Index, durfmt.Rate(s.Rate), s.Server.Explanation))
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+// Rates lists configured rates as every page and log line prints them
+// ("0.5,1,2").
+func Rates(rs []float64) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = durfmt.Rate(r)
+	}
+	return strings.Join(out, ",")
+}
