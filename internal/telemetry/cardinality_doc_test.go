@@ -64,7 +64,8 @@ Before this rule every (outcome, reason) pair of every (traffic, during) pair wa
 start, ladder ones included, with classic buckets always: a target of 2 classes without a ladder
 had 891 series in the text exposition (921 in a Prometheus keeping native and classic series).
 Beside the targets' series a prober has a fixed set of its own (build, fleet and reload info, the
-drop, ledger, host and cgroup counters, the Go and process collectors): about 60.
+drop, ledger, host and cgroup counters, the Go and process collectors): about 80 lines of the
+text exposition, whatever the number of targets.
 
 ## Classic buckets
 

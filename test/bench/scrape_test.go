@@ -72,6 +72,7 @@ const (
 // scrapeResult is one /metrics scrape.
 type scrapeResult struct {
 	bytes    int
+	samples  int // sample lines, text scrapes only
 	took     time.Duration
 	families []*dto.MetricFamily // protobuf scrapes only
 }
@@ -96,6 +97,11 @@ func scrape(addr, accept string) (scrapeResult, error) {
 	}
 	res := scrapeResult{bytes: len(body), took: took}
 	if accept != acceptProto {
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if len(line) > 0 && line[0] != '#' {
+				res.samples++
+			}
+		}
 		return res, nil
 	}
 	dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.NewFormat(expfmt.TypeProtoDelim))

@@ -41,7 +41,9 @@ type scaleRun struct {
 	requests                float64 // finished in the window
 	series, seriesPerTarget int     // llmprobe_* series with a target label
 	textBytes, protoBytes   int
+	textSamples             int           // sample lines of the text exposition, the whole process
 	textScrape, protoScrape time.Duration // slowest of three
+	scrapeCPU               time.Duration // the prober's CPU per scrape (mean of the six)
 	valid                   int           // targets whose generator was valid at the end
 	causes                  string        // invalid causes, counted over targets
 	load                    float64
@@ -83,10 +85,10 @@ func BenchmarkTargets(b *testing.B) {
 		busy := measureTargets(b, prober, base, 1, rate*float64(top), warmup, window)
 		for _, r := range append(runs, busy) {
 			b.Logf("%5d targets × %6.1f req/s: RSS %4d MB (peak %4d), CPU %6.1f s/target-hour, %5.2f ms/request, %d series (%d/target), "+
-				"scrape text %6.2f MB in %v, protobuf %6.2f MB in %v, generator valid %d/%d %s, load %.1f",
+				"scrape text %6.2f MB (%d samples) in %v, protobuf %6.2f MB in %v, %v CPU a scrape, generator valid %d/%d %s, load %.1f",
 				r.targets, r.rate, r.rss>>20, r.hwm>>20, r.cpu.Seconds()/float64(r.targets)/r.window.Hours(),
 				float64(r.cpu.Microseconds())/1e3/max(r.requests, 1), r.series, r.seriesPerTarget,
-				float64(r.textBytes)/1e6, r.textScrape.Round(time.Millisecond), float64(r.protoBytes)/1e6, r.protoScrape.Round(time.Millisecond),
+				float64(r.textBytes)/1e6, r.textSamples, r.textScrape.Round(time.Millisecond), float64(r.protoBytes)/1e6, r.protoScrape.Round(time.Millisecond), r.scrapeCPU.Round(time.Millisecond),
 				r.valid, r.targets, r.causes, r.load)
 		}
 		last := runs[len(runs)-1]
@@ -110,12 +112,18 @@ func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup,
 	run := scaleRun{targets: n, rate: rate, cpu: cpu1 - cpu0, window: time.Since(start), load: loadAvg(),
 		rss: procStatus(p.pid, "VmRSS"), hwm: procStatus(p.pid, "VmHWM")}
 	var last scrapeResult
+	before, _ := procCPU(p.pid)
+	scrapesStart := time.Now()
 	for range 3 {
 		t := mustScrape(b, p.addr, acceptText)
-		run.textBytes, run.textScrape = t.bytes, max(run.textScrape, t.took)
+		run.textBytes, run.textSamples, run.textScrape = t.bytes, t.samples, max(run.textScrape, t.took)
 		last = mustScrape(b, p.addr, acceptProto)
 		run.protoBytes, run.protoScrape = last.bytes, max(run.protoScrape, last.took)
 	}
+	// The CPU the six scrapes took, less the load's own over the same time.
+	after, _ := procCPU(p.pid)
+	during := time.Since(scrapesStart)
+	run.scrapeCPU = max(after-before-time.Duration(float64(run.cpu)*float64(during)/float64(run.window)), 0) / 6
 	run.requests = counterSum(last.families, "llmprobe_requests_total", nil) - counterSum(first.families, "llmprobe_requests_total", nil)
 	per, _ := seriesPerTarget(last.families, false)
 	for _, c := range per {
