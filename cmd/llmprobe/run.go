@@ -124,7 +124,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		Tracing: cfg.OTel.Enabled && cfg.OTel.Tracing,
 		Getenv:  os.LookupEnv,
 		Region:  cfg.Region,
-		Options: telemetry.Options{Logger: log},
+		Options: telemetry.Options{Logger: log, ClassicHistograms: cfg.Telemetry.ClassicHistograms},
 	})
 	if err != nil {
 		return err // already says "telemetry: …"

@@ -395,3 +395,29 @@ func TestChecks(t *testing.T) {
 		t.Errorf("Validate(check): %v", err)
 	}
 }
+
+// TestTelemetryClassicHistograms: telemetry.classic_histograms is off by
+// default and read from the file and the environment.
+func TestTelemetryClassicHistograms(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		env        []string
+		want       bool
+	}{
+		{"default", minimal, nil, false},
+		{"file", minimal + "telemetry: {classic_histograms: true}\n", nil, true},
+		{"env", minimal, []string{"LLMPROBE_TELEMETRY__CLASSIC_HISTOGRAMS=true"}, true},
+	} {
+		c, err := LoadWith(Options{Path: write(t, tc.body), Environ: func() []string { return tc.env }})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.Telemetry.ClassicHistograms != tc.want {
+			t.Errorf("%s: classic_histograms = %v, want %v", tc.name, c.Telemetry.ClassicHistograms, tc.want)
+		}
+	}
+	if _, err := LoadWith(Options{Path: write(t, minimal+"telemetry: {classic_histogram: true}\n"), Environ: noEnv}); err == nil ||
+		!strings.Contains(err.Error(), "telemetry.classic_histogram") {
+		t.Errorf("a misspelt telemetry key: err = %v, want it named", err)
+	}
+}

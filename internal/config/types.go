@@ -57,6 +57,9 @@ type Config struct {
 	// Probe is the /probe endpoint (blackbox_exporter style).
 	Probe Probe `koanf:"probe" json:"probe"`
 
+	// Telemetry shapes the /metrics exposition (read at start).
+	Telemetry Telemetry `koanf:"telemetry" json:"telemetry"`
+
 	// Path is the file the configuration was read from ("" when none).
 	Path string `koanf:"-" json:"path,omitempty"`
 	// sources maps a koanf key to the layer that last set it.
@@ -96,6 +99,14 @@ type Ledger struct {
 type OTel struct {
 	Enabled bool `koanf:"enabled" json:"enabled"`
 	Tracing bool `koanf:"tracing" json:"tracing"` // a span per probe request and a traceparent header
+}
+
+// Telemetry shapes the /metrics exposition. Read at start; a reload does
+// not change it.
+type Telemetry struct {
+	// ClassicHistograms exposes the classic buckets beside the native ones
+	// on every latency histogram (docs/metrics.md#classic-buckets).
+	ClassicHistograms bool `koanf:"classic_histograms" json:"classic_histograms"`
 }
 
 // Drain is graceful shutdown.

@@ -131,8 +131,12 @@ func (r *targetRun) start(d *Daemon) {
 	// Stagger targets so their arrivals do not line up.
 	stagger := time.Duration(r.index) * 137 * time.Millisecond
 	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
+	traffic := []ledger.Traffic{ledger.TrafficBaseline}         // no ladder series for a target without a ladder
+	if r.cfg.Ladder.Enabled {
+		traffic = append(traffic, ledger.TrafficLadder)
+	}
 	for i, c := range r.classes {
-		d.rec.InitSeries(r.name, c.Name, ledger.TrafficBaseline, ledger.TrafficLadder)
+		d.rec.InitSeries(r.name, c.Name, traffic...)
 		d.rec.SetGates(r.name, c.Name, telemetry.Gates{TTFT: c.Gates.TTFT, TPOT: c.Gates.TPOT, E2E: c.Gates.E2E})
 		if !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0 {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, 0)

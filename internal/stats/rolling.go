@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,7 +33,19 @@ type Rolling struct {
 	mu    sync.Mutex
 	slot  time.Duration
 	slots []rollSlot // ring: slot k holds minute k % len
+	last  *rollSlot  // the slot recorded into last, compacted when the next one starts
+	// ttftOnly keeps no inter-chunk or end-to-end histogram (TTFTOnly).
+	ttftOnly bool
 }
+
+// RollingOption tunes NewRolling.
+type RollingOption func(*Rolling)
+
+// TTFTOnly keeps the counts and the TTFT histogram but not the
+// inter-chunk and end-to-end ones (their windows are empty): for a
+// store whose reader judges SLIs only (the status page's per-class
+// stores), at a third of the memory.
+func TTFTOnly() RollingOption { return func(r *Rolling) { r.ttftOnly = true } }
 
 // Bounds of a Rolling histogram's values.
 const (
@@ -52,11 +66,21 @@ type rollSlot struct {
 	e2e   rollHist
 }
 
-// rollHist is one slot's histogram of a figure.
+// rollHist is one slot's histogram of a figure. Its buckets are a slice
+// sorted by bucket index, 8 bytes a bucket seen: a store holds 60 slots of
+// three of them per target and class, so a map's overhead (its groups,
+// slots and header, about 20 bytes a bucket and 200 a map) was most of a
+// target's fixed memory (docs/scale.md).
 type rollHist struct {
 	n        int
 	min, max time.Duration
-	buckets  map[int]int
+	buckets  []bucketCount
+}
+
+// bucketCount is one bucket of a rollHist: its index (bucketOf) and count.
+type bucketCount struct {
+	index int32
+	count uint32
 }
 
 func (h *rollHist) add(v time.Duration) {
@@ -68,10 +92,21 @@ func (h *rollHist) add(v time.Duration) {
 		h.max = v
 	}
 	h.n++
-	if h.buckets == nil {
-		h.buckets = map[int]int{}
+	b := int32(bucketOf(v))
+	i, found := slices.BinarySearchFunc(h.buckets, b, func(x bucketCount, b int32) int { return cmp.Compare(x.index, b) })
+	if found {
+		h.buckets[i].count++
+		return
 	}
-	h.buckets[bucketOf(v)]++
+	h.buckets = slices.Insert(h.buckets, i, bucketCount{index: b, count: 1})
+}
+
+// compact drops the spare capacity of the buckets (append's doubling)
+// once the histogram's minute is over.
+func (h *rollHist) compact() {
+	if cap(h.buckets) > len(h.buckets) {
+		h.buckets = slices.Clone(h.buckets)
+	}
 }
 
 // merge folds h into d (a Dist in histogram mode).
@@ -86,8 +121,8 @@ func (h *rollHist) merge(d *Dist) {
 		d.max = h.max
 	}
 	d.n += h.n
-	for k, c := range h.buckets {
-		d.hist[k] += c
+	for _, b := range h.buckets {
+		d.hist[int(b.index)] += int(b.count)
 	}
 }
 
@@ -125,12 +160,16 @@ type RollingWindow struct {
 
 // NewRolling returns an empty store covering span (at least one slot) in
 // slots of the given length (0: a minute).
-func NewRolling(span, slot time.Duration) *Rolling {
+func NewRolling(span, slot time.Duration, opts ...RollingOption) *Rolling {
 	if slot <= 0 {
 		slot = time.Minute
 	}
 	n := max(int((span+slot-1)/slot), 1)
-	return &Rolling{slot: slot, slots: make([]rollSlot, n)}
+	r := &Rolling{slot: slot, slots: make([]rollSlot, n)}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Span is the longest window the store answers for.
@@ -141,6 +180,14 @@ func (r *Rolling) at(now time.Time) *rollSlot {
 	s := &r.slots[int(idx%int64(len(r.slots)))]
 	if !s.used || s.index != idx {
 		*s = rollSlot{index: idx, used: true}
+	}
+	if r.last != s {
+		if r.last != nil { // a minute is over: its histograms stop growing
+			r.last.ttft.compact()
+			r.last.gap.compact()
+			r.last.e2e.compact()
+		}
+		r.last = s
 	}
 	return s
 }
@@ -185,6 +232,9 @@ func (r *Rolling) Record(now time.Time, rec *ledger.Record, g Gates) {
 				c.LatencyBad++
 			}
 		}
+	}
+	if r.ttftOnly {
+		return
 	}
 	for _, gap := range rec.ChunkGaps {
 		s.gap.add(gap)

@@ -130,3 +130,34 @@ func TestRollingMemoryBound(t *testing.T) {
 		t.Errorf("%d slots, want 60", len(r.slots))
 	}
 }
+
+// TestRollingTTFTOnly: a TTFT-only store answers the same counts and TTFT
+// as a full one, and empty inter-chunk and e2e windows; and a minute's
+// histograms read the same after the next minute compacted them.
+func TestRollingTTFTOnly(t *testing.T) {
+	now := time.Date(2026, 11, 29, 19, 30, 30, 0, time.UTC)
+	gates := Gates{TTFT: 50 * time.Millisecond}
+	full, slim := NewRolling(time.Hour, time.Minute), NewRolling(time.Hour, time.Minute, TTFTOnly())
+	for i := 1; i <= 100; i++ {
+		for _, r := range []*Rolling{full, slim} {
+			r.Record(now.Add(-2*time.Minute), rollOK(time.Duration(i)*time.Millisecond, time.Second), gates)
+		}
+	}
+	before := full.Window(now, 5*time.Minute)
+	for _, r := range []*Rolling{full, slim} { // a new minute: the old one's histograms are compacted
+		r.Record(now, rollOK(time.Millisecond, time.Second), gates)
+	}
+	fw, sw := full.Window(now, 5*time.Minute), slim.Window(now, 5*time.Minute)
+	if fw.RollingCounts != sw.RollingCounts || fw.TTFT != sw.TTFT {
+		t.Errorf("TTFT-only store: counts %+v TTFT %+v, want %+v %+v", sw.RollingCounts, sw.TTFT, fw.RollingCounts, fw.TTFT)
+	}
+	if sw.InterChunk.Count != 0 || sw.E2E.Count != 0 {
+		t.Errorf("TTFT-only store: inter-chunk count %d, e2e count %d, want 0 and 0", sw.InterChunk.Count, sw.E2E.Count)
+	}
+	if fw.InterChunk.Count != 202 || fw.E2E.Count != 101 {
+		t.Errorf("full store: inter-chunk count %d, e2e count %d, want 202 and 101", fw.InterChunk.Count, fw.E2E.Count)
+	}
+	if before.TTFT.P99 != fw.TTFT.P99 || before.InterChunk.P50 != fw.InterChunk.P50 {
+		t.Errorf("after compaction: TTFT p99 %v, gap p50 %v; before %v, %v", fw.TTFT.P99, fw.InterChunk.P50, before.TTFT.P99, before.InterChunk.P50)
+	}
+}

@@ -80,7 +80,7 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	s.mu.Lock()
 	c, ok := s.classes[rec.Class]
 	if !ok && len(s.classes) < maxStatusClasses {
-		c = stats.NewRolling(statusSpan, time.Minute)
+		c = stats.NewRolling(statusSpan, time.Minute, stats.TTFTOnly()) // read for SLI counts and TTFT only
 		s.classes[rec.Class] = c
 	}
 	s.mu.Unlock()

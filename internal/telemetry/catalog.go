@@ -16,7 +16,7 @@ type MetricKind string
 const (
 	KindCounter   MetricKind = "counter"
 	KindGauge     MetricKind = "gauge"
-	KindHistogram MetricKind = "histogram" // native and classic buckets on the same series
+	KindHistogram MetricKind = "histogram" // native buckets, and classic ones on the same series with Options.ClassicHistograms
 )
 
 // MetricSpec describes one llmprobe_* Prometheus metric. The catalog

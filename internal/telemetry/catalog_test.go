@@ -217,8 +217,9 @@ func metricsDoc() []byte {
 Every ` + "`llmprobe_*`" + ` Prometheus metric llmprobe exports on ` + "`/metrics`" + `, from the
 telemetry package's catalog, the one place a metric's name, type, unit, labels and help are
 written. Latencies are measured from the planned send time (no coordinated omission).
-Histograms carry native buckets and classic buckets on the same series (the classic series
-add ` + "`_bucket`, `_sum` and `_count`" + `). The Go and process collectors' ` + "`go_*`" + ` and
+Histograms carry native buckets, and classic buckets on the same series when
+` + "`telemetry.classic_histograms`" + ` is on (the classic series add ` + "`_bucket`, `_sum` and `_count`" + `;
+see [classic buckets](#classic-buckets)). The Go and process collectors' ` + "`go_*`" + ` and
 ` + "`process_*`" + ` series (client_golang's own) are not listed.
 
 The last column names the OpenTelemetry instrument that carries the same figure when OTLP
@@ -250,5 +251,6 @@ failures, with ` + "`error.type`" + ` set to the outcome, where
 	for _, l := range Labels() {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", l.Name, cell(l.Meaning), codeList(l.Values))
 	}
+	b.WriteString(cardinalityDoc)
 	return b.Bytes()
 }

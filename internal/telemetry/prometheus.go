@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,8 +44,9 @@ const (
 	metricNamespacePrefix = "llmprobe_"
 )
 
-// Classic bucket boundaries, kept beside the native buckets so a scrape
-// without native histogram support still gets usable quantiles.
+// Classic bucket boundaries, exposed beside the native buckets when
+// Options.ClassicHistograms is set, so a scrape without native histogram
+// support still gets usable quantiles.
 var (
 	bucketsTTFT     = []float64{0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60}
 	bucketsChunk    = []float64{0.001, 0.0025, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5}
@@ -92,9 +94,14 @@ type promMetrics struct {
 }
 
 // histogram, gauge and counter build the collector of a catalog entry
-// (name, help and labels from Metrics).
-func histogram(name string, buckets []float64) *prometheus.HistogramVec {
+// (name, help and labels from Metrics). A histogram has native buckets,
+// and the classic buckets given beside them when classic is set (with
+// none given and native buckets on, client_golang keeps no classic ones).
+func histogram(name string, buckets []float64, classic bool) *prometheus.HistogramVec {
 	m := spec(name)
+	if !classic {
+		buckets = nil
+	}
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:                            m.Name,
 		Help:                            m.Help,
@@ -116,15 +123,15 @@ func counter(name string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: m.Name, Help: m.Help}, m.Labels)
 }
 
-func newPromMetrics() *promMetrics {
+func newPromMetrics(classic bool) *promMetrics {
 	return &promMetrics{
-		ttft:     histogram(metricTTFT, bucketsTTFT),
-		turnTTFT: histogram(metricTurnTTFT, bucketsTTFT),
+		ttft:     histogram(metricTTFT, bucketsTTFT, classic),
+		turnTTFT: histogram(metricTurnTTFT, bucketsTTFT, classic),
 		turns:    counter(metricTurns),
-		chunk:    histogram(metricChunk, bucketsChunk),
-		tpot:     histogram(metricTPOT, bucketsChunk),
-		duration: histogram(metricDuration, bucketsDuration),
-		lag:      histogram(metricLag, bucketsLag),
+		chunk:    histogram(metricChunk, bucketsChunk, classic),
+		tpot:     histogram(metricTPOT, bucketsChunk, classic),
+		duration: histogram(metricDuration, bucketsDuration, classic),
+		lag:      histogram(metricLag, bucketsLag, classic),
 
 		planned:         counter(metricPlanned),
 		dispatched:      counter(metricDispatched),
@@ -189,24 +196,49 @@ type reqKey struct {
 	reason  ledger.Reason
 }
 
-// promSeries holds the children of one (target, class, traffic), resolved
-// once so that recording a request does no label hashing.
+// promSeries holds the children of one (target, class, traffic, during),
+// resolved once so that recording a request does no label hashing.
 type promSeries struct {
-	target, class                                  string // the label values, sanitised once
+	target, class, traffic, during                 string // the label values, sanitised once
 	planned, dispatched, good, tokensIn, tokensOut prometheus.Counter
 	cachedPrompt, cacheReported                    prometheus.Counter
 	ttft, chunk, tpot, duration, lag               prometheus.Observer
-	requests                                       map[reqKey]prometheus.Counter
+	reqVec                                         *prometheus.CounterVec
+
+	mu       sync.Mutex
+	requests map[reqKey]prometheus.Counter // the (outcome, reason) series created so far
 }
 
-// initSeries creates every series of (target, class, traffic, during) at zero, so
-// that rates exist before the first event: every valid outcome/reason pair,
-// both token types, and the histograms. It returns their children.
+// initialReasons is the one reason per outcome whose
+// llmprobe_requests_total series is created at zero with its series: its
+// first reason in ledger order, but unsent's client_cap, which an alert
+// names (LLMProbeGeneratorInvalid). The outcome level is what the shipped
+// rules and panels aggregate at (sum by outcome, or all outcomes), so
+// each has a series, and a rate, from the start; another reason's series
+// is created when it first occurs (docs/metrics.md#cardinality).
+func initialReasons() []reqKey {
+	out := make([]reqKey, 0, len(ledger.Outcomes))
+	for _, o := range ledger.Outcomes {
+		r := ledger.ReasonsFor(o)[0]
+		if o == ledger.Unsent {
+			r = ledger.ReasonClientCap
+		}
+		out = append(out, reqKey{o, r})
+	}
+	return out
+}
+
+// initSeries creates the series of (target, class, traffic, during) at
+// zero, so that rates exist before the first event: one outcome series
+// each (initialReasons), both token types, and the histograms. It returns
+// their children.
 func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, during string) *promSeries {
 	t := string(traffic)
 	s := &promSeries{
 		target:        target,
 		class:         class,
+		traffic:       t,
+		during:        during,
 		planned:       m.planned.WithLabelValues(target, class, t, during),
 		dispatched:    m.dispatched.WithLabelValues(target, class, t, during),
 		good:          m.good.WithLabelValues(target, class, t, during),
@@ -219,14 +251,30 @@ func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, d
 		tpot:          m.tpot.WithLabelValues(target, class, t, during),
 		duration:      m.duration.WithLabelValues(target, class, t, during),
 		lag:           m.lag.WithLabelValues(target, class, t, during),
+		reqVec:        m.requests,
 		requests:      map[reqKey]prometheus.Counter{},
 	}
-	for _, o := range ledger.Outcomes {
-		for _, r := range ledger.ReasonsFor(o) {
-			s.requests[reqKey{o, r}] = m.requests.WithLabelValues(target, class, t, during, string(o), string(r))
-		}
+	for _, k := range initialReasons() {
+		s.requests[k] = m.requests.WithLabelValues(target, class, t, during, string(k.outcome), string(k.reason))
 	}
 	return s
+}
+
+// request returns the llmprobe_requests_total child of an (outcome,
+// reason) pair of the series, creating it the first time.
+func (s *promSeries) request(o ledger.Outcome, r ledger.Reason) (prometheus.Counter, error) {
+	k := reqKey{o, r}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.requests[k]; c != nil {
+		return c, nil
+	}
+	c, err := s.reqVec.GetMetricWithLabelValues(s.target, s.class, s.traffic, s.during, string(o), string(r))
+	if err != nil {
+		return nil, err
+	}
+	s.requests[k] = c
+	return c, nil
 }
 
 func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
@@ -255,14 +303,9 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 	if dispatched {
 		s.dispatched.Inc()
 	}
-	req := s.requests[reqKey{r.Outcome, r.Reason}]
-	if req == nil { // a pair outside the closed set still counts
-		var err error
-		if req, err = m.requests.GetMetricWithLabelValues(s.target, s.class, string(r.Traffic), r.DuringLabel(), string(r.Outcome), string(r.Reason)); err != nil {
-			drop(DropLabel, metricRequests, err)
-		}
-	}
-	if req != nil {
+	if req, err := s.request(r.Outcome, r.Reason); err != nil {
+		drop(DropLabel, metricRequests, err)
+	} else {
 		req.Inc()
 	}
 	if dispatched {

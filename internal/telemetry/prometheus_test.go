@@ -3,10 +3,12 @@ package telemetry
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -218,27 +220,39 @@ func labelsOf(m *dto.Metric) map[string]string {
 	return out
 }
 
-func TestHistogramsAreNativeAndClassic(t *testing.T) {
-	r, reg := newTestRecorder(t, Options{})
-	feedFixture(r)
-	for _, name := range []string{
-		"llmprobe_time_to_first_token_seconds", "llmprobe_inter_chunk_latency_seconds",
-		"llmprobe_time_per_output_token_seconds", "llmprobe_request_duration_seconds", "llmprobe_dispatch_lag_seconds",
-	} {
-		mf := family(t, reg, name)
-		for _, m := range mf.GetMetric() {
-			if labelsOf(m)["traffic"] != "baseline" {
-				continue
-			}
-			h := m.GetHistogram()
-			if len(h.GetBucket()) == 0 {
-				t.Errorf("%s: no classic buckets", name)
-			}
-			if h.Schema == nil || h.GetSchema() != 3 { // factor 1.1 → schema 3 (2^(2^-3) ≈ 1.09)
-				t.Errorf("%s: native schema = %v, want 3", name, h.Schema)
-			}
-			if h.GetSampleCount() > 0 && len(h.GetPositiveSpan()) == 0 {
-				t.Errorf("%s: samples but no native spans", name)
+// TestHistogramsAreNative: every latency histogram has native buckets, and
+// classic buckets beside them only when Options.ClassicHistograms asks
+// (else the +Inf bucket alone, which carries the exemplar).
+func TestHistogramsAreNative(t *testing.T) {
+	classicBounds := map[string]int{
+		"llmprobe_time_to_first_token_seconds": len(bucketsTTFT), "llmprobe_inter_chunk_latency_seconds": len(bucketsChunk),
+		"llmprobe_time_per_output_token_seconds": len(bucketsChunk), "llmprobe_request_duration_seconds": len(bucketsDuration),
+		"llmprobe_dispatch_lag_seconds": len(bucketsLag),
+	}
+	for _, classic := range []bool{false, true} {
+		r, reg := newTestRecorder(t, Options{ClassicHistograms: classic})
+		feedFixture(r)
+		for name, bounds := range classicBounds {
+			for _, m := range family(t, reg, name).GetMetric() {
+				if labelsOf(m)["traffic"] != "baseline" {
+					continue
+				}
+				h := m.GetHistogram()
+				finite := 0
+				for _, b := range h.GetBucket() {
+					if !math.IsInf(b.GetUpperBound(), 1) {
+						finite++
+					}
+				}
+				if want := map[bool]int{false: 0, true: bounds}[classic]; finite != want {
+					t.Errorf("classic=%v: %s has %d classic buckets, want %d", classic, name, finite, want)
+				}
+				if h.Schema == nil || h.GetSchema() != 3 { // factor 1.1 → schema 3 (2^(2^-3) ≈ 1.09)
+					t.Errorf("classic=%v: %s native schema = %v, want 3", classic, name, h.Schema)
+				}
+				if h.GetSampleCount() > 0 && len(h.GetPositiveSpan()) == 0 {
+					t.Errorf("classic=%v: %s has samples but no native spans", classic, name)
+				}
 			}
 		}
 	}
@@ -262,7 +276,7 @@ func TestCountsFollowTheRecords(t *testing.T) {
 		{"ladder good", r.prom.good.WithLabelValues("sim", "short", "ladder", "ladder"), 1},
 		{"rejected counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "rejected", "status_429"), 1},
 		{"censored counted", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "censored", "drain_deadline"), 1},
-		{"failure pairs pre-initialised", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "stream_error", "truncated"), 0},
+		{"an outcome pre-initialised at its first reason", r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "stream_error", "in_band_error"), 0},
 		{"input tokens from usage only", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "none", "input"), 12},
 		{"output tokens", r.prom.tokens.WithLabelValues("sim", "short", "baseline", "none", "output"), 5},
 	}
@@ -271,13 +285,22 @@ func TestCountsFollowTheRecords(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	// Every valid outcome/reason pair exists for each series seen.
-	pairs := 0
-	for _, o := range ledger.Outcomes {
-		pairs += len(ledger.ReasonsFor(o))
+	// One series per outcome for each (traffic, during) seen, and one for
+	// each other (outcome, reason) pair a record brought.
+	seen := map[string]bool{}
+	for _, rec := range fixtureRecords() {
+		seen[string(rec.Traffic)+"/"+rec.DuringLabel()] = true
 	}
-	if n := testutil.CollectAndCount(r.prom.requests); n != 2*pairs {
-		t.Errorf("requests_total series = %d, want %d (2 series × %d pairs)", n, 2*pairs, pairs)
+	want := len(seen) * len(ledger.Outcomes)
+	extra := map[string]bool{}
+	for _, rec := range fixtureRecords() {
+		if !slices.Contains(initialReasons(), reqKey{rec.Outcome, rec.Reason}) {
+			extra[string(rec.Traffic)+"/"+rec.DuringLabel()+"/"+string(rec.Outcome)+"/"+string(rec.Reason)] = true
+		}
+	}
+	want += len(extra)
+	if n := testutil.CollectAndCount(r.prom.requests); n != want {
+		t.Errorf("requests_total series = %d, want %d (%d series × %d outcomes, %d other pairs recorded)", n, want, len(seen), len(ledger.Outcomes), len(extra))
 	}
 	// Success latencies: only the two baseline ok records.
 	for name, want := range map[string]uint64{
@@ -511,5 +534,70 @@ func TestDuringLabel(t *testing.T) {
 				t.Errorf("%s: during=%q outside {none, ladder}", name, d)
 			}
 		}
+	}
+}
+
+// TestInitSeriesOnlyWhatCanHappen: InitSeries creates the (traffic,
+// during) pairs the traffic kinds given can produce and no others (no
+// ladder series for a target without a ladder), each with one
+// llmprobe_requests_total series per outcome.
+func TestInitSeriesOnlyWhatCanHappen(t *testing.T) {
+	for _, tc := range []struct {
+		traffic []ledger.Traffic
+		want    []string
+	}{
+		{[]ledger.Traffic{ledger.TrafficBaseline}, []string{"baseline/none"}},
+		{[]ledger.Traffic{ledger.TrafficBaseline, ledger.TrafficLadder}, []string{"baseline/ladder", "baseline/none", "ladder/ladder"}},
+		{[]ledger.Traffic{ledger.TrafficProbe}, []string{"probe/none"}},
+	} {
+		r, reg := newTestRecorder(t, Options{})
+		r.InitSeries("sim", "short", tc.traffic...)
+		var pairs []string
+		for _, m := range family(t, reg, "llmprobe_requests_planned_total").GetMetric() {
+			l := labelsOf(m)
+			pairs = append(pairs, l["traffic"]+"/"+l["during"])
+		}
+		slices.Sort(pairs)
+		if !slices.Equal(pairs, tc.want) {
+			t.Errorf("InitSeries(%v): (traffic/during) pairs %v, want %v", tc.traffic, pairs, tc.want)
+		}
+		outcomes := map[string]map[string]bool{}
+		for _, m := range family(t, reg, "llmprobe_requests_total").GetMetric() {
+			l := labelsOf(m)
+			p := l["traffic"] + "/" + l["during"]
+			if outcomes[p] == nil {
+				outcomes[p] = map[string]bool{}
+			}
+			if outcomes[p][l["outcome"]] {
+				t.Errorf("InitSeries(%v): %s has two series of outcome %s", tc.traffic, p, l["outcome"])
+			}
+			outcomes[p][l["outcome"]] = true
+		}
+		for _, p := range tc.want {
+			if len(outcomes[p]) != len(ledger.Outcomes) {
+				t.Errorf("InitSeries(%v): %s has %d outcomes initialised, want %d", tc.traffic, p, len(outcomes[p]), len(ledger.Outcomes))
+			}
+		}
+	}
+}
+
+// TestReasonCreatedOnFirstOccurrence: a reason outside the initial set
+// gets its series when first recorded, counted from that record on.
+func TestReasonCreatedOnFirstOccurrence(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	r.InitSeries("sim", "short", ledger.TrafficBaseline)
+	idle := func() float64 {
+		return testutil.ToFloat64(r.prom.requests.WithLabelValues("sim", "short", "baseline", "none", "timeout", "idle"))
+	}
+	n := testutil.CollectAndCount(r.prom.requests)
+	rec := &ledger.Record{ID: 1, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, Planned: ms, Dispatched: 2 * ms, End: 3 * ms,
+		Outcome: ledger.Timeout, Reason: ledger.ReasonIdle}
+	r.Record(rec)
+	if got := testutil.CollectAndCount(r.prom.requests); got != n+1 {
+		t.Errorf("after a first timeout/idle: %d requests_total series, want %d", got, n+1)
+	}
+	r.Record(rec)
+	if got := idle(); got != 2 {
+		t.Errorf("timeout/idle = %v, want 2", got)
 	}
 }

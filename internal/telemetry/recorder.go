@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -31,6 +32,11 @@ type Options struct {
 	// Logger receives the first failure of each kind to record a value
 	// (see llmprobe_telemetry_dropped_total); nil discards.
 	Logger *slog.Logger
+	// ClassicHistograms exposes the classic buckets beside the native
+	// ones on every latency histogram (telemetry.classic_histograms;
+	// docs/metrics.md#classic-buckets). Off: native buckets only. Set at
+	// start.
+	ClassicHistograms bool
 }
 
 // Reasons a value was not recorded (llmprobe_telemetry_dropped_total).
@@ -53,14 +59,15 @@ type seriesKey struct {
 	during        string // Record.DuringLabel(): never empty
 }
 
-// duringsFor is the closed set of `during` values a traffic kind can carry:
-// ladder requests always run during a ladder, one-shot probes never, and
-// the daemon's baseline either.
-func duringsFor(t ledger.Traffic) []string {
-	switch t {
-	case ledger.TrafficLadder:
+// duringsFor is the set of `during` values InitSeries creates for a
+// traffic kind on a target with or without a ladder: ladder requests
+// always run during a ladder, one-shot probes never, and the daemon's
+// baseline runs during a ladder only on a target that has one.
+func duringsFor(t ledger.Traffic, ladder bool) []string {
+	switch {
+	case t == ledger.TrafficLadder:
 		return []string{ledger.DuringLadder.Label()}
-	case ledger.TrafficBaseline:
+	case t == ledger.TrafficBaseline && ladder:
 		out := make([]string, 0, len(ledger.DuringValues))
 		for _, d := range ledger.DuringValues {
 			out = append(out, d.Label())
@@ -101,7 +108,7 @@ func New(o Options) (*Recorder, error) {
 	}
 	r := &Recorder{
 		log:       o.Logger,
-		prom:      newPromMetrics(),
+		prom:      newPromMetrics(o.ClassicHistograms),
 		gates:     make(map[classKey]Gates),
 		series:    make(map[seriesKey]*promSeries),
 		identity:  make(map[string]identity),
@@ -203,16 +210,21 @@ func (r *Recorder) seriesLocked(k seriesKey) *promSeries {
 	return s
 }
 
-// InitSeries creates every series of (target, class) for each traffic kind
-// and each `during` value that kind can carry (baseline: none and ladder;
-// ladder: ladder; probe: none) at zero, so rates and ratios exist before
-// the first request finishes and the label's value set is stable. Record
-// does the same for a series the first time it sees it.
+// InitSeries creates at zero the series of (target, class) that the
+// traffic kinds given can produce, so rates and ratios exist before the
+// first request finishes: baseline alone gives during="none"; with
+// ladder among them (the target has a ladder) baseline also gives
+// during="ladder", and ladder traffic its own during="ladder" series;
+// probe gives during="none". A target without a ladder thus has no
+// ladder series (docs/metrics.md#cardinality). Each series is created
+// with one llmprobe_requests_total series per outcome (promSeries);
+// Record creates any other series the first time it sees it.
 func (r *Recorder) InitSeries(target, class string, traffic ...ledger.Traffic) {
+	ladder := slices.Contains(traffic, ledger.TrafficLadder)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, t := range traffic {
-		for _, d := range duringsFor(t) {
+		for _, d := range duringsFor(t, ladder) {
 			r.seriesLocked(seriesKey{target, class, t, d})
 		}
 	}

@@ -10,6 +10,17 @@
 //   - BenchmarkFleetLadder: one ladder from one prober alone and from a
 //     fleet of three `llmprobe run` processes on loopback; the highest step
 //     whose verdict was valid (every shard's share present and valid).
+//   - BenchmarkTargets: 10, 100 and 1,000 targets (two classes at 0.2
+//     req/s each, ladders off) on one prober against one simulator, and
+//     one busy target at their total rate: resident set, CPU per
+//     target-hour and per request, series, scrape bytes and time, the
+//     generator's verdict (docs/scale.md#many-targets-on-one-prober).
+//   - BenchmarkStatusMemory: what the status page keeps per target once
+//     its hour of one-minute windows is full, time-compressed.
+//
+// TestCardinality (not a benchmark: it passes or fails, in seconds;
+// skipped with -short) checks each target's series on a live /metrics
+// against the formula of docs/metrics.md#cardinality.
 //
 // Run them with
 //

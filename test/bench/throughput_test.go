@@ -42,7 +42,7 @@ func TestMain(m *testing.M) { os.Exit(llmprobe.Main(m)) }
 // startSim runs `bin sim` on a free loopback port with no slot or
 // admission limit and the service flags given, until the benchmark ends;
 // it returns the base URL and the simulator's pid.
-func startSim(b *testing.B, bin string, service ...string) (string, int) {
+func startSim(b testing.TB, bin string, service ...string) (string, int) {
 	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,93 @@
+package telemetry
+
+// cardinalityDoc ends docs/metrics.md (metricsDoc): how many series a
+// target costs and why, and the classic-bucket switch. The formula's terms
+// are checked on a live /metrics by test/bench's TestCardinality.
+const cardinalityDoc = `
+## Cardinality
+
+A series exists only for traffic that can happen, and is created at zero when it must be there
+before the first request (a rate, a ratio or an alert reads it), else when it first occurs:
+
+- **(traffic, during) pairs.** A target's baseline gives ` + "`traffic=\"baseline\", during=\"none\"`" + `
+  series for each class; only a target with ` + "`ladder.enabled`" + ` also gets
+  ` + "`during=\"ladder\"`" + ` baseline series and ` + "`traffic=\"ladder\"`" + ` series. ` + "`/probe`" + `
+  creates its ` + "`traffic=\"probe\"`" + ` series on its first request.
+- **Outcomes, not reasons.** ` + "`llmprobe_requests_total`" + ` is created with one series per
+  outcome (9) for each pair, at the outcome's first reason in the ledger's order (` + "`ok/stop`" + `,
+  ` + "`rejected/status_429`" + `, …), but ` + "`unsent`" + ` at ` + "`client_cap`" + `, the pair
+  LLMProbeGeneratorInvalid names. The shipped rules and panels aggregate at the outcome level (all
+  outcomes, ` + "`outcome=\"ok\"`" + `, ` + "`outcome=\"unsent\"`" + `), so every one of them has a series, and a
+  rate of 0, from the start. Any other reason's series is created when that reason first occurs;
+  ` + "`increase()`" + ` over a window holding its creation does not see that first request (Prometheus
+  cannot tell it from a counter that started before the scrape), so a bad-event count can miss one
+  request per (target, class, reason) over the life of the process: a lower bound by at most that.
+  A Prometheus that ingests client_golang's created timestamps as zeros (a feature flag in 3.x,
+  protobuf scrapes) misses none.
+- **Native histograms only**, unless ` + "`telemetry.classic_histograms`" + ` (below).
+
+Series per target, as Prometheus 3 stores them with ` + "`scrape_native_histograms: true`" + ` (a
+native histogram is one series; with classic buckets exposed and
+` + "`always_scrape_classic_histograms: true`" + `, a histogram adds a series per finite bucket, ` + "`+Inf`" + `,
+` + "`_sum`" + ` and ` + "`_count`" + `):
+
+| Term | Series | Which |
+|---|---:|---|
+| each (class, traffic, during) pair | 21 | 7 counters (planned, dispatched, good, tokens ×2, cached and cache-reported prompt tokens), 9 outcomes, 5 native histograms (TTFT, inter-chunk, TPOT, duration, dispatch lag) |
+| … with ` + "`telemetry.classic_histograms`" + ` kept | +100 | 85 finite buckets (18 + 16 + 16 + 19 + 16) + 5 × (` + "`+Inf`" + `, ` + "`_sum`" + `, ` + "`_count`" + `) |
+| pairs per class | 1 or 3 | 1 without a ladder; 3 with one (baseline none and ladder, ladder ladder) |
+| each class | 2 | scheduled arrival rate (baseline), TTFT gate (when set) |
+| each target | 11 | in flight, oldest in flight, generator valid, lag max, 5 invalid causes, target info, identity changes |
+| each limited budget | 1 | ` + "`budget.tokens_per_day`, `budget.requests_per_day`" + ` |
+| each turn of a session class | 2 | turns ended (` + "`outcome=\"ok\"`" + `) and the turn's TTFT; +21 with classic buckets kept; +1 for each other outcome a turn ended with |
+| once a ladder ran, each class | 3 + 4 × steps | capacity, knee, ladder arrival rate, and four per-step gauges; +1 per target (last run) |
+| each other (pair, reason) that occurred | 1 | at most 30 per pair (the closed set of 39 reasons less the 9 created) |
+| the target's API | 0 | not a label (OpenTelemetry attributes only) |
+| server metrics (` + "`server_metrics.url`" + `) | 0 | read into ladder steps and the status page, never exported as ` + "`llmprobe_*`" + ` series |
+
+So a target of C classes, K pairs per class (1 or 3), B limited budgets and session classes of
+T₁, T₂, … turns has, once every class has had an ok request and before any ladder ran,
+
+    S = C × (K × (21 + 100·classic) + 2) + 11 + B + Σᵢ Tᵢ × (2 + 21·classic)
+
+series, plus the ladder and reason terms above. TestCardinality (` + "`test/bench`" + `) starts
+` + "`llmprobe run`" + ` against the simulator with three configurations and checks each target's
+count on the live ` + "`/metrics`" + ` against S:
+
+| Configuration | S per target |
+|---|---:|
+| 2 classes, no ladder, native only (2 targets) | 57 |
+| 3 classes, a ladder, classic buckets kept (1 target) | 1,106 |
+| 2 classes, one a 3-turn session, both budgets, no ladder (3 targets, 3 APIs, server metrics on) | 65 |
+
+Before this rule every (outcome, reason) pair of every (traffic, during) pair was created at
+start, ladder ones included, with classic buckets always: a target of 2 classes without a ladder
+had 891 series in the text exposition (921 in a Prometheus keeping native and classic series).
+Beside the targets' series a prober has a fixed set of its own (build, fleet and reload info, the
+drop, ledger, host and cgroup counters, the Go and process collectors): about 80 lines of the
+text exposition, whatever the number of targets.
+
+## Classic buckets
+
+` + "`telemetry.classic_histograms`" + ` (default ` + "`false`" + `; read at start) exposes the classic buckets
+above beside the native ones on every latency histogram. Off by default because:
+
+- The shipped recording rules, alerts and dashboards read the native histograms only
+  (` + "`histogram_quantile`, `histogram_count`" + ` over the native series), so a Prometheus that runs
+  them must scrape native histograms: in Prometheus 3.x that is ` + "`scrape_native_histograms: true`" + `
+  (the setting is ` + "`false`" + ` by default; from 3.9 the old ` + "`native-histograms`" + ` feature flag does
+  nothing, and Prometheus 4 is to make it ` + "`true`" + ` by default).
+- Such a Prometheus stores the native histogram and drops the classic buckets exposed beside it
+  unless ` + "`always_scrape_classic_histograms: true`" + ` (also ` + "`false`" + ` by default);
+  ` + "`convert_classic_histograms_to_nhcb`" + ` does not apply to a histogram that has native buckets.
+  With the defaults, the classic buckets are bytes scraped and thrown away: 100 of a pair's 121
+  series, most of the exposition.
+- Without them a scrape is about a third of the size and a prober of 1,000 targets stays within
+  one second a scrape ([scale](scale.md#many-targets-on-one-prober)).
+
+Turn it on for a consumer that reads only classic histograms: a Prometheus left at
+` + "`scrape_native_histograms: false`" + ` (it then gets, of each latency histogram, only ` + "`_count`" + `, ` + "`_sum`" + `
+and one ` + "`+Inf`" + ` bucket, and no quantile), Prometheus 2 without the feature flag, or a remote
+store without native histograms; and for the overview dashboard's classic-bucket TTFT heatmap,
+which is empty otherwise.
+`
