@@ -38,6 +38,7 @@ native histogram is one series; with classic buckets exposed and
 | pairs per class | 1 or 3 | 1 without a ladder; 3 with one (baseline none and ladder, ladder ladder) |
 | each class | 2 | scheduled arrival rate (baseline), TTFT gate (when set) |
 | each target | 11 | in flight, oldest in flight, generator valid, lag max, 5 invalid causes, target info, identity changes |
+| constant labels (` + "`labels`" + `, file_sd) on any target | +1 | ` + "`llmprobe_target_labels`" + ` on every target, none when no target has labels |
 | each limited budget | 1 | ` + "`budget.tokens_per_day`, `budget.requests_per_day`" + ` |
 | each turn of a session class | 2 | turns ended (` + "`outcome=\"ok\"`" + `) and the turn's TTFT; +21 with classic buckets kept; +1 for each other outcome a turn ended with |
 | once a ladder ran, each class | 3 + 4 × steps | capacity, knee, ladder arrival rate, and four per-step gauges; +1 per target (last run) |

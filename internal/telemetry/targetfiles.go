@@ -75,8 +75,10 @@ func (t *TargetFiles) Changed(applied bool) {
 }
 
 // targetLabels is llmprobe_target_labels: an unchecked collector, since
-// the label names are the configuration's. Every series carries the union
-// of the names, empty (absent to Prometheus) where a target has none.
+// the label names are the configuration's. When any target has constant
+// labels, every target has one series carrying the union of the names,
+// empty (absent to Prometheus) where a target has none, so a group_left
+// join keeps every target; when none has, there is no series.
 type targetLabels struct {
 	desc   MetricSpec
 	region string
@@ -112,6 +114,9 @@ func (c *targetLabels) Collect(ch chan<- prometheus.Metric) {
 				names = append(names, k)
 			}
 		}
+	}
+	if len(names) == 0 {
+		return // no target has constant labels: nothing to join, no series (docs/metrics.md#cardinality)
 	}
 	slices.Sort(names)
 	var cl prometheus.Labels

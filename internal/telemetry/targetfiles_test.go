@@ -9,7 +9,7 @@ import (
 
 // TestTargetFiles: one llmprobe_target_labels series per target with the
 // union of the label names (empty where a target has none), replaced by
-// each Set; the change counters start at 0 for both results and count.
+// each Set, and none when no target has labels; the change counters start at 0 for both results and count.
 func TestTargetFiles(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	tf, err := NewTargetFiles(reg, "eu")
@@ -40,9 +40,13 @@ func TestTargetFiles(t *testing.T) {
 	if got.applied != 1 || got.refused != 2 || got.fromFiles != 2 {
 		t.Errorf("applied %g refused %g targets %g, want 1 2 2", got.applied, got.refused, got.fromFiles)
 	}
-	tf.Set(map[string]map[string]string{"d": nil}, 0)
-	if got := gatherLabels(t, reg); len(got.series) != 1 || got.series["d"] == nil || len(got.series["d"]) != 2 {
-		t.Errorf("after a second Set: %v, want d alone with target and region", got.series)
+	tf.Set(map[string]map[string]string{"d": {"team": "y"}}, 0)
+	if got := gatherLabels(t, reg); len(got.series) != 1 || got.series["d"]["team"] != "y" {
+		t.Errorf("after a second Set: %v, want d alone with team y", got.series)
+	}
+	tf.Set(map[string]map[string]string{"d": nil, "e": {}}, 0)
+	if got := gatherLabels(t, reg); len(got.series) != 0 {
+		t.Errorf("no target has labels: %v, want no series", got.series)
 	}
 }
 
