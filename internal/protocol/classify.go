@@ -111,12 +111,8 @@ type connTrace struct {
 	firstByte atomic.Bool // a response byte arrived
 }
 
-func (c *connTrace) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn:              func(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) },
-		GotFirstResponseByte: func() { c.firstByte.Store(true) },
-	}
-}
+func (c *connTrace) gotConn(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) }
+func (c *connTrace) gotFirstByte()                    { c.firstByte.Store(true) }
 
 // keepAliveRace reports whether a connection failure can be a keep-alive
 // race rather than a failing target: the latest attempt's connection came
