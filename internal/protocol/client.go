@@ -190,6 +190,9 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	c.setHeaders(req.Header, t)
 	use.gate(req)
+	if ph != nil {
+		ph.overTLS = req.URL.Scheme == "https"
+	}
 	if t.Hook != nil {
 		hctx, done := t.Hook(ctx, req)
 		req = req.WithContext(hctx)

@@ -26,17 +26,20 @@ type phaseTrace struct {
 	dns, connect, tlsDur             time.Duration
 	conn                             ledger.Conn // the latest attempt's
 	got                              bool        // an attempt had a connection
+	// overTLS: the request goes over TLS, so a dial of its own is
+	// complete only with its handshake. Set before the round trip.
+	overTLS bool
 }
 
 func (p *phaseTrace) dnsStarted(httptrace.DNSStartInfo) { p.start(&p.dnsStart) }
-func (p *phaseTrace) dnsDone(i httptrace.DNSDoneInfo)   { p.done(p.dnsStart, &p.dns, i.Err) }
+func (p *phaseTrace) dnsDone(i httptrace.DNSDoneInfo)   { p.done(&p.dnsStart, &p.dns, i.Err) }
 func (p *phaseTrace) connectStarted(_, _ string)        { p.start(&p.connectStart) }
 func (p *phaseTrace) connectDone(_, _ string, err error) {
-	p.done(p.connectStart, &p.connect, err)
+	p.done(&p.connectStart, &p.connect, err)
 }
 func (p *phaseTrace) tlsStarted() { p.start(&p.tlsStart) }
 func (p *phaseTrace) tlsDone(_ tls.ConnectionState, err error) {
-	p.done(p.tlsStart, &p.tlsDur, err)
+	p.done(&p.tlsStart, &p.tlsDur, err)
 }
 
 func (p *phaseTrace) start(at *time.Duration) {
@@ -46,25 +49,29 @@ func (p *phaseTrace) start(at *time.Duration) {
 	p.mu.Unlock()
 }
 
-// done sets *d to the time since start, when the step succeeded.
-func (p *phaseTrace) done(start time.Duration, d *time.Duration, err error) {
+// done sets *d to the time since *start, when the step succeeded.
+func (p *phaseTrace) done(start, d *time.Duration, err error) {
 	now := p.now()
 	p.mu.Lock()
-	if err == nil && start > 0 && now >= start {
-		*d = now - start
+	if err == nil && *start > 0 && now >= *start {
+		*d = now - *start
 	}
 	p.mu.Unlock()
 }
 
 // gotConn begins an attempt's facts: a reused connection has no dial
-// phases; a new one takes those of the dial just done. The dial's figures
-// are then cleared for the next attempt.
+// phases; a new one takes those of the request's own dial when that dial
+// is complete (connected, and over TLS handshaken). A new connection
+// another request dialed (HTTP/2 gives the first connection up to every
+// request waiting for one, while their own dials go on) has no dial
+// phases on this record: they were not this request's. The dial's
+// figures are then cleared for the next attempt.
 func (p *phaseTrace) gotConn(ci httptrace.GotConnInfo) {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.conn, p.got = ledger.Conn{Reused: ci.Reused, Got: now}, true
-	if !ci.Reused {
+	if !ci.Reused && p.connect > 0 && (!p.overTLS || p.tlsDur > 0) {
 		p.conn.DNS, p.conn.Connect, p.conn.TLS = p.dns, p.connect, p.tlsDur
 	}
 	p.dnsStart, p.connectStart, p.tlsStart, p.dns, p.connect, p.tlsDur = 0, 0, 0, 0, 0, 0

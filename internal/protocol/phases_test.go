@@ -2,15 +2,18 @@ package protocol
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"encoding/pem"
 	"io"
 	"log"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -95,5 +98,44 @@ func checkConn(t *testing.T, rec *ledger.Record, reused, dns, tls bool) {
 	}
 	if c.Got < rec.Dispatched || written && c.Wrote < c.Got {
 		t.Errorf("stamps out of order: dispatched %v, connection %v, written %v", rec.Dispatched, c.Got, c.Wrote)
+	}
+}
+
+// TestDialPhasesAreTheRequestsOwn: a new connection takes the dial
+// phases of the request's own dial only when that dial was complete
+// (connected, and over TLS handshaken) when the connection came: HTTP/2
+// hands a connection another request dialed to every waiting request.
+func TestDialPhasesAreTheRequestsOwn(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		overTLS        bool
+		connect, tls   bool // the own dial's steps done before GotConn
+		reused         bool
+		wantConn, want bool // connect and tls phases on the record
+	}{
+		{"plain, own dial", false, true, false, false, true, false},
+		{"tls, own dial", true, true, true, false, true, true},
+		{"tls, own dial not handshaken: another's connection", true, true, false, false, false, false},
+		{"no own dial: another's connection", true, false, false, false, false, false},
+		{"reused", true, true, true, true, false, false},
+	} {
+		var clock time.Duration
+		p := &phaseTrace{now: func() time.Duration { clock += time.Millisecond; return clock }, overTLS: tc.overTLS}
+		if tc.connect {
+			p.connectStarted("tcp", "a")
+			p.connectDone("tcp", "a", nil)
+		}
+		if tc.tls {
+			p.tlsStarted()
+			p.tlsDone(tls.ConnectionState{}, nil)
+		}
+		p.gotConn(httptrace.GotConnInfo{Reused: tc.reused})
+		var rec ledger.Record
+		p.stamp(&rec, nil)
+		_, okConn := rec.PhaseDuration(ledger.PhaseConnect)
+		_, okTLS := rec.PhaseDuration(ledger.PhaseTLS)
+		if okConn != tc.wantConn || okTLS != tc.want || rec.Conn.Reused != tc.reused {
+			t.Errorf("%s: connect %v tls %v reused %v, want %v %v %v", tc.name, okConn, okTLS, rec.Conn.Reused, tc.wantConn, tc.want, tc.reused)
+		}
 	}
 }
