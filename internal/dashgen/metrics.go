@@ -14,6 +14,9 @@ var Metrics = []string{
 	"llmprobe_dispatch_lag_seconds",
 	"llmprobe_session_turn_time_to_first_token_seconds",
 	"llmprobe_session_turns_total",
+	"llmprobe_http_phase_seconds",
+	"llmprobe_http_connections_total",
+	"llmprobe_http_connection_info",
 	"llmprobe_requests_planned_total",
 	"llmprobe_requests_dispatched_total",
 	"llmprobe_requests_total",
@@ -59,6 +62,9 @@ var Metrics = []string{
 	"llmprobe_probe_refused_total",
 	"llmprobe_config_last_reload_successful",
 	"llmprobe_config_last_reload_success_timestamp_seconds",
+	"llmprobe_target_files_changes_total",
+	"llmprobe_target_files_targets",
+	"llmprobe_target_labels",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

@@ -26,6 +26,11 @@ type Snapshot struct {
 	CPUOK   bool
 	Steal   float64 // host CPU seconds stolen, all CPUs
 	Idle    float64 // host CPU seconds idle or waiting for I/O, all CPUs
+	// Busy is the host CPU seconds in every mode but idle and iowait, all
+	// CPUs: a sum of counters that only grow, so it only grows (never
+	// Total - Idle: iowait may go back, and a difference of floats rounds
+	// either way).
+	Busy    float64
 	Total   float64 // host CPU seconds, all CPUs and modes
 	StealOK bool
 	CPUs    int // the host's CPUs (per-CPU lines of /proc/stat)
@@ -84,6 +89,7 @@ func (r *Reader) Take() Snapshot {
 			c := st.CPUTotal
 			s.Steal, s.Idle, s.CPUs = c.Steal, c.Idle+c.Iowait, len(st.CPU)
 			s.Total = c.User + c.Nice + c.System + c.Idle + c.Iowait + c.IRQ + c.SoftIRQ + c.Steal
+			s.Busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
 			s.StealOK = s.Total > 0
 		}
 		if p, err := r.fs.PSIStatsForResource("cpu"); err == nil && p.Some != nil {

@@ -29,7 +29,7 @@ func (s *Sampler) Totals() Totals {
 	snap := s.r.Take()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := Totals{Busy: snap.Total - snap.Idle, Steal: snap.Steal, Total: snap.Total, CPUs: snap.CPUs, StatOK: snap.StealOK,
+	t := Totals{Busy: snap.Busy, Steal: snap.Steal, Total: snap.Total, CPUs: snap.CPUs, StatOK: snap.StealOK,
 		PSI: snap.PSI, PSIOK: snap.PSIOK, CgroupPSI: snap.CgroupPSI, CgroupPSIOK: snap.CgroupPSIOK, Throttle: snap.Throttle}
 	if n := len(s.snaps); n > 0 && s.snaps[n-1].RunWaitOK && snap.RunWaitOK {
 		t.RunWait, t.RunWaitOK = s.runWait+runWaitBetween(s.snaps[n-1].RunWait, snap.RunWait), true

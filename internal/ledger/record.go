@@ -189,6 +189,11 @@ type Record struct {
 	// processing and generation (llama.cpp's `timings`), when its stream
 	// carried one; nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// Conn is how the attempt had its connection and sent its request:
+	// reused or new, the new one's resolve, connect and TLS phases, the
+	// request's write, the HTTP and TLS versions (Conn). Absent when the
+	// request never reached a connection.
+	Conn *Conn `json:"conn,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`

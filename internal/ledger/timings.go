@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"math"
 	"time"
 )
@@ -22,6 +23,38 @@ type ServerTimings struct {
 	// (negative, not a number, a count above MaxUsageTokens or a time above
 	// MaxServerMS, or not a JSON number): the figures were dropped.
 	Invalid bool `json:"invalid,omitempty"`
+}
+
+// serverTimingsJSON is ServerTimings without its methods: the encoding
+// of a valid report.
+type serverTimingsJSON ServerTimings
+
+// invalidServerTimings is an Invalid report's whole encoding: the flag
+// alone, no figures (a zero written beside it would read as a server that
+// reported 0 ms).
+var invalidServerTimings = []byte(`{"invalid":true}`)
+
+// MarshalJSON implements json.Marshaler: the figures of a valid report,
+// only `{"invalid":true}` for a refused one.
+func (t ServerTimings) MarshalJSON() ([]byte, error) {
+	if t.Invalid {
+		return invalidServerTimings, nil
+	}
+	return json.Marshal(serverTimingsJSON(t))
+}
+
+// UnmarshalJSON implements json.Unmarshaler: a report read back flagged
+// invalid keeps no figures, whatever the line beside the flag holds.
+func (t *ServerTimings) UnmarshalJSON(b []byte) error {
+	var v serverTimingsJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.Invalid {
+		v = serverTimingsJSON{Invalid: true}
+	}
+	*t = ServerTimings(v)
+	return nil
 }
 
 // MaxServerMS is the largest server time believed for one request: a day.

@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +63,46 @@ func TestServerGaps(t *testing.T) {
 		if p != tt.prefill || okP != tt.okPrefill || g != tt.tpot || okT != tt.okTPO {
 			t.Errorf("%s: prefill gap %v %v, TPOT gap %v %v; want %v %v, %v %v", tt.name, p, okP, g, okT, tt.prefill, tt.okPrefill, tt.tpot, tt.okTPO)
 		}
+	}
+}
+
+// TestServerTimingsJSON: a refused report is written as the flag alone,
+// never as zero figures (which would read as a server that reported 0 ms),
+// and read back without figures; a valid report keeps its zeros.
+func TestServerTimingsJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		st   ServerTimings
+		want string
+	}{
+		{"invalid", ServerTimings{Invalid: true}, `{"invalid":true}`},
+		{"invalid with figures left", ServerTimings{PromptMS: 3, Invalid: true}, `{"invalid":true}`},
+		{"valid zeros", ServerTimings{}, `{"cache_n":0,"prompt_n":0,"prompt_ms":0,"prompt_per_token_ms":0,"predicted_n":0,"predicted_ms":0,"predicted_per_token_ms":0}`},
+		{"valid", ServerTimings{PromptN: 3, PredictedPerTokenMS: 0.5}, `{"cache_n":0,"prompt_n":3,"prompt_ms":0,"prompt_per_token_ms":0,"predicted_n":0,"predicted_ms":0,"predicted_per_token_ms":0.5}`},
+	}
+	for _, tt := range tests {
+		rec := Record{ServerTimings: &tt.st}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if want := `"server_timings":` + tt.want; !strings.Contains(string(b), want) {
+			t.Errorf("%s: %s, want it to hold %s", tt.name, b, want)
+		}
+		var back Record
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: reading back: %v", tt.name, err)
+		}
+		want := tt.st
+		if want.Invalid {
+			want = ServerTimings{Invalid: true}
+		}
+		if back.ServerTimings == nil || *back.ServerTimings != want {
+			t.Errorf("%s: read back %+v, want %+v", tt.name, back.ServerTimings, want)
+		}
+	}
+	var st ServerTimings
+	if err := json.Unmarshal([]byte(`{"prompt_ms":7,"invalid":true}`), &st); err != nil || st != (ServerTimings{Invalid: true}) {
+		t.Errorf("a line flagged invalid with figures read back as %+v (%v), want the flag alone", st, err)
 	}
 }

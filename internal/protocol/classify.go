@@ -111,12 +111,8 @@ type connTrace struct {
 	firstByte atomic.Bool // a response byte arrived
 }
 
-func (c *connTrace) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn:              func(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) },
-		GotFirstResponseByte: func() { c.firstByte.Store(true) },
-	}
-}
+func (c *connTrace) gotConn(ci httptrace.GotConnInfo) { c.wasIdle.Store(ci.Reused && ci.WasIdle) }
+func (c *connTrace) gotFirstByte()                    { c.firstByte.Store(true) }
 
 // keepAliveRace reports whether a connection failure can be a keep-alive
 // race rather than a failing target: the latest attempt's connection came
@@ -182,10 +178,7 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake refused by the server")
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-		if headers {
-			return res(ledger.TransportError, ledger.ReasonConnectionReset, "connection closed mid-stream")
-		}
-		return res(ledger.TransportError, ledger.ReasonConnectionReset, "connection closed before response headers")
+		return res(ledger.TransportError, ledger.ReasonConnectionReset, closedText(err, headers))
 	case !headers && errors.As(err, &netErr) && netErr.Timeout():
 		return res(ledger.Timeout, ledger.ReasonConnect, "connect timeout")
 	case errors.As(err, &opErr) && opErr.Op == "dial":
@@ -195,8 +188,10 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 	switch {
 	case strings.Contains(msg, "tls:") || strings.Contains(msg, "x509:"):
 		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake failed")
-	case strings.Contains(msg, "stream error") || strings.Contains(msg, "GOAWAY") || strings.Contains(msg, "connection reset"):
+	case strings.Contains(msg, "stream error") || strings.Contains(msg, "GOAWAY"):
 		return res(ledger.TransportError, ledger.ReasonConnectionReset, "http/2 stream reset")
+	case strings.Contains(msg, "connection reset"):
+		return res(ledger.TransportError, ledger.ReasonConnectionReset, closedText(err, headers))
 	case strings.Contains(msg, "response headers exceeded"), strings.Contains(msg, "header list too large"),
 		strings.Contains(msg, "header list larger"):
 		return res(ledger.TransportError, ledger.ReasonTransportOther, fmt.Sprintf("response headers too large (over %d KiB)", MaxResponseHeaderBytes>>10))
@@ -204,4 +199,22 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 		return res(ledger.TransportError, ledger.ReasonTransportOther, "malformed HTTP response")
 	}
 	return res(ledger.TransportError, ledger.ReasonTransportOther, "transport error")
+}
+
+// closedText says how a connection ended under a request, in the words of
+// the socket's error (what Go's transport reports too): a broken pipe is
+// a write into a connection the server had closed, while the request was
+// written; a reset is the server's RST; anything else a close.
+func closedText(err error, headers bool) string {
+	when := " before response headers"
+	if headers {
+		when = " mid-stream"
+	}
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		return "broken pipe: the server closed the connection while the request was written"
+	case errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "connection reset"):
+		return "connection reset by the server" + when
+	}
+	return "connection closed" + when
 }

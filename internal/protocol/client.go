@@ -84,6 +84,7 @@ type Client struct {
 	doneGrace time.Duration // postDoneGrace (tests shorten it)
 	red       *sanitize.Redactor
 	buffers   *sse.Budget
+	noPhases  bool // the phases are not traced (the benchmark's other side)
 }
 
 // NewClient builds a Client: it resolves the API key (from the environment
@@ -168,13 +169,17 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// What the transport did with the connection, for telling a keep-alive
-	// race from a failing target (see keepAliveRace).
+	// race from a failing target (see keepAliveRace); which connections
+	// the request took: replays, and the connection whose idle time a
+	// Keep-Alive header bounds (replay.go); and the attempt's phases
+	// (phases.go).
 	var conn connTrace
-	ctx = httptrace.WithClientTrace(ctx, conn.trace())
-	// Which connections the request took: replays, and the connection
-	// whose idle time a Keep-Alive header bounds (replay.go).
 	use := connUse{now: now}
-	ctx = httptrace.WithClientTrace(ctx, use.trace())
+	var ph *phaseTrace
+	if !c.noPhases {
+		ph = &phaseTrace{now: now}
+	}
+	ctx = httptrace.WithClientTrace(ctx, attemptTrace(&conn, &use, ph))
 	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
 	if err != nil {
 		if dispatched != nil {
@@ -185,6 +190,9 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	c.setHeaders(req.Header, t)
 	use.gate(req)
+	if ph != nil {
+		ph.overTLS = req.URL.Scheme == "https"
+	}
 	if t.Hook != nil {
 		hctx, done := t.Hook(ctx, req)
 		req = req.WithContext(hctx)
@@ -219,6 +227,10 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		headersTimer.Stop()
 	}
 	use.stamp(rec)
+	if ph != nil {
+		ph.stamp(rec, resp)
+		defer ph.finish(rec)
+	}
 	if err != nil {
 		rec.End = now()
 		var nr *notReplayed

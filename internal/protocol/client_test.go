@@ -772,11 +772,29 @@ func TestFinishReason(t *testing.T) {
 // with 256 concurrent streams per CPU.
 func BenchmarkDo(b *testing.B) {
 	for _, par := range []int{1, 128} {
-		b.Run(fmt.Sprintf("streams=%dxGOMAXPROCS", par), func(b *testing.B) { benchmarkDo(b, par) })
+		b.Run(fmt.Sprintf("streams=%dxGOMAXPROCS", par), func(b *testing.B) { benchmarkDo(b, par, false) })
 	}
 }
 
-func benchmarkDo(b *testing.B, parallelism int) {
+// BenchmarkPhases is the cost of tracing each attempt's phases (issue 28),
+// both sides in one run: the same requests with the phases traced and
+// not, interleaved over rounds (a busy host's load drifts between runs
+// taken one after the other). Besides ns/op it reports the process's CPU
+// per request (client and in-process server together: the difference is
+// the phases').
+func BenchmarkPhases(b *testing.B) {
+	for range 6 {
+		for _, off := range []bool{true, false} {
+			name := "phases=on"
+			if off {
+				name = "phases=off"
+			}
+			b.Run(name, func(b *testing.B) { benchmarkDo(b, 1, off) })
+		}
+	}
+}
+
+func benchmarkDo(b *testing.B, parallelism int, noPhases bool) {
 	steps := []step{roleOnly}
 	for range 32 {
 		steps = append(steps, content("tok"))
@@ -798,10 +816,17 @@ func benchmarkDo(b *testing.B, parallelism int) {
 		b.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
+	c.noPhases = noPhases
 	l := ledger.New(time.Now())
 	t := Target{Base: srv.URL + "/v1", Adapter: OpenAIChat{}}
 	p := Params{Model: "m", Prompt: "hello", MaxTokens: 32}
 	b.ReportAllocs()
+	cpu := processCPU()
+	defer func() {
+		if used := processCPU() - cpu; used > 0 {
+			b.ReportMetric(float64(used.Nanoseconds())/float64(b.N)/1e3, "cpu-µs/op")
+		}
+	}()
 	b.SetParallelism(parallelism)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -57,20 +57,16 @@ type connUse struct {
 	replayed time.Duration
 }
 
-func (u *connUse) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn: func(ci httptrace.GotConnInfo) {
-			u.mu.Lock()
-			defer u.mu.Unlock()
-			u.conns++
-			u.conn, u.use = asIdleConn(ci.Conn), 0
-			if u.conn != nil {
-				u.use = u.conn.nextUse()
-			}
-			if u.conns > 1 {
-				u.replayed = u.now()
-			}
-		},
+func (u *connUse) gotConn(ci httptrace.GotConnInfo) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.conns++
+	u.conn, u.use = asIdleConn(ci.Conn), 0
+	if u.conn != nil {
+		u.use = u.conn.nextUse()
+	}
+	if u.conns > 1 {
+		u.replayed = u.now()
 	}
 }
 

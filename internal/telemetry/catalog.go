@@ -17,6 +17,9 @@ const (
 	KindCounter   MetricKind = "counter"
 	KindGauge     MetricKind = "gauge"
 	KindHistogram MetricKind = "histogram" // native buckets, and classic ones on the same series with Options.ClassicHistograms
+	// KindNativeHistogram has native buckets only, whatever
+	// telemetry.classic_histograms says: no classic series.
+	KindNativeHistogram MetricKind = "native histogram"
 )
 
 // MetricSpec describes one llmprobe_* Prometheus metric. The catalog
@@ -81,6 +84,9 @@ const (
 	metricProbeRefused    = "llmprobe_probe_refused_total"
 	metricTurnTTFT        = "llmprobe_session_turn_time_to_first_token_seconds"
 	metricTurns           = "llmprobe_session_turns_total"
+	metricHTTPPhase       = "llmprobe_http_phase_seconds"
+	metricHTTPConns       = "llmprobe_http_connections_total"
+	metricHTTPConnInfo    = "llmprobe_http_connection_info"
 
 	metricHostBusy            = "llmprobe_host_cpu_busy_seconds_total"
 	metricHostSteal           = "llmprobe_host_cpu_steal_seconds_total"
@@ -196,6 +202,14 @@ func Metrics() []MetricSpec {
 		{Name: metricFleetInfo, Kind: KindGauge, Labels: []string{labelShard, labelShards},
 			Help: "This prober's place in its fleet (shard 0 of 1 when alone); always 1. Join it on instance to label a prober's series by shard."},
 
+		// The path to the model: each attempt's connection (phases.go).
+		{Name: metricHTTPPhase, Kind: KindNativeHistogram, Unit: unitSeconds, Labels: []string{labelTarget, labelPhase},
+			Help: "Each attempt's phases, every class and traffic together: a new connection's resolve, connect and tls; then write (connection in hand to request written), processing (request written to response headers), first_byte (headers to first body byte) and first_content (first body byte to first content). A reused connection has no resolve, connect or tls observation. Native buckets only."},
+		{Name: metricHTTPConns, Kind: KindCounter, Unit: unitRequests, Labels: []string{labelTarget, labelReused},
+			Help: "Attempts by their connection: new (reused=false) or taken from the keep-alive pool (reused=true)."},
+		{Name: metricHTTPConnInfo, Kind: KindGauge, Labels: []string{labelTarget, labelHTTPVersion, labelTLSVersion, labelTLSCipher, labelALPN},
+			Help: "The HTTP version and TLS of the target's last response (closed sets, never the server's text); always 1."},
+
 		// The JSONL ledger sink (registered by WatchLedgerSink).
 		{Name: metricLedgerWritten, Kind: KindCounter, Unit: unitRecords,
 			Help: "Ledger records written to the JSONL file buffer."},
@@ -301,6 +315,13 @@ func Labels() []LabelSpec {
 			Values: []string{ScopeLocal, ScopeFleet}},
 		{Name: labelShard, Meaning: "On llmprobe_fleet_info: this prober's shard index (0 is the fleet's coordinator)."},
 		{Name: labelShards, Meaning: "On llmprobe_fleet_info: how many shards the fleet has (1: a prober alone)."},
+		{Name: labelPhase, Meaning: "A phase of an attempt on llmprobe_http_phase_seconds (docs/ledger.md#phases).",
+			Values: valuesOf(ledger.Phases, func(p ledger.Phase) string { return string(p) })},
+		{Name: labelReused, Meaning: "Whether the attempt's connection was taken from the keep-alive pool.", Values: []string{"false", "true"}},
+		{Name: labelHTTPVersion, Meaning: "The HTTP version of the target's last response.", Values: ledger.HTTPVersions},
+		{Name: labelTLSVersion, Meaning: "The TLS version of the connection (none: plain HTTP).", Values: append(slices.Clone(ledger.TLSVersions), noTLS)},
+		{Name: labelTLSCipher, Meaning: "Go's name of the connection's cipher suite (crypto/tls; other: one Go does not name; none: plain HTTP)."},
+		{Name: labelALPN, Meaning: "The protocol negotiated by ALPN (none: none negotiated, or plain HTTP).", Values: ledger.ALPNs},
 		{Name: "model", Meaning: "The model the target names (server-supplied, sanitised, at most 128 bytes)."},
 		{Name: "version", Meaning: "On llmprobe_target_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},

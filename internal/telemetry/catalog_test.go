@@ -47,7 +47,7 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 			got[mf.GetName()] = mf
 		}
 	}
-	kinds := map[MetricKind]dto.MetricType{KindCounter: dto.MetricType_COUNTER, KindGauge: dto.MetricType_GAUGE, KindHistogram: dto.MetricType_HISTOGRAM}
+	kinds := map[MetricKind]dto.MetricType{KindCounter: dto.MetricType_COUNTER, KindGauge: dto.MetricType_GAUGE, KindHistogram: dto.MetricType_HISTOGRAM, KindNativeHistogram: dto.MetricType_HISTOGRAM}
 	catalog := map[string]bool{}
 	for _, m := range Metrics() {
 		catalog[m.Name] = true
@@ -222,7 +222,10 @@ telemetry package's catalog, the one place a metric's name, type, unit, labels a
 written. Latencies are measured from the planned send time (no coordinated omission).
 Histograms carry native buckets, and classic buckets on the same series when
 ` + "`telemetry.classic_histograms`" + ` is on (the classic series add ` + "`_bucket`, `_sum` and `_count`" + `;
-see [classic buckets](#classic-buckets)). The Go and process collectors' ` + "`go_*`" + ` and
+see [classic buckets](#classic-buckets)), but those of type "native histogram", which have native
+buckets only. Every counter is monotone by construction: those read from cumulative sources
+(the host's, the cgroup's, the ledger sink's) export the largest value they exported, so a
+source that steps back never reads as a reset. The Go and process collectors' ` + "`go_*`" + ` and
 ` + "`process_*`" + ` series (client_golang's own) are not listed.
 
 The last column names the OpenTelemetry instrument that carries the same figure when OTLP

@@ -35,11 +35,13 @@ type HostCounters struct {
 	RunWaitSeconds float64
 }
 
-// hostCollector exports HostCounters at scrape time.
+// hostCollector exports HostCounters at scrape time, its counters
+// monotone by construction (monotone).
 type hostCollector struct {
 	read                                                       func() HostCounters
 	busy, steal, cpus, psi, cgPSI, periods, throttled, thrSecs *prometheus.Desc
 	quota, runWait                                             *prometheus.Desc
+	mono                                                       monotone
 }
 
 // Describe implements prometheus.Collector.
@@ -53,7 +55,7 @@ func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	h := c.read()
 	counter := func(d *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+		ch <- c.mono.counter(d, v)
 	}
 	if h.CPUOK {
 		counter(c.busy, h.CPUBusySeconds)

@@ -13,10 +13,12 @@ type LedgerSinkStats interface {
 	Stats() ledger.RotatingStats
 }
 
-// ledgerSinkCollector exports a rotating ledger sink's counters at scrape time.
+// ledgerSinkCollector exports a rotating ledger sink's counters at scrape
+// time, monotone by construction (monotone).
 type ledgerSinkCollector struct {
 	s                                      LedgerSinkStats
 	written, dropped, writeErrs, rotations *prometheus.Desc
+	mono                                   monotone
 }
 
 // Describe implements prometheus.Collector.
@@ -30,10 +32,10 @@ func (c *ledgerSinkCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *ledgerSinkCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.s.Stats()
-	ch <- prometheus.MustNewConstMetric(c.written, prometheus.CounterValue, float64(st.Written))
-	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped))
-	ch <- prometheus.MustNewConstMetric(c.writeErrs, prometheus.CounterValue, float64(st.WriteErrors))
-	ch <- prometheus.MustNewConstMetric(c.rotations, prometheus.CounterValue, float64(st.Rotations))
+	ch <- c.mono.counter(c.written, float64(st.Written))
+	ch <- c.mono.counter(c.dropped, float64(st.Dropped))
+	ch <- c.mono.counter(c.writeErrs, float64(st.WriteErrors))
+	ch <- c.mono.counter(c.rotations, float64(st.Rotations))
 }
 
 // NewLedgerSinkCollector returns a collector exporting

@@ -38,7 +38,9 @@ func fixtureRecords() []*ledger.Record {
 		{ID: 1, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat", Model: "m1",
 			Planned: 100 * ms, Dispatched: 101 * ms, Headers: 150 * ms, FirstContent: 300 * ms, LastContent: 500 * ms, End: 510 * ms,
 			ChunkGaps: []time.Duration{20 * ms, 30 * ms, 150 * ms}, Usage: ledger.Usage{Known: true, Prompt: 12, Completion: 5},
-			ContentEvents: 4, Outcome: ledger.OK, Reason: ledger.ReasonStop},
+			ContentEvents: 4, Outcome: ledger.OK, Reason: ledger.ReasonStop,
+			Conn: &ledger.Conn{DNS: 1 * ms, Connect: 2 * ms, TLS: 5 * ms, Got: 110 * ms, Wrote: 111 * ms,
+				HTTPVersion: "2", TLSVersion: "1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", ALPN: "h2"}},
 		{ID: 2, Target: "sim", Class: "short", Traffic: ledger.TrafficBaseline, API: "openai-chat",
 			Planned: 200 * ms, Dispatched: 203 * ms, FirstContent: 1400 * ms, LastContent: 1500 * ms, End: 1600 * ms,
 			ChunkGaps: []time.Duration{100 * ms}, ContentEvents: 2, Outcome: ledger.OK, Reason: ledger.ReasonLength},
@@ -54,7 +56,8 @@ func fixtureRecords() []*ledger.Record {
 		{ID: 7, Target: "sim", Class: "short", Traffic: ledger.TrafficLadder, API: "openai-chat", Step: 2, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
 			Planned: 700 * ms, Dispatched: 710 * ms, FirstContent: 800 * ms, LastContent: 900 * ms, End: 950 * ms,
 			ChunkGaps: []time.Duration{50 * ms, 50 * ms}, Usage: ledger.Usage{Known: true, Prompt: 3, Completion: 3},
-			Outcome: ledger.OK, Reason: ledger.ReasonStop},
+			Outcome: ledger.OK, Reason: ledger.ReasonStop,
+			Conn: &ledger.Conn{Reused: true, Got: 711 * ms, Wrote: 712 * ms, HTTPVersion: "2", TLSVersion: "1.3", TLSCipher: "TLS_AES_128_GCM_SHA256", ALPN: "h2"}},
 	}
 }
 

@@ -86,6 +86,7 @@ type identity struct{ model, version string }
 // safe for concurrent use.
 type Recorder struct {
 	prom     *promMetrics
+	phases   *phaseMetrics
 	otel     *otelInstruments
 	registry *prometheus.Registry // nil when the caller gave a Registerer
 	log      *slog.Logger
@@ -109,6 +110,7 @@ func New(o Options) (*Recorder, error) {
 	r := &Recorder{
 		log:       o.Logger,
 		prom:      newPromMetrics(o.ClassicHistograms),
+		phases:    newPhaseMetrics(),
 		gates:     make(map[classKey]Gates),
 		series:    make(map[seriesKey]*promSeries),
 		identity:  make(map[string]identity),
@@ -122,7 +124,7 @@ func New(o Options) (*Recorder, error) {
 	if o.Region != "" {
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{"region": o.Region}, reg)
 	}
-	for _, c := range r.prom.collectors() {
+	for _, c := range append(r.prom.collectors(), r.phases.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("telemetry: register Prometheus collector: %w", err)
 		}
@@ -156,6 +158,7 @@ func (r *Recorder) Record(rec *ledger.Record) {
 	good := stats.IsGood(rec, g)
 	r.prom.record(s, rec, good, r.drop)
 	r.prom.recordTurn(s.target, s.class, rec, r.drop)
+	r.phases.record(rec)
 	if os != nil {
 		r.otel.record(os, rec, good)
 	}
@@ -292,6 +295,7 @@ func (r *Recorder) ForgetTarget(target string) {
 	for _, v := range r.prom.perTarget() {
 		v.DeletePartialMatch(prometheus.Labels{labelTarget: target})
 	}
+	r.phases.forget(target)
 }
 
 // SetInFlight sets llmprobe_in_flight_requests and

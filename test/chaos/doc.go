@@ -17,6 +17,11 @@
 // ever goes down, that the counters add up to the ledger files, that its
 // goroutines return to their baseline and that its baseline rate holds.
 //
+// TestCountersMonotoneUnderLoad scrapes a short `llmprobe run` under its
+// baseline load 150 times back to back and fails on any counter, histogram
+// count or sum that goes down between two scrapes (the host's counters
+// included).
+//
 // The case table is rendered into docs/chaos.md; TestCaseTableDoc fails when
 // the two differ (regenerate with `go test ./test/chaos -run
 // TestCaseTableDoc -update`).

@@ -49,16 +49,11 @@ func (c *conn) roundTrip(req *http.Request, trace *httptrace.ClientTrace) (resp 
 		}
 		return nil, early, err
 	}
-	if err := c.write(req); err != nil {
-		// The response may have come before the request was written
-		// whole (a server that answers early and closes): Go's transport
-		// reads it too, but a streaming API never answers before the
-		// whole request, so a failed write is a failed request.
+	earlyResp, err := c.sendRequest(req)
+	if err != nil {
+		// No response byte: the request failed before its response (the
+		// case a reused connection's request may be sent again in).
 		return fail(true, err)
-	}
-	c.lim.n, c.lim.exceeded = c.t.opt.MaxResponseHeaderBytes, false
-	if _, err := c.br.Peek(1); err != nil {
-		return fail(true, err) // the bound (> 0) cannot be passed by a first read
 	}
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		trace.GotFirstResponseByte()
@@ -85,7 +80,10 @@ func (c *conn) roundTrip(req *http.Request, trace *httptrace.ClientTrace) (resp 
 		break
 	}
 	c.lim.n = -1
-	b := &body{c: c, rc: resp.Body, stop: stop, reusable: reusable(req, resp)}
+	// A response that came before the request was written whole ends
+	// the connection: the rest of the request is abandoned with it.
+	b := &body{c: c, rc: resp.Body, stop: stop, reusable: !earlyResp && reusable(req, resp)}
+	resp.Close = resp.Close || earlyResp
 	resp.Body = b
 	if resp.StatusCode == http.StatusSwitchingProtocols || b.rc == http.NoBody {
 		// Nothing to read: the connection is done with now.
@@ -93,22 +91,6 @@ func (c *conn) roundTrip(req *http.Request, trace *httptrace.ClientTrace) (resp 
 		resp.Body = http.NoBody
 	}
 	return resp, false, nil
-}
-
-// write writes req through a pooled buffer. net/http's Request.Write
-// writes what Go's transport writes (it adds a User-Agent when there is
-// none, and Content-Length or chunking), and calls httptrace's
-// WroteHeaders and WroteRequest.
-func (c *conn) write(req *http.Request) error {
-	bw := c.t.wbufs.Get().(*bufio.Writer)
-	bw.Reset(c.nc)
-	err := req.Write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	bw.Reset(nil)
-	c.t.wbufs.Put(bw)
-	return err
 }
 
 // reusable reports whether the connection can carry another request once

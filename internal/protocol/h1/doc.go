@@ -17,7 +17,15 @@
 // GotFirstResponseByte, Got1xxResponse, WroteHeaders and WroteRequest, and
 // the replay of a request whose reused connection failed before any
 // response byte (when it has no body or a GetBody, and is idempotent or
-// carries an Idempotency-Key). What it does not do: TLS, proxies, HTTP/2,
+// carries an Idempotency-Key). A response the server sends before it has
+// read the whole request (RFC 9112 §9.5: a body-size limit's 413, then a
+// close or a reset) is read as the request's response and ends the
+// connection: a body over 64 KiB (or of unknown length) is written on a
+// goroutine of its own, for the write only, while the caller watches the
+// connection; a smaller one fits the socket buffers and is written first.
+// A write that fails on the connection is a *WriteError holding the
+// socket's error (ECONNRESET, EPIPE), which net/http's Request.Write
+// hides in a type without Unwrap. What it does not do: TLS, proxies, HTTP/2,
 // compression, 100-continue; callers route those requests to net/http.
 // An idle connection that its server closed is found without a reader
 // goroutine, by a non-blocking peek when it is taken (PeekClosed).
