@@ -25,6 +25,7 @@ const (
 	classicTurn    = 21  // the per-turn TTFT's: 18 finite buckets + 3
 	perClass       = 2   // llmprobe_arrival_rate (baseline), llmprobe_slo_ttft_seconds
 	perTarget      = 11  // in flight, oldest, generator valid, lag max, 5 invalid causes, target info, identity changes
+	perConnPath    = 8   // phases connect, write, processing, first_byte, first_content (plain HTTP to an IP); connections new, reused; connection info
 )
 
 // steadySeries is the formula: the series of one target once every
@@ -39,7 +40,7 @@ func steadySeries(s shape) int {
 	if s.ladder {
 		keys = 3 // and baseline during="ladder", ladder during="ladder"
 	}
-	n := s.classes*(keys*key+perClass) + perTarget + s.budgets
+	n := s.classes*(keys*key+perClass) + perTarget + perConnPath + s.budgets
 	for _, turns := range s.sessionTurns {
 		turn := 2 // turns{outcome="ok"} and the turn TTFT histogram
 		if s.classic {
