@@ -189,6 +189,14 @@ type Record struct {
 	// processing and generation (llama.cpp's `timings`), when its stream
 	// carried one; nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// BufferedByIntermediary says the stream's tokens all arrived in one
+	// burst though the server generated them over a longer time: something
+	// between the prober and the server held the stream (protocol's
+	// BufferedByIntermediary rule), so its TTFT is the full response time.
+	BufferedByIntermediary bool `json:"buffered_by_intermediary,omitempty"`
+	// Cert is the server's certificates' expiry, on a request over TLS
+	// (CertFacts); nil over plain HTTP.
+	Cert *CertFacts `json:"cert,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`

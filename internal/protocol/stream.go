@@ -236,7 +236,9 @@ func (s *stream) empty() bool {
 
 func (s *stream) ok(doneAt time.Duration) ledger.Result {
 	s.rec.End = doneAt
-	return ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+	res := ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+	s.rec.BufferedByIntermediary = bufferedStream(s.rec)
+	return res
 }
 
 // readError classifies a body read error before the terminal marker. Once

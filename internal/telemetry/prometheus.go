@@ -89,6 +89,7 @@ type promMetrics struct {
 	fleetInfo                                                    *prometheus.GaugeVec
 	turnTTFT                                                     *prometheus.HistogramVec
 	turns                                                        *prometheus.CounterVec
+	path                                                         pathMetrics // path.go
 }
 
 // histogram, gauge and counter build the collector of a catalog entry
@@ -155,24 +156,25 @@ func newPromMetrics() *promMetrics {
 		buildInfo:      gauge(metricBuildInfo),
 		targetInfo:     gauge(metricTargetInfo),
 		fleetInfo:      gauge(metricFleetInfo),
+		path:           newPathMetrics(),
 	}
 }
 
 func (m *promMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
 		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns,
-	}
+	}, m.path.collectors()...)
 }
 
 // perTarget lists the vectors that carry a target label, for ForgetTarget.
 func (m *promMetrics) perTarget() []interface {
 	DeletePartialMatch(prometheus.Labels) int
 } {
-	return []interface {
+	return append([]interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
@@ -180,7 +182,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
 		m.turnTTFT, m.turns,
-	}
+	}, m.path.perTarget()...)
 }
 
 // reqKey is one (outcome, reason) pair of llmprobe_requests_total.
@@ -197,6 +199,7 @@ type promSeries struct {
 	cachedPrompt, cacheReported                    prometheus.Counter
 	ttft, chunk, tpot, duration, lag               prometheus.Observer
 	requests                                       map[reqKey]prometheus.Counter
+	buffered                                       prometheus.Counter // the target's, shared by its series
 }
 
 // initSeries creates every series of (target, class, traffic, during) at zero, so
@@ -220,6 +223,7 @@ func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, d
 		duration:      m.duration.WithLabelValues(target, class, t, during),
 		lag:           m.lag.WithLabelValues(target, class, t, during),
 		requests:      map[reqKey]prometheus.Counter{},
+		buffered:      m.path.buffered.WithLabelValues(target),
 	}
 	for _, o := range ledger.Outcomes {
 		for _, r := range ledger.ReasonsFor(o) {
@@ -290,6 +294,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 			s.cacheReported.Add(float64(prompt))
 		}
 	}
+	m.path.record(s.buffered, s.target, r)
 	if r.Outcome != ledger.OK {
 		return
 	}
