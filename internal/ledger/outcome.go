@@ -98,10 +98,16 @@ const (
 	ReasonTLSUntrusted Reason = "tls_untrusted" // the certificate chains to no trusted root (unknown authority)
 )
 
+// ReasonGateway is the http_error of a 502 or 504 whose body is not the
+// API's error object: a gateway in front of the server answered for it,
+// having failed to reach its upstream or to hear from it in time.
+const ReasonGateway Reason = "gateway"
+
+
 var reasonsFor = map[Outcome][]Reason{
 	OK:             {ReasonStop, ReasonLength, ReasonOther},
 	Rejected:       {ReasonStatus429, ReasonStatus503},
-	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
+	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody, ReasonGateway},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
 	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther, ReasonDNS, ReasonTLSHostname, ReasonTLSExpired, ReasonTLSUntrusted},
 	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError, ReasonNoContent},
