@@ -103,7 +103,6 @@ const (
 // having failed to reach its upstream or to hear from it in time.
 const ReasonGateway Reason = "gateway"
 
-
 var reasonsFor = map[Outcome][]Reason{
 	OK:             {ReasonStop, ReasonLength, ReasonOther},
 	Rejected:       {ReasonStatus429, ReasonStatus503},

@@ -27,7 +27,7 @@ func TestDoGatewayErrors(t *testing.T) {
 			ledger.ReasonServerError, "status 502 (upstream)"},
 		{"a 500 page is the server's", 500, "text/html", "<html>500</html>", "nginx",
 			ledger.ReasonServerError, "status 500"},
-		{"a hostile Server header is cleaned", 502, "text/plain", "bad gateway", "evil\u202e"+strings.Repeat("x", 200),
+		{"a hostile Server header is cleaned", 502, "text/plain", "bad gateway", "evil\u202e" + strings.Repeat("x", 200),
 			ledger.ReasonGateway, "(Server: evil"},
 	}
 	c := newClient(t, ClientOptions{})
