@@ -62,13 +62,19 @@ func client(t *testing.T, caFile string, h1 bool) *protocol.Client {
 // record in rec (when set) and returns the records, all finished.
 func run(t *testing.T, c *protocol.Client, base string, n int, every time.Duration, rec *telemetry.Recorder) []*ledger.Record {
 	t.Helper()
+	p := protocol.Params{Model: "m", MaxTokens: simTokens, Messages: []protocol.Message{{Role: "user", Content: "Hello there, proxy!"}}}
+	return runWith(t, c, base, p, n, every, rec)
+}
+
+// runWith is run with the request's parameters given.
+func runWith(t *testing.T, c *protocol.Client, base string, p protocol.Params, n int, every time.Duration, rec *telemetry.Recorder) []*ledger.Record {
+	t.Helper()
 	var sinks []ledger.Sink
 	if rec != nil {
 		sinks = append(sinks, rec)
 	}
 	l := ledger.New(time.Now(), sinks...)
 	tg := protocol.Target{Base: base, Adapter: protocol.OpenAIChat{}}
-	p := protocol.Params{Model: "m", MaxTokens: simTokens, Messages: []protocol.Message{{Role: "user", Content: "Hello there, proxy!"}}}
 	recs := make([]*ledger.Record, n)
 	var wg sync.WaitGroup
 	start := l.Now()

@@ -128,6 +128,7 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 type proxyConfig struct {
 	Upstream     string        // host:port of the model server
 	Buffering    bool          // proxy_buffering on
+	Buffers      string        // proxy_buffers ("" = nginx's default, 8 4k|8k)
 	ReadTimeout  time.Duration // proxy_read_timeout; 0 = 60s
 	KeepAlive    time.Duration // keepalive_timeout to the client; 0 = 75s (nginx's default)
 	CertExpiry   time.Time     // the server certificate's NotAfter; zero = in 90 days
@@ -168,6 +169,7 @@ http {
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_buffering {{if .Buffering}}on{{else}}off{{end}};
+            {{if .Buffers}}proxy_buffers {{.Buffers}};{{end}}
             proxy_read_timeout {{.ReadTimeoutS}};
             proxy_connect_timeout 2s;
         }
