@@ -122,6 +122,7 @@ func buildTarget(now time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 	ts.DuringLadder = t.DuringLadder
 	ts.Budget = t.Budget
 	ts.Failures = t.Failures
+	ts.Buffered = sd.buffered.fact()
 	if len(ts.Failures) > MaxFailures {
 		ts.Failures = ts.Failures[:MaxFailures]
 	}
