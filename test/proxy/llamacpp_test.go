@@ -11,7 +11,8 @@ import (
 )
 
 // TestLlamaCppBehindNginx puts nginx with TLS in front of the real
-// llama.cpp server (HTTP/1.1 to the client). With proxy_buffering off no
+// llama.cpp server (HTTP/1.1 to the client). Directly and with
+// proxy_buffering off no
 // stream long enough to judge (the server's own timings) is flagged. With
 // it on, what nginx does is measured and logged: it passed llama.cpp's
 // chunked streams on in parts (docs/deploy.md), so a stream is flagged
@@ -24,11 +25,16 @@ func TestLlamaCppBehindNginx(t *testing.T) {
 	// 400 tokens at the tiny model's pace (1 to 3 ms per token here) take
 	// long enough to judge.
 	p := protocol.Params{Model: "m", MaxTokens: 400, Messages: []protocol.Message{{Role: "user", Content: "Tell me a long story about a proxy."}}}
-	for _, buffering := range []bool{false, true} {
-		name := map[bool]string{false: "proxy_buffering off", true: "proxy_buffering on"}[buffering]
+	for _, mode := range []string{"direct", "proxy_buffering off", "proxy_buffering on"} {
+		name, buffering := mode, mode == "proxy_buffering on"
 		t.Run(name, func(t *testing.T) {
-			n := startNginx(t, proxyConfig{Upstream: upstream, Buffering: buffering})
-			recs := runWith(t, client(t, n.cfg.CAFile, true), n.TLSURL(), p, 4, time.Second, nil)
+			var recs []*ledger.Record
+			if mode == "direct" {
+				recs = runWith(t, client(t, "", true), srv.URL()+"/v1", p, 3, time.Second, nil)
+			} else {
+				n := startNginx(t, proxyConfig{Upstream: upstream, Buffering: buffering})
+				recs = runWith(t, client(t, n.cfg.CAFile, true), n.TLSURL(), p, 3, time.Second, nil)
+			}
 			judged, flagged := 0, 0
 			for _, r := range recs {
 				if r.Outcome != ledger.OK {
