@@ -19,7 +19,7 @@ const (
 	BufferedMinGeneration = 100 * time.Millisecond
 	// BufferedBurstShare is the share of the generation time within which
 	// all of a buffered stream's tokens arrived: 1/BufferedBurstShare.
-	BufferedBurstShare = 10
+	BufferedBurstShare = 20
 	// bufferedMinEvents is the least number of token-carrying events a
 	// stream needs to be judged: one or two events say nothing of a burst.
 	bufferedMinEvents = 3

@@ -38,8 +38,8 @@ func TestBufferedByIntermediaryRule(t *testing.T) {
 		{"burst of 100 tokens in 4 events (usage)", withUsage(base(900*ms, 905*ms, 4), 100), true},
 		{"2 events: nothing to judge", withUsage(base(900*ms, 900*ms, 2), 100), false},
 		{"burst of 10 events: 45ms floor, too short", base(300*ms, 300*ms, 10), false},
-		{"span just above a tenth of 155ms", base(100*ms, 116*ms, 32), false},
-		{"span a tenth of 155ms", base(100*ms, 100*ms+15500*time.Microsecond, 32), true},
+		{"span just above a twentieth of 155ms", base(100*ms, 108*ms, 32), false},
+		{"span a twentieth of 155ms", base(100*ms, 100*ms+7750*time.Microsecond, 32), true},
 		{"not ok", func() ledger.Record { r := base(700*ms, 701*ms, 32); r.Outcome = ledger.StreamError; return r }(), false},
 		{"reasoning then content in one burst", func() ledger.Record {
 			r := base(701*ms, 702*ms, 10)

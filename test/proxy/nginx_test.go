@@ -207,9 +207,6 @@ func startNginx(t *testing.T, cfg proxyConfig) *nginx {
 	cfg.Cert, cfg.Key = ca.issue(t, dir, cfg.CertExpiry)
 	cfg.ReadTimeoutS, cfg.KeepAliveS = seconds(cfg.ReadTimeout, 60*time.Second), seconds(cfg.KeepAlive, 75*time.Second)
 	var conf bytes.Buffer
-	if err := template.Must(template.New("nginx").Parse(nginxConf)).Execute(&conf, &cfg); err != nil {
-		t.Fatal(err)
-	}
 	for attempt := 0; ; attempt++ {
 		cfg.TLSPort, cfg.PlainPort = freePort(t), freePort(t)
 		conf.Reset()
