@@ -51,6 +51,10 @@ type RuleOptions struct {
 	// 1h/5m page windows into 30s/3s and the 7-day capacity median into
 	// 84 minutes. Results are rounded to whole seconds, at least 1s.
 	TimeScale float64
+	// CertExpiryTicket and CertExpiryPage: LLMProbeCertificateExpiringSoon
+	// tickets, then pages, when a target's certificate expires within
+	// them (cert.go; 0 = DefaultCertExpiryTicket, DefaultCertExpiryPage).
+	CertExpiryTicket, CertExpiryPage time.Duration
 }
 
 // dur scales a nominal Prometheus duration by TimeScale.
@@ -207,7 +211,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	f := RuleFile{Groups: []RuleGroup{
 		{Name: "llmprobe-slo", Rules: slo},
 		{Name: "llmprobe-capacity", Rules: capacity},
-		{Name: "llmprobe-prober", Rules: proberAlerts(o)},
+		{Name: "llmprobe-prober", Rules: append(proberAlerts(o), certAlerts(o)...)},
 	}}
 	return f, nil
 }
@@ -232,6 +236,9 @@ func (o RuleOptions) validate() error {
 		return fmt.Errorf("dashgen: dispatch lag p99 %g: want > 0", o.DispatchLagP99)
 	case o.TimeScale < 0 || o.TimeScale > 1:
 		return fmt.Errorf("dashgen: time scale %g: want 0 < scale <= 1 (0 = 1)", o.TimeScale)
+	}
+	if err := o.validateCert(); err != nil {
+		return err
 	}
 	for i := 1; i < len(o.Gates); i++ {
 		if o.Gates[i] <= o.Gates[i-1] {

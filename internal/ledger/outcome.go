@@ -52,7 +52,7 @@ const (
 	ReasonTotal        Reason = "total"
 
 	// transport_error
-	ReasonDial              Reason = "dial"               // DNS or other dial failure
+	ReasonDial              Reason = "dial"               // a dial failure other than DNS
 	ReasonConnectionRefused Reason = "connection_refused" // nothing listening
 	ReasonConnectionReset   Reason = "connection_reset"   // reset or closed mid-request/stream
 	ReasonStaleConnection   Reason = "stale_connection"   // a connection taken idle from the pool closed before any response byte (however late the prober saw it), on every replay: a pool race
@@ -88,12 +88,27 @@ const (
 	ReasonDrainDeadline Reason = "drain_deadline"
 )
 
+// transport_error reasons that name where the path to the target failed
+// (docs/protocols.md#certificates): before them a DNS failure was dial and a
+// certificate refused was tls.
+const (
+	ReasonDNS          Reason = "dns"           // the target's host name did not resolve
+	ReasonTLSHostname  Reason = "tls_hostname"  // the certificate's names (SANs) do not include the target's host
+	ReasonTLSExpired   Reason = "tls_expired"   // the certificate (or one in its chain) is expired or not yet valid
+	ReasonTLSUntrusted Reason = "tls_untrusted" // the certificate chains to no trusted root (unknown authority)
+)
+
+// ReasonGateway is the http_error of a 502 or 504 whose body is not the
+// API's error object: a gateway in front of the server answered for it,
+// having failed to reach its upstream or to hear from it in time.
+const ReasonGateway Reason = "gateway"
+
 var reasonsFor = map[Outcome][]Reason{
 	OK:             {ReasonStop, ReasonLength, ReasonOther},
 	Rejected:       {ReasonStatus429, ReasonStatus503},
-	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody},
+	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody, ReasonGateway},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
-	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther},
+	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther, ReasonDNS, ReasonTLSHostname, ReasonTLSExpired, ReasonTLSUntrusted},
 	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError, ReasonNoContent},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap, ReasonSessionAborted},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},

@@ -194,6 +194,14 @@ type Record struct {
 	// request's write, the HTTP and TLS versions (Conn). Absent when the
 	// request never reached a connection.
 	Conn *Conn `json:"conn,omitempty"`
+	// BufferedByIntermediary says the stream's tokens all arrived in one
+	// burst though the server generated them over a longer time: something
+	// between the prober and the server held the stream (protocol's
+	// BufferedByIntermediary rule), so its TTFT is the full response time.
+	BufferedByIntermediary bool `json:"buffered_by_intermediary,omitempty"`
+	// Cert is the server's certificates' expiry, on a request over TLS
+	// (CertFacts); nil over plain HTTP.
+	Cert *CertFacts `json:"cert,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`

@@ -167,7 +167,7 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 	)
 	switch {
 	case errors.As(err, &dnsErr):
-		return res(ledger.TransportError, ledger.ReasonDial, "name resolution failed")
+		return res(ledger.TransportError, ledger.ReasonDNS, "name resolution failed")
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return res(ledger.TransportError, ledger.ReasonConnectionRefused, "connection refused")
 	case errors.As(err, &verErr), errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):

@@ -242,9 +242,13 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
 				Err: "connection closed before response headers on a reused keep-alive connection"}
 		}
+		if r, ok := c.pathError(err); ok && ctx.Err() == nil {
+			return r
+		}
 		return classifyError(ctx, err, false)
 	}
 	rec.Headers = now()
+	rec.Cert = certFacts(resp.TLS)
 	if ka, ok := parseKeepAlive(resp.Header.Get("Keep-Alive")); ok && resp.ProtoMajor == 1 {
 		// Runs after the body is closed (defers run last first): the
 		// connection is idle from then.

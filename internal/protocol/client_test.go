@@ -551,7 +551,7 @@ func TestDoTLS(t *testing.T) {
 		proto    int32
 		warnings int
 	}{
-		{name: "untrusted", outcome: ledger.TransportError, reason: ledger.ReasonTLS},
+		{name: "untrusted", outcome: ledger.TransportError, reason: ledger.ReasonTLSUntrusted},
 		{name: "ca file h2", opts: ClientOptions{TLS: TLSOptions{CAFile: caFile}}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 2},
 		{name: "ca file http1", opts: ClientOptions{TLS: TLSOptions{CAFile: caFile}, DisableHTTP2: true}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 1},
 		{name: "skip verify warns", opts: ClientOptions{TLS: TLSOptions{InsecureSkipVerify: true}}, outcome: ledger.OK, reason: ledger.ReasonOther, proto: 2, warnings: 1},
@@ -867,7 +867,7 @@ func TestClassifyError(t *testing.T) {
 	}{
 		{"own timer wins", timedOut, io.ErrUnexpectedEOF, true, ledger.Timeout, ledger.ReasonIdle},
 		{"parent cancelled", cancelled, context.Canceled, false, ledger.Cancelled, ledger.ReasonInterrupted},
-		{"dns", bg, op("dial", &net.DNSError{Err: "no such host", Name: "secret.example", IsNotFound: true}), false, ledger.TransportError, ledger.ReasonDial},
+		{"dns", bg, op("dial", &net.DNSError{Err: "no such host", Name: "secret.example", IsNotFound: true}), false, ledger.TransportError, ledger.ReasonDNS},
 		{"refused", bg, op("dial", os.NewSyscallError("connect", syscall.ECONNREFUSED)), false, ledger.TransportError, ledger.ReasonConnectionRefused},
 		{"dial timeout", bg, op("dial", fakeTimeout{}), false, ledger.Timeout, ledger.ReasonConnect},
 		{"other dial failure", bg, op("dial", errors.New("network is unreachable")), false, ledger.TransportError, ledger.ReasonDial},

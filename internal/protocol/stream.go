@@ -236,7 +236,9 @@ func (s *stream) empty() bool {
 
 func (s *stream) ok(doneAt time.Duration) ledger.Result {
 	s.rec.End = doneAt
-	return ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+	res := ledger.Result{Outcome: ledger.OK, Reason: FinishReason(s.rec.FinishReason)}
+	s.rec.BufferedByIntermediary = bufferedStream(s.rec)
+	return res
 }
 
 // readError classifies a body read error before the terminal marker. Once
@@ -281,8 +283,12 @@ func (s *stream) statusResult(resp *http.Response) ledger.Result {
 	// A 1xx final status has no body to read (after a 101 the "body" is the
 	// raw connection): the status is the whole answer.
 	if resp.StatusCode >= 200 {
-		if se := s.errorBody(resp); se != nil {
+		se := s.errorBody(resp)
+		if se != nil {
 			msg += s.c.labels(se)
+		}
+		if note, ok := s.c.gateway(resp, se); ok {
+			r, msg = ledger.ReasonGateway, msg+note
 		}
 	}
 	if s.rec.RetryAfter > 0 {

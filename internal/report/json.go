@@ -92,6 +92,9 @@ type Probe struct {
 	// Replayed counts attempts sent again on a new connection after a
 	// keep-alive race (records with replays).
 	Replayed int `json:"replayed"`
+	// Buffered counts ok streams an intermediary held and released in one
+	// burst (ledger.BufferedVerdict); absent when none.
+	Buffered int `json:"buffered,omitempty"`
 
 	Outcomes map[string]int            `json:"outcomes"` // every outcome of the closed set, zeros included
 	Reasons  map[string]map[string]int `json:"reasons"`  // outcome → reason → count, seen reasons only
@@ -151,7 +154,7 @@ func ProbeOf(s stats.Summary) Probe {
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
 		Completed: s.Completed, Censored: s.Censored, Rejected: s.Rejected, Cancelled: s.Cancelled,
-		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow, Replayed: s.Replayed,
+		InjectedCancels: s.InjectedCancels, OutsideWindow: s.OutsideWindow, Replayed: s.Replayed, Buffered: s.Buffered,
 		Outcomes:      make(map[string]int, len(ledger.Outcomes)),
 		Reasons:       map[string]map[string]int{},
 		RequestedRate: s.RequestedRate, AchievedRate: s.AchievedRate, WindowSeconds: s.Window.Seconds(),

@@ -78,6 +78,9 @@ func text(w io.Writer, s stats.Summary, path string) error {
 	if s.Replayed > 0 {
 		fmt.Fprintf(tw, "  replayed\t%d\tattempts sent again on a new connection after a keep-alive race (the server closed an idle connection as the request was sent); counted once, latency from the planned send\n", s.Replayed)
 	}
+	if s.Buffered > 0 {
+		fmt.Fprintf(tw, "  buffered\t%d\t%s (caused by: %s)\n", s.Buffered, ledger.BufferedVerdict, ledger.BufferedSettings)
+	}
 	if s.OutsideWindow > 0 {
 		fmt.Fprintf(tw, "  outside window\t%d\trecords of arrivals planned outside the window, not counted\n", s.OutsideWindow)
 	}

@@ -83,6 +83,9 @@ type Summary struct {
 	// connection after a keep-alive race (Record.Replays > 0): not retries,
 	// not failures, shown so that nothing is hidden.
 	Replayed int
+	// Buffered counts ok streams flagged BufferedByIntermediary: their
+	// tokens arrived in one burst, held by something on the path.
+	Buffered int
 
 	// OutsideWindow counts records fed but planned outside the window.
 	OutsideWindow int
@@ -251,6 +254,9 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	}
 	if r.Replays > 0 {
 		s.Replayed++
+	}
+	if r.BufferedByIntermediary && r.Outcome == ledger.OK {
+		s.Buffered++
 	}
 	if r.Admitted() {
 		s.Admitted++

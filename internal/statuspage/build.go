@@ -140,6 +140,7 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	ts.DuringLadder = heldText(t.Held)
 	ts.Budget = budgetText(t.Budget)
 	ts.Failures = t.Failures
+	ts.Buffered = sd.buffered.fact()
 	if len(ts.Failures) > MaxFailures {
 		ts.Failures = ts.Failures[:MaxFailures]
 	}

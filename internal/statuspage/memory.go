@@ -30,6 +30,8 @@ type Memory struct {
 	// avail counts the availability SLI's events per class, as the rules
 	// do (targetstate.go).
 	avail availRing
+	// buffered counts the streams an intermediary held (path.go).
+	buffered bufferedCount
 
 	mu      sync.Mutex
 	classes map[string]*stats.Rolling // per class, for the SLO rows: the alerts judge each class
@@ -74,6 +76,7 @@ const maxStatusClasses = 64
 func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	s.rolling.Record(now, rec, g)
 	s.avail.record(now, rec)
+	s.buffered.record(now, rec)
 	if rec.Traffic != ledger.TrafficBaseline {
 		return
 	}

@@ -91,6 +91,9 @@ type TargetStatus struct {
 	Notes  string
 	// Failures are the target's last failed requests, newest first.
 	Failures []Failure
+	// Buffered is set when an intermediary buffers the target's streams
+	// (path.go): a fact for the page to say, nil otherwise.
+	Buffered *Buffered
 }
 
 // TargetState is a target's state (card.go: DOWN, REFUSED, FAILING,

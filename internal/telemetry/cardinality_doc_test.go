@@ -37,7 +37,7 @@ native histogram is one series; with classic buckets exposed and
 | … with ` + "`telemetry.classic_histograms`" + ` kept | +100 | 85 finite buckets (18 + 16 + 16 + 19 + 16) + 5 × (` + "`+Inf`" + `, ` + "`_sum`" + `, ` + "`_count`" + `) |
 | pairs per class | 1 or 3 | 1 without a ladder; 3 with one (baseline none and ladder, ladder ladder) |
 | each class | 2 | scheduled arrival rate (baseline), TTFT gate (when set) |
-| each target | 11 | in flight, oldest in flight, generator valid, lag max, 5 invalid causes, target info, identity changes |
+| each target | 12 | in flight, oldest in flight, generator valid, lag max, 5 invalid causes, target info, identity changes, buffered streams |
 | the connection path, each target | 8 | ` + "`llmprobe_http_phase_seconds`" + ` for connect, write, processing, first byte and first content, the connections counter (new, reused) and the connection info; +1 for ` + "`resolve`" + ` (a host name) and +1 for ` + "`tls`" + ` (HTTPS); each phase created on its first observation |
 | constant labels (` + "`labels`" + `, file_sd) on any target | +1 | ` + "`llmprobe_target_labels`" + ` on every target, none when no target has labels |
 | each limited budget | 1 | ` + "`budget.tokens_per_day`, `budget.requests_per_day`" + ` |
@@ -50,7 +50,7 @@ native histogram is one series; with classic buckets exposed and
 So a target of C classes, K pairs per class (1 or 3), B limited budgets and session classes of
 T₁, T₂, … turns has, once every class has had an ok request and before any ladder ran,
 
-    S = C × (K × (21 + 100·classic) + 2) + 11 + 8 + B + Σᵢ Tᵢ × (2 + 21·classic)
+    S = C × (K × (21 + 100·classic) + 2) + 12 + 8 + B + Σᵢ Tᵢ × (2 + 21·classic)
 
 series, plus the ladder and reason terms above. TestCardinality (` + "`test/bench`" + `) starts
 ` + "`llmprobe run`" + ` against the simulator with three configurations and checks each target's
@@ -58,9 +58,9 @@ count on the live ` + "`/metrics`" + ` against S:
 
 | Configuration | S per target |
 |---|---:|
-| 2 classes, no ladder, native only (2 targets) | 65 |
-| 3 classes, a ladder, classic buckets kept (1 target) | 1,114 |
-| 2 classes, one a 3-turn session, both budgets, no ladder (3 targets, 3 APIs, server metrics on) | 73 |
+| 2 classes, no ladder, native only (2 targets) | 66 |
+| 3 classes, a ladder, classic buckets kept (1 target) | 1,115 |
+| 2 classes, one a 3-turn session, both budgets, no ladder (3 targets, 3 APIs, server metrics on) | 74 |
 
 Before this rule every (outcome, reason) pair of every (traffic, during) pair was created at
 start, ladder ones included, with classic buckets always: a target of 2 classes without a ladder

@@ -244,6 +244,9 @@ func Metrics() []MetricSpec {
 		{Name: metricRunQueueWait, Kind: KindCounter, Unit: unitSeconds,
 			Help: "Time the prober's threads were runnable but waiting for a CPU, summed over threads (/proc/self/task/*/schedstat)."},
 
+		// The path to the model (path.go): a buffering intermediary, the
+		// server's certificates.
+		pathSpecs()[0], pathSpecs()[1], pathSpecs()[2], pathSpecs()[3],
 		// The /probe endpoint (registered by the daemon, proberefused.go).
 		{Name: metricProbeRefused, Kind: KindCounter, Unit: "scrapes", Labels: []string{labelReason},
 			Help: "/probe scrapes refused before anything was sent (no probe_* series answered), by reason: " + probeRefusedList + "."},

@@ -91,6 +91,7 @@ type promMetrics struct {
 	fleetInfo                                                    *prometheus.GaugeVec
 	turnTTFT                                                     *prometheus.HistogramVec
 	turns                                                        *prometheus.CounterVec
+	path                                                         pathMetrics // path.go
 }
 
 // histogram, gauge and counter build the collector of a catalog entry
@@ -162,24 +163,25 @@ func newPromMetrics(classic bool) *promMetrics {
 		buildInfo:      gauge(metricBuildInfo),
 		targetInfo:     gauge(metricTargetInfo),
 		fleetInfo:      gauge(metricFleetInfo),
+		path:           newPathMetrics(),
 	}
 }
 
 func (m *promMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{
+	return append([]prometheus.Collector{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
 		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns,
-	}
+	}, m.path.collectors()...)
 }
 
 // perTarget lists the vectors that carry a target label, for ForgetTarget.
 func (m *promMetrics) perTarget() []interface {
 	DeletePartialMatch(prometheus.Labels) int
 } {
-	return []interface {
+	return append([]interface {
 		DeletePartialMatch(prometheus.Labels) int
 	}{
 		m.ttft, m.chunk, m.tpot, m.duration, m.lag,
@@ -187,7 +189,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
 		m.turnTTFT, m.turns,
-	}
+	}, m.path.perTarget()...)
 }
 
 // reqKey is one (outcome, reason) pair of llmprobe_requests_total.
@@ -207,6 +209,7 @@ type promSeries struct {
 
 	mu       sync.Mutex
 	requests map[reqKey]prometheus.Counter // the (outcome, reason) series created so far
+	buffered prometheus.Counter            // the target's, shared by its series
 }
 
 // initialReasons is the one reason per outcome whose
@@ -253,6 +256,7 @@ func (m *promMetrics) initSeries(target, class string, traffic ledger.Traffic, d
 		lag:           m.lag.WithLabelValues(target, class, t, during),
 		reqVec:        m.requests,
 		requests:      map[reqKey]prometheus.Counter{},
+		buffered:      m.path.buffered.WithLabelValues(target),
 	}
 	for _, k := range initialReasons() {
 		s.requests[k] = m.requests.WithLabelValues(target, class, t, during, string(k.outcome), string(k.reason))
@@ -333,6 +337,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 			s.cacheReported.Add(float64(prompt))
 		}
 	}
+	m.path.record(s.buffered, s.target, r)
 	if r.Outcome != ledger.OK {
 		return
 	}

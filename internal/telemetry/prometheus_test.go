@@ -85,6 +85,7 @@ func feedFixture(r *Recorder) {
 	})
 	r.SetBudget("sim", 100000, -1)
 	r.SetTargetInfo("sim", "m1", "")
+	feedPath(r)
 	for _, rec := range fixtureRecords() {
 		r.Record(rec)
 	}

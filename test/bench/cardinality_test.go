@@ -24,7 +24,7 @@ const (
 	classicPerKey  = 100 // their classic series: (18+16+16+19+16) finite buckets + 5 × (+Inf, _sum, _count)
 	classicTurn    = 21  // the per-turn TTFT's: 18 finite buckets + 3
 	perClass       = 2   // llmprobe_arrival_rate (baseline), llmprobe_slo_ttft_seconds
-	perTarget      = 11  // in flight, oldest, generator valid, lag max, 5 invalid causes, target info, identity changes
+	perTarget      = 12  // in flight, oldest, generator valid, lag max, 5 invalid causes, target info, identity changes, buffered streams
 	perConnPath    = 8   // phases connect, write, processing, first_byte, first_content (plain HTTP to an IP); connections new, reused; connection info
 )
 
