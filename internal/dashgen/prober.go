@@ -34,7 +34,7 @@ func proberAlerts(o RuleOptions) []Rule {
 			For:    ten,
 			Labels: o.Mixin.alertLabels("LLMProbeAbsent"),
 			Annotations: map[string]string{
-				"summary":     "llmprobe {{ $labels.instance }} is not being scraped",
+				"summary":     "{{ with $labels.instance }}llmprobe {{ . }} is not being scraped{{ else }}no llmprobe is being scraped{{ end }}",
 				"description": "Prometheus cannot scrape a prober that it scraped in the last day (up == 0), or scrapes no prober at all (no llmprobe_build_info), for 10 minutes: no SLO or capacity alert can fire while the prober is blind.",
 				"runbook_url": o.Mixin.runbookURL("LLMProbeAbsent"),
 			},
