@@ -41,21 +41,24 @@ func (o RuleOptions) validateCert() error {
 // The thresholds are not scaled by TimeScale: they are dates, not windows.
 func certAlerts(o RuleOptions) []Rule {
 	ticket, page := o.certThresholds()
-	rule := func(severity string, within time.Duration) Rule {
+	// The severity map sets the early tier's severity (ticket by default);
+	// the late tier always pages.
+	rule := func(labels map[string]string, within time.Duration) Rule {
 		days := strconv.FormatFloat(within.Hours()/24, 'g', -1, 64)
 		return Rule{
 			Alert: "LLMProbeCertificateExpiringSoon",
-			Expr: fmt.Sprintf("min by (job, instance, target) (llmprobe_tls_earliest_cert_expiry_timestamp_seconds) - time() < %s",
-				strconv.FormatFloat(within.Seconds(), 'f', -1, 64)),
+			Expr: fmt.Sprintf("min by (job, instance, target) (%s) - time() < %s",
+				o.Mixin.sel("llmprobe_tls_earliest_cert_expiry_timestamp_seconds"), strconv.FormatFloat(within.Seconds(), 'f', -1, 64)),
 			For:    o.dur("10m"),
-			Labels: map[string]string{"severity": severity},
+			Labels: labels,
 			Annotations: map[string]string{
 				"summary": "The TLS certificate of {{ $labels.target }} expires in less than " + days + " days",
 				"description": "A certificate {{ $labels.target }} presents (its own or an intermediate) expires in {{ $value | humanizeDuration }} " +
 					"(llmprobe_tls_earliest_cert_expiry_timestamp_seconds, as its latest request over TLS saw it). Once it expires, every request fails transport_error/tls_expired.",
-				"runbook_url": runbookURL("LLMProbeCertificateExpiringSoon"),
+				"runbook_url": o.Mixin.runbookURL("LLMProbeCertificateExpiringSoon"),
 			},
 		}
 	}
-	return []Rule{rule("ticket", ticket), rule("page", page)}
+	const name = "LLMProbeCertificateExpiringSoon"
+	return []Rule{rule(o.Mixin.alertLabels(name), ticket), rule(o.Mixin.alertLabels(name, "severity", "page"), page)}
 }

@@ -2,6 +2,7 @@ package dashgen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
@@ -42,7 +43,9 @@ const (
 // budget gauges are only exported for a target with a budget.
 const noBudget = "No budget configured for the selected targets"
 
-func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
+// variables are a board's template variables: the job variable lists the
+// jobs of the probers the mixin's selector selects.
+func variables(m Mixin, withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 	vs := []cog.Builder[dashboard.VariableModel]{
 		dashboard.NewDatasourceVariableBuilder("datasource").
 			Label("Data source").
@@ -53,7 +56,7 @@ func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 			Label("Job").
 			Description("Prometheus scrape jobs that scrape llmprobe (label_values of llmprobe_build_info)").
 			Datasource(dsRef()).
-			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(llmprobe_build_info, job)")}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr("label_values(" + m.sel("llmprobe_build_info") + ", job)")}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).
@@ -61,7 +64,7 @@ func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 		dashboard.NewQueryVariableBuilder("target").
 			Label("Target").
 			Datasource(dsRef()).
-			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{job=~"$job"}, target)`)}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{` + m.jobSel() + `}, target)`)}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).
@@ -70,7 +73,7 @@ func variables(withTraffic bool) []cog.Builder[dashboard.VariableModel] {
 		dashboard.NewQueryVariableBuilder("class").
 			Label("Class").
 			Datasource(dsRef()).
-			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{job=~"$job", target=~"$target"}, class)`)}).
+			Query(dashboard.StringOrMap{String: cog.ToPtr(`label_values(llmprobe_requests_planned_total{` + m.jobSel() + `, target=~"$target"}, class)`)}).
 			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
 			Sort(dashboard.VariableSortAlphabeticalAsc).
 			Multi(true).
@@ -129,7 +132,7 @@ func overview(o RuleOptions) board {
 		title: "llmprobe / Overview",
 		description: "SLO status, latency percentiles from native histograms, outcomes and goodput per target and class. " +
 			"Latency is measured from each request's planned time; failures are excluded from latency percentiles but counted in outcomes.",
-		variables: variables(true),
+		traffic: true,
 		rows: []row{
 			{title: "SLO (baseline traffic)", panels: []panel{
 				{kind: "stat", title: "Availability, 1h (not failed / sent)", unit: unitRatio, width: 6, height: 5,
@@ -221,7 +224,7 @@ func capacity() board {
 		title: "llmprobe / Capacity",
 		description: "Rate ladders: the last ladder's curve (TTFT p95 and goodput against offered rate), capacity and knee over time, " +
 			"with target identity changes (model/version) annotated.",
-		variables: variables(false),
+
 		annotations: []annotation{{
 			name:  "Target identity changes",
 			expr:  fmt.Sprintf(`changes(llmprobe_target_identity_changes_total{%s}[2m]) > 0`, selT),
@@ -279,7 +282,7 @@ func health() board {
 		title: "llmprobe / Prober health",
 		description: "Can the measurements be trusted? Dispatch lag, unsent requests by reason, in-flight requests, " +
 			"generator validity, budgets and scrape health.",
-		variables: variables(true),
+		traffic: true,
 		rows: []row{
 			{title: "Generator", panels: []panel{
 				{kind: "timeseries", title: "Dispatch lag", unit: unitSeconds,
@@ -348,5 +351,29 @@ func health() board {
 
 // boards returns every dashboard in a stable order.
 func boards(o RuleOptions) []board {
-	return []board{overview(o), capacity(), health(), fleet()}
+	bs := []board{overview(o), capacity(), health(), fleet()}
+	for i := range bs {
+		bs[i] = bs[i].scoped(o.Mixin)
+	}
+	return bs
+}
+
+// scoped is b with the mixin's selector before the job variable in every
+// query: every query of a scraped series selects the job variable
+// (TestNoJobNameAssumed), so that is every query of a prober's series; the
+// SLI recording rules' panels are scoped by the rules themselves.
+func (b board) scoped(m Mixin) board {
+	b.mixin = m
+	scope := func(expr string) string { return strings.ReplaceAll(expr, selJob, m.jobSel()) }
+	for i := range b.annotations {
+		b.annotations[i].expr = scope(b.annotations[i].expr)
+	}
+	for _, r := range b.rows {
+		for _, p := range r.panels {
+			for k := range p.queries {
+				p.queries[k].expr = scope(p.queries[k].expr)
+			}
+		}
+	}
+	return b
 }

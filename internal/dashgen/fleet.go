@@ -30,7 +30,7 @@ func fleet() board {
 		title: "llmprobe / Fleet",
 		description: "Probers running as one fleet (docs/fleet.md): each shard's scrape, dispatch lag, generator validity and share of the baseline, " +
 			"next to the fleet's baseline rate and latency summed over every instance and the capacity its coordinator (shard 0) published with scope=\"fleet\".",
-		variables: variables(true),
+		traffic: true,
 		rows: []row{
 			{title: "Shards", panels: []panel{
 				{kind: "table", title: "Shards", unit: unitNone, width: 8, height: 8,

@@ -210,7 +210,8 @@ type board struct {
 	file        string
 	title       string
 	description string
-	variables   []cog.Builder[dashboard.VariableModel]
+	traffic     bool  // the traffic and during variables
+	mixin       Mixin // set by boards
 	annotations []annotation
 	rows        []row
 }
@@ -258,7 +259,7 @@ func (b board) build() (dashboard.Dashboard, error) {
 			AsDropdown(true).
 			KeepTime(true).
 			IncludeVars(true))
-	for _, v := range b.variables {
+	for _, v := range variables(b.mixin, b.traffic) {
 		db = db.WithVariable(v)
 	}
 	for _, a := range b.annotations {

@@ -60,10 +60,10 @@ func prefixRules(o RuleOptions) []Rule {
 	}
 	rw := o.dur(prefixWindow)
 	out = append(out, Rule{Record: recPrefixCachedFraction, Expr: fmt.Sprintf(
-		"sum by (%[1]s) (rate(llmprobe_cached_prompt_tokens_total{%[2]s}[%[3]s]))\n"+
+		"sum by (%[1]s) (rate(%[2]s[%[3]s]))\n"+
 			"/\n"+
-			"(sum by (%[1]s) (rate(llmprobe_cache_reported_prompt_tokens_total{%[2]s}[%[3]s])) > 0)",
-		sliBy, sliSel, rw)})
+			"(sum by (%[1]s) (rate(%[4]s[%[3]s])) > 0)",
+		sliBy, o.Mixin.sel("llmprobe_cached_prompt_tokens_total", sliSel), rw, o.Mixin.sel("llmprobe_cache_reported_prompt_tokens_total", sliSel))})
 	return append(out, prefixAlert(o))
 }
 
@@ -93,17 +93,17 @@ func prefixAlert(o RuleOptions) Rule {
 	return Rule{
 		Alert: "LLMProbePrefixCacheRegression",
 		Expr: fmt.Sprintf("(\n%s\nor\n%s\n)\nunless on (region, target)\n"+
-			"  (min by (region, target) (min_over_time(llmprobe_generator_valid[%s])) == 0)",
-			arm("speedup", speedup, ""), arm("cached_fraction", recPrefixCachedFraction, paired), win),
+			"  (min by (region, target) (min_over_time(%s[%s])) == 0)",
+			arm("speedup", speedup, ""), arm("cached_fraction", recPrefixCachedFraction, paired), o.Mixin.sel("llmprobe_generator_valid"), win),
 		For:    o.dur("10m"),
-		Labels: map[string]string{"severity": "ticket"},
+		Labels: o.Mixin.alertLabels("LLMProbePrefixCacheRegression"),
 		Annotations: map[string]string{
 			"summary": "{{ $labels.target }}/{{ $labels.class }} lost its prefix-cache benefit ({{ $labels.signal }})",
 			"description": fmt.Sprintf("Over the last %s of baseline traffic outside ladders, the prefix-cache %s of {{ $labels.target }}/{{ $labels.class }} is {{ $value | printf \"%%.3g\" }}, below %s × its %s median: "+
 				"signal=speedup is the cold twin %s%s's TTFT p50 over this class's (at least %d ok first tokens each); "+
 				"signal=cached_fraction is the share of prompt tokens the server reports it served from its cache. A deploy that dropped the cache, a router that lost affinity or a smaller KV pool all do this.",
 				prefixWindow, "{{ $labels.signal }}", frac, prefixReference, "{{ $labels.class }}", ColdSuffix, o.PrefixMinSamples),
-			"runbook_url": runbookURL("LLMProbePrefixCacheRegression"),
+			"runbook_url": o.Mixin.runbookURL("LLMProbePrefixCacheRegression"),
 		},
 	}
 }

@@ -60,22 +60,29 @@ func TestPromtoolRuleUnitTests(t *testing.T) {
 }
 
 // TestPromtoolDashboardQueriesParse checks every dashboard query (variables
-// substituted) is valid PromQL, by loading them as recording rules.
+// substituted) is valid PromQL, by loading them as recording rules: those
+// of the shipped dashboards and of the example mixin configuration's.
 func TestPromtoolDashboardQueriesParse(t *testing.T) {
 	bin := promtool(t)
-	var f RuleFile
-	g := RuleGroup{Name: "dashboard-queries"}
-	for i, q := range Queries() {
-		g.Rules = append(g.Rules, Rule{Record: fmt.Sprintf("dashgen:query_%d", i), Expr: Substitute(q.Expr, DefaultVariables())})
+	for name, o := range map[string]RuleOptions{"shipped": DefaultRuleOptions(), "example mixin": loadExample(t)} {
+		t.Run(name, func(t *testing.T) {
+			var f RuleFile
+			g := RuleGroup{Name: "dashboard-queries"}
+			for _, b := range boards(o) {
+				for _, q := range b.queries() {
+					g.Rules = append(g.Rules, Rule{Record: fmt.Sprintf("dashgen:query_%d", len(g.Rules)), Expr: Substitute(q.Expr, DefaultVariables())})
+				}
+			}
+			f.Groups = append(f.Groups, g)
+			body, err := encodeYAML(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "queries.yml"), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runPromtool(t, bin, dir, "check", "rules", "queries.yml")
+		})
 	}
-	f.Groups = append(f.Groups, g)
-	body, err := encodeYAML(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "queries.yml"), body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	runPromtool(t, bin, dir, "check", "rules", "queries.yml")
 }

@@ -45,10 +45,13 @@ type Dashboard struct {
 	JSON []byte
 }
 
-// Dashboards renders every dashboard as indented JSON.
-func Dashboards() ([]Dashboard, error) {
+// Dashboards renders every dashboard as indented JSON, as shipped.
+func Dashboards() ([]Dashboard, error) { return DashboardsFor(DefaultRuleOptions()) }
+
+// DashboardsFor renders every dashboard of the options o.
+func DashboardsFor(o RuleOptions) ([]Dashboard, error) {
 	var out []Dashboard
-	for _, b := range boards(DefaultRuleOptions()) {
+	for _, b := range boards(o) {
 		d, err := b.build()
 		if err != nil {
 			return nil, err
@@ -123,17 +126,23 @@ func encodeYAML(v any) ([]byte, error) {
 }
 
 // Files returns every generated file keyed by its path relative to the
-// repository root.
-func Files() (map[string][]byte, error) {
+// repository root: the shipped files, DefaultRuleOptions' output.
+func Files() (map[string][]byte, error) { return FilesFor(DefaultRuleOptions()) }
+
+// FilesFor returns every file generated from the options o (a deployment's
+// mixin configuration in o.Mixin), keyed as Files.
+func FilesFor(o RuleOptions) (map[string][]byte, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	out := map[string][]byte{}
-	ds, err := Dashboards()
+	ds, err := DashboardsFor(o)
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range ds {
 		out[d.File] = d.JSON
 	}
-	o := DefaultRuleOptions()
 	if out[RulesFile], err = RenderRules(o); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,9 @@ type RuleOptions struct {
 	// tickets, then pages, when a target's certificate expires within
 	// them (cert.go; 0 = DefaultCertExpiryTicket, DefaultCertExpiryPage).
 	CertExpiryTicket, CertExpiryPage time.Duration
+	// Mixin is the deployment's configuration: runbook URLs, severities,
+	// the scrape selector and extra alert labels (zero value: the defaults).
+	Mixin Mixin
 }
 
 // dur scales a nominal Prometheus duration by TimeScale.
@@ -128,7 +131,6 @@ func recLatencyEvents(w string) string    { return "llmprobe:sli_latency_events:
 func recLatencyErrors(w string) string    { return "llmprobe:sli_latency_errors:ratio_rate" + w }
 func recLatencyBad(w string) string       { return "llmprobe:sli_latency_bad_events:increase" + w }
 func recGate() string                     { return "llmprobe:slo_ttft_gate:seconds" }
-func runbookURL(alert string) string      { return RunbookBase + "#" + strings.ToLower(alert) }
 func num(v float64) string                { return strconv.FormatFloat(v, 'g', -1, 64) }
 func burnThreshold(f, obj float64) string { return num(roundTo(f*(1-obj), 9)) }
 
@@ -143,13 +145,13 @@ const (
 	// into measure the same target's capacity, so the 7-day history carries
 	// over, and no instance ever publishes both (no alert fires twice).
 	recCapacity = "llmprobe:capacity:requests_per_second"
-	// capacityMeasured selects capacities that are measurements (a valid
-	// step above failed its gates), never lower bounds.
-	capacityMeasured = `llmprobe_capacity_requests_per_second{bound="measured"}`
 )
 
-// RunbookBase is where the alerts' runbook_url annotations point.
-const RunbookBase = "https://github.com/llmprobe/llmprobe/blob/main/alerts/README.md"
+// capacityMeasured selects capacities that are measurements (a valid step
+// above failed its gates), never lower bounds.
+func (o RuleOptions) capacityMeasured() string {
+	return o.Mixin.sel("llmprobe_capacity_requests_per_second", `bound="measured"`)
+}
 
 func roundTo(v float64, digits int) float64 {
 	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', digits, 64), 64)
@@ -188,7 +190,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	// one interval old (or, with long intervals, past the lookback delta).
 	slo := []Rule{{
 		Record: recGate(),
-		Expr:   fmt.Sprintf("max by (%s) (llmprobe_slo_ttft_seconds)", sliBy),
+		Expr:   fmt.Sprintf("max by (%s) (%s)", sliBy, o.Mixin.sel("llmprobe_slo_ttft_seconds")),
 	}}
 	for _, w := range SLIWindows {
 		slo = append(slo, sliRules(o, w)...)
@@ -198,14 +200,14 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	capacity := append([]Rule{
 		{
 			Record: recCapacity,
-			Expr:   "max without (bound, scope) (llmprobe_capacity_requests_per_second)",
+			Expr:   "max without (bound, scope) (" + o.Mixin.sel("llmprobe_capacity_requests_per_second") + ")",
 		},
 		{
 			Record: recCapacityByVersion,
 			// The most recently seen identity wins if two overlap briefly.
 			Expr: recCapacity + "\n" +
 				"  + on (job, instance, target) group_left (model, version)\n" +
-				"  0 * topk by (job, instance, target) (1, timestamp(llmprobe_target_info))",
+				"  0 * topk by (job, instance, target) (1, timestamp(" + o.Mixin.sel("llmprobe_target_info") + "))",
 		},
 	}, capacityAlerts(o)...)
 	f := RuleFile{Groups: []RuleGroup{
@@ -240,6 +242,9 @@ func (o RuleOptions) validate() error {
 	if err := o.validateCert(); err != nil {
 		return err
 	}
+	if err := o.Mixin.validate(); err != nil {
+		return fmt.Errorf("dashgen: mixin: %w", err)
+	}
 	for i := 1; i < len(o.Gates); i++ {
 		if o.Gates[i] <= o.Gates[i-1] {
 			return fmt.Errorf("dashgen: TTFT gates not ascending at %g", o.Gates[i])
@@ -252,9 +257,9 @@ func (o RuleOptions) validate() error {
 // llmprobe_requests_total: sent requests whose fate is the target's
 // (slo.NotEventOutcomes and slo.NotEventReasons are not events; see
 // alerts/README.md for why each is left out).
-func availSent() string {
-	return fmt.Sprintf(`%s, outcome!~"%s", reason!~"%s"`, sliSel,
-		strings.Join(slo.NotEventOutcomes, "|"), strings.Join(slo.NotEventReasons, "|"))
+func (o RuleOptions) availSent() string {
+	return o.Mixin.sel("llmprobe_requests_total", fmt.Sprintf(`%s, outcome!~"%s", reason!~"%s"`, sliSel,
+		strings.Join(slo.NotEventOutcomes, "|"), strings.Join(slo.NotEventReasons, "|")))
 }
 
 func sliRules(o RuleOptions, w string) []Rule {
@@ -265,19 +270,19 @@ func sliRules(o RuleOptions, w string) []Rule {
 		// prober that cannot send pages its owner (LLMProbeGeneratorInvalid,
 		// LLMProbeBudgetExhausted), never the target's.
 		{Record: recAvailEvents(w), Expr: fmt.Sprintf(
-			`sum by (%s) (increase(llmprobe_requests_total{%s}[%s]))`, sliBy, availSent(), rw)},
+			`sum by (%s) (increase(%s[%s]))`, sliBy, o.availSent(), rw)},
 		// Bad events: the sent requests that did not end ok (rejected,
 		// http_error, timeout, transport_error, stream_error). An ok
 		// request is never bad here, however slow: slowness is the
 		// latency SLI's.
 		{Record: recAvailBad(w), Expr: fmt.Sprintf(
-			"clamp_min(\n  %s\n  - (sum by (%s) (increase(llmprobe_requests_total{%s, outcome=%q}[%s])) or 0 * %s),\n  0\n)",
-			recAvailEvents(w), sliBy, sliSel, slo.GoodOutcome, rw, recAvailEvents(w))},
+			"clamp_min(\n  %s\n  - (sum by (%s) (increase(%s[%s])) or 0 * %s),\n  0\n)",
+			recAvailEvents(w), sliBy, o.Mixin.sel("llmprobe_requests_total", sliSel, fmt.Sprintf("outcome=%q", slo.GoodOutcome)), rw, recAvailEvents(w))},
 		{Record: recAvailErrors(w), Expr: fmt.Sprintf("%s / (%s > 0)", recAvailBad(w), recAvailEvents(w))},
 		{Record: recTTFTRate(w), Expr: fmt.Sprintf(
-			`sum by (%s) (rate(llmprobe_time_to_first_token_seconds{%s}[%s]))`, sliBy, sliSel, rw)},
+			`sum by (%s) (rate(%s[%s]))`, sliBy, o.Mixin.sel("llmprobe_time_to_first_token_seconds", sliSel), rw)},
 		{Record: recLatencyEvents(w), Expr: fmt.Sprintf(
-			`histogram_count(sum by (%s) (increase(llmprobe_time_to_first_token_seconds{%s}[%s])))`, sliBy, sliSel, rw)},
+			`histogram_count(sum by (%s) (increase(%s[%s])))`, sliBy, o.Mixin.sel("llmprobe_time_to_first_token_seconds", sliSel), rw)},
 		{Record: recLatencyErrors(w), Expr: latencyErrorsExpr(o, w)},
 		{Record: recLatencyBad(w), Expr: fmt.Sprintf("%s * %s", recLatencyEvents(w), recLatencyErrors(w))},
 	}
@@ -318,33 +323,26 @@ func sloAlerts(o RuleOptions) []Rule {
 	var out []Rule
 	for _, s := range slis {
 		for _, sev := range []struct {
-			name, severity, forDur string
-			tiers                  []burnTier
+			name, forDur string
+			tiers        []burnTier
 		}{
-			{"Page", "page", o.dur("2m"), pageTiers},
-			{"Ticket", "ticket", o.dur("15m"), ticketTiers},
+			{"Page", o.dur("2m"), pageTiers},
+			{"Ticket", o.dur("15m"), ticketTiers},
 		} {
 			var arms []string
-			var desc []string
 			for _, t := range sev.tiers {
 				th := burnThreshold(t.factor, s.objective)
 				arms = append(arms, fmt.Sprintf(
 					"(\n  %s > %s\n  and %s > %s\n  and %s >= %d\n)",
 					s.errors(t.long), th, s.errors(t.short), th, s.bad(t.long), o.MinBadEvents))
-				desc = append(desc, fmt.Sprintf("%s× over %s and %s", num(t.factor), t.long, t.short))
 			}
 			name := "LLMProbe" + s.name + "BurnRate" + sev.name
 			out = append(out, Rule{
-				Alert:  name,
-				Expr:   strings.Join(arms, "\nor\n"),
-				For:    sev.forDur,
-				Labels: map[string]string{"severity": sev.severity, "slo": s.what},
-				Annotations: map[string]string{
-					"summary": fmt.Sprintf("{{ $labels.target }}/{{ $labels.class }} is burning its %s error budget too fast", s.what),
-					"description": fmt.Sprintf("Too many %s: the error ratio exceeds the budget burn rate %s (objective %s), with at least %d bad requests in the long window.",
-						s.descriptionSubject, strings.Join(desc, " or "), num(s.objective), o.MinBadEvents),
-					"runbook_url": runbookURL(name),
-				},
+				Alert:       name,
+				Expr:        strings.Join(arms, "\nor\n"),
+				For:         sev.forDur,
+				Labels:      o.Mixin.alertLabels(name, "slo", s.what),
+				Annotations: burnAnnotations(o, name, s.what, s.descriptionSubject, s.objective, sev.tiers),
 			})
 		}
 	}
@@ -360,14 +358,10 @@ func capacityAlerts(o RuleOptions) []Rule {
 		{
 			Alert: "LLMProbeCapacityRegression",
 			Expr: fmt.Sprintf("max without (bound, scope) (%s)\n"+
-				"  < %s * quantile_over_time(0.5, %s[%s])", capacityMeasured, frac, recCapacity, week),
-			For:    forDur,
-			Labels: map[string]string{"severity": "ticket"},
-			Annotations: map[string]string{
-				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
-				"description": "The latest ladder measured this target and class's capacity below " + frac + " × its 7-day median (a lower bound is never compared: only a capacity with a valid failing step above it).",
-				"runbook_url": runbookURL("LLMProbeCapacityRegression"),
-			},
+				"  < %s * quantile_over_time(0.5, %s[%s])", o.capacityMeasured(), frac, recCapacity, week),
+			For:         forDur,
+			Labels:      o.Mixin.alertLabels("LLMProbeCapacityRegression"),
+			Annotations: capacityRegressionAnnotations(o, frac, week),
 		},
 		{
 			// A ladder where no step met the gates exports no capacity (never
@@ -378,14 +372,14 @@ func capacityAlerts(o RuleOptions) []Rule {
 			// capacity found: it clears this alert.
 			Alert: "LLMProbeCapacityLost",
 			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[" + week + "])\n" +
-				"  unless on (job, instance, target, class) llmprobe_capacity_requests_per_second\n" +
-				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds",
+				"  unless on (job, instance, target, class) " + o.Mixin.sel("llmprobe_capacity_requests_per_second") + "\n" +
+				"  and on (job, instance, target) " + o.Mixin.sel("llmprobe_ladder_last_run_timestamp_seconds"),
 			For:    forDur,
-			Labels: map[string]string{"severity": "ticket"},
+			Labels: o.Mixin.alertLabels("LLMProbeCapacityLost"),
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} has no capacity: no step of the latest ladder met the gates",
 				"description": "The latest ladder found no valid step meeting the class's gates (or aborted), though capacity was measured in the last 7 days.",
-				"runbook_url": runbookURL("LLMProbeCapacityLost"),
+				"runbook_url": o.Mixin.runbookURL("LLMProbeCapacityLost"),
 			},
 		},
 		{
@@ -396,14 +390,10 @@ func capacityAlerts(o RuleOptions) []Rule {
 				"    quantile_over_time(0.5, %[1]s[%[4]s])\n"+
 				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
 				"  )\n"+
-				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, capacityMeasured, week),
-			For:    forDur,
-			Labels: map[string]string{"severity": "ticket"},
-			Annotations: map[string]string{
-				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
-				"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity seen under another model/version of this target in the last 7 days (a lower bound is never compared).",
-				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
-			},
+				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, o.capacityMeasured(), week),
+			For:         forDur,
+			Labels:      o.Mixin.alertLabels("LLMProbeCapacityRegressionAfterChange"),
+			Annotations: capacityAfterChangeAnnotations(o, frac, week),
 		},
 	}
 }

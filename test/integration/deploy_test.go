@@ -253,7 +253,7 @@ func TestDeployCapacityRegression(t *testing.T) {
 		alert  string
 		labels map[string]string
 	}{
-		{"LLMProbeCapacityRegressionAfterChange", map[string]string{"target": "sim", "class": "chat", "model": "itest-model", "version": "v2", "severity": "ticket"}},
+		{"LLMProbeCapacityRegressionAfterChange", map[string]string{"target": "sim", "class": "chat", "model": "itest-model", "version": "v2", "severity": "page"}},
 		{"LLMProbeCapacityRegression", map[string]string{"target": "sim", "class": "chat", "severity": "ticket"}},
 	} {
 		testutil.EventuallyOK(t, 60*time.Second, want.alert+" firing", func() error {

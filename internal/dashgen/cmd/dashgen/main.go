@@ -1,5 +1,9 @@
 // Command dashgen writes llmprobe's generated dashboards and rule files under
-// a repository root (see package dashgen).
+// a directory (see package dashgen): the shipped files, or those of a
+// deployment's mixin configuration.
+//
+//	dashgen -root .                        # the shipped files (go generate)
+//	dashgen -config mixin.yaml -out DIR    # a team's own rules and dashboards
 package main
 
 import (
@@ -13,19 +17,33 @@ import (
 )
 
 func main() {
-	root := flag.String("root", ".", "repository root to write the generated files under")
+	root := flag.String("root", ".", "directory to write the generated files under (the repository root for the shipped files)")
+	flag.StringVar(root, "out", ".", "same as -root")
+	config := flag.String("config", "", "mixin configuration file (YAML or JSON: runbook_url_pattern, selector, severity, extra_labels; see alerts/README.md); empty: the shipped defaults")
 	flag.Parse()
-	if err := write(*root); err != nil {
+	if err := run(*config, *root); err != nil {
 		fmt.Fprintln(os.Stderr, "dashgen:", err)
 		os.Exit(1)
 	}
 }
 
-func write(root string) error {
-	files, err := dashgen.Files()
+func run(config, root string) error {
+	o := dashgen.DefaultRuleOptions()
+	if config != "" {
+		m, err := dashgen.LoadMixin(config)
+		if err != nil {
+			return err
+		}
+		o.Mixin = m
+	}
+	files, err := dashgen.FilesFor(o)
 	if err != nil {
 		return err
 	}
+	return write(files, root)
+}
+
+func write(files map[string][]byte, root string) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
