@@ -85,6 +85,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		}
 		lc.Progress = r.progress(d)
 		lc.Now = d.now
+		lc.Identity = r.state.identity
 		lr, err := ladder.New(lc, d.group, plan.LadderExec(d.led.Now))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)

@@ -87,6 +87,7 @@ type promMetrics struct {
 	stepRate, stepTTFT, stepGoodput, stepSaturated               *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 	fleetInfo                                                    *prometheus.GaugeVec
+	ladderIdentity                                               *prometheus.GaugeVec
 	turnTTFT                                                     *prometheus.HistogramVec
 	turns                                                        *prometheus.CounterVec
 }
@@ -155,6 +156,7 @@ func newPromMetrics() *promMetrics {
 		buildInfo:      gauge(metricBuildInfo),
 		targetInfo:     gauge(metricTargetInfo),
 		fleetInfo:      gauge(metricFleetInfo),
+		ladderIdentity: gauge(metricLadderIdentity),
 	}
 }
 
@@ -164,7 +166,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns,
+		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns, m.ladderIdentity,
 	}
 }
 
@@ -179,7 +181,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
-		m.turnTTFT, m.turns,
+		m.turnTTFT, m.turns, m.ladderIdentity,
 	}
 }
 
