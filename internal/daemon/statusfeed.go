@@ -25,7 +25,7 @@ func (d *Daemon) status() statuspage.Status {
 		t := statuspage.TargetInput{Name: n, API: r.cfg.API, Model: r.cfg.Model, InFlight: inflight, Activity: r.stateText(),
 			Verdict: r.state.validity.Judge(now, host), Memory: r.state.status,
 			LastOutcome: r.lastOutcome(), DuringLadder: r.duringText(d.start, d.led.Now()), Budget: r.budgetText(),
-			Failures: d.failures(n, r.client.Redactor())}
+			Failures: d.failures(n, r.client.Redactor()), Settle: r.state.settle.waiting()}
 		if res, ok := d.last[n]; ok {
 			t.Last = &res
 		}

@@ -103,7 +103,14 @@ func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
+		ladder := rec.Traffic == ledger.TrafficLadder
+		if ladder {
+			r.state.settle.fly(1)
+		}
 		defer func() {
+			if ladder {
+				r.state.settle.fly(-1)
+			}
 			r.state.flight.remove(rec.ID)
 			r.flying.Add(-1)
 		}()
@@ -217,6 +224,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			}
 		}
 		r.state.ladderSpan.count(rec)
+		r.state.settle.record(rec)
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}
