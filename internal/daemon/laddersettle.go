@@ -38,7 +38,7 @@ type settleWatch struct {
 	mu      sync.Mutex
 	flying  int             // ladder requests in flight
 	ref     []time.Duration // normal baseline TTFTs, oldest first
-	recent  []baselineSeen          // the last settleK baseline answers, oldest first
+	recent  []baselineSeen  // the last settleK baseline answers, oldest first
 	lastEnd time.Duration   // ledger offset the last ladder ended (0: none yet)
 	wait    *statuspage.LadderSettle
 }
