@@ -179,8 +179,14 @@ func (r *targetRun) awaitSettled(ctx context.Context, d *Daemon, trigger string)
 		s.setWait(nil)
 		r.setLaddering("")
 	}()
+	// A ladder belongs to one identity: with a version source and a
+	// baseline to name the model, it waits until both are known.
+	watchIdentity := r.polls() && r.cfg.Baseline.Enabled && r.cfg.Baseline.Rate > 0
 	for logged := false; ; logged = true {
 		why, latest, flying := s.check(from, limit, baseline)
+		if why == "" && watchIdentity && r.state.identity().IsZero() {
+			why = "the target's identity (model and version) is not known yet"
+		}
 		if why == "" {
 			if logged {
 				d.log.Info("target settled: the ladder starts", "target", r.name, "trigger", trigger, "waited", d.now().Sub(began).Round(time.Millisecond))
