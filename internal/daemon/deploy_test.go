@@ -187,7 +187,9 @@ func judgeDeployLadder(t *testing.T, l ladder.Result) {
 	}
 	fail := t.Errorf
 	if busy != "" {
-		fail = func(format string, a ...any) { t.Logf("host cause (%s), not judged: "+format, append([]any{busy}, a...)...) }
+		fail = func(format string, a ...any) {
+			t.Logf("host cause (%s), not judged: "+format, append([]any{busy}, a...)...)
+		}
 	}
 	switch {
 	case l.CapacityStep == 0 && l.Complete():
