@@ -198,10 +198,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 		},
 		{
 			Record: recCapacityByVersion,
-			// The most recently seen identity wins if two overlap briefly.
-			Expr: recCapacity + "\n" +
-				"  + on (job, instance, target) group_left (model, version)\n" +
-				"  0 * topk by (job, instance, target) (1, timestamp(llmprobe_target_info))",
+			Expr:   capacityByVersionExpr,
 		},
 	}, capacityAlerts(o)...)
 	f := RuleFile{Groups: []RuleGroup{
@@ -351,14 +348,21 @@ func capacityAlerts(o RuleOptions) []Rule {
 	week, forDur := o.dur("7d"), o.dur("10m")
 	return []Rule{
 		{
+			// Like with like: a capacity is compared with the 7-day median of
+			// its own identity (a deploy is LLMProbeCapacityRegressionAfterChange's);
+			// a target of no known identity, with its own 7-day median.
 			Alert: "LLMProbeCapacityRegression",
-			Expr: fmt.Sprintf("max without (bound, scope) (%s)\n"+
-				"  < %s * quantile_over_time(0.5, %s[%s])", capacityMeasured, frac, recCapacity, week),
+			Expr: fmt.Sprintf("(%[4]s and on (job, instance, target, class) %[1]s)\n"+
+				"  < %[2]s * quantile_over_time(0.5, %[4]s[%[5]s])\n"+
+				"or\n"+
+				"max without (bound, scope) (%[1]s)\n"+
+				"  < %[2]s * quantile_over_time(0.5, %[3]s[%[5]s])\n"+
+				"  unless on (job, instance, target, class) %[4]s", capacityMeasured, frac, recCapacity, recCapacityByVersion, week),
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity fell below " + frac + " of its 7-day median",
-				"description": "The latest ladder measured this target and class's capacity below " + frac + " × its 7-day median (a lower bound is never compared: only a capacity with a valid failing step above it).",
+				"description": "The latest ladder measured this target and class's capacity below " + frac + " × its 7-day median under the same model/version (a lower bound is never compared: only a capacity with a valid failing step above it).",
 				"runbook_url": runbookURL("LLMProbeCapacityRegression"),
 			},
 		},
@@ -372,7 +376,8 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Alert: "LLMProbeCapacityLost",
 			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[" + week + "])\n" +
 				"  unless on (job, instance, target, class) llmprobe_capacity_requests_per_second\n" +
-				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds",
+				"  and on (job, instance, target) llmprobe_ladder_last_run_timestamp_seconds\n" +
+				"  unless on (job, instance, target) " + ladderIdentity + `{complete="false"}`,
 			For:    forDur,
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
@@ -386,7 +391,7 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Expr: fmt.Sprintf("%[1]s\n"+
 				"  < on (job, instance, target, class) group_left ()\n"+
 				"  %[2]s * max by (job, instance, target, class) (\n"+
-				"    quantile_over_time(0.5, %[1]s[%[4]s])\n"+
+				"    last_over_time(%[1]s[%[4]s])\n"+
 				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
 				"  )\n"+
 				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, capacityMeasured, week),
@@ -394,7 +399,7 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Labels: map[string]string{"severity": "ticket"},
 			Annotations: map[string]string{
 				"summary":     "{{ $labels.target }}/{{ $labels.class }} capacity regressed after the target changed to {{ $labels.model }} {{ $labels.version }}",
-				"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the median capacity seen under another model/version of this target in the last 7 days (a lower bound is never compared).",
+				"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }} is below " + frac + " × the last capacity of another model/version of this target in the last 7 days (the highest, if several), each from a complete ladder of its own identity (a lower bound, or a ladder a deploy cut, is never compared).",
 				"runbook_url": runbookURL("LLMProbeCapacityRegressionAfterChange"),
 			},
 		},
