@@ -39,6 +39,10 @@ func deploySim(t *testing.T, addr, version string, slots int) (*sim.Server, stri
 // req/s) passes 16 and fails 24, v2 (10 req/s) passes 8 and fails 16, so
 // each identity's measured capacity is 0.8 × its own.
 func deployYAML(base, history string) string {
+	return deployYAMLWith(base, history, "[4, 8, 16, 24]", "4s", "constant")
+}
+
+func deployYAMLWith(base, history, steps, stepDuration, arrival string) string {
 	return fmt.Sprintf(`
   - name: t1
     url: %s
@@ -55,9 +59,9 @@ func deployYAML(base, history string) string {
       enabled: true
       run_on_start: true
       run_on_identity_change: true
-      steps: [4, 8, 16, 24]
-      step_duration: 4s
-      arrival: constant
+      steps: %s
+      step_duration: %s
+      arrival: %s
       gap: 0s
       max_rate: 50
       max_lag_p99: 1s
@@ -65,7 +69,7 @@ func deployYAML(base, history string) string {
       baseline_settle: 2s
       abort: {ttft_gate_multiple: 10, error_fraction: 0.5, rejection_fraction: 0.5}
       history_file: %s
-`, base, sim.VersionHeader, history)
+`, base, sim.VersionHeader, steps, stepDuration, arrival, history)
 }
 
 // deployCapacity is the simulator's capacity under each identity.
@@ -104,6 +108,50 @@ func TestDeployDuringLadder(t *testing.T) {
 }
 
 func deployAt(t *testing.T, at time.Duration, restart bool) {
+	res := deployRun(t, at, restart, func(base, history string) string { return deployYAML(base, history) }, 0)
+	for _, l := range res {
+		judgeDeployLadder(t, l)
+	}
+}
+
+// TestDeployWalkthrough is the issue's walk-through: the simulator at 4
+// slots, v1, a start-up ladder of 2, 6, 10, 14, 18 req/s steps of 8 s, the
+// identity polled every 2 s, and POST /admin/state {"version":"v2",
+// "slots":2} 16 s into it. The start-up ladder is a partial result of v1
+// (a lower bound), and the ladder the change triggers measures v2 on a
+// settled target: a capacity, never "none".
+func TestDeployWalkthrough(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full tier: two daemon ladders of 8 s steps around a deploy, in real time")
+	}
+	res := deployRun(t, 16*time.Second, false, func(base, history string) string {
+		return deployYAMLWith(base, history, "[2, 6, 10, 14, 18]", "8s", "poisson")
+	}, 2*time.Second)
+	var after *ladder.Result
+	for i, l := range res {
+		t.Logf("history: trigger %s identity %s partial %q → %s: capacity %g (step %d, %s), aborted %q",
+			l.Trigger, l.Identity, l.Partial, l.ChangedTo, l.Capacity, l.CapacityStep, l.CapacityBound, l.AbortReason)
+		if l.Identity.Version == "v1" && l.CapacityStep > 0 && l.CapacityBound != stats.BoundLower {
+			t.Errorf("the start-up ladder of v1 published a %s capacity; the deploy cut it: a lower bound", l.CapacityBound)
+		}
+		if l.Identity.Version == "v2" && l.Complete() {
+			after = &res[i]
+		}
+	}
+	if after == nil {
+		t.Fatal("no complete ladder of v2")
+	}
+	if after.CapacityStep == 0 {
+		t.Errorf("v2's ladder found no capacity (the issue's \"none\"): %s", after.AbortReason)
+	}
+}
+
+// deployRun runs the daemon on yaml(base, history) against the simulator
+// (v1, 4 slots), deploys v2 (2 slots) at, and returns the history once v2
+// has a complete ladder. poll is the identity poll's period (0: the
+// helper's).
+func deployRun(t *testing.T, at time.Duration, restart bool, yaml func(base, history string) string, poll time.Duration) []ladder.Result {
+	t.Helper()
 	srv, base, stop := deploySim(t, "", "v1", 4)
 	stopped := false
 	defer func() {
@@ -112,7 +160,11 @@ func deployAt(t *testing.T, at time.Duration, restart bool) {
 		}
 	}()
 	history := filepath.Join(t.TempDir(), "ladders.jsonl")
-	r := startDaemon(t, loadConfig(t, configYAML("2s", deployYAML(base, history))), nil)
+	r := startDaemon(t, loadConfig(t, configYAML("2s", yaml(base, history))), func(o *Options) {
+		if poll > 0 {
+			o.IdentityEvery = poll
+		}
+	})
 	time.Sleep(at)
 	if restart {
 		addr := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/v1")
@@ -143,9 +195,7 @@ func deployAt(t *testing.T, at time.Duration, restart bool) {
 	}
 	_ = stop()
 	stopped = true
-	for _, l := range res {
-		judgeDeployLadder(t, l)
-	}
+	return res
 }
 
 func ptr[T any](v T) *T { return &v }
