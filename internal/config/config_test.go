@@ -45,6 +45,9 @@ func TestDefaultsApplied(t *testing.T) {
 	if c.Admin.Listen != ":9464" || c.Drain.Timeout.D() != 30*time.Second {
 		t.Fatalf("top-level defaults not applied: %+v %+v", c.Admin, c.Drain)
 	}
+	if tg.Ladder.SettleMax.D() != 5*time.Minute {
+		t.Errorf("ladder.settle_max default %v, want 5m", tg.Ladder.SettleMax)
+	}
 	if tg.Ladder.StopAt != "capacity" || tg.Ladder.BaselineSettle != 0 || tg.Identity.PollEvery.D() != time.Minute {
 		t.Fatalf("ladder/identity defaults not applied: stop_at %q baseline_settle %v poll_every %v",
 			tg.Ladder.StopAt, tg.Ladder.BaselineSettle, tg.Identity.PollEvery)
@@ -94,6 +97,10 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"cancel fraction", minimal + "    cancellation: {fraction: 1.5}\n", []string{"targets[0].cancellation.fraction: want 0..1"}},
 		{"negative baseline settle", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, baseline_settle: -1s}\n",
 			[]string{"targets[0].ladder.baseline_settle:", "negative duration"}},
+		{"settle_max too long", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, settle_max: 2h}\n",
+			[]string{"targets[0].ladder.settle_max:", "want 0 (do not wait) or 1s to 1h0m0s, got 2h0m0s"}},
+		{"settle_max too short", minimal + "    ladder: {enabled: true, steps: [1], schedule: {every: 24h}, settle_max: 10ms}\n",
+			[]string{"targets[0].ladder.settle_max:", "got 10ms"}},
 		{"identity poll too often", minimal + "    identity: {response_header: x-build, poll_every: 10ms}\n",
 			[]string{"targets[0].identity.poll_every: want at least 1s"}},
 		{"negative max in flight", minimal + "    max_in_flight: -1\n", []string{"targets[0].max_in_flight: want 0 (no cap) or 1..100000, got -1"}},

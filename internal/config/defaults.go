@@ -54,6 +54,7 @@ func DefaultTarget() Target {
 				OnUnsent: true, UnsentFraction: 0.01, OnGeneratorInvalid: true},
 			GoodFractionTarget: 0.9,
 			KneeFactor:         2,
+			SettleMax:          Duration(5 * time.Minute),
 			MaxLagP99:          Duration(10 * time.Millisecond),
 			RateTolerance:      0.10,
 			LagConfidence:      0.999,

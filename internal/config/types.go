@@ -409,6 +409,11 @@ type Ladder struct {
 	// requests are still labelled during="ladder" (kept out of the SLO):
 	// the queue the ladder built takes a while to drain. 0 = drain.timeout.
 	BaselineSettle Duration `koanf:"baseline_settle" json:"baseline_settle"`
+	// SettleMax is the longest the daemon waits, before a ladder, for the
+	// target to settle (the previous ladder's requests ended, the baseline
+	// TTFT back in its normal range); past it the ladder starts with a
+	// note. 0 = do not wait.
+	SettleMax Duration `koanf:"settle_max" json:"settle_max"`
 }
 
 // Schedule says when a ladder runs: every Every (shifted by Offset from the

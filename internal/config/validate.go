@@ -400,6 +400,7 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 		el.add(lp+".step_duration", "want at least 1s, got %s", l.StepDuration)
 	}
 	checkBurstiness(el, lp+".burstiness", l.Burstiness)
+	checkSettleMax(el, lp+".settle_max", l.SettleMax)
 	if !(l.KneeFactor > 1) {
 		el.add(lp+".knee_factor", "want above 1, got %g", l.KneeFactor)
 	}

@@ -6,7 +6,21 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
+
+// identity is the target's identity once complete (a model seen and the
+// first poll of its version source attempted), zero before: what a
+// ladder belongs to (ladder.Config.Identity).
+func (s *targetState) identity() stats.Identity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == "" || !s.versionKnown {
+		return stats.Identity{}
+	}
+	return stats.Identity{Model: s.model, Version: s.version}
+}
 
 // polls reports whether the identity includes a version polled from GET {base}/models.
 func (r *targetRun) polls() bool {

@@ -49,11 +49,15 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		case trigger = <-r.trigger:
 			timer.Stop()
 		}
+		if !r.awaitSettled(ctx, d, trigger) {
+			return
+		}
 		r.state.ladderSpan.begin(d.led.Now())
 		r.logLadderStart(d, trigger)
 		res, err := r.runLadder(ctx, trigger)
 		// Also when interrupted: its requests may still be in flight.
 		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
+		r.state.settle.ended(d.led.Now())
 		r.setLaddering("")
 		if err != nil && ctx.Err() == nil {
 			d.log.Error("ladder", "target", r.name, "err", err)

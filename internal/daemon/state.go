@@ -33,6 +33,8 @@ type targetState struct {
 	startLadderDone atomic.Bool
 	// ladderSpan labels baseline arrivals planned during a ladder.
 	ladderSpan ladderSpan
+	// settle is what the wait before a ladder reads (laddersettle.go).
+	settle settleWatch
 	// failures turns baseline outcomes into failing/recovered log lines.
 	failures failureLog
 	// usageLog says when a response's impossible usage was charged its

@@ -64,6 +64,9 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 		d.lastSVG = svg.String()
 	}
 	d.mu.Unlock()
+	// The identity the capacity belongs to, beside it: a ladder a deploy
+	// or restart cut is complete="false" (a lower bound of the old one).
+	d.rec.SetLadderIdentity(r.name, res.Identity.Model, res.Identity.Version, res.Complete())
 	// Each class's figures are its own: its records, its gates, its
 	// offered rate (step rate × weight share); never the target-wide
 	// figures repeated under a class label.

@@ -87,6 +87,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 		}
 		lc.Progress = r.trackProgress(d.now, r.progress(d))
 		lc.Now = d.now
+		lc.Identity = r.state.identity
 		lr, err := ladder.New(lc, d.group, plan.LadderExec(d.led.Now))
 		if err != nil {
 			return nil, fmt.Errorf("ladder: %w", err)
@@ -104,7 +105,14 @@ func (r *targetRun) inFlight(inner dispatch.Exec) dispatch.Exec {
 	return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 		r.flying.Add(1)
 		r.state.flight.add(rec.ID, rec.Planned)
+		ladder := rec.Traffic == ledger.TrafficLadder
+		if ladder {
+			r.state.settle.fly(1)
+		}
 		defer func() {
+			if ladder {
+				r.state.settle.fly(-1)
+			}
 			r.state.flight.remove(rec.ID)
 			r.flying.Add(-1)
 		}()
@@ -222,6 +230,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 			}
 		}
 		r.state.ladderSpan.count(rec)
+		r.state.settle.record(rec)
 		if r.ladder != nil && rec.Traffic == ledger.TrafficLadder {
 			r.ladder.Record(rec)
 		}

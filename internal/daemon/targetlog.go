@@ -220,8 +220,10 @@ func (r *targetRun) logFailure(d *Daemon, now time.Time, failing bool) {
 // logLadderStart logs a ladder's start: what will run.
 func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 	lc := r.cfg.Ladder
+	id := r.state.identity()
 	d.log.Info("ladder started", "target", r.name, "trigger", trigger, "steps", len(lc.Steps),
-		"rates_rps", statuspage.Rates(lc.Steps), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt)
+		"rates_rps", statuspage.Rates(lc.Steps), "step_duration", lc.StepDuration.D(), "stop_at", lc.StopAt,
+		"model", id.Model, "version", id.Version)
 }
 
 // logLadderEnd logs a ladder's end: its capacity with its bound and its
@@ -229,6 +231,15 @@ func (r *targetRun) logLadderStart(d *Daemon, trigger string) {
 // it (err, or ctx done).
 func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool) {
 	attrs := []any{"target", r.name, "trigger", res.Trigger, "took", res.Finished.Sub(res.Started), "steps_run", len(res.Steps)}
+	if !res.Identity.IsZero() {
+		attrs = append(attrs, "model", res.Identity.Model, "version", res.Identity.Version)
+	}
+	if !res.Complete() { // a deploy or restart cut it: a lower bound of the old identity
+		attrs = append(attrs, "partial", string(res.Partial))
+		if !res.ChangedTo.IsZero() {
+			attrs = append(attrs, "changed_to", res.ChangedTo.String())
+		}
+	}
 	if interrupted {
 		d.log.Warn("ladder interrupted: no capacity from it", attrs...)
 		return

@@ -48,24 +48,29 @@ func burnAnnotations(o RuleOptions, name, what, subject string, objective float6
 // (the latest measured capacity, $value).
 func capacityRegressionAnnotations(o RuleOptions, frac, week string) map[string]string {
 	const name = "LLMProbeCapacityRegression"
-	median := "{{ with printf `quantile_over_time(0.5, " + recCapacity +
+	// The median the alert compared with: its own identity's when the
+	// capacity carries one, else the target's.
+	median := "{{ if $labels.version }}{{ with printf `quantile_over_time(0.5, " + recCapacityByVersion +
+		"{job=%q, instance=%q, target=%q, class=%q, model=%q, version=%q}[" + week + "])` $labels.job $labels.instance $labels.target $labels.class $labels.model $labels.version | query }}" +
+		"{{ . | first | value | humanize }}{{ else }}?{{ end }}" +
+		"{{ else }}{{ with printf `quantile_over_time(0.5, " + recCapacity +
 		"{job=%q, instance=%q, target=%q, class=%q}[" + week + "])` $labels.job $labels.instance $labels.target $labels.class | query }}" +
-		"{{ . | first | value | humanize }}{{ else }}?{{ end }}"
+		"{{ . | first | value | humanize }}{{ else }}?{{ end }}{{ end }}"
 	return map[string]string{
 		"summary": "{{ $labels.target }}/{{ $labels.class }} capacity fell from " + median + " to {{ $value | humanize }} req/s (below " + frac + " × its 7-day median)",
 		"description": "The latest ladder measured this target and class's capacity at {{ $value | humanize }} req/s, below " + frac +
-			" × its 7-day median of " + median + " req/s (a lower bound is never compared: only a capacity with a valid failing step above it).",
+			" × its 7-day median of " + median + " req/s{{ if $labels.version }} under {{ $labels.model }} {{ $labels.version }}{{ end }} (a lower bound is never compared: only a capacity with a valid failing step above it).",
 		"runbook_url": o.Mixin.runbookURL(name),
 	}
 }
 
-// capacityAfterChangeAnnotations: capacity before (the best 7-day median
-// under another model/version, named) → after ($value, under the current
-// model/version).
+// capacityAfterChangeAnnotations: capacity before (the last complete
+// ladder's under another model/version, the highest if several, named) →
+// after ($value, under the current model/version).
 func capacityAfterChangeAnnotations(o RuleOptions, frac, week string) map[string]string {
 	const name = "LLMProbeCapacityRegressionAfterChange"
 	r := recCapacityByVersion
-	before := "{{ with printf `topk(1, quantile_over_time(0.5, " + r + "{job=%q, instance=%q, target=%q, class=%q}[" + week + "])" +
+	before := "{{ with printf `topk(1, last_over_time(" + r + "{job=%q, instance=%q, target=%q, class=%q}[" + week + "])" +
 		" unless on (job, instance, target, class, model, version) " + r + ")`" +
 		" $labels.job $labels.instance $labels.target $labels.class | query }}{{ with first . }}" +
 		"{{ .Value | humanize }} req/s under {{ .Labels.model }} {{ .Labels.version }}{{ end }}{{ else }}the previous version's capacity{{ end }}"
@@ -73,7 +78,7 @@ func capacityAfterChangeAnnotations(o RuleOptions, frac, week string) map[string
 		"summary": "{{ $labels.target }}/{{ $labels.class }} capacity fell from " + before +
 			" to {{ $value | humanize }} req/s under {{ $labels.model }} {{ $labels.version }}",
 		"description": "Capacity measured under {{ $labels.model }} {{ $labels.version }}, {{ $value | humanize }} req/s, is below " + frac +
-			" × the median capacity seen under another model/version of this target in the last 7 days (" + before + "; a lower bound is never compared).",
+			" × the last capacity of another model/version of this target in the last 7 days (" + before + "; the highest, if several), each from a complete ladder of its own identity (a lower bound, or a ladder a deploy cut, is never compared).",
 		"runbook_url": o.Mixin.runbookURL(name),
 	}
 }

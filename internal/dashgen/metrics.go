@@ -34,6 +34,7 @@ var Metrics = []string{
 	"llmprobe_generator_invalid_cause",
 	"llmprobe_capacity_requests_per_second",
 	"llmprobe_ladder_knee_requests_per_second",
+	"llmprobe_ladder_identity_info",
 	"llmprobe_ladder_last_run_timestamp_seconds",
 	"llmprobe_ladder_step_offered_rate_requests_per_second",
 	"llmprobe_ladder_step_ttft_p95_seconds",

@@ -204,10 +204,7 @@ func Rules(o RuleOptions) (RuleFile, error) {
 		},
 		{
 			Record: recCapacityByVersion,
-			// The most recently seen identity wins if two overlap briefly.
-			Expr: recCapacity + "\n" +
-				"  + on (job, instance, target) group_left (model, version)\n" +
-				"  0 * topk by (job, instance, target) (1, timestamp(" + o.Mixin.sel("llmprobe_target_info") + "))",
+			Expr:   o.capacityByVersionExpr(),
 		},
 	}, capacityAlerts(o)...)
 	f := RuleFile{Groups: []RuleGroup{
@@ -356,9 +353,16 @@ func capacityAlerts(o RuleOptions) []Rule {
 	week, forDur := o.dur("7d"), o.dur("10m")
 	return []Rule{
 		{
+			// Like with like: a capacity is compared with the 7-day median of
+			// its own identity (a deploy is LLMProbeCapacityRegressionAfterChange's);
+			// a target of no known identity, with its own 7-day median.
 			Alert: "LLMProbeCapacityRegression",
-			Expr: fmt.Sprintf("max without (bound, scope) (%s)\n"+
-				"  < %s * quantile_over_time(0.5, %s[%s])", o.capacityMeasured(), frac, recCapacity, week),
+			Expr: fmt.Sprintf("(%[4]s and on (job, instance, target, class) %[1]s)\n"+
+				"  < %[2]s * quantile_over_time(0.5, %[4]s[%[5]s])\n"+
+				"or\n"+
+				"max without (bound, scope) (%[1]s)\n"+
+				"  < %[2]s * quantile_over_time(0.5, %[3]s[%[5]s])\n"+
+				"  unless on (job, instance, target, class) %[4]s", o.capacityMeasured(), frac, recCapacity, recCapacityByVersion, week),
 			For:         forDur,
 			Labels:      o.Mixin.alertLabels("LLMProbeCapacityRegression"),
 			Annotations: capacityRegressionAnnotations(o, frac, week),
@@ -373,7 +377,8 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Alert: "LLMProbeCapacityLost",
 			Expr: "0 * quantile_over_time(0.5, " + recCapacity + "[" + week + "])\n" +
 				"  unless on (job, instance, target, class) " + o.Mixin.sel("llmprobe_capacity_requests_per_second") + "\n" +
-				"  and on (job, instance, target) " + o.Mixin.sel("llmprobe_ladder_last_run_timestamp_seconds"),
+				"  and on (job, instance, target) " + o.Mixin.sel("llmprobe_ladder_last_run_timestamp_seconds") + "\n" +
+				"  unless on (job, instance, target) " + o.Mixin.sel(ladderIdentity, `complete="false"`),
 			For:    forDur,
 			Labels: o.Mixin.alertLabels("LLMProbeCapacityLost"),
 			Annotations: map[string]string{
@@ -387,7 +392,7 @@ func capacityAlerts(o RuleOptions) []Rule {
 			Expr: fmt.Sprintf("%[1]s\n"+
 				"  < on (job, instance, target, class) group_left ()\n"+
 				"  %[2]s * max by (job, instance, target, class) (\n"+
-				"    quantile_over_time(0.5, %[1]s[%[4]s])\n"+
+				"    last_over_time(%[1]s[%[4]s])\n"+
 				"      unless on (job, instance, target, class, model, version) %[1]s\n"+
 				"  )\n"+
 				"  and on (job, instance, target, class) %[3]s", recCapacityByVersion, frac, o.capacityMeasured(), week),

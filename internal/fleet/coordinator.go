@@ -42,8 +42,9 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 	l.publish(a)
 	log := l.log().With("ladder", a.ID)
 	log.Info("fleet ladder announced", "start", start, "steps", len(cfg.Steps), "shards", l.n.id.Shards)
+	ident := identityNow(cfg)
 	res := Result{
-		Result: ladder.Result{Target: cfg.Target, Trigger: trigger, Started: start, StopAt: string(cfg.StopAt),
+		Result: ladder.Result{Target: cfg.Target, Trigger: trigger, Started: start, StopAt: string(cfg.StopAt), Identity: ident,
 			StepDuration: cfg.StepDuration, GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 			ClassGates: map[string]stats.Gates{}},
 		Fleet: Fleet{Scope: ScopeFleet, LadderID: a.ID, Shards: l.n.id.Shards},
@@ -65,6 +66,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 		if ctx.Err() != nil {
 			break
 		}
+		stepIdent := identityNow(cfg)
 		g := l.gather(ctx, a, i, l.decideBy(a, i))
 		ls, _, rows := l.merge(i, g) // the step's pending requests are its Summary.Pending
 		why := ""
@@ -82,10 +84,21 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 			}
 		}
 		ls.Aborted, ls.AbortReason = why != "", why
+		cut(&ls, g, l.n.id.Shards, ident, stepIdent, identityNow(cfg))
 		steps = append(steps, ls)
 		res.ShardSteps = append(res.ShardSteps, rows...)
 		if !ls.Summary.Validity.Valid {
 			log.Warn("fleet ladder step invalid: not used for capacity or knee", "step", i, "reasons", strings.Join(ls.Summary.Validity.Reasons(), "; "))
+		}
+		if c := ls.CutCause(); c != "" { // a deploy or restart: the fleet's ladder is partial
+			res.Partial = c
+			if c == stats.CauseIdentityChanged {
+				res.ChangedTo = ls.IdentityEnd
+			}
+			if a.State != StateAborted {
+				l.abort(&a, ls.AbortReason)
+			}
+			break
 		}
 		if ls.Aborted || ctx.Err() != nil {
 			break

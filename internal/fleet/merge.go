@@ -78,7 +78,7 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	}
 	for k := range r.Causes {
 		c := &r.Causes[k]
-		if !slices.Contains(stats.Causes, c.Cause) {
+		if !slices.Contains(stats.Causes, c.Cause) && !slices.Contains(stats.StepCauses, c.Cause) {
 			return fmt.Errorf("unknown invalid cause %q", sanitize.String(string(c.Cause), 40))
 		}
 		c.Reason = sanitize.String(c.Reason, maxReasonBytes)

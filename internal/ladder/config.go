@@ -94,6 +94,11 @@ type Config struct {
 	// (stats.LadderStep.Server, StepRow.Server). A scrape that fails never
 	// fails the step: the view says it is unavailable or partial, and why.
 	ServerMetrics ServerMetrics
+
+	// Identity, when set, returns the target's identity as last seen
+	// (zero while unknown): a ladder belongs to the identity it began on,
+	// and stops at once when it changes (identity.go).
+	Identity func() stats.Identity
 }
 
 // StopAt says where a ladder stops climbing.

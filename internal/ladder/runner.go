@@ -35,6 +35,10 @@ type Runner struct {
 
 	mu  sync.Mutex // guards cur
 	cur *stepState
+
+	// ident is the identity the running ladder (or session) began on;
+	// set under running.
+	ident stats.Identity
 }
 
 // New checks cfg and returns a runner. It refuses steps above MaxRate.
@@ -127,8 +131,9 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	}
 	defer r.running.Unlock()
 	cfg := r.cfg
+	r.ident = r.identityNow()
 	res := Result{
-		Target: cfg.Target, Trigger: trigger, Started: cfg.Now(), StopAt: string(cfg.StopAt),
+		Target: cfg.Target, Trigger: trigger, Started: cfg.Now(), StopAt: string(cfg.StopAt), Identity: r.ident,
 		StepDuration: cfg.StepDuration, GoodFractionTarget: cfg.GoodFractionTarget, KneeFactor: cfg.KneeFactor,
 	}
 	classGates := map[string]stats.Gates{}
@@ -139,6 +144,10 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	var steps []stats.LadderStep
 	var runErr error
 	for i, rate := range cfg.Steps {
+		if to, moved := r.identityMoved(); moved { // between steps: no step measured it
+			res.Partial, res.ChangedTo = stats.CauseIdentityChanged, to
+			break
+		}
 		ls, _, _, err := r.step(ctx, i+1, rate, 0, classGates)
 		if err != nil {
 			runErr = err
@@ -149,6 +158,13 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			ls.Aborted, ls.AbortReason = true, ReasonInterrupted
 			steps[len(steps)-1] = ls
 			runErr = ctx.Err()
+			break
+		}
+		if c := ls.CutCause(); c != "" {
+			res.Partial = c
+			if c == stats.CauseIdentityChanged {
+				res.ChangedTo = ls.IdentityEnd
+			}
 			break
 		}
 		if ls.Aborted || i == len(cfg.Steps)-1 {
@@ -193,6 +209,7 @@ func Conclude(cfg Config, res Result, steps []stats.LadderStep, interrupted bool
 	} else if interrupted {
 		res.Aborted, res.AbortReason = true, ReasonInterrupted
 	}
+	concludePartial(&res)
 	res.Finished = cfg.Now()
 	return res
 }
@@ -258,6 +275,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	// would dilute the CPU figure that tells a starved prober.
 	hostBefore := make(chan hostload.Snapshot, 1)
 	hostAt := time.AfterFunc(max(start-led.Now(), 0), func() { hostBefore <- cfg.Host.Take() })
+	identStart := r.identityNow()
 	r.mu.Lock()
 	r.cur = st
 	r.mu.Unlock()
@@ -289,6 +307,10 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 			p, f := st.counts()
 			now := led.Now()
 			r.progress(Progress{Step: n, Rate: rate, Phase: "running", Elapsed: now - start, Planned: p, Finished: f})
+			if to, moved := r.identityMoved(); moved { // a deploy: the step measures no one identity
+				st.abort(midStep + identityReason(r.ident, to))
+				return
+			}
 			if cfg.MidStepMin <= 0 {
 				continue
 			}
@@ -378,6 +400,7 @@ settle:
 		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
 	}
 	judgeSteady(&ls, queue)
+	r.cutStep(&ls, st, identStart)
 	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &ls})
 	return ls, sum.Pending, st, nil
 }

@@ -33,6 +33,7 @@ func (r *Runner) Begin() (*Session, error) {
 	if !r.running.TryLock() {
 		return nil, ErrRunning
 	}
+	r.ident = r.identityNow()
 	g := map[string]stats.Gates{}
 	for _, c := range r.cfg.Classes {
 		g[c.Name] = c.Gates

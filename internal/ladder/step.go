@@ -41,6 +41,9 @@ type stepState struct {
 	// rule, or the caller: Session.Abort); cancel stops its arrivals.
 	midReason string
 	cancel    context.CancelFunc
+	// refused counts the step's requests the target refused (nothing
+	// listening): the target restarted during the step.
+	refused int
 }
 
 // abort stops the step's arrivals (its requests still settle) with why,
@@ -119,6 +122,10 @@ func (r *Runner) Record(rec *ledger.Record) {
 		st.classFinished = map[string]int{}
 	}
 	st.classFinished[rec.Class]++
+	if rec.Reason == ledger.ReasonConnectionRefused {
+		st.refused++
+	}
+	restarted := st.refused == 1 && rec.Reason == ledger.ReasonConnectionRefused
 	if ttft, ok := rec.TTFT(); ok && rec.Outcome == ledger.OK && st.limit > 0 {
 		st.ttftN++
 		if ttft > st.limit {
@@ -126,6 +133,9 @@ func (r *Runner) Record(rec *ledger.Record) {
 		}
 	}
 	st.mu.Unlock()
+	if restarted { // no figure of this step describes one running server
+		st.abort(midStep + restartReason)
+	}
 	select {
 	case st.note <- struct{}{}:
 	default:

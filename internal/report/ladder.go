@@ -19,6 +19,7 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 		title += ": " + res.Target
 	}
 	fmt.Fprintf(&b, "%s (OPEN LOOP; latencies from the planned send time%s)\n", title, ladderTTFTNote(res))
+	b.WriteString(ladderIdentityLine(res))
 	fmt.Fprintf(&b, "gates: %s; capacity needs good fraction ≥ %s on a valid step; knee: TTFT p95 > %.3g × the lowest valid step's\n\n",
 		ladderGates(res), pct(res.GoodFractionTarget, 1), res.KneeFactor)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -51,6 +52,7 @@ func LadderText(w io.Writer, res stats.LadderResult) error {
 	if err := writeLadderMatchedGaps(&b, res); err != nil {
 		return err
 	}
+	b.WriteString(ladderPartialLine(res))
 	fmt.Fprintf(&b, "capacity: %s\n", capacityText(res, res.Verdict, ""))
 	fmt.Fprintf(&b, "knee: %s\n", kneeText(res, res.Verdict))
 	if len(res.Classes) > 0 {

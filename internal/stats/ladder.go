@@ -24,6 +24,9 @@ type LadderStep struct {
 	// AbortReason says which rule tripped.
 	Aborted     bool
 	AbortReason string
+	// IdentityStart and IdentityEnd are the target's identity when the
+	// step began and when it was summarised (zero when not watched).
+	IdentityStart, IdentityEnd Identity
 	// Server is what the target's own metrics endpoint said over the step
 	// (server_metrics), nil when none is configured; a view that could
 	// not be read says so (Unavailable, Partial) rather than being nil.
@@ -114,6 +117,16 @@ type LadderResult struct {
 	// that rule (not an abort), "" when it did not.
 	StopAt  string
 	Stopped string
+	// Identity is the target's identity when the ladder began: the
+	// deployment its capacity belongs to (zero when not watched).
+	Identity Identity
+	// Partial says why the ladder is a partial result of Identity: the
+	// cause (identity_changed, target_restarted) that cut it; "" when it
+	// measured one identity throughout. A partial ladder's capacity is a
+	// lower bound; ChangedTo is the identity it changed to (zero when it
+	// did not, or is unknown).
+	Partial   Cause
+	ChangedTo Identity
 }
 
 // ClassVerdict is one class's capacity and knee; rates are the class's own

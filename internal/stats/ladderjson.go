@@ -48,6 +48,9 @@ type ladderJSON struct {
 	AbortReason    string         `json:"abort_reason,omitempty"`
 	StopAt         string         `json:"stop_at,omitempty"`
 	Stopped        string         `json:"stopped,omitempty"`
+	Identity       *Identity      `json:"identity,omitempty"`
+	Partial        Cause          `json:"partial,omitempty"`
+	ChangedTo      *Identity      `json:"identity_changed_to,omitempty"`
 }
 
 // stepJSON is the wire form of a LadderStep: its summary's figures in
@@ -87,6 +90,8 @@ type stepJSON struct {
 	Server          *servermetrics.View    `json:"server,omitempty"`
 	TTFTGap         *servermetrics.TTFTGap `json:"ttft_gap,omitempty"`
 	MatchedGaps     *MatchedGaps           `json:"matched_gaps,omitempty"`
+	IdentityStart   *Identity              `json:"identity_start,omitempty"`
+	IdentityEnd     *Identity              `json:"identity_end,omitempty"`
 }
 
 // classStepJSON is one class's share of a step.
@@ -115,6 +120,7 @@ func (r LadderResult) MarshalJSON() ([]byte, error) {
 	if !r.Started.IsZero() {
 		w.Started = &r.Started
 	}
+	w.Identity, w.Partial, w.ChangedTo = identityPtr(r.Identity), r.Partial, identityPtr(r.ChangedTo)
 	if !r.Finished.IsZero() {
 		w.Finished = &r.Finished
 	}
@@ -157,6 +163,7 @@ func stepOut(st LadderStep, target float64) stepJSON {
 	if js.InvalidReasons == nil {
 		js.InvalidReasons, js.Causes = []string{}, []InvalidCause{}
 	}
+	js.IdentityStart, js.IdentityEnd = identityPtr(st.IdentityStart), identityPtr(st.IdentityEnd)
 	if s.WindowAsked > 0 {
 		js.WindowS = s.Window.Seconds()
 	}
@@ -215,7 +222,7 @@ func (r *LadderResult) UnmarshalJSON(b []byte) error {
 	*r = LadderResult{
 		Target: w.Target, Trigger: w.Trigger, StepDuration: secs(w.StepDuration), GoodFractionTarget: w.GoodFractionTarget,
 		KneeFactor: w.KneeFactor, Verdict: w.Verdict, Classes: w.Classes, Aborted: w.Aborted, AbortReason: w.AbortReason,
-		StopAt: w.StopAt, Stopped: w.Stopped,
+		StopAt: w.StopAt, Stopped: w.Stopped, Identity: identityOf(w.Identity), Partial: w.Partial, ChangedTo: identityOf(w.ChangedTo),
 	}
 	if w.Started != nil {
 		r.Started = *w.Started
@@ -267,7 +274,8 @@ func (js stepJSON) step(asked time.Duration, boundary ledger.TTFTBoundary) Ladde
 	if m := js.MatchedGaps; m != nil {
 		s.PrefillGap, s.TPOTGap = m.Prefill.Percentiles(), m.TPOT.Percentiles()
 	}
-	st := LadderStep{Index: js.Index, Rate: js.Rate, Summary: s, Aborted: js.Aborted, AbortReason: js.AbortReason, Server: js.Server}
+	st := LadderStep{Index: js.Index, Rate: js.Rate, Summary: s, Aborted: js.Aborted, AbortReason: js.AbortReason, Server: js.Server,
+		IdentityStart: identityOf(js.IdentityStart), IdentityEnd: identityOf(js.IdentityEnd)}
 	for _, c := range js.Classes {
 		st.Classes = append(st.Classes, ClassStep{Class: c.Class, Rate: c.Rate, Summary: Summary{
 			Mode: ledger.ModeOpen, TTFTBoundary: boundary, RequestedRate: c.Rate, Window: s.Window,
@@ -276,4 +284,19 @@ func (js stepJSON) step(asked time.Duration, boundary ledger.TTFTBoundary) Ladde
 		}})
 	}
 	return st
+}
+
+// identityPtr is nil for an unknown identity (omitted from the JSON).
+func identityPtr(i Identity) *Identity {
+	if i.IsZero() {
+		return nil
+	}
+	return &i
+}
+
+func identityOf(p *Identity) Identity {
+	if p == nil {
+		return Identity{}
+	}
+	return *p
 }

@@ -102,6 +102,9 @@ func (c Cause) Action() string {
 	case CauseRateNotReached:
 		return "look at the unsent reasons: a budget, rate cap or interrupt withheld arrivals; otherwise the generator could not keep up (see dispatch lag)"
 	}
+	if a := stepAction(c); a != "" {
+		return a
+	}
 	return fleetAction(c)
 }
 

@@ -64,6 +64,9 @@ type TargetInput struct {
 	// Failures are the last failed requests, newest first, every text
 	// already cleaned by the one sanitiser (at most MaxFailures are shown).
 	Failures []Failure
+	// Settle is the wait before a ladder for the target to settle (nil
+	// when none).
+	Settle *LadderSettle
 }
 
 // statusWindows are the windows of the status page's baseline figures.

@@ -89,6 +89,7 @@ type promMetrics struct {
 	stepRate, stepTTFT, stepGoodput, stepSaturated               *prometheus.GaugeVec
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 	fleetInfo                                                    *prometheus.GaugeVec
+	ladderIdentity                                               *prometheus.GaugeVec
 	turnTTFT                                                     *prometheus.HistogramVec
 	turns                                                        *prometheus.CounterVec
 	path                                                         pathMetrics // path.go
@@ -164,6 +165,7 @@ func newPromMetrics(classic bool) *promMetrics {
 		targetInfo:     gauge(metricTargetInfo),
 		fleetInfo:      gauge(metricFleetInfo),
 		path:           newPathMetrics(),
+		ladderIdentity: gauge(metricLadderIdentity),
 	}
 }
 
@@ -173,7 +175,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns,
+		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns, m.ladderIdentity,
 	}, m.path.collectors()...)
 }
 
@@ -188,7 +190,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
-		m.turnTTFT, m.turns,
+		m.turnTTFT, m.turns, m.ladderIdentity,
 	}, m.path.perTarget()...)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -79,6 +80,7 @@ func feedFixture(r *Recorder) {
 	r.SetArrivalRate("sim", "short", ledger.TrafficBaseline, 0.2)
 	r.SetGeneratorValid("sim", stats.Validity{Valid: true}, 3*ms)
 	r.SetCapacity("sim", "short", 4, stats.BoundMeasured, 6)
+	r.SetLadderIdentity("sim", "m1", "v1", true)
 	r.SetLadderSteps("sim", "short", fixedNow, []LadderStep{
 		{Step: 1, OfferedRate: 2, TTFTP95: 250 * ms, Goodput: 2},
 		{Step: 2, OfferedRate: 4, TTFTP95: 400 * ms, Goodput: 3.9},
@@ -603,5 +605,19 @@ func TestReasonCreatedOnFirstOccurrence(t *testing.T) {
 	r.Record(rec)
 	if got := idle(); got != 2 {
 		t.Errorf("timeout/idle = %v, want 2", got)
+	}
+}
+
+// TestLadderIdentityOneSeries: the ladder identity info is one series per
+// target, replaced by the next ladder, its values cleaned.
+func TestLadderIdentityOneSeries(t *testing.T) {
+	r, _ := newTestRecorder(t, Options{})
+	r.SetLadderIdentity("sim", "m1", "v1", true)
+	r.SetLadderIdentity("sim", "m1", "v2\x1b[31m", false)
+	if n := testutil.CollectAndCount(r.prom.ladderIdentity); n != 1 {
+		t.Fatalf("%d series, want 1", n)
+	}
+	if v := testutil.ToFloat64(r.prom.ladderIdentity.WithLabelValues("sim", "m1", sanitize.String("v2\x1b[31m", maxLabelBytes), "false", ScopeLocal)); v != 1 {
+		t.Errorf("identity series %g, want 1 for the partial v2 ladder", v)
 	}
 }

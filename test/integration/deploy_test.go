@@ -202,9 +202,11 @@ func logLadder(t *testing.T, what string, r ladder.Result) {
 }
 
 // TestDeployCapacityRegression: a deploy that halves the simulator's slots
-// and changes its version. The identity change triggers a ladder at once;
-// its lower capacity fires LLMProbeCapacityRegressionAfterChange (with the
-// new model/version) and LLMProbeCapacityRegression. The ladders' own load
+// and changes its version. The identity change triggers a ladder once the
+// target settled; its lower capacity fires
+// LLMProbeCapacityRegressionAfterChange (with the new model/version), and
+// not LLMProbeCapacityRegression (like with like: that one compares a
+// capacity with its own identity's median). The ladders' own load
 // queues the baseline requests sent during them (they miss their gate),
 // yet no SLO burn-rate alert fires: those requests are labelled
 // during="ladder" and kept out of the SLI, while the service itself (the
@@ -254,7 +256,6 @@ func TestDeployCapacityRegression(t *testing.T) {
 		labels map[string]string
 	}{
 		{"LLMProbeCapacityRegressionAfterChange", map[string]string{"target": "sim", "class": "chat", "model": "itest-model", "version": "v2", "severity": "page"}},
-		{"LLMProbeCapacityRegression", map[string]string{"target": "sim", "class": "chat", "severity": "ticket"}},
 	} {
 		testutil.EventuallyOK(t, 60*time.Second, want.alert+" firing", func() error {
 			got, err := st.firing(ctx, want.alert)
@@ -273,6 +274,15 @@ func TestDeployCapacityRegression(t *testing.T) {
 			}
 			return fmt.Errorf("firing: %v, want labels %v", got, want.labels)
 		})
+	}
+
+	// Like with like: v2's capacity is compared with v1's last complete
+	// ladder (above), never with the 7-day median of another identity.
+	if fired := st.everFired(ctx, t, "LLMProbeCapacityRegression"); len(fired) > 0 {
+		t.Errorf("LLMProbeCapacityRegression fired across identities: %v", fired)
+	}
+	for _, l := range st.ladders(t) {
+		t.Logf("history: trigger %s identity %s partial %q capacity %g (step %d, %s)", l.Trigger, l.Identity, l.Partial, l.Capacity, l.CapacityStep, l.CapacityBound)
 	}
 
 	// The figures behind them.
