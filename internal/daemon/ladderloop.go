@@ -49,9 +49,14 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		case trigger = <-r.trigger:
 			timer.Stop()
 		}
+		release, err := r.takeTurn(ctx, d, trigger) // limits.max_concurrent_ladders (ladderturns.go)
+		if err != nil {
+			return
+		}
 		r.state.ladderSpan.begin(d.led.Now())
 		r.logLadderStart(d, trigger)
 		res, err := r.runLadder(ctx, trigger)
+		release()
 		// Also when interrupted: its requests may still be in flight.
 		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 		r.setLaddering("")
