@@ -252,6 +252,42 @@ func TestMaxBufferedBytes(t *testing.T) {
 	}
 }
 
+// TestMaxConcurrentLadders: limits.max_concurrent_ladders defaults to 1,
+// is set by the file or the environment, and is refused outside 1..1000.
+func TestMaxConcurrentLadders(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, minimal), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.MaxConcurrentLadders != DefaultMaxConcurrentLadders || DefaultMaxConcurrentLadders != 1 {
+		t.Errorf("default %d, want 1", c.Limits.MaxConcurrentLadders)
+	}
+	env := func() []string { return []string{"LLMPROBE_LIMITS__MAX_CONCURRENT_LADDERS=3"} }
+	if c, err = LoadWith(Options{Path: write(t, minimal), Environ: env}); err != nil || c.Limits.MaxConcurrentLadders != 3 {
+		t.Errorf("environment: %v, %v", c.Limits.MaxConcurrentLadders, err)
+	}
+	for _, tc := range []struct {
+		yaml string
+		ok   bool
+		want int
+	}{
+		{"limits: {max_concurrent_ladders: 4}\n", true, 4},
+		{"limits: {max_concurrent_ladders: 1000}\n", true, 1000},
+		{"limits: {max_concurrent_ladders: 0}\n", false, 0},
+		{"limits: {max_concurrent_ladders: -1}\n", false, 0},
+		{"limits: {max_concurrent_ladders: 1001}\n", false, 0},
+		{"limits: {max_concurrent_ladders: many}\n", false, 0},
+	} {
+		c, err := LoadWith(Options{Path: write(t, minimal+tc.yaml), Environ: noEnv})
+		switch {
+		case tc.ok && (err != nil || c.Limits.MaxConcurrentLadders != tc.want):
+			t.Errorf("%q: %v, %v; want %d", tc.yaml, c, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "limits.max_concurrent_ladders")):
+			t.Errorf("%q accepted or not named: %v", tc.yaml, err)
+		}
+	}
+}
+
 func TestRedacted(t *testing.T) {
 	p := write(t, `
 targets:

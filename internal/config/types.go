@@ -121,12 +121,24 @@ type Limits struct {
 	// across every stream of the process; a stream that would pass it ends
 	// stream_error/buffer_limit.
 	MaxBufferedBytes int64 `koanf:"max_buffered_bytes" json:"max_buffered_bytes"`
+	// MaxConcurrentLadders is how many ladders may run at once on this
+	// prober; the others wait their turn in the order they fell due.
+	MaxConcurrentLadders int `koanf:"max_concurrent_ladders" json:"max_concurrent_ladders"`
 }
 
 // DefaultMaxBufferedBytes is limits.max_buffered_bytes when not set: 64 MiB,
 // room for 64 streams each holding a maximum-size (1 MiB) event at once,
 // well within the deployment's memory limit.
 const DefaultMaxBufferedBytes = 64 << 20
+
+// DefaultMaxConcurrentLadders is limits.max_concurrent_ladders when not
+// set: one ladder at a time, so a prober with many targets never spends
+// its CPU and connections on several ladders at the top of the hour.
+const DefaultMaxConcurrentLadders = 1
+
+// MaxMaxConcurrentLadders is the largest limits.max_concurrent_ladders
+// accepted.
+const MaxMaxConcurrentLadders = 1000
 
 // DefaultMaxEventBytes is targets[].max_event_bytes when not set: 1 MiB,
 // the SSE reader's own default (sse.DefaultMaxEventBytes; a wiring test

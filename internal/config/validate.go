@@ -89,6 +89,9 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 	if b := c.Limits.MaxBufferedBytes; b < MinMaxBufferedBytes || b > MaxMaxBufferedBytes {
 		el.add("limits.max_buffered_bytes", "want %d (1 MiB) to %d bytes, got %d", MinMaxBufferedBytes, MaxMaxBufferedBytes, b)
 	}
+	if n := c.Limits.MaxConcurrentLadders; n < 1 || n > MaxMaxConcurrentLadders {
+		el.add("limits.max_concurrent_ladders", "want 1 to %d ladders at once, got %d", MaxMaxConcurrentLadders, n)
+	}
 	if len(c.Targets) == 0 {
 		el.add("targets", "at least one target is required")
 	}

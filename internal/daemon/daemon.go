@@ -76,6 +76,7 @@ type Daemon struct {
 	// (limits.max_buffered_bytes), shared by every target's client.
 	buffers *sse.Budget
 	host    *hostload.Sampler // the prober host's health over the live verdict's window
+	turns   *ladderTurns      // ladders take turns (limits.max_concurrent_ladders)
 	node    *fleet.Node       // this prober's place in its fleet (fleet.go)
 
 	probe *probehandler.Handler // the /probe endpoint
@@ -149,6 +150,7 @@ func New(o Options) (*Daemon, error) {
 		opts: o, log: o.Logger, now: o.Now, rec: o.Recorder,
 		route: newRouter(), targets: map[string]*targetRun{}, state: map[string]*targetState{}, last: map[string]ladder.Result{},
 		cfg: o.Config, buffers: sse.NewBudget(o.Config.Limits.MaxBufferedBytes), started: make(chan struct{}),
+		turns: newLadderTurns(o.Config.Limits.MaxConcurrentLadders),
 	}
 	if err := d.initFleet(o); err != nil {
 		return nil, err
@@ -182,6 +184,10 @@ func New(o Options) (*Daemon, error) {
 	d.start = start
 	d.host = hostload.NewSampler(hostload.NewReader(), validityWindow)
 	if err := telemetry.WatchHost(d.rec.Registry(), func() telemetry.HostCounters { return hostCounters(d.host.Totals()) }); err != nil {
+		d.closeSinks()
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	if err := telemetry.WatchLadderTurns(d.rec.Registry(), o.Config.Region, d.ladderCounts); err != nil {
 		d.closeSinks()
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
@@ -380,6 +386,7 @@ func (d *Daemon) Reload(cfg *config.Config) error {
 		return fmt.Errorf("reload: %w", err)
 	}
 	d.buffers.SetLimit(cfg.Limits.MaxBufferedBytes)
+	d.turns.setLimit(cfg.Limits.MaxConcurrentLadders)
 	d.swap(cfg, runs)
 	return nil
 }

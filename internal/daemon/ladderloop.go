@@ -52,9 +52,14 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 		if !r.awaitSettled(ctx, d, trigger) {
 			return
 		}
+		release, err := r.takeTurn(ctx, d, trigger) // limits.max_concurrent_ladders (ladderturns.go)
+		if err != nil {
+			return
+		}
 		r.state.ladderSpan.begin(d.led.Now())
 		r.logLadderStart(d, trigger)
 		res, err := r.runLadder(ctx, trigger)
+		release()
 		// Also when interrupted: its requests may still be in flight.
 		r.state.ladderSpan.end(d.led.Now(), r.baselineSettle())
 		r.state.settle.ended(d.led.Now())

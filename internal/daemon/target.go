@@ -49,6 +49,7 @@ type targetRun struct {
 
 	mu        sync.Mutex
 	laddering string                    // "" or "ladder step i/n"
+	queued    *queuedLadder             // the ladder waiting its turn (nil: none)
 	step      statuspage.LadderProgress // the ladder step last started (status page)
 	lastOut   ledger.Outcome
 	lastRsn   ledger.Reason

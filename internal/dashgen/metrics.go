@@ -70,6 +70,8 @@ var Metrics = []string{
 	"llmprobe_target_files_changes_total",
 	"llmprobe_target_files_targets",
 	"llmprobe_target_labels",
+	"llmprobe_ladders_running",
+	"llmprobe_ladders_waiting",
 }
 
 // ScrapeMetrics are the series Prometheus itself writes for the llmprobe job.

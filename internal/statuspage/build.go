@@ -39,6 +39,8 @@ type TargetInput struct {
 	InFlight         int
 	// Ladder is the ladder running now (nil: none).
 	Ladder *LadderProgress
+	// Queued is the ladder waiting its turn (nil: none waits).
+	Queued *LadderQueued
 	// Verdict is the live generator verdict (stats.LiveValidity.Judge).
 	Verdict stats.Validity
 	// Memory is what the page remembers of the target (its baseline

@@ -31,6 +31,16 @@ func (l LadderProgress) HeldUntil() time.Time {
 	return l.StepStarted.Add(time.Duration(left)*l.StepDuration + l.Settle)
 }
 
+// LadderQueued is a ladder due but waiting its turn
+// (limits.max_concurrent_ladders): Ahead ladders wait before it; Trigger
+// is what made it due (schedule, start, identity_change), kept for when
+// it runs; Since is when it fell due.
+type LadderQueued struct {
+	Ahead   int
+	Trigger string
+	Since   time.Time
+}
+
 // Held is the target's baseline planned during ladders (labelled
 // during="ladder", kept out of the SLO): how many of all baseline
 // records, and until when arrivals are held out after the last ladder

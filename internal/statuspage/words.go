@@ -18,6 +18,8 @@ func activityText(t TargetInput) string {
 	switch b := t.Budget; {
 	case t.Ladder != nil:
 		return fmt.Sprintf("ladder step %d/%d at %s req/s", t.Ladder.Step, t.Ladder.Steps, durfmt.Rate(t.Ladder.Rate))
+	case t.Queued != nil:
+		return queuedText(*t.Queued)
 	case b != nil && ((b.TokensLimited && b.Tokens <= 0) || (b.RequestsLimited && b.Requests <= 0)):
 		return "budget spent until " + b.ResetAt.UTC().Format(timeOfDayLayout)
 	case t.Configured.BaselineOff:
@@ -110,4 +112,11 @@ func Rates(rs []float64) string {
 		out[i] = durfmt.Rate(r)
 	}
 	return strings.Join(out, ",")
+}
+
+// queuedText is a ladder waiting its turn: how many wait before it, what
+// made it due and since when.
+func queuedText(q LadderQueued) string {
+	return fmt.Sprintf("ladder queued: %d ahead of it (%s, due since %s; limits.max_concurrent_ladders)",
+		q.Ahead, q.Trigger, q.Since.UTC().Format(timeOfDayLayout))
 }

@@ -264,6 +264,11 @@ func Metrics() []MetricSpec {
 			Help: "Changes to the target_files files seen by the poller, by result: applied (the configuration reloaded) or refused (the last good targets keep running; the log says why)."},
 		{Name: metricTargetFileTargets, Kind: KindGauge, Unit: "targets",
 			Help: "Targets taken from target_files in the running configuration."},
+		// The prober's ladder queue (registered by WatchLadderTurns, ladderturns.go).
+		{Name: metricLaddersRunning, Kind: KindGauge, Unit: "ladders",
+			Help: "Ladders running now on this prober: at most limits.max_concurrent_ladders (a reload that lowers it lets the running finish)."},
+		{Name: metricLaddersWaiting, Kind: KindGauge, Unit: "ladders",
+			Help: "Ladders due but waiting their turn (limits.max_concurrent_ladders), in the order they fell due; each target's card says how many are ahead of it."},
 	}
 }
 

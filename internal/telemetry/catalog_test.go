@@ -32,6 +32,9 @@ func TestCatalogMatchesCollectors(t *testing.T) {
 	if _, err := NewConfigReload(reg, ""); err != nil {
 		t.Fatal(err)
 	}
+	if err := WatchLadderTurns(reg, "", func() LadderTurns { return LadderTurns{Running: 1, Waiting: 2} }); err != nil {
+		t.Fatal(err)
+	}
 	tf, err := NewTargetFiles(reg, "")
 	if err != nil {
 		t.Fatal(err)
