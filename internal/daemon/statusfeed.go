@@ -39,7 +39,7 @@ func (d *Daemon) targetInput(r *targetRun, now time.Time, host stats.HostHealth)
 		Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
 		LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
 		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, BaselineRate: r.cfg.Baseline.Rate, Ladder: r.ladder != nil},
-		Classes:    r.classFacts()}
+		Classes:    r.classFacts(), Labels: r.cfg.Labels}
 	if r.client != nil {
 		t.Failures = d.failures(r.name, r.client.Redactor())
 	}
