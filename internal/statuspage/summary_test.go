@@ -70,7 +70,7 @@ func fleetTarget(i int) TargetInput {
 	t := TargetInput{Name: name, API: "openai-chat", Model: "m", Verdict: stats.Validity{Valid: true}, Memory: mem, Failures: fails,
 		Configured: Configured{BaselineOff: k == kindOff, BaselineRate: 0.2},
 		Classes:    []ClassFacts{{Name: "chat", TTFT: time.Second}, {Name: "long", TTFT: time.Second}},
-		Labels:     map[string]string{"team": fmt.Sprintf("team%d", i%3), "region": "eu-west"}}
+		Labels:     map[string]string{"team": fmt.Sprintf("team%d", i%3), "zone": "eu-west"}}
 	if i%5 == 3 {
 		res := ladder.Result{Finished: fleetNow.Add(-time.Hour / 2), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower}}
 		mem.AddLadder(res)
@@ -129,7 +129,7 @@ func TestSummaryRows(t *testing.T) {
 			if ts.Target.State != tc.state || r.TTFT != tc.ttft || r.Over != tc.over || r.Availability != tc.avail || r.Capacity != tc.capacity {
 				t.Errorf("%s: state %q row %+v; want %s %q over=%v %q %q", tc.name, ts.Target.State, r, tc.state, tc.ttft, tc.over, tc.avail, tc.capacity)
 			}
-			if want := []Label{{"region", "eu-west"}, {"team", "team" + tc.name[4:]}}; tc.name <= "t0002" && !slices.Equal(ts.Labels, want) {
+			if want := []Label{{"team", "team" + tc.name[4:]}, {"zone", "eu-west"}}; tc.name <= "t0002" && !slices.Equal(ts.Labels, want) {
 				t.Errorf("labels %v, want %v", ts.Labels, want)
 			}
 		})
@@ -159,7 +159,7 @@ func TestSummaryFilters(t *testing.T) {
 		{"/?state=failing&state=SLOW", []string{"t0000", "t0010", "t0020", "t0001", "t0011", "t0021"}, ""},
 		{"/?label=team:team1", all(st.Targets, func(x TargetStatus) bool { return slices.Contains(x.Labels, Label{"team", "team1"}) }), ""},
 		{"/?state=FAILING&label=team:team1", []string{"t0010"}, ""},
-		{"/?label=team:team1&label=region:us", nil, ""},
+		{"/?label=team:team1&label=zone:us", nil, ""},
 		{"/?state=CAPACITY+REGRESSED", nil, ""},
 		{"/?state=%3Cb%3E&label=nocolon", all(st.Targets, func(TargetStatus) bool { return true }), "Ignored: state &lt;B&gt;; label nocolon (want name:value)."},
 	} {
@@ -256,4 +256,36 @@ func allCards(t *testing.T, st Status) int {
 	rec := httptest.NewRecorder()
 	execute(rec, http.StatusOK, "summary", d, nil)
 	return rec.Body.Len()
+}
+
+// BenchmarkPage: building the view of 1,000 targets (what the daemon does
+// per request) and rendering the summary, all cards, or one target's page.
+func BenchmarkPage(b *testing.B) {
+	in := Input{Version: "v1", Started: fleetNow.Add(-2 * time.Hour), Now: fleetNow}
+	for i := range 1000 {
+		in.Targets = append(in.Targets, fleetTarget(i))
+	}
+	st := Build(in)
+	h := Handler(func() Status { return st }, nil)
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			Build(in)
+		}
+	})
+	for _, path := range []string{"/", "/targets/t0003"} {
+		b.Run("render "+path, func(b *testing.B) {
+			for b.Loop() {
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
+			}
+		})
+	}
+	b.Run("render all cards", func(b *testing.B) {
+		d := view(func() Status { return st }, "")
+		for i := range d.Targets {
+			d.Cards = append(d.Cards, &d.Targets[i])
+		}
+		for b.Loop() {
+			execute(httptest.NewRecorder(), http.StatusOK, "summary", d, nil)
+		}
+	})
 }

@@ -71,7 +71,7 @@ ol.failures li{margin:.15rem 0}
 table.targets td{white-space:nowrap}table.targets td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}table.targets td:nth-child(6){white-space:normal;text-align:left;font-size:.78rem;color:#555}table.targets td:nth-child(2),.w{font-weight:700}
 tr[data-state=OK] td:nth-child(2),.w-ok{color:#1b7f3b}tr[data-state=SLOW] td:nth-child(2),.w-slow{color:#9a5b00}tr[data-state=FAILING] td:nth-child(2),tr[data-state=DOWN] td:nth-child(2),tr[data-state=REFUSED] td:nth-child(2),.w-failing,.w-down,.w-refused{color:#b00020}tr[data-state="CAPACITY REGRESSED"] td:nth-child(2),.w-regressed{color:#a03f00}tr[data-state="PROBER BLOCKED"] td:nth-child(2),.w-blocked{color:#6b5500}tr[data-state="LADDER RUNNING"] td:nth-child(2),.w-ladder{color:#0a4aa8}.w-nodata,.w-disabled{color:#666}
 form.filter{margin:.4rem 0;font-size:.85rem}
-@media (max-width:40rem){body{padding:.5rem}table{font-size:.78rem}th,td{padding:.2rem .25rem}th.n,table.server td.n{white-space:normal}table.server{overflow-wrap:anywhere}.state .word{font-size:1.6rem}}
+@media (max-width:40rem){body{padding:.5rem}table.targets{overflow-wrap:anywhere}table.targets td{white-space:normal}table{font-size:.78rem}th,td{padding:.2rem .25rem}th.n,table.server td.n{white-space:normal}table.server{overflow-wrap:anywhere}.state .word{font-size:1.6rem}}
 </style></head><body>
 <h1>llmprobe</h1>
 <p class="meta">Version {{.Version}}{{if not .Started.IsZero}}, started {{ago .Now .Started}}{{end}}; as of {{utc .Now}}, refreshed every {{.RefreshSeconds}} s.
