@@ -111,13 +111,23 @@ type cardData struct {
 // target's card at GET /targets/NAME (404 for a name not of the name rule
 // or of no target): st is called once per request (nil renders an empty
 // page); log receives render errors (nil: discarded).
-func Handler(st func() Status, log *slog.Logger) http.Handler {
+func Handler(st func() Status, log *slog.Logger) http.Handler { return Pages(st, nil, log) }
+
+// Pages is Handler with one more source: one(name), called for
+// /targets/NAME with a valid name, is the status of that target alone (a
+// status without it: no such target), so that a target's page does not
+// judge every other target; nil uses st.
+func Pages(st func() Status, one func(name string) Status, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if i := strings.LastIndex(r.URL.Path, "/targets/"); i >= 0 {
-			renderTarget(w, r.URL.Path[i+len("/targets/"):], st, log)
+			name, src := r.URL.Path[i+len("/targets/"):], st
+			if one != nil && config.ValidName(name) {
+				src = func() Status { return one(name) }
+			}
+			renderTarget(w, name, src, log)
 			return
 		}
 		renderSummary(w, parseFilter(r.URL.Query()), st, log)

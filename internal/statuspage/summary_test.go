@@ -259,7 +259,8 @@ func allCards(t *testing.T, st Status) int {
 }
 
 // BenchmarkPage: building the view of 1,000 targets (what the daemon does
-// per request) and rendering the summary, all cards, or one target's page.
+// for /) or of one (for /targets/NAME), and rendering the summary, all
+// cards, or one target's page.
 func BenchmarkPage(b *testing.B) {
 	in := Input{Version: "v1", Started: fleetNow.Add(-2 * time.Hour), Now: fleetNow}
 	for i := range 1000 {
@@ -270,6 +271,12 @@ func BenchmarkPage(b *testing.B) {
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
 			Build(in)
+		}
+	})
+	b.Run("build one", func(b *testing.B) {
+		one := Input{Version: "v1", Started: in.Started, Now: fleetNow, Targets: in.Targets[3:4]}
+		for b.Loop() {
+			Build(one)
 		}
 	})
 	for _, path := range []string{"/", "/targets/t0003"} {
@@ -288,4 +295,45 @@ func BenchmarkPage(b *testing.B) {
 			execute(httptest.NewRecorder(), http.StatusOK, "summary", d, nil)
 		}
 	})
+}
+
+// TestPagesOneTarget: with a source of one target, /targets/NAME builds
+// that target alone (never the whole view); an invalid name reaches
+// neither source, and / uses the whole view.
+func TestPagesOneTarget(t *testing.T) {
+	var all, one []string
+	h := Pages(func() Status { all = append(all, "all"); return fleetStatus(3) },
+		func(name string) Status {
+			one = append(one, name)
+			in := Input{Now: fleetNow}
+			if name == "t0001" {
+				in.Targets = []TargetInput{fleetTarget(1)}
+			}
+			return Build(in)
+		}, nil)
+	for _, tc := range []struct {
+		path          string
+		code          int
+		wantAll       int
+		wantOne       []string
+		wantInPage    string
+		wantNotInPage string
+	}{
+		{"/targets/t0001", http.StatusOK, 0, []string{"t0001"}, `id="target-t0001"`, `id="target-t0000"`},
+		{"/targets/t0002", http.StatusNotFound, 0, []string{"t0002"}, "no target named t0002", "<section"},
+		{"/targets/Bad", http.StatusNotFound, 0, nil, "a target name is", "<section"},
+		{"/", http.StatusOK, 1, nil, `href="targets/t0002"`, "no target"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			all, one = nil, nil
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+			body := rec.Body.String()
+			if rec.Code != tc.code || len(all) != tc.wantAll || !slices.Equal(one, tc.wantOne) ||
+				!strings.Contains(body, tc.wantInPage) || strings.Contains(body, tc.wantNotInPage) {
+				t.Errorf("%d, whole view built %d times, one target built for %v; want %d, %d, %v, with %q and without %q",
+					rec.Code, len(all), one, tc.code, tc.wantAll, tc.wantOne, tc.wantInPage, tc.wantNotInPage)
+			}
+		})
+	}
 }
