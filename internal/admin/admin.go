@@ -35,8 +35,9 @@ type Options struct {
 	// number or a duration), URL userinfo and secret-looking query
 	// parameters are replaced.
 	Config func() any
-	// Status serves the status page at / (statuspage.Handler, which the
-	// daemon builds); nil: no page.
+	// Status serves the status page at / and each target's card at
+	// /targets/NAME (statuspage.Handler, which the daemon builds); nil: no
+	// page.
 	Status http.Handler
 	// Probe serves GET /probe (the blackbox-style endpoint); nil: no route.
 	Probe http.Handler
@@ -84,6 +85,7 @@ func Handler(o Options) http.Handler {
 	}
 	if o.Status != nil {
 		mux.Handle("GET /{$}", o.Status)
+		mux.Handle("GET /targets/{name}", o.Status) // each target's card
 	}
 	return mux
 }

@@ -189,15 +189,20 @@ func TestConfigRedactsSecrets(t *testing.T) {
 }
 
 // TestStatusPageRouted: the page the daemon hands over is served at /
-// only (the statuspage package tests the page itself).
+// and /targets/NAME only (the statuspage package tests the pages
+// themselves).
 func TestStatusPageRouted(t *testing.T) {
-	page := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "the page") })
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "the page at "+r.URL.Path) })
 	h := Handler(Options{Gatherer: testRegistry(t), Status: page})
-	if rec := get(t, h, "/", nil); rec.Code != 200 || rec.Body.String() != "the page" {
-		t.Errorf("GET /: %d %q, want the page handed over", rec.Code, rec.Body.String())
+	for _, path := range []string{"/", "/targets/gpu-a"} {
+		if rec := get(t, h, path, nil); rec.Code != 200 || rec.Body.String() != "the page at "+path {
+			t.Errorf("GET %s: %d %q, want the page handed over", path, rec.Code, rec.Body.String())
+		}
 	}
-	if rec := get(t, h, "/nothing", nil); rec.Code != 404 {
-		t.Errorf("GET /nothing: %d, want 404", rec.Code)
+	for _, path := range []string{"/nothing", "/targets", "/targets/a/b"} {
+		if rec := get(t, h, path, nil); rec.Code != 404 {
+			t.Errorf("GET %s: %d, want 404", path, rec.Code)
+		}
 	}
 	if rec := get(t, Handler(Options{Gatherer: testRegistry(t)}), "/", nil); rec.Code != 404 {
 		t.Errorf("GET / without a page: %d, want 404", rec.Code)

@@ -130,7 +130,7 @@ func (d *Daemon) effectiveConfig() any {
 func (d *Daemon) handler() http.Handler {
 	return d.withFleet(admin.Handler(admin.Options{
 		Gatherer: telemetry.RefreshingGatherer(d.rec.Registry(), d.refreshGauges), Registerer: d.rec.Registry(), Ready: d.ready.Load, Ring: d.ring,
-		Config: d.effectiveConfig, Status: statuspage.Handler(d.status, d.log), Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
+		Config: d.effectiveConfig, Status: statuspage.Pages(d.status, d.statusOf, d.log), Logger: d.log, Probe: d.probe, Reload: d.lifecycleReload(),
 	}))
 }
 

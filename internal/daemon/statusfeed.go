@@ -11,7 +11,11 @@ import (
 
 // status feeds the status page: the daemon's view of every target, laid
 // out by statuspage.Build.
-func (d *Daemon) status() statuspage.Status {
+func (d *Daemon) status() statuspage.Status { return d.statusOf("") }
+
+// statusOf is the view of the target named name alone ("": of every
+// target), what /targets/NAME renders without judging the others.
+func (d *Daemon) statusOf(name string) statuspage.Status {
 	host := d.host.Recent()
 	now := d.now()
 	fleetStatus := d.node.Status()
@@ -19,6 +23,9 @@ func (d *Daemon) status() statuspage.Status {
 	defer d.mu.Unlock()
 	in := statuspage.Input{Version: d.opts.Build.Version, Started: d.start, Now: now, LadderSVG: d.lastSVG, Fleet: fleetStatus, Host: host}
 	for _, r := range d.targets {
+		if name != "" && r.name != name {
+			continue
+		}
 		t := d.targetInput(r, now, host)
 		if res, ok := d.last[r.name]; ok {
 			t.Last = &res
@@ -39,7 +46,7 @@ func (d *Daemon) targetInput(r *targetRun, now time.Time, host stats.HostHealth)
 		Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
 		LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
 		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, BaselineRate: r.cfg.Baseline.Rate, Ladder: r.ladder != nil},
-		Classes:    r.classFacts(), Settle: r.state.settle.waiting(), Queued: r.queuedFact(d)}
+		Classes:    r.classFacts(), Settle: r.state.settle.waiting(), Queued: r.queuedFact(d), Labels: r.cfg.Labels}
 	if r.client != nil {
 		t.Failures = d.failures(r.name, r.client.Redactor())
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -132,6 +133,7 @@ func TestStatusPageFigures(t *testing.T) {
 		}
 	}
 	extra := "    ladder: {enabled: true, history_file: " + hist + ", steps: [1], max_rate: 10, schedule: {every: 24h}}\n"
+	extra += "    labels: {team: <b>x}\n" // a constant label reaches the summary row, escaped
 	r := startDaemon(t, loadConfig(t, configYAML("1s", targetYAML("t1", fake.url, 20, extra))), nil)
 	waitFor(t, 10*time.Second, "ok baseline requests", func() bool {
 		for _, l := range r.d.status().Targets[0].Latency {
@@ -194,5 +196,11 @@ func TestStatusPageFigures(t *testing.T) {
 		if !strings.Contains(page, w) {
 			t.Errorf("status page lacks %q", w)
 		}
+	}
+	if !slices.Equal(ts.Labels, []statuspage.Label{{Name: "team", Value: "<b>x"}}) || !strings.Contains(page, "<td>team=&lt;b&gt;x</td>") {
+		t.Errorf("labels %+v, or not in the summary row", ts.Labels)
+	}
+	if card := r.get(t, "/targets/t1"); !strings.Contains(card, `<section class="target" id="target-t1">`) || !strings.Contains(card, "rejected/status_503") {
+		t.Errorf("/targets/t1 is not t1's card:\n%.500s", card)
 	}
 }

@@ -63,6 +63,9 @@ type TargetInput struct {
 	// Regression, when set, is the capacity regression to show; nil
 	// derives it from Memory's ladders (Memory.Regression).
 	Regression *Regression
+	// Labels are the target's constant labels (config labels:, file_sd
+	// labels); the page cleans them again.
+	Labels map[string]string
 	// Failures are the last failed requests, newest first, every text
 	// already cleaned by the one sanitiser (at most MaxFailures are shown).
 	Failures []Failure
@@ -149,6 +152,8 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	if len(ts.Failures) > MaxFailures {
 		ts.Failures = ts.Failures[:MaxFailures]
 	}
+	ts.Labels = labelsOf(t.Labels)
+	ts.Row = summaryRow(&ts, classes, t.Classes)
 	return ts
 }
 

@@ -22,7 +22,11 @@
 // regression alerts' threshold (internal/dashgen) and the facts; the
 // cards are sorted worst first under a summary line. JudgeTarget is the
 // same judgement for the daemon's state log. Handler renders a Status as
-// one self-contained HTML page (no external asset; every server-made text
-// escaped; the ladder curve inserted only when it is an SVG the report
-// package drew); the daemon hands it to admin, which serves it at /.
+// self-contained HTML pages (no external asset, no script; every
+// server-made text escaped; the ladder curve inserted only when it is an
+// SVG the report package drew): at / a summary row per target (summary.go:
+// state, TTFT p99 against its gate, availability, capacity, labels), worst
+// first, filtered by ?state= and ?label= (route.go), with the full cards
+// inline up to InlineCards shown targets; at /targets/NAME one target's
+// card. The daemon hands it to admin, which serves both routes.
 package statuspage
