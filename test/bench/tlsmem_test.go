@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,25 +23,27 @@ import (
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
-// relayEnv, when set to "listen,upstream,cert,key", makes TestTLSRelay of
-// this test binary a TLS terminator: the child process BenchmarkStreamMemoryTLS
-// runs in front of the simulator, so that the server side of TLS costs
-// neither the generator's memory nor its CPU.
+// relayEnv, when set to "listen,upstream,cert,key,mode", makes TestTLSRelay of
+// this test binary a TLS terminator (mode tls: a byte relay; tls-h2: an
+// HTTP/2 reverse proxy): the child process BenchmarkStreamMemoryTLS runs in
+// front of the simulator, so that the server side of TLS costs neither the
+// generator's memory nor its CPU.
 const relayEnv = "LLMPROBE_BENCH_TLS_RELAY"
 
 // BenchmarkStreamMemoryTLS measures what a stream in flight costs the
-// generator over plain HTTP (the streaming transport) and over HTTPS
-// (net/http, HTTP/1.1 over TLS 1.3, the certificate verified against a CA
-// made in the test), in turn, in one run: LLMPROBE_BENCH_TLS_RATE (default
-// 170 req/s) of LLMPROBE_BENCH_TLS_STREAM (default 6s) streams of 100
-// tokens for LLMPROBE_BENCH_TLS_WINDOW (default 20s), so about 1,000
-// streams are in flight at the samples (8 and 14 s in) (BenchmarkStreamCost's: live heap
-// and goroutine stacks per stream in flight after a collection, and the
-// resident set then). The TLS server is a relay in a process of its own
-// (this test binary re-run as TestTLSRelay) in front of the simulator's
-// process; it offers no ALPN, so the client speaks HTTP/1.1. maxrss_mb is
-// the process's lifetime peak: meaningful for the first case of a run, or
-// one case per run (-bench 'StreamMemoryTLS/tls'). Run with
+// generator over plain HTTP (the streaming transport), over HTTPS with
+// HTTP/1.1 and over HTTPS with HTTP/2 (net/http, TLS 1.3, the certificate
+// verified against one made in the test), in turn, in one run:
+// LLMPROBE_BENCH_TLS_RATE (default 170 req/s) of LLMPROBE_BENCH_TLS_STREAM
+// (default 6s) streams of 100 tokens for LLMPROBE_BENCH_TLS_WINDOW (default
+// 20s), so about 1,000 streams are in flight at the samples (8 and 14 s
+// in; BenchmarkStreamCost's: live heap and goroutine stacks per stream in
+// flight after a collection, and the resident set then). The TLS server
+// runs in a process of its own (this test binary re-run as TestTLSRelay)
+// in front of the simulator's process: a byte relay offering no ALPN
+// (tls), or a reverse proxy speaking HTTP/2 (tls-h2). maxrss_mb is the
+// process's lifetime peak: meaningful for the first case of a run, or one
+// case per run (-bench 'StreamMemoryTLS/tls-h2'). Run with
 //
 //	go test -run '^$' -bench StreamMemoryTLS -benchtime 1x -timeout 10m ./test/bench/
 func BenchmarkStreamMemoryTLS(b *testing.B) {
@@ -48,12 +53,12 @@ func BenchmarkStreamMemoryTLS(b *testing.B) {
 	stream := envDuration(b, "LLMPROBE_BENCH_TLS_STREAM", 6*time.Second)
 	const tokens = 100
 	base, simPID := startSim(b, bin, "--ttft", "1ms", "--token-time", (stream / tokens).String(), "--output-tokens", strconv.Itoa(tokens))
-	for _, c := range []string{"plain", "tls"} {
+	for _, c := range []string{"plain", "tls", "tls-h2"} {
 		b.Run(c, func(b *testing.B) {
 			b.ReportMetric(loadAvg(), "load1_before")
 			u, opts := base, protocol.ClientOptions{}
-			if c == "tls" {
-				u, opts = startRelay(b, base)
+			if c != "plain" {
+				u, opts = startRelay(b, base, c)
 			}
 			streamCost(b, u, simPID, opts, tokens, rate, window, stream)
 			var ru syscall.Rusage
@@ -66,8 +71,10 @@ func BenchmarkStreamMemoryTLS(b *testing.B) {
 
 // startRelay runs a TLS relay to the plain base URL in a child process,
 // with a fresh self-signed certificate for 127.0.0.1, and returns the HTTPS
-// base URL and client options trusting that certificate.
-func startRelay(b *testing.B, base string) (string, protocol.ClientOptions) {
+// base URL and client options trusting that certificate. Mode "tls" relays
+// bytes (HTTP/1.1 end to end); "tls-h2" is a reverse proxy that speaks
+// HTTP/2 (or HTTP/1.1) to the client and HTTP/1.1 to the simulator.
+func startRelay(b *testing.B, base, mode string) (string, protocol.ClientOptions) {
 	b.Helper()
 	upstream := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/v1")
 	certPath, keyPath, _ := testutil.SelfSigned(b, b.TempDir(), x509.ExtKeyUsageServerAuth)
@@ -78,7 +85,7 @@ func startRelay(b *testing.B, base string) (string, protocol.ClientOptions) {
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestTLSRelay$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), relayEnv+"="+strings.Join([]string{addr, upstream, certPath, keyPath}, ","))
+	cmd.Env = append(os.Environ(), relayEnv+"="+strings.Join([]string{addr, upstream, certPath, keyPath, mode}, ","))
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -107,8 +114,12 @@ func TestTLSRelay(t *testing.T) {
 		t.Skip("the TLS relay of BenchmarkStreamMemoryTLS; runs only as its child process")
 	}
 	f := strings.Split(spec, ",")
-	if len(f) != 4 {
-		t.Fatalf("%s=%q: want listen,upstream,cert,key", relayEnv, spec)
+	if len(f) != 5 {
+		t.Fatalf("%s=%q: want listen,upstream,cert,key,mode", relayEnv, spec)
+	}
+	if f[4] == "tls-h2" {
+		serveH2Proxy(t, f[0], f[1], f[2], f[3])
+		return
 	}
 	cert, err := tls.LoadX509KeyPair(f[2], f[3])
 	if err != nil {
@@ -154,4 +165,19 @@ func relay(c net.Conn, upstream string) {
 	_, _ = io.Copy(c, u)
 	_ = c.Close()
 	<-done
+}
+
+// serveH2Proxy serves a streaming reverse proxy to upstream over TLS, with
+// HTTP/2 offered by ALPN, until interrupted.
+func serveH2Proxy(t *testing.T, listen, upstream, certFile, keyFile string) {
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: upstream})
+	rp.FlushInterval = -1 // every write of the stream flushed at once
+	rp.Transport = &http.Transport{MaxIdleConnsPerHost: 100000}
+	srv := &http.Server{Addr: listen, Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	go func() { <-stop; srv.Close() }()
+	if err := srv.ListenAndServeTLS(certFile, keyFile); !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("h2 proxy: %v", err)
+	}
 }
