@@ -98,9 +98,12 @@ func streamCost(b *testing.B, base string, simPID int, opts protocol.ClientOptio
 		// Preallocated before the baseline sample, so the records kept
 		// for the summary are not counted as the streams' memory.
 		recs := make([]ledger.Record, 0, int(rate*window.Seconds()*1.5)+1000)
-		var chunks atomic.Int64
+		var chunks, h2 atomic.Int64
 		led := ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) {
 			chunks.Add(int64(r.ContentEvents))
+			if r.Conn != nil && r.Conn.HTTPVersion == "2" {
+				h2.Add(1)
+			}
 			r.ChunkGaps, r.ChunkTokens = nil, nil // what Summarize needs is kept; the record's chunk slices are freed as the daemon's sinks would
 			mu.Lock()
 			recs = append(recs, *r)
@@ -153,6 +156,7 @@ func streamCost(b *testing.B, base string, simPID int, opts protocol.ClientOptio
 		b.ReportMetric(float64(cpu.Microseconds())/done, "cpu_us/req")
 		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(max(1, chunks.Load())), "cpu_us/chunk")
 		b.ReportMetric(float64(s.Completed)/float64(max(1, s.Planned)), "ok_fraction")
+		b.ReportMetric(float64(h2.Load())/float64(max(1, s.Planned)), "http2_fraction")
 		if simOK && simOK1 {
 			b.ReportMetric(float64((sim1-sim0).Microseconds())/done, "sim_cpu_us/req")
 		}
