@@ -15,12 +15,12 @@ import (
 // llmprobe_http_phase_seconds, llmprobe_http_connections_total,
 // llmprobe_buffered_streams_total and the certificate expiry gauges.
 const (
-	InstrumentHTTPPhase         = "llmprobe.http.phase.duration"
-	InstrumentHTTPConnections   = "llmprobe.http.connections"
-	InstrumentBufferedStreams   = "llmprobe.buffered_streams"
-	InstrumentLeafCertExpiry    = "llmprobe.tls.leaf_cert.expiry"
-	InstrumentEarliestCertExpry = "llmprobe.tls.earliest_cert.expiry"
-	InstrumentLastChainExpiry   = "llmprobe.tls.last_chain.expiry"
+	InstrumentHTTPPhase          = "llmprobe.http.phase.duration"
+	InstrumentHTTPConnections    = "llmprobe.http.connections"
+	InstrumentBufferedStreams    = "llmprobe.buffered_streams"
+	InstrumentLeafCertExpiry     = "llmprobe.tls.leaf_cert.expiry"
+	InstrumentEarliestCertExpiry = "llmprobe.tls.earliest_cert.expiry"
+	InstrumentLastChainExpiry    = "llmprobe.tls.last_chain.expiry"
 )
 
 // otelPath are the path's instruments: like their Prometheus twins they
@@ -47,7 +47,7 @@ func newOtelPath(m metric.Meter) (otelPath, error) {
 	p.buffered, err = m.Int64Counter(InstrumentBufferedStreams, metric.WithUnit("{request}"), metric.WithDescription(spec(metricBuffered).Help))
 	errs = append(errs, err)
 	p.leafExpiry = g(InstrumentLeafCertExpiry, spec(metricLeafExpiry).Help)
-	p.earliestCert = g(InstrumentEarliestCertExpry, spec(metricEarliestCert).Help)
+	p.earliestCert = g(InstrumentEarliestCertExpiry, spec(metricEarliestCert).Help)
 	p.lastChain = g(InstrumentLastChainExpiry, spec(metricLastChainCert).Help)
 	if err := errors.Join(errs...); err != nil {
 		return otelPath{}, fmt.Errorf("telemetry: create OTel path instruments: %w", err)

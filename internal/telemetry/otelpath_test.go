@@ -66,7 +66,7 @@ func TestOTelPathInstruments(t *testing.T) {
 	if got := sumOf(mustData[metricdata.Sum[int64]](t, ms, InstrumentBufferedStreams)); got != 1 {
 		t.Errorf("buffered streams %d, want 1 (the ok one; a failed stream is no verdict)", got)
 	}
-	for name, want := range map[string]int64{InstrumentLeafCertExpiry: later, InstrumentEarliestCertExpry: old, InstrumentLastChainExpiry: old} {
+	for name, want := range map[string]int64{InstrumentLeafCertExpiry: later, InstrumentEarliestCertExpiry: old, InstrumentLastChainExpiry: old} {
 		g := mustData[metricdata.Gauge[float64]](t, ms, name)
 		if len(g.DataPoints) != 1 || g.DataPoints[0].Value != float64(want) {
 			t.Errorf("%s = %+v, want one point at %d", name, g.DataPoints, want)
