@@ -205,9 +205,9 @@ func Metrics() []MetricSpec {
 			Help: "This prober's place in its fleet (shard 0 of 1 when alone); always 1. Join it on instance to label a prober's series by shard."},
 
 		// The path to the model: each attempt's connection (phases.go).
-		{Name: metricHTTPPhase, Kind: KindNativeHistogram, Unit: unitSeconds, Labels: []string{labelTarget, labelPhase},
+		{Name: metricHTTPPhase, Kind: KindNativeHistogram, Unit: unitSeconds, Labels: []string{labelTarget, labelPhase}, OTel: InstrumentHTTPPhase,
 			Help: "Each attempt's phases, every class and traffic together: a new connection's resolve, connect and tls; then write (connection in hand to request written), processing (request written to response headers), first_byte (headers to first body byte) and first_content (first body byte to first content). A reused connection has no resolve, connect or tls observation. Native buckets only."},
-		{Name: metricHTTPConns, Kind: KindCounter, Unit: unitRequests, Labels: []string{labelTarget, labelReused},
+		{Name: metricHTTPConns, Kind: KindCounter, Unit: unitRequests, Labels: []string{labelTarget, labelReused}, OTel: InstrumentHTTPConnections,
 			Help: "Attempts by their connection: new (reused=false) or taken from the keep-alive pool (reused=true)."},
 		{Name: metricHTTPConnInfo, Kind: KindGauge, Labels: []string{labelTarget, labelHTTPVersion, labelTLSVersion, labelTLSCipher, labelALPN},
 			Help: "The HTTP version and TLS of the target's last response (closed sets, never the server's text); always 1."},

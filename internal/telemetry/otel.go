@@ -37,6 +37,7 @@ type otelInstruments struct {
 	duration, ttfc, chunk, lag, tpot metric.Float64Histogram
 	tokens                           metric.Int64Histogram
 	requests, good                   metric.Int64Counter
+	path                             otelPath
 }
 
 func newOtelInstruments(mp metric.MeterProvider) (*otelInstruments, error) {
@@ -59,6 +60,8 @@ func newOtelInstruments(mp metric.MeterProvider) (*otelInstruments, error) {
 	in.requests, err = m.Int64Counter(InstrumentRequests, metric.WithUnit("{request}"), metric.WithDescription("Terminal outcomes of planned arrivals."))
 	errs = append(errs, err)
 	in.good, err = m.Int64Counter(InstrumentRequestsGood, metric.WithUnit("{request}"), metric.WithDescription("Requests ok and within their class's gates."))
+	errs = append(errs, err)
+	in.path, err = newOtelPath(m)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("telemetry: create OTel instruments: %w", err)
@@ -93,6 +96,7 @@ type otelSeries struct {
 	own, gen, tokensIn, tokensOut metric.MeasurementOption
 	requests                      map[reqKey]metric.MeasurementOption
 	failed                        map[ledger.Outcome]metric.MeasurementOption
+	path                          otelPathSeries
 }
 
 func newOtelSeries(k seriesKey, api string, ep Endpoint) *otelSeries {
@@ -134,6 +138,7 @@ func newOtelSeries(k seriesKey, api string, ep Endpoint) *otelSeries {
 		tokensOut: with(gen, attribute.String("gen_ai.token.type", "output")),
 		requests:  map[reqKey]metric.MeasurementOption{},
 		failed:    map[ledger.Outcome]metric.MeasurementOption{},
+		path:      newOtelPathSeries(k.target),
 	}
 	for _, o := range ledger.Outcomes {
 		s.failed[o] = with(gen, attribute.String("error.type", string(o)))
@@ -154,6 +159,7 @@ func (in *otelInstruments) record(s *otelSeries, r *ledger.Record, good bool) {
 			attribute.String("llmprobe.outcome", string(r.Outcome)), attribute.String("llmprobe.reason", string(r.Reason))))
 	}
 	in.requests.Add(ctx, 1, req)
+	in.path.record(&s.path, r)
 	if lag, ok := r.DispatchLag(); ok {
 		in.lag.Record(ctx, lag.Seconds(), s.own)
 	}

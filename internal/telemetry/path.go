@@ -19,13 +19,13 @@ const (
 func pathSpecs() []MetricSpec {
 	targetOnly := []string{labelTarget}
 	return []MetricSpec{
-		{Name: metricBuffered, Kind: KindCounter, Unit: unitRequests, Labels: targetOnly,
+		{Name: metricBuffered, Kind: KindCounter, Unit: unitRequests, Labels: targetOnly, OTel: InstrumentBufferedStreams,
 			Help: "Streams that ended ok with every token in one burst though the server generated them over longer (ledger buffered_by_intermediary): an intermediary buffers the stream, so TTFT there is the full response time."},
-		{Name: metricLeafExpiry, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly,
+		{Name: metricLeafExpiry, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly, OTel: InstrumentLeafCertExpiry,
 			Help: "NotAfter of the target's own (leaf) TLS certificate, as its latest request over TLS saw it."},
-		{Name: metricEarliestCert, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly,
+		{Name: metricEarliestCert, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly, OTel: InstrumentEarliestCertExpiry,
 			Help: "Earliest NotAfter of every certificate the target presented (leaf and intermediates), as its latest request over TLS saw it; blackbox_exporter's probe_ssl_earliest_cert_expiry."},
-		{Name: metricLastChainCert, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly,
+		{Name: metricLastChainCert, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly, OTel: InstrumentLastChainExpiry,
 			Help: "Over the chains verified to a trusted root, the latest of each chain's earliest NotAfter (absent when verification is skipped); blackbox_exporter's probe_ssl_last_chain_expiry_timestamp_seconds."},
 	}
 }

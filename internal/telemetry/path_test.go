@@ -19,6 +19,10 @@ func feedPath(r *Recorder) {
 	rec := &ledger.Record{Target: "sim", Outcome: ledger.OK, BufferedByIntermediary: true,
 		Cert: &ledger.CertFacts{LeafExpiry: certExpiry.Unix(), EarliestExpiry: certExpiry.Unix(), LastChainExpiry: certExpiry.Unix()}}
 	r.prom.path.record(r.prom.path.buffered.WithLabelValues("sim"), "sim", rec)
+	if r.otel != nil { // and their OTel twins, alone likewise
+		s := newOtelPathSeries("sim")
+		r.otel.path.record(&s, rec)
+	}
 }
 
 func TestPathSeries(t *testing.T) {

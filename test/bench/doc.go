@@ -7,6 +7,9 @@
 //     dispatch-lag p99 and the generator's CPU time per request.
 //   - BenchmarkStreamCost, by stream length: CPU per request and per chunk,
 //     and memory per stream in flight (docs/scale.md).
+//   - BenchmarkStreamMemoryTLS: the same memory per stream in flight at
+//     ~1,000 streams over plain HTTP and over HTTPS, side by side
+//     (docs/scale.md#plain-http-and-https-side-by-side).
 //   - BenchmarkFleetLadder: one ladder from one prober alone and from a
 //     fleet of three `llmprobe run` processes on loopback; the highest step
 //     whose verdict was valid (every shard's share present and valid).
