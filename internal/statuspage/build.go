@@ -149,6 +149,7 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	ts.Budget = budgetText(t.Budget)
 	ts.Failures = t.Failures
 	ts.Buffered = sd.buffered.fact()
+	ts.Path = bufferedText(ts.Buffered)
 	if len(ts.Failures) > MaxFailures {
 		ts.Failures = ts.Failures[:MaxFailures]
 	}

@@ -92,6 +92,9 @@ type TargetStatus struct {
 	// Buffered is set when an intermediary buffers the target's streams
 	// (path.go): a fact for the page to say, nil otherwise.
 	Buffered *Buffered
+	// Path is the finding about the path to the model in words (an
+	// intermediary buffering the stream), "" for none.
+	Path string
 	// Labels are the target's constant labels, sorted by name.
 	Labels []Label
 	// Row is the target's summary row.

@@ -88,6 +88,7 @@ form.filter{margin:.4rem 0;font-size:.85rem}
 <div id="generator-{{.Name}}"><dt>generator (the prober, not the target)</dt><dd class="generator small {{if .GeneratorValid}}ok{{else}}invalid{{end}}">{{.Generator}}{{if .GeneratorAdvice}}<details><summary>what to do</summary>{{.GeneratorAdvice}}</details>{{end}}</dd></div>
 <div><dt>API · model configured</dt><dd>{{.API}} · {{.Model}}</dd></div>
 <div><dt>in flight · last outcome</dt><dd>{{.InFlight}} · {{.LastOutcome}}</dd></div>
+{{if .Path}}<div class="path"><dt>the path to the model</dt><dd class="bad">{{.Path}}</dd></div>{{end}}
 {{if .Budget}}<div><dt>budget today</dt><dd>{{.Budget}}</dd></div>{{end}}
 </dl>
 <div class="cols">

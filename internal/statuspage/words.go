@@ -18,6 +18,8 @@ func activityText(t TargetInput) string {
 	switch b := t.Budget; {
 	case t.Ladder != nil:
 		return fmt.Sprintf("ladder step %d/%d at %s req/s", t.Ladder.Step, t.Ladder.Steps, durfmt.Rate(t.Ladder.Rate))
+	case t.Settle != nil:
+		return settleText(*t.Settle)
 	case t.Queued != nil:
 		return queuedText(*t.Queued)
 	case b != nil && ((b.TokensLimited && b.Tokens <= 0) || (b.RequestsLimited && b.Requests <= 0)):
@@ -119,4 +121,35 @@ func Rates(rs []float64) string {
 func queuedText(q LadderQueued) string {
 	return fmt.Sprintf("ladder queued: %d ahead of it (%s, due since %s; limits.max_concurrent_ladders)",
 		q.Ahead, q.Trigger, q.Since.UTC().Format(timeOfDayLayout))
+}
+
+// settleText is a ladder waiting for its target to settle: what it waits
+// for, since when, and how long at most before it starts anyway.
+func settleText(w LadderSettle) string {
+	why := w.Why
+	switch {
+	case w.LadderInFlight > 0:
+		why = fmt.Sprintf("%d requests of the previous ladder still in flight", w.LadderInFlight)
+	case w.Limit > 0 && w.BaselineTTFT > w.Limit:
+		why = fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(w.BaselineTTFT), durfmt.Format(w.Limit))
+	}
+	txt := fmt.Sprintf("waiting for the target to settle before the %s ladder (since %s", w.Trigger, w.Since.UTC().Format(timeOfDayLayout))
+	if w.Max > 0 {
+		txt += "; it starts anyway at " + w.Since.Add(w.Max).UTC().Format(timeOfDayLayout) + ", ladder.settle_max"
+	}
+	txt += ")"
+	if why != "" {
+		txt += ": " + why
+	}
+	return txt
+}
+
+// bufferedText is the path finding of a target whose streams an
+// intermediary buffers ("" for none).
+func bufferedText(b *Buffered) string {
+	if b == nil || b.Streams == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s (%d of %d ok streams since start, the last at %s). %s",
+		b.Verdict, b.Streams, b.OK, b.Last.UTC().Format(timeOfDayLayout), b.Settings)
 }

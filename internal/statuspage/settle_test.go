@@ -1,0 +1,79 @@
+package statuspage
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/stats"
+)
+
+// TestLadderSettleActivity: a ladder waiting for its target to settle says
+// so on the card's activity line, with what it waits for (the previous
+// ladder's requests, the baseline TTFT against its range, or the daemon's
+// reason), since when and when it starts anyway; a running ladder is said
+// before it.
+func TestLadderSettleActivity(t *testing.T) {
+	now := time.Date(2026, 12, 4, 23, 0, 0, 0, time.UTC)
+	base := LadderSettle{Trigger: "identity_change", Since: now.Add(-time.Minute), Max: 5 * time.Minute}
+	with := func(f func(*LadderSettle)) *LadderSettle { s := base; f(&s); return &s }
+	for _, tc := range []struct {
+		name string
+		in   TargetInput
+		want string
+	}{
+		{"in flight", TargetInput{Settle: with(func(s *LadderSettle) { s.LadderInFlight = 7 })},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): 7 requests of the previous ladder still in flight"},
+		{"slow baseline", TargetInput{Settle: with(func(s *LadderSettle) { s.BaselineTTFT, s.Limit = 2*time.Second, 150*time.Millisecond })},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): baseline TTFT 2s above its normal range (up to 150ms)"},
+		{"the daemon's reason, no limit", TargetInput{Settle: with(func(s *LadderSettle) { s.Max, s.Why = 0, "the identity is not known yet" })},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC): the identity is not known yet"},
+		{"running first", TargetInput{Settle: &base, Ladder: &LadderProgress{Step: 2, Steps: 5, Rate: 6}}, "ladder step 2/5 at 6 req/s"},
+	} {
+		tc.in.Name, tc.in.Verdict = "t", stats.Validity{Valid: true}
+		if got := Build(Input{Now: now, Targets: []TargetInput{tc.in}}).Targets[0].State; got != tc.want {
+			t.Errorf("%s: state %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBufferedStreamsOnTheCard: a target whose streams an intermediary
+// buffers says so on its card, with the count and the settings that
+// cause it; a target without says nothing of it.
+func TestBufferedStreamsOnTheCard(t *testing.T) {
+	now := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)
+	clean, held := NewMemory(), NewMemory()
+	rec := func(buffered bool) *ledger.Record {
+		return &ledger.Record{Target: "gw", Class: "c", Traffic: ledger.TrafficBaseline, Planned: 1, Dispatched: 2,
+			FirstContent: 700 * time.Millisecond, End: 701 * time.Millisecond, ContentEvents: 32, Outcome: ledger.OK, Reason: ledger.ReasonStop, BufferedByIntermediary: buffered}
+	}
+	clean.Record(now, rec(false), stats.Gates{})
+	held.Record(now, rec(false), stats.Gates{})
+	held.Record(now.Add(time.Second), rec(true), stats.Gates{})
+	in := Input{Now: now.Add(time.Minute), Targets: []TargetInput{
+		{Name: "clean", Memory: clean, Verdict: stats.Validity{Valid: true}},
+		{Name: "held", Memory: held, Verdict: stats.Validity{Valid: true}},
+	}}
+	st := Build(in)
+	for _, ts := range st.Targets {
+		switch ts.Name {
+		case "clean":
+			if ts.Path != "" {
+				t.Errorf("clean target: path %q, want none", ts.Path)
+			}
+		case "held":
+			for _, want := range []string{ledger.BufferedVerdict, "1 of 2 ok streams", "22:00 UTC", ledger.BufferedSettings} {
+				if !strings.Contains(ts.Path, want) {
+					t.Errorf("held target: path %q lacks %q", ts.Path, want)
+				}
+			}
+		}
+	}
+	w := httptest.NewRecorder()
+	Handler(func() Status { return st }, nil).ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if body := w.Body.String(); strings.Count(body, "the path to the model") != 1 || !strings.Contains(body, "1 of 2 ok streams") {
+		t.Errorf("the page says the path finding %d times, want once (held's card)", strings.Count(body, "the path to the model"))
+	}
+}
