@@ -147,6 +147,10 @@ func TestRegressionComparesIdentities(t *testing.T) {
 	topped := measured(8)                                                   // a rule about the target ended it: how a ladder finds its top
 	topped.Aborted, topped.Steps = true, []stats.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
 	nothing := ladder.Result{Finished: now, Steps: []stats.LadderStep{{Index: 1, Rate: 4}}} // no valid step
+	cut := measured(6) // a deploy cut it at step 2: a lower bound of v1, never compared
+	cut.CapacityBound, cut.Partial, cut.Identity = stats.BoundLower, stats.CauseIdentityChanged, stats.Identity{Model: "sim", Version: "v1"}
+	beganOnV1 := measured(16) // noted after v2 was seen, but measured on v1 (its result says so)
+	beganOnV1.Identity = stats.Identity{Model: "sim", Version: "v1"}
 	for _, tc := range []struct {
 		name    string
 		ladders []ladderAt
@@ -162,6 +166,8 @@ func TestRegressionComparesIdentities(t *testing.T) {
 		{"stopped by the target's rule: compared", []ladderAt{{"v1", measured(16)}, {"v2", topped}}, true},
 		{"none found by a valid step: lost", []ladderAt{{"v1", measured(16)}, {"v2", found}}, true},
 		{"no valid step: nothing to compare", []ladderAt{{"v1", measured(16)}, {"v2", nothing}}, false},
+		{"a ladder a deploy cut is skipped: v1's last complete one is compared", []ladderAt{{"v1", measured(16)}, {"v2", cut}, {"v2", measured(8)}}, true},
+		{"the identity the ladder measured, not the one noted", []ladderAt{{"v2", beganOnV1}, {"v2", measured(8)}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMemory()

@@ -51,9 +51,13 @@ type ladderPoint struct {
 	bound    stats.Bound
 	aborted  bool
 	trigger  string
-	// id is the target's identity when the ladder was added (zero: not
-	// known, e.g. read back from a history file).
+	// id is the identity the ladder measured (its result's, recorded when
+	// it began), else the target's when the ladder was added (zero: not
+	// known, e.g. an old history line).
 	id IdentityOf
+	// partial: a deploy or restart cut the ladder; its capacity is a lower
+	// bound of id, never compared (docs/ladder.md, a deploy during a ladder).
+	partial bool
 	// proberAborted: the prober stopped it (generator invalid, unsent,
 	// interrupted), not a rule about the target.
 	proberAborted bool
@@ -106,7 +110,7 @@ func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]stats.R
 
 func pointOf(res ladder.Result) ladderPoint {
 	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
-		aborted: res.Aborted, trigger: res.Trigger}
+		aborted: res.Aborted, trigger: res.Trigger, id: IdentityOf(res.Identity), partial: res.Partial != ""}
 	for _, s := range res.Steps {
 		p.judged = p.judged || s.Summary.Validity.Valid
 	}
@@ -119,7 +123,9 @@ func (s *Memory) AddLadder(res ladder.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := pointOf(res)
-	p.id = IdentityOf{Model: s.model, Version: s.version}
+	if p.id == (IdentityOf{}) {
+		p.id = IdentityOf{Model: s.model, Version: s.version}
+	}
 	s.ladders = append(s.ladders, p)
 	if n := len(s.ladders); n > maxLadderHistory {
 		s.ladders = append(s.ladders[:0:0], s.ladders[n-maxLadderHistory:]...)
@@ -195,10 +201,11 @@ func (s *Memory) identity() (model, version string, since time.Time, changes int
 }
 
 // Regression compares the last ladder with the previous identity's last
-// measured one: nil unless the last ladder measured a capacity (not a lower
-// bound, not aborted by the prober) below fraction × the previous identity's, or found
-// none (it ran to its end and a valid step met no gate: NewNone). Ladders
-// of an unknown identity are never compared.
+// complete, measured one: nil unless the last ladder measured a capacity
+// (not a lower bound, not cut by a deploy, not aborted by the prober)
+// below fraction × the previous identity's, or found none (it ran to its
+// end and a valid step met no gate: NewNone). Ladders of an unknown
+// identity, lower bounds and ladders a deploy cut are never compared.
 func (s *Memory) Regression(fraction float64) *Regression {
 	pts := s.history()
 	n := len(pts)
@@ -207,13 +214,13 @@ func (s *Memory) Regression(fraction float64) *Regression {
 	}
 	last := pts[n-1]
 	none := last.step == 0 && last.judged
-	if last.proberAborted || (last.step == 0 && !none) || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
+	if last.proberAborted || last.partial || (last.step == 0 && !none) || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
 		return nil
 	}
 	for i := n - 2; i >= 0; i-- {
 		p := pts[i]
 		switch {
-		case p.id == last.id || p.step == 0 || p.proberAborted:
+		case p.id == last.id || p.step == 0 || p.proberAborted || p.partial || p.bound == stats.BoundLower:
 			continue
 		case p.id == (IdentityOf{}) || (!none && last.capacity >= fraction*p.capacity):
 			return nil
