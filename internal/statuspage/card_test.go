@@ -147,7 +147,7 @@ func TestRegressionComparesIdentities(t *testing.T) {
 	topped := measured(8)                                                   // a rule about the target ended it: how a ladder finds its top
 	topped.Aborted, topped.Steps = true, []stats.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
 	nothing := ladder.Result{Finished: now, Steps: []stats.LadderStep{{Index: 1, Rate: 4}}} // no valid step
-	cut := measured(6) // a deploy cut it at step 2: a lower bound of v1, never compared
+	cut := measured(6)                                                                      // a deploy cut it at step 2: a lower bound of v1, never compared
 	cut.CapacityBound, cut.Partial, cut.Identity = stats.BoundLower, stats.CauseIdentityChanged, stats.Identity{Model: "sim", Version: "v1"}
 	beganOnV1 := measured(16) // noted after v2 was seen, but measured on v1 (its result says so)
 	beganOnV1.Identity = stats.Identity{Model: "sim", Version: "v1"}
