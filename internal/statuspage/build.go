@@ -134,9 +134,15 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	var classes []ClassJudgement
 	ts.Target, classes = judgeTarget(now, started, t, sd)
 	ts.SLO = sloRows(classes, t.Classes)
-	for _, p := range sd.history() {
-		ts.CapacityHistory = append(ts.CapacityHistory, CapacityPoint{When: p.finished, Capacity: p.capacity,
-			LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger})
+	var prevID IdentityOf
+	for i, p := range sd.history() {
+		cp := CapacityPoint{When: p.finished, Capacity: p.capacity,
+			LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger, Partial: p.partial}
+		if p.id != (IdentityOf{}) && (i == 0 || p.id != prevID) {
+			cp.Version = strings.TrimSpace(p.id.Model + " " + p.id.Version)
+		}
+		prevID = p.id
+		ts.CapacityHistory = append(ts.CapacityHistory, cp)
 	}
 	var notes []string
 	if t.Last != nil {

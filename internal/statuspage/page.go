@@ -188,6 +188,11 @@ type CapacityPoint struct {
 	None       bool // no valid step met the gates
 	Aborted    bool
 	Trigger    string
+	// Version is the identity the ladder measured ("model version"), set
+	// where it differs from the point before (the first point's too).
+	Version string
+	// Partial: a deploy or restart cut the ladder (a lower bound of Version's).
+	Partial bool
 }
 
 // ServerStep is one ladder step's server view.
@@ -211,13 +216,24 @@ type Failure struct {
 
 // capacityPoint formats one ladder's capacity for the history list.
 func capacityPoint(p CapacityPoint) string {
+	var txt string
 	switch {
 	case p.None:
-		return "none"
+		txt = "none"
 	case p.LowerBound:
-		return "≥ " + durfmt.Rate(p.Capacity)
+		txt = "≥ " + durfmt.Rate(p.Capacity)
+	default:
+		txt = durfmt.Rate(p.Capacity)
 	}
-	return durfmt.Rate(p.Capacity)
+	switch {
+	case p.Version != "" && p.Partial:
+		txt += " (" + p.Version + ", cut by a deploy)"
+	case p.Version != "":
+		txt += " (" + p.Version + ")"
+	case p.Partial:
+		txt += " (cut by a deploy)"
+	}
+	return txt
 }
 
 // sparkline draws the capacity history as a small inline SVG from numbers

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -75,5 +76,30 @@ func TestBufferedStreamsOnTheCard(t *testing.T) {
 	Handler(func() Status { return st }, nil).ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	if body := w.Body.String(); strings.Count(body, "the path to the model") != 1 || !strings.Contains(body, "1 of 2 ok streams") {
 		t.Errorf("the page says the path finding %d times, want once (held's card)", strings.Count(body, "the path to the model"))
+	}
+}
+
+// TestCapacityHistoryNamesIdentities: the card's capacity history names
+// the identity each ladder measured where it changes, and a ladder a
+// deploy cut as such: "16 (sim v1) · ≥ 6 (cut by a deploy) · 8 (sim v2)".
+func TestCapacityHistoryNamesIdentities(t *testing.T) {
+	now := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	res := func(c float64, bound stats.Bound, version string, partial stats.Cause) ladder.Result {
+		return ladder.Result{Finished: now, Identity: stats.Identity{Model: "sim", Version: version}, Partial: partial,
+			Verdict: stats.Verdict{Capacity: c, CapacityStep: 1, CapacityBound: bound}}
+	}
+	m := NewMemory()
+	m.AddLadder(res(16, stats.BoundMeasured, "v1", ""))
+	m.AddLadder(res(6, stats.BoundLower, "v1", stats.CauseIdentityChanged))
+	m.AddLadder(res(8, stats.BoundMeasured, "v2", ""))
+	m.AddLadder(res(8, stats.BoundMeasured, "v2", ""))
+	st := Build(Input{Now: now, Targets: []TargetInput{{Name: "t", Memory: m, Verdict: stats.Validity{Valid: true}}}})
+	var got []string
+	for _, p := range st.Targets[0].CapacityHistory {
+		got = append(got, capacityPoint(p))
+	}
+	want := []string{"16 (sim v1)", "≥ 6 (cut by a deploy)", "8 (sim v2)", "8"}
+	if strings.Join(got, " · ") != strings.Join(want, " · ") {
+		t.Errorf("history %q, want %q", got, want)
 	}
 }
