@@ -163,6 +163,16 @@ func TestLadderJSON(t *testing.T) {
 	if len(l.Steps) == 0 || len(l.Steps) > 2 {
 		t.Fatalf("%d steps, want 1 or 2", len(l.Steps))
 	}
+	// The one-shot ladder's identity is the model the simulator's answers
+	// name, first seen during step 1; every step ended on it.
+	if l.Identity.Model == "" || l.Partial != "" {
+		t.Errorf("ladder --json: identity %+v, partial %q: want the served model and a complete ladder", l.Identity, l.Partial)
+	}
+	for _, s := range l.Steps {
+		if s.IdentityEnd != l.Identity {
+			t.Errorf("step %d ended on %+v, the ladder measured %+v", s.Index, s.IdentityEnd, l.Identity)
+		}
+	}
 	if len(l.Steps) < 2 && !l.Aborted {
 		t.Errorf("ladder ran %d of 2 steps but is not marked aborted", len(l.Steps))
 	}

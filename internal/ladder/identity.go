@@ -42,6 +42,12 @@ func (r *Runner) identityMoved() (stats.Identity, bool) {
 // that cause and an abort: it measured no one running deployment.
 func (r *Runner) cutStep(ls *stats.LadderStep, st *stepState, start stats.Identity) {
 	ls.IdentityStart, ls.IdentityEnd = start, r.identityNow()
+	if r.ident.IsZero() {
+		// Unknown when the ladder began (a one-shot ladder learns the model
+		// from its first answers): the identity first seen is the one it
+		// measures, and a change after it cuts the ladder.
+		r.ident = ls.IdentityEnd
+	}
 	st.mu.Lock()
 	refused := st.refused
 	st.mu.Unlock()

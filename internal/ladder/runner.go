@@ -180,6 +180,9 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 			break
 		}
 	}
+	if res.Identity.IsZero() {
+		res.Identity = r.ident // first seen during a step (cutStep)
+	}
 	res = Conclude(cfg, res, steps, runErr != nil)
 	if cfg.HistoryFile != "" {
 		if err := AppendHistory(cfg.HistoryFile, res); err != nil {

@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
@@ -270,8 +271,18 @@ func (p *Plan) RunLadder(ctx context.Context, r LadderRun) (ladder.Result, error
 	}
 	lc := p.Ladder
 	lc.Target, lc.Spin, lc.Progress = r.Name, r.Spin, r.Progress
+	// The one-shot ladder's identity is the model its answers name (no
+	// version source is polled): a ladder answered by another model than
+	// the one it began with is cut, as the daemon's is by a deploy.
+	var seen servedModel
+	if lc.Identity == nil {
+		lc.Identity = seen.identity
+	}
 	var runner *ladder.Runner
-	led := ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) { runner.Record(rec) }))
+	led := ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) {
+		seen.note(rec.Model)
+		runner.Record(rec)
+	}))
 	g := dispatch.NewGroup(led)
 	runner, err := ladder.New(lc, g, p.LadderExec(led.Now))
 	if err != nil {
@@ -284,4 +295,26 @@ func (p *Plan) RunLadder(ctx context.Context, r LadderRun) (ladder.Result, error
 	}
 	g.Drain(hard, 0)
 	return res, runErr
+}
+
+// servedModel is the model the target's answers last named (cleaned by
+// the protocol adapter), safe for concurrent use.
+type servedModel struct {
+	mu    sync.Mutex
+	model string
+}
+
+func (m *servedModel) note(model string) {
+	if model == "" {
+		return
+	}
+	m.mu.Lock()
+	m.model = model
+	m.mu.Unlock()
+}
+
+func (m *servedModel) identity() stats.Identity {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return stats.Identity{Model: m.model}
 }
