@@ -43,7 +43,7 @@ native histogram is one series; with classic buckets exposed and
 | each limited budget | 1 | ` + "`budget.tokens_per_day`, `budget.requests_per_day`" + ` |
 | each turn of a session class | 2 | turns ended (` + "`outcome=\"ok\"`" + `) and the turn's TTFT; +21 with classic buckets kept; +1 for each other outcome a turn ended with |
 | once a ladder ran, each class | 3 + 4 × steps | capacity, knee, ladder arrival rate, and four per-step gauges; +1 per target (last run) |
-| each other (pair, reason) that occurred | 1 | at most 30 per pair (the closed set of 39 reasons less the 9 created) |
+| each other (pair, reason) that occurred | 1 | at most 30 per pair (the closed set of reasons (ledger.Reasons) less the 9 created) |
 | the target's API | 0 | not a label (OpenTelemetry attributes only) |
 | server metrics (` + "`server_metrics.url`" + `) | 0 | read into ladder steps and the status page, never exported as ` + "`llmprobe_*`" + ` series |
 
