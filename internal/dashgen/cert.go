@@ -15,9 +15,16 @@ const (
 	DefaultCertExpiryPage   = 2 * 24 * time.Hour
 )
 
-// certThresholds are the options' thresholds, the defaults for zero.
+// certThresholds are the options' thresholds, else the mixin's, the
+// defaults for zero.
 func (o RuleOptions) certThresholds() (ticket, page time.Duration) {
 	ticket, page = o.CertExpiryTicket, o.CertExpiryPage
+	if ticket == 0 {
+		ticket = time.Duration(o.Mixin.CertificateExpiry.Ticket)
+	}
+	if page == 0 {
+		page = time.Duration(o.Mixin.CertificateExpiry.Page)
+	}
 	if ticket == 0 {
 		ticket = DefaultCertExpiryTicket
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -40,6 +41,15 @@ type Mixin struct {
 	Severity map[string]string `yaml:"severity" json:"severity"`
 	// ExtraLabels are added to every alert (team, service, …).
 	ExtraLabels map[string]string `yaml:"extra_labels" json:"extra_labels"`
+	// CertificateExpiry is how far ahead LLMProbeCertificateExpiringSoon
+	// tickets and pages (Prometheus durations: "21d"). Zero: 14d and 2d.
+	CertificateExpiry CertificateExpiry `yaml:"certificate_expiry" json:"certificate_expiry"`
+}
+
+// CertificateExpiry holds the two tiers of the certificate alert.
+type CertificateExpiry struct {
+	Ticket model.Duration `yaml:"ticket" json:"ticket"`
+	Page   model.Duration `yaml:"page" json:"page"`
 }
 
 // DefaultSeverity is each alert's shipped severity: page wakes someone,

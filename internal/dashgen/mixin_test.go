@@ -43,6 +43,8 @@ func TestParseMixin(t *testing.T) {
 		{"extra label overriding severity", "extra_labels: {severity: critical}", "set by the rules"},
 		{"extra label overriding target", "extra_labels: {target: x}", "set by the rules"},
 		{"extra label not a name", "extra_labels: {'team-a': x}", "not a label name"},
+		{"certificate thresholds", "certificate_expiry: {ticket: 21d, page: 3d}", ""},
+		{"certificate threshold not a duration", "certificate_expiry: {ticket: soon}", "soon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
