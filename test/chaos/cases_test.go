@@ -221,7 +221,7 @@ func cases() []*chaosCase {
 			serve: func(h *hconn) bool { h.raw("SSH-2.0-OpenSSH_9.6\r\n"); return h.hold() },
 			want:  []want{w(ledger.TransportError, ledger.ReasonTransportOther)}},
 		{name: "tls_untrusted", covers: "TLS untrusted certificate", what: "HTTPS with a self-signed certificate the client does not trust",
-			kind: tlsUntrusted, want: []want{w(ledger.TransportError, ledger.ReasonTLS)}},
+			kind: tlsUntrusted, want: []want{w(ledger.TransportError, ledger.ReasonTLSUntrusted)}},
 		{name: "h2_rst_stream", covers: "HTTP/2 RST_STREAM", what: "HTTP/2 over TLS: two content events, then RST_STREAM (INTERNAL_ERROR)",
 			kind: h2Server, h2: func(rw http.ResponseWriter, r *http.Request) {
 				if r.ProtoMajor == 2 {

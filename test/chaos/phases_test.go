@@ -474,7 +474,7 @@ func TestDaemonPhases(t *testing.T) {
 	pr.chaos.set(healthy)
 	pr.reload(secure, true)
 	pr.phase("tls_healthy_h2", ok, false, defaultTimeouts, nil)
-	pr.phase("tls_untrusted", []want{w(ledger.TransportError, ledger.ReasonTLS)}, false, defaultTimeouts, func() {
+	pr.phase("tls_untrusted", []want{w(ledger.TransportError, ledger.ReasonTLSUntrusted)}, false, defaultTimeouts, func() {
 		pr.tls.useUntrusted.Store(true)
 		pr.tls.closeConns()
 	})
