@@ -215,3 +215,21 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 func replaceAll(s string, kv ...string) string { return strings.NewReplacer(kv...).Replace(s) }
+
+// httpGet returns the body of a GET of u (an error unless 200).
+func httpGet(ctx context.Context, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return string(body), err
+}
