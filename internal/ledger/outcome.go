@@ -55,7 +55,6 @@ const (
 	ReasonDial              Reason = "dial"               // a dial failure other than DNS
 	ReasonConnectionRefused Reason = "connection_refused" // nothing listening
 	ReasonConnectionReset   Reason = "connection_reset"   // reset or closed mid-request/stream
-	ReasonBrokenPipe        Reason = "broken_pipe"        // the server closed the connection while the request was written (EPIPE)
 	ReasonStaleConnection   Reason = "stale_connection"   // a connection taken idle from the pool closed before any response byte (however late the prober saw it), on every replay: a pool race
 	ReasonTLS               Reason = "tls"
 	ReasonTransportOther    Reason = "transport_other"
@@ -109,7 +108,7 @@ var reasonsFor = map[Outcome][]Reason{
 	Rejected:       {ReasonStatus429, ReasonStatus503},
 	HTTPError:      {ReasonUnauthorized, ReasonNotFound, ReasonClientError, ReasonServerError, ReasonUnexpectedStatus, ReasonErrorBody, ReasonGateway},
 	Timeout:        {ReasonConnect, ReasonHeaders, ReasonFirstContent, ReasonIdle, ReasonTotal},
-	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther, ReasonDNS, ReasonTLSHostname, ReasonTLSExpired, ReasonTLSUntrusted, ReasonBrokenPipe},
+	TransportError: {ReasonDial, ReasonConnectionRefused, ReasonConnectionReset, ReasonStaleConnection, ReasonTLS, ReasonTransportOther, ReasonDNS, ReasonTLSHostname, ReasonTLSExpired, ReasonTLSUntrusted},
 	StreamError:    {ReasonInBandError, ReasonMalformed, ReasonContentType, ReasonTruncated, ReasonEventTooLarge, ReasonBufferLimit, ReasonDataAfterDone, ReasonProtocolError, ReasonNoContent},
 	Unsent:         {ReasonClientCap, ReasonBudget, ReasonShutdown, ReasonRateCap, ReasonSessionAborted},
 	Cancelled:      {ReasonInjected, ReasonInterrupted},

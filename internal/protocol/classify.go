@@ -176,9 +176,7 @@ func classifyError(ctx context.Context, err error, headers bool) ledger.Result {
 		return res(ledger.TransportError, ledger.ReasonTLS, "tls: server did not speak TLS")
 	case errors.As(err, &alert):
 		return res(ledger.TransportError, ledger.ReasonTLS, "tls: handshake refused by the server")
-	case errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET):
-		return res(ledger.TransportError, ledger.ReasonBrokenPipe, closedText(err, headers))
-	case errors.Is(err, syscall.ECONNRESET),
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return res(ledger.TransportError, ledger.ReasonConnectionReset, closedText(err, headers))
 	case !headers && errors.As(err, &netErr) && netErr.Timeout():

@@ -876,8 +876,6 @@ func TestClassifyError(t *testing.T) {
 		{"not tls", bg, tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, false, ledger.TransportError, ledger.ReasonTLS},
 		{"alert", bg, tls.AlertError(42), false, ledger.TransportError, ledger.ReasonTLS},
 		{"reset", bg, op("read", os.NewSyscallError("read", syscall.ECONNRESET)), true, ledger.TransportError, ledger.ReasonConnectionReset},
-		{"broken pipe while writing", bg, op("write", os.NewSyscallError("write", syscall.EPIPE)), false, ledger.TransportError, ledger.ReasonBrokenPipe},
-		{"broken pipe wrapped by a write error", bg, fmt.Errorf("write request body: %w", op("write", os.NewSyscallError("write", syscall.EPIPE))), false, ledger.TransportError, ledger.ReasonBrokenPipe},
 		{"unexpected eof", bg, io.ErrUnexpectedEOF, true, ledger.TransportError, ledger.ReasonConnectionReset},
 		{"eof before headers", bg, io.EOF, false, ledger.TransportError, ledger.ReasonConnectionReset},
 		{"h2 stream reset", bg, errors.New("stream error: stream ID 3; INTERNAL_ERROR"), true, ledger.TransportError, ledger.ReasonConnectionReset},
