@@ -202,6 +202,10 @@ type Record struct {
 	// Cert is the server's certificates' expiry, on a request over TLS
 	// (CertFacts); nil over plain HTTP.
 	Cert *CertFacts `json:"cert,omitempty"`
+	// Check is the answer canary this request ran, with its result; nil on
+	// an ordinary request. A check request that did not end ok is
+	// not_judged.
+	Check *CheckRecord `json:"check,omitempty"`
 
 	Outcome Outcome `json:"outcome"`
 	Reason  Reason  `json:"reason"`
