@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"net/http"
 	"time"
 
@@ -22,6 +23,13 @@ type Params struct {
 	Prompt      string    // completion-style API (openai-completions); adapters join Messages when empty
 	MaxTokens   int       // sent as max_tokens / max_output_tokens
 	UsageDeltas bool      // opt in to per-chunk usage (vendor extension, e.g. vLLM continuous_usage_stats)
+	// Check, when set, makes the request an answer canary: sent
+	// deterministically with the check's request shape, its answer kept
+	// (bounded) and judged, the verdict on the record (rec.Check).
+	Check *answercheck.Check
+	// RecordExcerpt keeps a sanitised excerpt of a check's answer on the
+	// record (record_answers: excerpt).
+	RecordExcerpt bool
 }
 
 // Event is what an adapter makes of one server-sent event. One SSE event can
