@@ -24,6 +24,10 @@ type Check struct {
 	Stop   *StopCheck `koanf:"stop" json:"stop,omitempty"`
 	Length *Length    `koanf:"length" json:"length,omitempty"`
 	Model  *Model     `koanf:"model" json:"model,omitempty"`
+
+	// compiled holds what Validate compiled (regular expressions, JSON
+	// Schemas), so that Judge compiles nothing; nil before Validate.
+	compiled *compiled
 }
 
 // DefaultMaxTokens is a check's max_tokens when unset.
@@ -84,8 +88,11 @@ type Tool struct {
 
 // RoundTrip is the tool's result to send back and the right final answer.
 type RoundTrip struct {
-	Result string `koanf:"result" json:"result"`
-	Expect Expect `koanf:"expect" json:"expect"`
+	// Arguments are the arguments of the tool call the exchange replays
+	// (the assistant's turn before the result); empty is {}.
+	Arguments map[string]any `koanf:"arguments" json:"arguments,omitempty"`
+	Result    string         `koanf:"result" json:"result"`
+	Expect    Expect         `koanf:"expect" json:"expect"`
 }
 
 // StopCheck sends stop sequences; the text must contain none of them.
