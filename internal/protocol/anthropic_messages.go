@@ -40,6 +40,9 @@ const anthDefaultMaxTokens = 1024
 // message. The x-api-key and anthropic-version headers are the Client's
 // (see AuthStyle and AuthOptions.AnthropicVersion).
 func (AnthropicMessages) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	if p.Check != nil {
+		return checkRequest(ctx, APIAnthropicMessages, base, p)
+	}
 	body := anthRequest{Model: p.Model, MaxTokens: p.MaxTokens, Stream: true}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = anthDefaultMaxTokens

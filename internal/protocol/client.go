@@ -168,6 +168,11 @@ func (c *Client) Exec(t Target, params func(*ledger.Record) Params, now func() t
 func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record, now func() time.Duration, dispatched func()) (res ledger.Result) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var check *checkDecoder
+	if p.Check != nil {
+		// Runs last: the verdict sees how the request ended.
+		defer func() { c.judge(p, rec, res, check) }()
+	}
 	// What the transport did with the connection, for telling a keep-alive
 	// race from a failing target (see keepAliveRace); which connections
 	// the request took: replays, and the connection whose idle time a
@@ -277,7 +282,12 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		return s.notEventStream(ctx, resp)
 	}
 	// The server's own timings (llama.cpp) are read beside the adapter.
-	return s.read(ctx, resp.Body, &timingsDecoder{Decoder: t.Adapter.NewDecoder(), rec: rec})
+	dec := t.Adapter.NewDecoder()
+	if p.Check != nil {
+		check = &checkDecoder{Decoder: dec, api: t.Adapter.Name()}
+		dec = check
+	}
+	return s.read(ctx, resp.Body, &timingsDecoder{Decoder: dec, rec: rec})
 }
 
 // setHeaders adds, in order of precedence (later wins): the client's extra

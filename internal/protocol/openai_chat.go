@@ -26,6 +26,9 @@ func (OpenAIChat) Name() string { return APIOpenAIChat }
 // NewRequest implements Adapter. When Params has no Messages, the Prompt is
 // sent as one user message.
 func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	if p.Check != nil {
+		return checkRequest(ctx, APIOpenAIChat, base, p)
+	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Never echo the base URL: it may carry credentials.

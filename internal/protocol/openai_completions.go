@@ -28,6 +28,9 @@ type cmplRequest struct {
 // NewRequest implements Adapter. Messages are joined into the prompt when
 // Params.Prompt is empty.
 func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	if p.Check != nil {
+		return checkRequest(ctx, APIOpenAICompletions, base, p)
+	}
 	return postStream(ctx, APIOpenAICompletions, base, "completions", cmplRequest{
 		Model:     p.Model,
 		Prompt:    joinPrompt(p),

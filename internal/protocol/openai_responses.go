@@ -32,6 +32,9 @@ type respRequest struct {
 // Prompt (no Messages) is sent as the input string. store is false: a probe
 // leaves nothing behind on the server.
 func (OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	if p.Check != nil {
+		return checkRequest(ctx, APIOpenAIResponses, base, p)
+	}
 	var input any = p.Prompt
 	if len(p.Messages) > 0 {
 		input = p.Messages
