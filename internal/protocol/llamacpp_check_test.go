@@ -56,7 +56,10 @@ func toolCheck(t testing.TB) *answercheck.Check {
 // response_format json_object is not constrained and the free text fails
 // invalid_json; chat with response_format json_schema is refused with a
 // 400 (http_error, not judged); chat with tools and tool_choice required
-// answers text, no tool call (no_tool_call).
+// answers text, no tool call (no_tool_call). The other kinds are
+// classified as the engine behaves too: stop sequences and max_tokens are
+// honoured (but Responses reports no cut), the model and fingerprint are
+// llama.cpp's, no API gets a tool call from the tiny model.
 func TestLlamaCppCheckOutcomes(t *testing.T) {
 	base := testutil.StartLlamaCpp(t, "--jinja").URL() + "/v1"
 	c, err := NewClient(ClientOptions{Timeouts: Timeouts{Total: 60 * time.Second}})
@@ -77,6 +80,21 @@ func TestLlamaCppCheckOutcomes(t *testing.T) {
 		{"chat json_object", OpenAIChat{}, jsonCheck(t, "json_object"), ledger.OK, answercheck.Fail, answercheck.InvalidJSON},
 		{"chat response_format json_schema", OpenAIChat{}, jsonCheck(t, "response_format"), ledger.HTTPError, answercheck.NotJudged, ""},
 		{"chat tools required", OpenAIChat{}, toolCheck(t), ledger.OK, answercheck.Fail, answercheck.NoToolCall},
+		// Beyond the four: what the engine does with the other kinds.
+		{"responses tools required", OpenAIResponses{}, toolCheck(t), ledger.OK, answercheck.Fail, answercheck.NoToolCall},
+		{"anthropic tools any", AnthropicMessages{}, toolCheck(t), ledger.OK, answercheck.Fail, answercheck.NoToolCall},
+		{"chat length", OpenAIChat{}, lengthCheck(t), ledger.OK, answercheck.Pass, ""},
+		{"completions length", OpenAICompletions{}, lengthCheck(t), ledger.OK, answercheck.Pass, ""},
+		// This llama.cpp ends a Responses stream cut at max_output_tokens
+		// with response.completed (status completed), not OpenAI's
+		// response.incomplete (reason max_output_tokens): the check says so.
+		{"responses length", OpenAIResponses{}, lengthCheck(t), ledger.OK, answercheck.Fail, answercheck.LengthIgnored},
+		{"anthropic length", AnthropicMessages{}, lengthCheck(t), ledger.OK, answercheck.Pass, ""},
+		{"chat stop", OpenAIChat{}, stopCheck(t), ledger.OK, answercheck.Pass, ""},
+		{"completions stop", OpenAICompletions{}, stopCheck(t), ledger.OK, answercheck.Pass, ""},
+		{"anthropic stop", AnthropicMessages{}, stopCheck(t), ledger.OK, answercheck.Pass, ""},
+		{"chat model and fingerprint", OpenAIChat{}, modelCheck(t, "tiny", "b0-e95dae18d"), ledger.OK, answercheck.Pass, ""},
+		{"chat another model", OpenAIChat{}, modelCheck(t, "llama-3-70b", ""), ledger.OK, answercheck.Fail, answercheck.WrongModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := l.Plan(ledger.Meta{Target: "llama.cpp"}, l.Now())
@@ -108,4 +126,18 @@ func TestLlamaCppCheckOutcomes(t *testing.T) {
 			}
 		})
 	}
+}
+
+func lengthCheck(t testing.TB) *answercheck.Check {
+	return validCheck(t, answercheck.Check{Name: "length", MaxTokens: 5, Length: &answercheck.Length{}})
+}
+
+// stopCheck stops at "e": 64 random tokens all but surely hold one, and
+// a server that honours stop sequences never shows it.
+func stopCheck(t testing.TB) *answercheck.Check {
+	return validCheck(t, answercheck.Check{Name: "stop", Stop: &answercheck.StopCheck{Sequences: []string{"e"}}})
+}
+
+func modelCheck(t testing.TB, name, fp string) *answercheck.Check {
+	return validCheck(t, answercheck.Check{Name: "model", Model: &answercheck.Model{Name: name, SystemFingerprint: fp}})
 }
