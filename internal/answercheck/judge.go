@@ -1,5 +1,26 @@
 package answercheck
 
+// The judging rules (docs/checks.md repeats them for users):
+//   - expect: the whitespace rule first (trim by default; collapse; exact),
+//     then the case rule (sensitive by default); text and one_of compare
+//     whole texts; a regex (RE2) is unanchored; a number is the whole
+//     answer as a decimal (one trailing full stop allowed; no thousands
+//     separators, hex, NaN or Inf), within ± tolerance.
+//   - json: one Markdown fence around the whole answer (``` or ```json)
+//     is removed; then exactly one JSON value must parse (invalid_json) and
+//     validate against the schema (schema).
+//   - tool_call: the first call of the expected tool is judged; no call is
+//     no_tool_call, only other tools wrong_tool, arguments that do not
+//     parse or validate bad_arguments (empty arguments are {}). With a
+//     round trip the final text is judged by its expect (mismatch).
+//   - stop: the text contains a sequence: stop_ignored.
+//   - length: the finish reason must be length, max_tokens or
+//     max_output_tokens and, when the server reported usage, its output
+//     tokens must equal max_tokens; without usage the finish reason alone
+//     decides.
+//   - model: the model (and the system fingerprint when one is expected;
+//     a missing one fails) must be the expected ones: wrong_model.
+
 import (
 	"bytes"
 	"crypto/sha256"
