@@ -262,3 +262,41 @@ func TestCheckCaptureBounds(t *testing.T) {
 		t.Errorf("%d calls, first with %d bytes of arguments", len(a.ToolCalls), len(a.ToolCalls[0].Arguments))
 	}
 }
+
+// FuzzCheckCapture: whatever events a server sends, the capture beside a
+// decoder neither panics nor passes its bounds, and never turns an event
+// the adapter refused into part of the answer.
+func FuzzCheckCapture(f *testing.F) {
+	for i, api := range Names() {
+		for _, ev := range strings.Split(toolStream(api, "Let me look.", "get_weather", []string{`{"ci`, `ty":"Paris"}`}, "stop", 3), "\n\n") {
+			name, data := "", ev
+			if n, rest, ok := strings.Cut(ev, "\n"); ok && strings.HasPrefix(n, "event: ") {
+				name, data = strings.TrimPrefix(n, "event: "), rest
+			}
+			f.Add(uint8(i), name, strings.TrimPrefix(data, "data: "))
+		}
+	}
+	f.Add(uint8(0), "", `{"choices":[{"delta":{"tool_calls":[{"index":-1,"function":{"name":"x"}},{"index":99999999999}]}}]}`)
+	f.Add(uint8(2), "response.function_call_arguments.done", `{"type":"response.function_call_arguments.done","arguments":null}`)
+	f.Add(uint8(3), "content_block_delta", `{"type":"content_block_delta","index":7,"delta":"x"}`)
+	names := Names()
+	f.Fuzz(func(t *testing.T, which uint8, name, data string) {
+		api := names[int(which)%len(names)]
+		a, _ := Lookup(api)
+		d := &checkDecoder{Decoder: a.NewDecoder(), api: api}
+		for range 3 { // the same event again: pieces add up, within bounds
+			if _, err := d.Decode(name, []byte(data)); err != nil {
+				break
+			}
+		}
+		ans := d.answer(&ledger.Record{})
+		if len(ans.Text) > answercheck.MaxAnswerBytes || len(ans.ToolCalls) > maxToolCalls || len(ans.SystemFingerprint) > maxFingerprint {
+			t.Fatalf("bounds passed: text %d, calls %d", len(ans.Text), len(ans.ToolCalls))
+		}
+		for _, c := range ans.ToolCalls {
+			if len(c.Name) > maxToolName || len(c.Arguments) > maxToolArgs {
+				t.Fatalf("call bounds passed: %d, %d", len(c.Name), len(c.Arguments))
+			}
+		}
+	})
+}
