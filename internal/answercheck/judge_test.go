@@ -165,6 +165,8 @@ func TestValidate(t *testing.T) {
 		{"json send", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{Schema: shippedSchema, Send: "smoke"}}, "json.send:"},
 		{"json remote ref", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{Schema: map[string]any{"$ref": "http://127.0.0.1:1/x.json"}}}, "json.schema:"},
 		{"json file ref", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{Schema: map[string]any{"$ref": "file:///etc/passwd"}}}, "json.schema:"},
+		{"draft-07 schema (meta-schemas are built in)", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{Schema: map[string]any{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}}}, ""},
+		{"ECMA-only pattern", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{Schema: map[string]any{"type": "string", "pattern": `(?<=a)b`}}}, "json.schema:"},
 		{"schema_file", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{SchemaFile: "s.json"}}, ""},
 		{"schema_file missing", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{SchemaFile: "nope.json"}}, "json.schema_file:"},
 		{"schema_file bad", Check{Name: "n", Prompt: "p", JSON: &JSONCheck{SchemaFile: "bad.json"}}, "json.schema_file:"},
