@@ -246,3 +246,31 @@ func TestOtherPromptsKeepTheFiller(t *testing.T) {
 		t.Errorf("tool_choice none: %+v", h)
 	}
 }
+
+// TestOddShapesStillServed: a role or part type of any JSON type is read
+// as before the library (not refused), and decodes as a turn of the right
+// kind.
+func TestOddShapesStillServed(t *testing.T) {
+	for _, tc := range []struct {
+		a    api
+		body string
+		last string
+		tool bool
+	}{
+		{apiChat, `{"model":"m","messages":[{"role":5,"type":7,"content":[{"type":3,"text":"hi"}]}]}`, "", false}, // not a user turn
+		{apiChat, `{"model":"m","messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}`, "q", false},
+		{apiChat, `{"model":"m","messages":[{"role":"user","content":"q"},{"role":"tool","content":"r"}]}`, "q", true},
+		{apiResponses, `{"model":"m","input":"just text"}`, "just text", false},
+		{apiResponses, `{"model":"m","input":[{"role":"user","content":"q"},{"type":"function_call_output","call_id":"c","output":"r"}]}`, "q", true},
+		{apiMessages, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}]}`, "r", true},
+	} {
+		r, err := decodeRequest(tc.a, []byte(tc.body))
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		if string(r.Ask.last) != tc.last || r.Ask.toolResult != tc.tool || tc.tool && string(r.Ask.result) != "r" {
+			t.Errorf("%s: last %q tool %t result %q", tc.body, r.Ask.last, r.Ask.toolResult, r.Ask.result)
+		}
+	}
+}

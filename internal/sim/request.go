@@ -92,7 +92,7 @@ func (t *promptText) UnmarshalJSON(b []byte) error {
 		}
 	case '{':
 		var o struct {
-			Type    string     `json:"type"`
+			Type    partType   `json:"type"`
 			Text    promptText `json:"text"`
 			Content promptText `json:"content"`
 		}
@@ -101,7 +101,7 @@ func (t *promptText) UnmarshalJSON(b []byte) error {
 		}
 		t.add(o.Text)
 		t.add(o.Content)
-		if o.Type == "tool_result" {
+		if o.Type == typeToolResult {
 			t.tool, t.result = true, o.Content.text
 		}
 	case 'n': // null
@@ -124,7 +124,7 @@ func joinPrompt(r *request, parts ...promptText) {
 // (promptText's rules) and whether it is a tool result (chat role tool, an
 // Anthropic tool_result block, a Responses function_call_output item).
 type turn struct {
-	role   string
+	role   role
 	p      promptText
 	tool   bool
 	result []byte
@@ -136,8 +136,8 @@ func (m *turn) UnmarshalJSON(b []byte) error {
 		return m.p.UnmarshalJSON(b)
 	}
 	var o struct {
-		Role    string     `json:"role"`
-		Type    string     `json:"type"`
+		Role    role       `json:"role"`
+		Type    partType   `json:"type"`
 		Text    promptText `json:"text"`
 		Content promptText `json:"content"`
 		Output  promptText `json:"output"`
@@ -146,15 +146,70 @@ func (m *turn) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	m.role = o.Role
+	if o.Role == roleUser && o.Type != typeNone && o.Type != typeMessage {
+		m.role = roleOther // a Responses item other than a message (function_call, …)
+	}
 	m.p.add(o.Text)
 	m.p.add(o.Content)
 	switch {
-	case o.Role == "tool":
+	case m.role == roleTool:
 		m.tool, m.result = true, o.Content.text
-	case o.Type == "function_call_output":
+	case o.Type == typeFunctionCallOutput:
 		m.tool, m.result = true, o.Output.text
 	case o.Content.tool:
 		m.tool, m.result = true, o.Content.result
+	}
+	return nil
+}
+
+// role is a turn's role as the library reads it.
+type role uint8
+
+const (
+	roleUser  role = iota // "user", or none (a bare string or part)
+	roleTool              // "tool" (OpenAI chat's tool result)
+	roleOther             // system, assistant, developer, …
+)
+
+// UnmarshalJSON reads any JSON value without allocating (any value is
+// accepted, as before the library read roles).
+func (r *role) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"user"`, "null":
+		*r = roleUser
+	case `"tool"`:
+		*r = roleTool
+	default:
+		*r = roleOther
+	}
+	return nil
+}
+
+// partType is the type of a content part or Responses input item, as far
+// as the library reads it.
+type partType uint8
+
+const (
+	typeNone partType = iota // absent
+	typeMessage
+	typeToolResult         // Anthropic tool_result block
+	typeFunctionCallOutput // Responses function_call_output item
+	typeOther
+)
+
+// UnmarshalJSON reads any JSON value without allocating.
+func (t *partType) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"message"`:
+		*t = typeMessage
+	case `"tool_result"`:
+		*t = typeToolResult
+	case `"function_call_output"`:
+		*t = typeFunctionCallOutput
+	case "null":
+		*t = typeNone
+	default:
+		*t = typeOther
 	}
 	return nil
 }
@@ -191,7 +246,7 @@ func joinTurns(r *request, lead []promptText, ts []turn) {
 		r.Ask.toolResult, r.Ask.result = true, ts[n-1].result
 	}
 	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].role == "user" || ts[i].role == "" {
+		if ts[i].role == roleUser {
 			r.Ask.last = ts[i].p.text
 			return
 		}
