@@ -283,3 +283,36 @@ func checkHeard(t *testing.T, api string, h heard, w want, stream bool) {
 		t.Errorf("model %q system_fingerprint %q, want %q %q", h.model, h.fingerprint, wantModel, wantFP)
 	}
 }
+
+// TestLibraryAnswersInChunks: with several tokens per chunk and reasoning
+// configured, a library answer is the same text, in fewer chunks, with no
+// reasoning, and usage still counts its tokens.
+func TestLibraryAnswersInChunks(t *testing.T) {
+	cfg := testConfig()
+	cfg.TokensPerChunk = 3
+	cfg.ReasoningTokens = FixedDist(4)
+	_, base := startServer(t, cfg)
+	c := testClient(t)
+	for _, lc := range []struct {
+		req  libReq
+		want want
+	}{
+		{libReq{prompt: countPrompt(10)}, want{text: countText(10), finish: "stop", tokens: 10}},
+		{libReq{prompt: weatherPrompt, tools: true}, want{tool: "get_weather", args: `{"city":"Paris"}`, finish: "tool_calls", tokens: 4}},
+	} {
+		for _, ac := range apiCases {
+			if lc.req.tools && ac.name == "openai-completions" {
+				continue
+			}
+			t.Run(ac.name, func(t *testing.T) {
+				h := askSim(t, c, base, ac, lc.req.body(ac.name, "m", true), true)
+				if h.text != lc.want.text || h.tool != lc.want.tool || h.args != lc.want.args || h.finish != lc.want.finish || h.completion != lc.want.tokens {
+					t.Errorf("heard %+v, want %+v", h, lc.want)
+				}
+				if wantPieces := (lc.want.tokens + 2) / 3; h.pieces != wantPieces {
+					t.Errorf("%d chunks, want %d", h.pieces, wantPieces)
+				}
+			})
+		}
+	}
+}
