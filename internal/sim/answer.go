@@ -130,7 +130,15 @@ func recognise(a api, k *ask) (reply, bool) {
 	} else if asked {
 		return jsonReply(map[string]any{}), true
 	}
-	return textReply(trimSpace(k.last))
+	if r, ok := textReply(trimSpace(k.last)); ok || a != apiCompletions {
+		return r, ok
+	}
+	// A completions prompt made of several messages (llmprobe joins them
+	// with blank lines): its last paragraph is the user's.
+	if i := bytes.LastIndex(k.last, []byte("\n\n")); i >= 0 {
+		return textReply(trimSpace(k.last[i+2:]))
+	}
+	return reply{}, false
 }
 
 func jsonReply(schema any) reply {

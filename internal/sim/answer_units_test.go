@@ -274,3 +274,26 @@ func TestOddShapesStillServed(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionsLastParagraph: a completions prompt joined from several
+// messages is answered from its last paragraph.
+func TestCompletionsLastParagraph(t *testing.T) {
+	for _, tc := range []struct {
+		a      api
+		prompt string
+		want   string
+	}{
+		{apiCompletions, "You are terse.\n\nWhat is 6 * 7? Reply with the number only.", "42"},
+		{apiCompletions, "What is 6 * 7? Reply with the number only.", "42"},
+		{apiChat, "You are terse.\n\nWhat is 6 * 7? Reply with the number only.", "-"},
+	} {
+		r, ok := recognise(tc.a, &ask{last: []byte(tc.prompt)})
+		got := r.text
+		if !ok {
+			got = "-"
+		}
+		if got != tc.want {
+			t.Errorf("%d %q: %q, want %q", tc.a, tc.prompt, got, tc.want)
+		}
+	}
+}
