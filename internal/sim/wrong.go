@@ -48,6 +48,9 @@ func parseWrong(names []string) (wrongSet, error) {
 	for _, n := range names {
 		k := kindNamed(n)
 		if k == 0 {
+			if len(n) > 64 { // named, not echoed at any length
+				n = n[:64] + "…"
+			}
 			return 0, fmt.Errorf("unknown kind %q (known: %s)", n, strings.Join(WrongAnswerKinds(), ", "))
 		}
 		s |= wrongSet(k)
