@@ -90,7 +90,7 @@ var helpPages = map[string]helpPage{
 			{"Capacity and admission", []string{"slots", "admission", "reject-status", "retry-after", "error-fraction"}},
 			{"Timing", []string{"ttft", "token-time", "output-tokens", "reasoning-tokens", "tokens-per-chunk"}},
 			{"Prefix cache", []string{"prefill-per-token", "prefix-cache", "prefix-cache-blocks", "prefix-cache-block-tokens"}},
-			{"Faults", []string{"stall", "slowdown"}},
+			{"Faults", []string{"stall", "slowdown", "wrong-answers"}},
 		},
 		examples: [][2]string{
 			{"the simulator on 127.0.0.1:8000", "llmprobe sim"},

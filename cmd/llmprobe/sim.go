@@ -41,6 +41,7 @@ func runSim(ctx context.Context, e env, args []string) error {
 	cacheOn := fs.Bool("prefix-cache", def.PrefixCache.Enabled, "simulate a prefix cache (turn it off live with POST /admin/state {\"prefix_cache\":false})")
 	cacheBlocks := fs.Int("prefix-cache-blocks", def.PrefixCache.Blocks, "most blocks the prefix cache keeps (least recently used evicted)")
 	blockTokens := fs.Int("prefix-cache-block-tokens", def.PrefixCache.BlockTokens, "tokens per prefix-cache block (a token is 4 characters of prompt)")
+	wrong := fs.StringSlice("wrong-answers", nil, "kinds of prompt-library answers to get wrong: "+strings.Join(sim.WrongAnswerKinds(), ", ")+" (comma-separated or repeated; live: wrong_answers in /admin/state)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func runSim(ctx context.Context, e env, args []string) error {
 	cfg.Slots, cfg.AdmissionLimit, cfg.RejectStatus, cfg.RetryAfter = *slots, *admission, *reject, *retryAfter
 	cfg.TokensPerChunk, cfg.Seed, cfg.Models = *perChunk, *seed, *models
 	cfg.Version, cfg.ErrorFraction = *version, *errFrac
-	cfg.PrefillPerToken = *prefill
+	cfg.PrefillPerToken, cfg.WrongAnswers = *prefill, *wrong
 	cfg.PrefixCache = sim.PrefixCacheConfig{Enabled: *cacheOn, Blocks: *cacheBlocks, BlockTokens: *blockTokens}
 	var err error
 	for _, d := range []struct {
@@ -100,7 +101,7 @@ func runSim(ctx context.Context, e env, args []string) error {
 		cache = fmt.Sprintf("on (%d blocks of %d tokens)", cfg.PrefixCache.Blocks, cfg.PrefixCache.BlockTokens)
 	}
 	fmt.Fprintf(e.stderr, "  prefill + %v per uncached prompt token; prefix cache %s\n", cfg.PrefillPerToken, cache)
-	fmt.Fprintf(e.stderr, "  live settings (version, slots, admission_limit, error_fraction, ttft, prefix_cache, prefix_cache_blocks): GET/POST %s/admin/state\n",
+	fmt.Fprintf(e.stderr, "  live settings (version, slots, admission_limit, error_fraction, ttft, prefix_cache, prefix_cache_blocks, wrong_answers): GET/POST %s/admin/state\n",
 		strings.TrimSuffix(url, "/v1"))
 	<-ctx.Done()
 	return closeFn()

@@ -34,6 +34,31 @@ func TestChunkEmissionDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// BenchmarkRequestFiller is the per-request cost a prompt outside the
+// library pays: decoding the body (which also finds the last user message)
+// and planning the response (the library's recogniser says no).
+// Run: go test -run '^$' -bench RequestFiller -benchmem ./internal/sim/
+func BenchmarkRequestFiller(b *testing.B) {
+	lc := testConfig()
+	for i, ac := range apiCases {
+		body := []byte(ac.body("m", 0, true))
+		b.Run(ac.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req, err := decodeRequest(api(i), body)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g := gen{content: 5}
+				plan(&g, api(i), &req, &lc)
+				if g.ans != nil {
+					b.Fatal("a filler prompt was answered")
+				}
+			}
+		})
+	}
+}
+
 // benchServer starts a simulator answering 16 tokens with fixed pacing (ttft
 // and tokenTime in seconds) and a client keeping up to slots connections.
 func benchServer(b *testing.B, slots, admission int, ttft, tokenTime float64) (Config, string, *http.Client) {

@@ -66,6 +66,11 @@ type Config struct {
 	// with HTTP 500 at once (a broken deploy); 0 = none.
 	ErrorFraction float64 `koanf:"error_fraction" json:"error_fraction,omitempty" yaml:"error_fraction,omitempty"`
 
+	// WrongAnswers lists the kinds of library answers (answer.go) the
+	// simulator gets wrong on purpose (WrongAnswerKinds: text, json,
+	// tool_call, stop, length, model); empty: all right.
+	WrongAnswers []string `koanf:"wrong_answers" json:"wrong_answers,omitempty" yaml:"wrong_answers,omitempty"`
+
 	// MaxBodyBytes bounds a request body (default 4 MiB).
 	MaxBodyBytes int64 `koanf:"max_body_bytes" json:"max_body_bytes" yaml:"max_body_bytes"`
 
@@ -139,6 +144,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.ErrorFraction >= 0 && c.ErrorFraction <= 1) {
 		add("error_fraction", fmt.Errorf("%g must be in [0, 1]", c.ErrorFraction))
+	}
+	if _, err := parseWrong(c.WrongAnswers); err != nil {
+		add("wrong_answers", err)
 	}
 	if c.MaxBodyBytes < 1 {
 		add("max_body_bytes", fmt.Errorf("%d must be >= 1", c.MaxBodyBytes))

@@ -1,6 +1,9 @@
 package sim
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // words are the simulated tokens; token i of a response is words[i%len].
 // None needs JSON escaping.
@@ -25,14 +28,16 @@ type gen struct {
 	promptTokens int
 	cachedTokens int // of promptTokens, reused from the prefix cache
 	includeUsage bool
-	continuous   bool   // vLLM continuous_usage_stats: cumulative usage in every chunk
-	reasoning    int    // reasoning tokens this response will emit
-	content      int    // content tokens this response will emit
-	finishLength bool   // the cap cut the output
-	doneR, doneC int    // reasoning / content tokens emitted so far
-	seq          int    // Responses API sequence_number
-	phase        int    // 0 nothing open, 1 reasoning open, 2 content open
-	prefix       []byte // per-response chunk prefix (chat, completions)
+	continuous   bool    // vLLM continuous_usage_stats: cumulative usage in every chunk
+	reasoning    int     // reasoning tokens this response will emit
+	content      int     // content tokens this response will emit
+	finishLength bool    // the cap cut the output
+	doneR, doneC int     // reasoning / content tokens emitted so far
+	seq          int     // Responses API sequence_number
+	phase        int     // 0 nothing open, 1 reasoning open, 2 content open
+	prefix       []byte  // per-response chunk prefix (chat, completions)
+	ans          *answer // a library answer (answer.go); nil: the filler
+	fingerprint  string  // the chat API's system_fingerprint ("": none)
 }
 
 func (g *gen) completionTokens() int { return g.doneR + g.doneC }
@@ -44,6 +49,12 @@ type emitter interface {
 	chunk(b []byte, g *gen, nr, nc int) []byte // nr reasoning + nc content tokens; g.done* not yet updated
 	finish(b []byte, g *gen) []byte            // after the last token
 	body(b []byte, g *gen) []byte              // whole non-streaming reply
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
 
 func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
@@ -83,7 +94,13 @@ func appendOpenAIHead(b []byte, g *gen, idPrefix, object string) []byte {
 	b = append(b, `","created":`...)
 	b = strconv.AppendInt(b, g.created, 10)
 	b = append(b, `,"model":`...)
-	return append(b, g.model...)
+	b = append(b, g.model...)
+	if g.fingerprint != "" {
+		b = append(b, `,"system_fingerprint":"`...)
+		b = append(b, g.fingerprint...)
+		b = append(b, '"')
+	}
+	return b
 }
 
 // setOpenAIPrefix sets g.prefix: the start of every chunk of a
@@ -111,8 +128,11 @@ func finishOpenAI(b []byte, g *gen, choice string, details bool) []byte {
 }
 
 func appendFinishReason(b []byte, g *gen) []byte {
-	if g.finishLength {
+	switch {
+	case g.finishLength:
 		return append(b, `"length"`...)
+	case g.ans != nil && g.ans.tool:
+		return append(b, `"tool_calls"`...)
 	}
 	return append(b, `"stop"`...)
 }

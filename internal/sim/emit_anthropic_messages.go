@@ -35,6 +35,9 @@ func (messagesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 		b = appendTokens(b, g.doneR, nr)
 		b = append(b, "\"}}\n\n"...)
 	}
+	if nc > 0 && g.toolCall() {
+		return messagesToolChunk(b, g, nc)
+	}
 	if nc > 0 {
 		if g.phase < 2 {
 			if g.phase == 1 {
@@ -46,7 +49,7 @@ func (messagesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 		}
 		b = blockEvent(b, "content_block_delta", g.msgIndex())
 		b = append(b, `,"delta":{"type":"text_delta","text":"`...)
-		b = appendTokens(b, g.reasoning+g.doneC, nc)
+		b = g.appendContent(b, g.doneC, nc)
 		b = append(b, "\"}}\n\n"...)
 	}
 	return b
@@ -60,11 +63,20 @@ func closeThinking(b []byte) []byte {
 	return append(b, "}\n\n"...)
 }
 
+// appendStopReason appends stop_reason and stop_sequence.
 func appendStopReason(b []byte, g *gen) []byte {
-	if g.finishLength {
-		return append(b, `"max_tokens"`...)
+	switch {
+	case g.finishLength:
+		b = append(b, `"max_tokens"`...)
+	case g.toolCall():
+		b = append(b, `"tool_use"`...)
+	case g.ans != nil && g.ans.stopSeq != "":
+		b = append(b, `"stop_sequence","stop_sequence":`...)
+		return appendJSONString(b, g.ans.stopSeq)
+	default:
+		b = append(b, `"end_turn"`...)
 	}
-	return append(b, `"end_turn"`...)
+	return append(b, `,"stop_sequence":null`...)
 }
 
 func (messagesEmitter) finish(b []byte, g *gen) []byte {
@@ -78,7 +90,7 @@ func (messagesEmitter) finish(b []byte, g *gen) []byte {
 	b = appendEventName(b, "message_delta")
 	b = append(b, `{"type":"message_delta","delta":{"stop_reason":`...)
 	b = appendStopReason(b, g)
-	b = append(b, `,"stop_sequence":null},"usage":{"output_tokens":`...)
+	b = append(b, `},"usage":{"output_tokens":`...)
 	b = appendInt(b, g.completionTokens())
 	b = append(b, "}}\n\n"...)
 	b = appendEventName(b, "message_stop")
@@ -96,11 +108,16 @@ func (messagesEmitter) body(b []byte, g *gen) []byte {
 		b = appendTokens(b, 0, g.doneR)
 		b = append(b, `","signature":"c2lt"},`...)
 	}
-	b = append(b, `{"type":"text","text":"`...)
-	b = appendTokens(b, g.reasoning, g.doneC)
-	b = append(b, `"}],"stop_reason":`...)
+	if g.toolCall() {
+		b = messagesToolBlock(b, g)
+	} else {
+		b = append(b, `{"type":"text","text":"`...)
+		b = g.appendContent(b, 0, g.doneC)
+		b = append(b, `"}`...)
+	}
+	b = append(b, `],"stop_reason":`...)
 	b = appendStopReason(b, g)
-	b = append(b, `,"stop_sequence":null,"usage":`...)
+	b = append(b, `,"usage":`...)
 	b = appendAnthropicInput(b, g)
 	b = append(b, `,"output_tokens":`...)
 	b = appendInt(b, g.completionTokens())

@@ -13,7 +13,7 @@ func (completionsEmitter) chunk(b []byte, g *gen, _, nc int) []byte {
 	}
 	b = append(b, g.prefix...)
 	b = append(b, `{"index":0,"text":"`...)
-	b = appendTokens(b, g.doneC, nc)
+	b = g.appendContent(b, g.doneC, nc)
 	b = append(b, `","logprobs":null,"finish_reason":null}`...)
 	return endChunk(b, g, g.doneC+nc)
 }
@@ -25,7 +25,7 @@ func (completionsEmitter) finish(b []byte, g *gen) []byte {
 func (completionsEmitter) body(b []byte, g *gen) []byte {
 	b = appendOpenAIHead(b, g, "cmpl-sim-", "text_completion")
 	b = append(b, `,"choices":[{"index":0,"text":"`...)
-	b = appendTokens(b, 0, g.doneC)
+	b = g.appendContent(b, 0, g.doneC)
 	b = append(b, `","logprobs":null,"finish_reason":`...)
 	b = appendFinishReason(b, g)
 	b = append(b, `}],`...)

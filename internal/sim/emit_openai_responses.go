@@ -35,7 +35,11 @@ func appendResponse(b []byte, g *gen, status string, final bool) []byte {
 		b = appendReasoningItem(b, g)
 		b = append(b, ',')
 	}
-	b = appendMessageItem(b, g, status)
+	if g.toolCall() {
+		b = appendFunctionCallItem(b, g, status)
+	} else {
+		b = appendMessageItem(b, g, status)
+	}
 	b = append(b, `],"incomplete_details":`...)
 	if g.finishLength {
 		b = append(b, `{"reason":"max_output_tokens"}`...)
@@ -69,7 +73,7 @@ func appendMessageItem(b []byte, g *gen, status string) []byte {
 	b = append(b, `","type":"message","status":"`...)
 	b = append(b, status...)
 	b = append(b, `","role":"assistant","content":[{"type":"output_text","text":"`...)
-	b = appendTokens(b, g.reasoning, g.doneC)
+	b = g.appendContent(b, 0, g.doneC)
 	return append(b, `","annotations":[]}]}`...)
 }
 
@@ -127,6 +131,9 @@ func (e responsesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 		b = appendTokens(b, g.doneR, nr)
 		b = append(b, "\"}\n\n"...)
 	}
+	if nc > 0 && g.toolCall() {
+		return respToolChunk(b, g, nc)
+	}
 	if nc > 0 {
 		if g.phase < 2 {
 			if g.phase == 1 {
@@ -148,7 +155,7 @@ func (e responsesEmitter) chunk(b []byte, g *gen, nr, nc int) []byte {
 		b = respEvent(b, g, "response.output_text.delta")
 		b = e.itemRef(b, g, "msg_sim_", g.msgIndex())
 		b = append(b, `,"delta":"`...)
-		b = appendTokens(b, g.reasoning+g.doneC, nc)
+		b = g.appendContent(b, g.doneC, nc)
 		b = append(b, `","logprobs":[]}`+"\n\n"...)
 	}
 	return b
@@ -159,19 +166,21 @@ func (e responsesEmitter) finish(b []byte, g *gen) []byte {
 	if g.finishLength {
 		status = "incomplete"
 	}
-	switch g.phase {
-	case 1:
+	switch {
+	case g.phase == 2 && g.toolCall():
+		b = respToolFinish(b, g, status)
+	case g.phase == 1:
 		b = e.closeReasoning(b, g)
-	case 2:
+	case g.phase == 2:
 		b = respEvent(b, g, "response.output_text.done")
 		b = e.itemRef(b, g, "msg_sim_", g.msgIndex())
 		b = append(b, `,"text":"`...)
-		b = appendTokens(b, g.reasoning, g.doneC)
+		b = g.appendContent(b, 0, g.doneC)
 		b = append(b, "\"}\n\n"...)
 		b = respEvent(b, g, "response.content_part.done")
 		b = e.itemRef(b, g, "msg_sim_", g.msgIndex())
 		b = append(b, `,"part":{"type":"output_text","text":"`...)
-		b = appendTokens(b, g.reasoning, g.doneC)
+		b = g.appendContent(b, 0, g.doneC)
 		b = append(b, `","annotations":[]}}`+"\n\n"...)
 		b = respEvent(b, g, "response.output_item.done")
 		b = append(b, `,"output_index":`...)

@@ -31,7 +31,8 @@ func ValidVersion(v string) error {
 
 // State is what can change while the simulator runs (a "deploy"): its
 // version, its service slots (and so its capacity), its admission limit,
-// the fraction of requests it fails, its prefill time and its prefix cache.
+// the fraction of requests it fails, its prefill time, its prefix cache and
+// the kinds of answers it gets wrong.
 type State struct {
 	Version        string  `json:"version"`
 	Slots          int     `json:"slots"`
@@ -53,6 +54,9 @@ type State struct {
 	// PrefillPerToken is the prefill time per uncached prompt token, in
 	// seconds (read only: Config.PrefillPerToken).
 	PrefillPerToken float64 `json:"prefill_per_token_seconds"`
+	// WrongAnswers are the kinds of library answers given wrong on purpose
+	// (never null; [] when all are right).
+	WrongAnswers []string `json:"wrong_answers"`
 }
 
 // Update changes the fields it sets (nil: unchanged).
@@ -66,12 +70,14 @@ type Update struct {
 	// turning it on again starts cold.
 	PrefixCache       *bool `json:"prefix_cache,omitempty"`
 	PrefixCacheBlocks *int  `json:"prefix_cache_blocks,omitempty"`
+	// WrongAnswers replaces the kinds answered wrong ([] = all right).
+	WrongAnswers *[]string `json:"wrong_answers,omitempty"`
 }
 
 // live holds the settings Update may change; the rest of Config is fixed.
 type live struct {
 	mu    sync.RWMutex
-	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction, TTFT, PrefixCache.Enabled and .Blocks are live
+	cfg   Config // Version, Slots, AdmissionLimit, ErrorFraction, TTFT, PrefixCache.Enabled and .Blocks, WrongAnswers are live
 	slots *slotPool
 }
 
@@ -86,7 +92,7 @@ func (s *Server) State() State {
 	c := s.live.get()
 	return State{Version: c.Version, Slots: c.Slots, AdmissionLimit: c.AdmissionLimit, ErrorFraction: c.ErrorFraction, TTFT: c.TTFT, Capacity: c.Capacity(),
 		PrefixCache: c.PrefixCache.Enabled, PrefixCacheBlocks: c.PrefixCache.Blocks, PrefixCacheUsedBlocks: s.pc.size(),
-		PrefillPerToken: c.PrefillPerToken.Seconds()}
+		PrefillPerToken: c.PrefillPerToken.Seconds(), WrongAnswers: wrongOf(&c).names()}
 }
 
 // Update applies u while the server runs, all or nothing: a change that
@@ -118,10 +124,14 @@ func (s *Server) Update(u Update) (State, error) {
 	if u.PrefixCacheBlocks != nil {
 		next.PrefixCache.Blocks = *u.PrefixCacheBlocks
 	}
+	if u.WrongAnswers != nil {
+		next.WrongAnswers = *u.WrongAnswers
+	}
 	if err := next.Validate(); err != nil {
 		s.live.mu.Unlock()
 		return s.State(), err
 	}
+	next.WrongAnswers = wrongOf(&next).names()
 	s.live.cfg = next
 	s.live.slots.setLimit(next.Slots)
 	s.pc.setLimit(next.PrefixCache.Blocks)
@@ -152,7 +162,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&u); err != nil {
-			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit, error_fraction, ttft, prefix_cache or prefix_cache_blocks", http.StatusBadRequest)
+			http.Error(w, "admin/state: want a JSON object with version, slots, admission_limit, error_fraction, ttft, prefix_cache, prefix_cache_blocks or wrong_answers", http.StatusBadRequest)
 			return
 		}
 		if _, err := s.Update(u); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -184,7 +185,7 @@ func TestAdminState(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &st); code != http.StatusOK || err != nil || st.Version != "v2" || st.Slots != 4 {
 		t.Fatalf("POST: %d %s", code, body)
 	}
-	if st.Capacity <= 0 || s.State() != st {
+	if st.Capacity <= 0 || !reflect.DeepEqual(s.State(), st) {
 		t.Fatalf("state %+v vs %+v", st, s.State())
 	}
 	for _, tc := range []struct{ body, want string }{

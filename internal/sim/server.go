@@ -343,11 +343,7 @@ func (s *Server) serve(w http.ResponseWriter, ctx context.Context, a api, em emi
 		reasoning:    reasoning,
 		content:      content,
 	}
-	if limit := req.MaxTokens; limit > 0 && reasoning+content > limit {
-		g.finishLength = true
-		g.reasoning = min(reasoning, limit)
-		g.content = limit - g.reasoning
-	}
+	plan(g, a, &req, &lc)
 
 	tr := s.met.trace(s.now())
 	bp := s.bufs.Get().(*[]byte)
