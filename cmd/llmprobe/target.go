@@ -72,7 +72,7 @@ func (t *targetFlags) init(profile config.Target) {
 	t.cfg.Targets = []config.Target{profile}
 	t.keys = map[string]string{
 		"headers": "--header", "header_env": "--header-env", "baseline.seed": "--seed", "ladder.seed": "--seed",
-		"retries.max_attempts": "--retries", "url": "--url",
+		"retries.max_attempts": "--retries", "url": "--url", "tls": "--tls-cert-file with --tls-key-file",
 	}
 	t.seed = uint64(profile.Baseline.Seed)
 }
