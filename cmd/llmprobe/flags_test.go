@@ -62,7 +62,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"ladder", "--step-duration", "500ms"}, []string{"--step-duration", "at least 1s"}},
 		{[]string{"ladder", "--knee-factor", "1"}, []string{"--knee-factor", "above 1"}},
 		{[]string{"ladder", "--on-invalid", "ignore"}, []string{"--on-invalid", "ignore"}},
-		{[]string{"ladder", "--steps", "3,2"}, []string{"--steps", "3,2"}},
+		{[]string{"ladder", "--steps", "3,2"}, []string{"--steps: step rates must increase (2 after 3)"}},
 		{[]string{"ladder", "--steps", "1,x"}, []string{"--steps"}},
 		{[]string{"ladder", "--arrival", "foo"}, []string{"--arrival"}},
 		{[]string{"ladder", "--stop-at", "peak"}, []string{"--stop-at", "peak"}},

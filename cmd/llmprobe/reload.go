@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -53,78 +51,48 @@ func deprecatedFlags(fs *pflag.FlagSet) ([][2]string, error) {
 	return append(used, more...), nil
 }
 
-// reloader loads the configuration again, through the same layers as at
-// start (file, environment, the flags given), and hands it to the daemon:
-// on SIGHUP and on POST /-/reload alike. A configuration that does not
-// load, validate or build is refused, the running one is kept, and the
-// error is returned (POST /-/reload answers it) and logged.
+// reloader is what the command adds to the daemon's one reload path
+// (daemon.Reload: SIGHUP, POST /-/reload and the target files' poller
+// alike): its reloaders, applied to each configuration the daemon's
+// targets took, and the poller's state. The configuration is loaded
+// through the same layers as at start (file, environment, the flags
+// given) by the daemon's Options.Load.
 type reloader struct {
-	mu     sync.Mutex // one reload at a time
-	load   func() (*config.Config, error)
-	std    *stdLog        // the standard library's log: learns the new secrets
-	level  *slog.LevelVar // log.level applies at once; log.format needs a restart
-	log    *slog.Logger
-	daemon *daemon.Daemon
-	// loaded exports each load's outcome (llmprobe_config_last_reload_*);
-	// nil: none.
-	loaded *telemetry.ConfigReload
+	level *slog.LevelVar // log.level applies at once; log.format needs a restart
+	log   *slog.Logger
 	// files exports the targets' constant labels and the target files'
 	// changes; nil: none.
 	files *telemetry.TargetFiles
+	// reload is the daemon's one reload path (daemon.Reload).
+	reload func(ctx context.Context, trigger string) error
 	// current is the configuration running and fingerprint its target
 	// files' (targetfiles.go), both under mu; refused is the fingerprint of
 	// files whose reload was refused (not retried until they change).
+	mu          sync.Mutex
 	current     *config.Config
 	fingerprint string
 	refused     atomic.Value // string
 }
 
-// outcome records a reload that loaded (err nil) or was refused.
-func (r *reloader) outcome(err error) {
-	if r.loaded != nil {
-		r.loaded.Set(err == nil, time.Now())
+// reloaders are the parts of the command a reload applies a new
+// configuration to, in order, once the daemon's targets took it.
+func (r *reloader) reloaders() []daemon.Reloader {
+	return []daemon.Reloader{
+		{Name: "log.level", Apply: func(c *config.Config) error {
+			lv, err := logging.ParseLevel(c.Log.Level) // validated by config
+			if err == nil {
+				r.level.Set(lv)
+			}
+			return err
+		}},
+		{Name: "warnings", Apply: func(c *config.Config) error { logWarnings(r.log, c); return nil }},
+		{Name: "target_files", Apply: func(c *config.Config) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.running(c)
+			return nil
+		}},
 	}
-}
-
-// startWait bounds how long a reload waits for the daemon to start.
-const startWait = 30 * time.Second
-
-// reload reloads; trigger ("SIGHUP", "POST /-/reload") is logged. A reload
-// asked for while the daemon is still starting waits for it (until ctx
-// ends): a SIGHUP is never lost, nor a kill.
-func (r *reloader) reload(ctx context.Context, trigger string) error {
-	if r.daemon == nil {
-		return errors.New("reload: the daemon is not running yet")
-	}
-	ctx, cancel := context.WithTimeout(ctx, startWait)
-	defer cancel()
-	select {
-	case <-r.daemon.Started():
-	case <-ctx.Done():
-		return fmt.Errorf("reload: the daemon has not started: %w", ctx.Err())
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	nc, err := r.load()
-	defer func() { r.outcome(err) }()
-	if err != nil {
-		r.log.Error("reload refused: the configuration does not load; the old one keeps running", "trigger", trigger, "err", err)
-		return err
-	}
-	r.std.useConfig(nc) // before the new targets send anything
-	if err = r.daemon.Reload(nc); err != nil {
-		r.log.Error("reload refused; the old configuration keeps running", "trigger", trigger, "err", err)
-		return err
-	}
-	if lv, err := logging.ParseLevel(nc.Log.Level); err == nil { // validated by config
-		r.level.Set(lv)
-	}
-	r.log.Info("configuration reloaded", "trigger", trigger, "targets", len(nc.Targets))
-	logWarnings(r.log, nc)
-	if old := r.running(nc); old != nil {
-		r.logTargetChanges(trigger, old, nc)
-	}
-	return nil
 }
 
 // onSignal reloads on every SIGHUP until ctx ends (hup nil: never).

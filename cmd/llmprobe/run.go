@@ -81,7 +81,16 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	opts := config.Options{Path: *path, Flags: fs, Overrides: overrides, OverridesFrom: "flag --shard"}
-	load := func() (*config.Config, error) { return wiring.Load(opts) }
+	// load is every load, at start and on each reload: a configuration's
+	// secrets are learned by the standard library's log as soon as it
+	// loads, before any target of it sends.
+	load := func() (*config.Config, error) {
+		c, err := wiring.Load(opts)
+		if err == nil {
+			e.std.useConfig(c)
+		}
+		return c, err
+	}
 	if *path == "" {
 		s, err := sim.New(builtInSim())
 		if err != nil {
@@ -105,7 +114,6 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err := webConfig(cfg); err != nil {
 		return err
 	}
-	e.std.useConfig(cfg)
 	log, level, err := logging.Setup(e.stderr, cfg.Log.Level, cfg.Log.Format) // the subcommand's stderr, where env says
 	if err != nil {
 		return badFlag("log: %v", err)
@@ -140,8 +148,10 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	case cfg.OTel.Enabled:
 		log.Warn("otel.enabled but no OTEL_EXPORTER_OTLP_ENDPOINT / OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: OTLP metrics export off")
 	}
-	// SIGHUP (caught by main from the start) and POST /-/reload reload: a
-	// config that fails to load or validate is refused and the running one
+	// SIGHUP (caught by main from the start), POST /-/reload and a change
+	// of the target files reload through the daemon's one path
+	// (daemon.Reload: load, the targets, then rl's reloaders): a config
+	// that fails to load, validate or build is refused and the running one
 	// kept.
 	loaded, err := telemetry.NewConfigReload(tel.Recorder.Registry(), cfg.Region)
 	if err != nil {
@@ -152,19 +162,19 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rl := &reloader{load: load, std: e.std, level: level, log: log, loaded: loaded, files: files}
+	rl := &reloader{level: level, log: log, files: files}
 	rl.running(cfg)
 	d, err := daemon.New(daemon.Options{Config: cfg, Logger: log, Build: build, Recorder: tel.Recorder, Tracing: tel.Tracing, Interrupt: e.hard,
-		Reload: func(trigger string) error { return rl.reload(ctx, trigger) }})
+		Load: load, Reloaders: rl.reloaders(), ReloadMetric: loaded})
 	if err != nil {
 		return err
 	}
-	rl.daemon = d
+	rl.reload = d.Reload
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go rl.onSignal(runCtx, e.hup)
 	go rl.watchTargetFiles(runCtx)
-	return d.Run(runCtx, nil)
+	return d.Run(runCtx)
 }
 
 // logWarnings logs what a valid configuration does that cannot work, or

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/url"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -73,64 +72,26 @@ func (t *targetFlags) init(profile config.Target) {
 	t.cfg.Targets = []config.Target{profile}
 	t.keys = map[string]string{
 		"headers": "--header", "header_env": "--header-env", "baseline.seed": "--seed", "ladder.seed": "--seed",
-		"retries.max_attempts": "--retries", "url": "--url",
+		"retries.max_attempts": "--retries", "url": "--url", "tls": "--tls-cert-file with --tls-key-file",
 	}
 	t.seed = uint64(profile.Baseline.Seed)
 }
 
-// bind defines each flag, bound to its key's field, with the field's
-// current value (the profile's) as its default.
+// bind defines each flag, bound to its key's field (config.BindFlag),
+// with the field's current value (the profile's) as its default.
 func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
 	t.fs = fs
 	for _, f := range flags {
-		var v reflect.Value
-		var ok bool
+		var root any = t.target()
 		if strings.HasPrefix(f.key, "limits.") {
-			v, ok = config.FieldAt(&t.cfg, f.key)
-		} else {
-			v, ok = config.FieldAt(t.target(), f.key)
+			root = &t.cfg
 		}
-		if !ok {
-			panic("llmprobe: flag --" + f.flag + " names no configuration key: " + f.key) // caught by every test
-		}
-		switch p := v.Addr().Interface().(type) {
-		case *config.Duration:
-			fs.Var((*durationValue)(p), f.flag, f.help)
-		case *string:
-			fs.StringVar(p, f.flag, *p, f.help)
-		case *bool:
-			fs.BoolVar(p, f.flag, *p, f.help)
-		case *int:
-			fs.IntVar(p, f.flag, *p, f.help)
-		case *int64:
-			fs.Int64Var(p, f.flag, *p, f.help)
-		case *float64:
-			fs.Float64Var(p, f.flag, *p, f.help)
-		case *[]string:
-			fs.StringArrayVar(p, f.flag, *p, f.help)
-		default:
-			panic(fmt.Sprintf("llmprobe: flag --%s: unsupported type %T", f.flag, p))
-		}
+		config.BindFlag(fs, root, f.key, f.flag, f.help)
 		if _, dup := t.keys[f.key]; !dup {
 			t.keys[f.key] = "--" + f.flag
 		}
 	}
 }
-
-// durationValue is a config.Duration flag: parsed by config's own rule
-// (a Go duration, never negative).
-type durationValue config.Duration
-
-// String is the value as --help shows its default: "0" for none (pflag
-// shows no default then, as for its own duration flags).
-func (d *durationValue) String() string {
-	if *d == 0 {
-		return "0"
-	}
-	return config.Duration(*d).String()
-}
-func (d *durationValue) Set(s string) error { return (*config.Duration)(d).UnmarshalText([]byte(s)) }
-func (d *durationValue) Type() string       { return "duration" }
 
 func (t *targetFlags) register(fs *pflag.FlagSet, profile config.Target) {
 	t.init(profile)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"reflect"
-	"slices"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/config"
@@ -18,15 +16,13 @@ const noFilesRecheck = time.Minute
 
 // running records a configuration that loaded and runs (at start, or after
 // a reload): its target files' fingerprint as read, for the poller, and its
-// targets' constant labels, on /metrics. It returns the configuration it
-// replaced. Callers hold r.mu, or run before the poller starts.
-func (r *reloader) running(c *config.Config) *config.Config {
-	old := r.current
+// targets' constant labels, on /metrics. Callers hold r.mu, or run before
+// the poller starts.
+func (r *reloader) running(c *config.Config) {
 	r.current, r.fingerprint = c, c.TargetFilesRead()
 	if r.files != nil {
 		r.files.Set(config.TargetLabels(c))
 	}
-	return old
 }
 
 // watchTargetFiles polls the running configuration's target files every
@@ -67,47 +63,4 @@ func (r *reloader) watchTargetFiles(ctx context.Context) {
 			r.files.Changed(err == nil)
 		}
 	}
-}
-
-// logTargetChanges logs what a reload changed in the target set, if
-// anything: the targets added, removed and changed (counts, and the first
-// few names).
-func (r *reloader) logTargetChanges(trigger string, old, nc *config.Config) {
-	if old == nil {
-		return
-	}
-	before := map[string]config.Target{}
-	for _, t := range old.Targets {
-		before[t.Name] = t
-	}
-	var added, changed, removed []string
-	for _, t := range nc.Targets {
-		b, ok := before[t.Name]
-		switch {
-		case !ok:
-			added = append(added, t.Name)
-		case !reflect.DeepEqual(b, t):
-			changed = append(changed, t.Name)
-		}
-		delete(before, t.Name)
-	}
-	for n := range before {
-		removed = append(removed, n)
-	}
-	if len(added)+len(changed)+len(removed) == 0 {
-		return
-	}
-	slices.Sort(removed)
-	r.log.Info("target set changed", "trigger", trigger, "targets", len(nc.Targets),
-		"added", len(added), "changed", len(changed), "removed", len(removed),
-		"added_names", firstFew(added), "changed_names", firstFew(changed), "removed_names", firstFew(removed))
-}
-
-// firstFew is at most 10 names, then "…".
-func firstFew(names []string) []string {
-	const most = 10
-	if len(names) <= most {
-		return names
-	}
-	return append(slices.Clip(names[:most]), "…")
 }

@@ -49,29 +49,10 @@ func RegisterFlags(fs *pflag.FlagSet) {
 		if !ok {
 			panic("config: flag --" + f.Flag + " names no key: " + f.Key) // a programming error, caught by the tests
 		}
-		define(fs, f.Flag, v.Interface(), f.Help+" ("+f.Key+")")
+		flagFor(fs, f.Flag, f.Help+" ("+f.Key+")", v, false)
 		if f.Old != "" {
-			define(fs, f.Old, reflect.Zero(v.Type()).Interface(), "deprecated: use --"+f.Flag) // no default shown: only a given flag counts
+			flagFor(fs, f.Old, "deprecated: use --"+f.Flag, reflect.Zero(v.Type()), false) // no default shown: only a given flag counts
 		}
-	}
-}
-
-func define(fs *pflag.FlagSet, name string, def any, help string) {
-	switch x := def.(type) {
-	case Duration:
-		fs.String(name, x.String(), help)
-	case string:
-		fs.String(name, x, help)
-	case bool:
-		fs.Bool(name, x, help)
-	case int:
-		fs.Int(name, x, help)
-	case int64:
-		fs.Int64(name, x, help)
-	case float64:
-		fs.Float64(name, x, help)
-	default:
-		panic(fmt.Sprintf("config: flag --%s: unsupported type %T", name, x))
 	}
 }
 

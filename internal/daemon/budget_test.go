@@ -27,7 +27,7 @@ func TestBudget(t *testing.T) {
 	if _, ok := sum(r.metrics(t), "llmprobe_budget_remaining_tokens", "target", "t1"); ok {
 		t.Error("llmprobe_budget_remaining_tokens present without a token budget")
 	}
-	r.reload <- loadConfig(t, yaml)
+	r.mustReload(t, loadConfig(t, yaml))
 	reloadAt := r.d.led.Now()
 	time.Sleep(500 * time.Millisecond)
 	if n := sink.count(func(s seen) bool { return s.planned >= reloadAt && s.outcome != ledger.Unsent }); n != 0 {
@@ -38,7 +38,7 @@ func TestBudget(t *testing.T) {
 	}
 
 	// A reload that removes the budget: unlimited, and the gauge goes away.
-	r.reload <- loadConfig(t, configYAML("1s", targetYAML("t1", fake.url, 20, "")))
+	r.mustReload(t, loadConfig(t, configYAML("1s", targetYAML("t1", fake.url, 20, ""))))
 	waitFor(t, 5*time.Second, "the budget gauge removed", func() bool {
 		_, ok := sum(r.metrics(t), "llmprobe_budget_remaining_requests", "target", "t1")
 		return !ok
@@ -47,7 +47,7 @@ func TestBudget(t *testing.T) {
 		return sink.count(func(s seen) bool { return s.outcome == ledger.OK }) >= 10
 	})
 	// Restored: what was spent meanwhile still counts; nothing is refilled.
-	r.reload <- loadConfig(t, yaml)
+	r.mustReload(t, loadConfig(t, yaml))
 	waitFor(t, 5*time.Second, "the budget gauge back at 0", func() bool {
 		v, ok := sum(r.metrics(t), "llmprobe_budget_remaining_requests", "target", "t1")
 		return ok && v == 0

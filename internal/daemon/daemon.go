@@ -43,10 +43,18 @@ type Options struct {
 	// Sinks receive every finished record too, after the daemon's own
 	// (tests, embedding). Optional.
 	Sinks []ledger.Sink
-	// Reload loads the configuration again and applies it (Daemon.Reload),
-	// returning why it refused: what POST /-/reload runs when
-	// admin.enable_lifecycle is on. nil: /-/reload is not available.
-	Reload func(trigger string) error
+	// Load loads the configuration again, through the layers it was first
+	// loaded from, and validates it: what every reload (Daemon.Reload:
+	// SIGHUP, POST /-/reload when admin.enable_lifecycle is on, a target
+	// file's change) applies. nil: the daemon cannot reload, and /-/reload
+	// answers 403.
+	Load func() (*config.Config, error)
+	// Reloaders are applied, in order, to each configuration a reload
+	// runs, once the daemon's own targets took it (reload.go).
+	Reloaders []Reloader
+	// ReloadMetric, when set, exports each reload's outcome
+	// (llmprobe_config_last_reload_*).
+	ReloadMetric *telemetry.ConfigReload
 	// FailureLogEvery is how often a target that keeps failing gets a
 	// summary log line; 0 = 1m.
 	FailureLogEvery time.Duration
@@ -86,9 +94,11 @@ type Daemon struct {
 	started chan struct{}
 
 	// swapMu serialises what changes the running target set: Run's start,
-	// Reload and shutdown, and guards phase.
+	// a reload's apply and shutdown, and guards phase.
 	swapMu sync.Mutex
 	phase  phase
+	// reloadMu serialises reloads, from the load to the last reloader.
+	reloadMu sync.Mutex
 
 	mu      sync.Mutex
 	cfg     *config.Config
@@ -109,7 +119,7 @@ type phase int
 
 const (
 	phaseNew     phase = iota // built by New, Run not called
-	phaseRunning              // Run started the targets; Reload may swap them
+	phaseRunning              // Run started the targets; a reload may swap them
 	phaseStopped              // shut down, or Run failed to start
 )
 
@@ -203,9 +213,9 @@ func New(o Options) (*Daemon, error) {
 
 // Run starts the admin server and every target, and blocks until ctx ends;
 // it then stops planning, drains in-flight requests up to the drain timeout
-// (the rest are censored), closes the sinks and returns. reload delivers new
-// configurations (SIGHUP); a bad one is refused and the old one kept.
-func (d *Daemon) Run(ctx context.Context, reload <-chan *config.Config) error {
+// (the rest are censored), closes the sinks and returns. Reload applies a
+// new configuration meanwhile (reload.go).
+func (d *Daemon) Run(ctx context.Context) error {
 	cfg := d.opts.Config
 	d.swapMu.Lock()
 	if d.phase != phaseNew {
@@ -253,12 +263,6 @@ loop:
 				d.log.Error("admin server stopped", "err", err)
 				d.shutdown()
 				return fmt.Errorf("admin server: %w", err)
-			}
-		case nc := <-reload:
-			if err := d.Reload(nc); err != nil {
-				d.log.Error("reload refused; the old configuration keeps running", "err", err)
-			} else {
-				d.log.Info("configuration reloaded", "targets", len(nc.Targets))
 			}
 		case <-tick.C:
 			d.host.Tick()
@@ -366,29 +370,6 @@ func (d *Daemon) stateFor(name string) *targetState {
 		d.state[name] = s
 	}
 	return s
-}
-
-// Reload validates nothing itself (the caller loads and validates); it builds
-// every target of cfg first and refuses the whole config if any fails, so a
-// bad config never replaces a running one. Metrics and in-flight requests
-// survive: old streams stop planning, their in-flight requests finish.
-func (d *Daemon) Reload(cfg *config.Config) error {
-	if cfg == nil {
-		return errors.New("daemon: reload: no config")
-	}
-	d.swapMu.Lock()
-	defer d.swapMu.Unlock()
-	if d.phase != phaseRunning {
-		return fmt.Errorf("daemon: reload: the daemon is not running (%s)", d.phase)
-	}
-	runs, err := d.build(cfg)
-	if err != nil {
-		return fmt.Errorf("reload: %w", err)
-	}
-	d.buffers.SetLimit(cfg.Limits.MaxBufferedBytes)
-	d.turns.setLimit(cfg.Limits.MaxConcurrentLadders)
-	d.swap(cfg, runs)
-	return nil
 }
 
 // swap stops the running targets and starts runs.

@@ -10,10 +10,13 @@
 //
 // Every request of every stream belongs to one dispatch.Group recording
 // into one ledger, so each planned arrival ends exactly once whatever
-// happens to the streams. Reload builds the whole new target set before
+// happens to the streams. Reload is the one reload path (SIGHUP,
+// POST /-/reload, a target file's change): it loads the configuration
+// (Options.Load), builds the whole new target set before
 // stopping anything (a set that cannot be built is refused and the old one
 // keeps running); old streams stop planning while their requests finish,
 // and a target's in-flight set, validity window, budget and identity carry
-// over. Run drains gracefully when its context ends: what is still in
+// over; then it applies the configuration to Options.Reloaders, in order,
+// as Prometheus' ApplyConfig does. Run drains gracefully when its context ends: what is still in
 // flight at the drain deadline is censored.
 package daemon

@@ -98,19 +98,21 @@ func (f *testFleet) start(i int, l net.Listener) {
 		t.Fatal(err)
 	}
 	sink := &recSink{}
-	d, err := New(Options{Config: loadChecked(t, f.yaml(i)), Recorder: rec, Listener: l, Tick: 50 * time.Millisecond,
-		IdentityEvery: 100 * time.Millisecond, Sinks: []ledger.Sink{sink}})
+	cfg := loadChecked(t, f.yaml(i))
+	source := configSource(cfg)
+	d, err := New(Options{Config: cfg, Recorder: rec, Listener: l, Tick: 50 * time.Millisecond,
+		IdentityEvery: 100 * time.Millisecond, Sinks: []ledger.Sink{sink}, Load: source.load})
 	if err != nil {
 		_ = l.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{d: d, rec: rec, admin: "http://" + f.addrs[i], reload: make(chan *config.Config), cancel: cancel, errc: make(chan error, 1),
+	r := &running{d: d, rec: rec, admin: "http://" + f.addrs[i], source: source.cfg, cancel: cancel, errc: make(chan error, 1),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	if f.client != nil {
 		r.admin, r.client = "https://"+f.addrs[i], f.client()
 	}
-	go func() { r.errc <- d.Run(ctx, r.reload) }()
+	go func() { r.errc <- d.Run(ctx) }()
 	t.Cleanup(func() { _ = r.stop(t) })
 	f.shards[i], f.sinks[i] = r, sink
 	waitFor(t, 5*time.Second, "shard admin ready", func() bool {

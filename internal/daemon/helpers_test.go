@@ -171,13 +171,42 @@ func configYAML(drain string, targets ...string) string {
 type running struct {
 	d      *Daemon
 	rec    *telemetry.Recorder
-	admin  string // http://127.0.0.1:port
-	reload chan *config.Config
+	admin  string                         // http://127.0.0.1:port
+	source *atomic.Pointer[config.Config] // what the daemon's Options.Load gives
 	cancel context.CancelFunc
 	errc   chan error
 	err    error
 	done   bool
 	client *http.Client
+}
+
+// testSource is a daemon's configuration source under test: Load gives
+// the configuration last stored, as a file read again would.
+type testSource struct {
+	cfg *atomic.Pointer[config.Config]
+}
+
+func configSource(cfg *config.Config) testSource {
+	s := testSource{cfg: &atomic.Pointer[config.Config]{}}
+	s.cfg.Store(cfg)
+	return s
+}
+
+func (s testSource) load() (*config.Config, error) { return s.cfg.Load(), nil }
+
+// reloadTo reloads the daemon through its one reload path (Reload), its
+// configuration source now giving cfg.
+func (r *running) reloadTo(cfg *config.Config) error {
+	r.source.Store(cfg)
+	return r.d.Reload(context.Background(), "test")
+}
+
+// mustReload is reloadTo, failing the test when the reload is refused.
+func (r *running) mustReload(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	if err := r.reloadTo(cfg); err != nil {
+		t.Fatalf("reload refused: %v", err)
+	}
 }
 
 // startDaemon runs a daemon on cfg with the admin server on 127.0.0.1:0
@@ -192,7 +221,9 @@ func startDaemon(t *testing.T, cfg *config.Config, mod func(*Options)) *running 
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Config: cfg, Recorder: rec, Listener: l, Tick: 50 * time.Millisecond, IdentityEvery: 100 * time.Millisecond}
+	source := configSource(cfg)
+	o := Options{Config: cfg, Recorder: rec, Listener: l, Tick: 50 * time.Millisecond, IdentityEvery: 100 * time.Millisecond,
+		Load: source.load}
 	if mod != nil {
 		mod(&o)
 	}
@@ -202,10 +233,10 @@ func startDaemon(t *testing.T, cfg *config.Config, mod func(*Options)) *running 
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{d: d, rec: rec, admin: "http://" + l.Addr().String(), reload: make(chan *config.Config),
+	r := &running{d: d, rec: rec, admin: "http://" + l.Addr().String(), source: source.cfg,
 		cancel: cancel, errc: make(chan error, 1),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
-	go func() { r.errc <- d.Run(ctx, r.reload) }()
+	go func() { r.errc <- d.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
 	waitFor(t, 5*time.Second, "admin ready", func() bool {
 		resp, err := r.client.Get(r.admin + "/-/ready")

@@ -189,7 +189,7 @@ func TestBufferBoundFromConfig(t *testing.T) {
 		n, _ := sum(r.metrics(t), "llmprobe_requests_total", "outcome", "stream_error", "reason", "buffer_limit")
 		return n >= 1
 	})
-	r.reload <- loadConfig(t, body(64<<20))
+	r.mustReload(t, loadConfig(t, body(64<<20)))
 	waitFor(t, 20*time.Second, "the reloaded bound", func() bool { return r.d.buffers.Limit() == 64<<20 })
 	if err := r.stop(t); err != nil {
 		t.Fatalf("Run: %v", err)

@@ -189,7 +189,7 @@ func TestDaemonLadderQueueCancelled(t *testing.T) {
 		})
 	}
 	queueAll()
-	r.reload <- loadConfig(t, cfgYAML(3))
+	r.mustReload(t, loadConfig(t, cfgYAML(3)))
 	waitFor(t, 10*time.Second, "the replaced runs' ladders to leave the queue", func() bool {
 		_, waiting := r.d.turns.counts()
 		return waiting == 0
@@ -199,7 +199,7 @@ func TestDaemonLadderQueueCancelled(t *testing.T) {
 		t.Errorf("limit %d after the reload, want 3", limit)
 	}
 	r.d.turns.mu.Unlock()
-	r.reload <- loadConfig(t, cfgYAML(1))
+	r.mustReload(t, loadConfig(t, cfgYAML(1)))
 	waitFor(t, 10*time.Second, "the limit back at 1", func() bool {
 		r.d.turns.mu.Lock()
 		defer r.d.turns.mu.Unlock()

@@ -124,7 +124,7 @@ func TestProbeEndpoint(t *testing.T) {
 	}
 
 	// A reload brings a new module; the old one is gone.
-	r.reload <- loadConfig(t, strings.Replace(yaml, "    m: {model: fake-model}", "    n: {model: fake-model, burst: {requests: 2, spacing: 10ms}}", 1))
+	r.mustReload(t, loadConfig(t, strings.Replace(yaml, "    m: {model: fake-model}", "    n: {model: fake-model, burst: {requests: 2, spacing: 10ms}}", 1)))
 	waitFor(t, 5*time.Second, "the reloaded module", func() bool {
 		code, _ := r.adminGet(t, "/probe?module=n&target="+url.QueryEscape(fake.url))
 		return code == http.StatusOK

@@ -41,10 +41,10 @@ func TestReload(t *testing.T) {
 		t.Fatalf("before reload: planned %v, ok %v", plannedBefore, okBefore)
 	}
 
-	// Reload through the channel, as SIGHUP does, while requests are in flight.
+	// Reload through the one path, as SIGHUP does, while requests are in flight.
 	waitFor(t, 5*time.Second, "a request in flight", func() bool { return r.d.group.InFlight() > 0 })
 	reloadAt := r.d.led.Now()
-	r.reload <- loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 20, ""), targetYAML("t2", fake.url, 10, "")))
+	r.mustReload(t, loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 20, ""), targetYAML("t2", fake.url, 10, ""))))
 	waitFor(t, 5*time.Second, "t2 probed", func() bool {
 		return sink.count(func(s seen) bool { return s.target == "t2" && s.outcome == ledger.OK }) >= 3
 	})
@@ -82,15 +82,14 @@ func TestReload(t *testing.T) {
 	}
 
 	// A config that validates but cannot be built (its API key variable is
-	// unset) is refused, directly and through the channel.
+	// unset) is refused, and so is no configuration.
 	bad := loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 1, "    api_key_env: LLMPROBE_TEST_SURELY_UNSET_KEY\n")))
-	if err := r.d.Reload(bad); err == nil || !strings.Contains(err.Error(), "targets[0] (t1)") {
-		t.Errorf("Reload(bad) = %v, want an error naming targets[0] (t1)", err)
+	if err := r.reloadTo(nil); err == nil {
+		t.Error("a reload to no configuration accepted")
 	}
-	if err := r.d.Reload(nil); err == nil {
-		t.Error("Reload(nil) accepted")
+	if err := r.reloadTo(bad); err == nil || !strings.Contains(err.Error(), "targets[0] (t1)") {
+		t.Errorf("reload to a bad configuration = %v, want an error naming targets[0] (t1)", err)
 	}
-	r.reload <- bad
 	badAt := r.d.led.Now()
 	time.Sleep(1100 * time.Millisecond)
 	win = finishedAtLeast(sink, 14, func(s seen) bool {
@@ -122,7 +121,7 @@ func TestReloadRemovesTarget(t *testing.T) {
 	fake := newFakeTarget(t)
 	r := startDaemon(t, loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 5, ""), targetYAML("t2", fake.url, 10, ""))), nil)
 	waitFor(t, 5*time.Second, "t2 probed", func() bool { return fake.hits.Load() >= 3 })
-	r.reload <- loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 5, "")))
+	r.mustReload(t, loadConfig(t, configYAML("2s", targetYAML("t1", simURL, 5, ""))))
 	waitFor(t, 5*time.Second, "t2 series dropped", func() bool {
 		_, ok := sum(r.metrics(t), "llmprobe_requests_planned_total", "target", "t2")
 		return !ok
@@ -152,7 +151,7 @@ func TestConcurrentReloads(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 5 {
-				if err := r.d.Reload(cfg(float64(5 + g*5 + i))); err != nil {
+				if err := r.reloadTo(cfg(float64(5 + g*5 + i))); err != nil {
 					t.Errorf("reload: %v", err)
 				}
 			}
@@ -171,7 +170,7 @@ func TestConcurrentReloads(t *testing.T) {
 	if err := r.d.led.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Reload(cfg(5)); err == nil {
+	if err := r.reloadTo(cfg(5)); err == nil {
 		t.Error("a reload after Run returned was accepted")
 	}
 }

@@ -44,7 +44,7 @@ func TestLiveValidityReadsConfiguredLimit(t *testing.T) {
 	// A reload that narrows "wide" to 15ms applies at once (its window
 	// starts afresh); 20ms lags are then too late.
 	narrowed := targetYAML("wide", "http://127.0.0.1:1", 0.01, "    ladder: {max_lag_p99: 15ms}\n")
-	r.reload <- loadConfig(t, configYAML("1s", strict, narrowed))
+	r.mustReload(t, loadConfig(t, configYAML("1s", strict, narrowed)))
 	waitFor(t, 5*time.Second, "the reload", func() bool {
 		r.d.mu.Lock()
 		defer r.d.mu.Unlock()
