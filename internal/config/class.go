@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
@@ -103,6 +104,10 @@ func validateChecks(el *errorList, p string, cl *Class) {
 			el.add(key+".max_tokens", "want 0 (%d) or more, got %d", answercheck.DefaultMaxTokens, c.MaxTokens)
 			ok = false
 		}
+		if err := jsonValues(c); err != nil {
+			el.add(key, "%v", err)
+			ok = false
+		}
 		if ok {
 			if err := validateCheck(c); err != nil {
 				el.add(key, "%v", err)
@@ -117,6 +122,42 @@ func validateChecks(el *errorList, p string, cl *Class) {
 func validateCheck(c *answercheck.Check) error {
 	if v, ok := any(c).(interface{ Validate() error }); ok {
 		return v.Validate()
+	}
+	return nil
+}
+
+// jsonValues rewrites a check's JSON Schemas (json.schema, each tool's
+// parameters) as encoding/json decodes JSON: objects map[string]any,
+// arrays []any, numbers float64, so that a schema written in YAML (whose
+// integers decode as int) reaches a JSON Schema validator, and a request
+// body, as the JSON it means. A schema that is not JSON is refused.
+func jsonValues(c *answercheck.Check) error {
+	norm := func(what string, m map[string]any) (map[string]any, error) {
+		if m == nil {
+			return nil, nil
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not JSON: %v", what, err)
+		}
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, fmt.Errorf("%s is not JSON: %v", what, err)
+		}
+		return out, nil
+	}
+	var err error
+	if c.JSON != nil {
+		if c.JSON.Schema, err = norm("json.schema", c.JSON.Schema); err != nil {
+			return err
+		}
+	}
+	if c.Tool != nil {
+		for i := range c.Tool.Tools {
+			if c.Tool.Tools[i].Parameters, err = norm(fmt.Sprintf("tool_call.tools[%d].parameters", i), c.Tool.Tools[i].Parameters); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -100,6 +100,10 @@ func TestChecksDecode(t *testing.T) {
 	if _, ok := props["a.b"]; !ok {
 		t.Errorf("a property name with a dot was split: %#v", props)
 	}
+	count, _ := props["count"].(map[string]any)
+	if c, ok := count["const"].(float64); !ok || c != 3 {
+		t.Errorf("schema's const 3 decoded as %T %v, want float64 3 (as encoding/json decodes JSON)", count["const"], count["const"])
+	}
 	if req, _ := schema["required"].([]any); len(req) != 2 || req[0] != "name" {
 		t.Errorf("schema.required decoded as %#v", schema["required"])
 	}
