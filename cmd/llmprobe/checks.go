@@ -224,3 +224,16 @@ func checksExit(status error, rows []checkRow) error {
 	}
 	return exitStatus{exitWrongAnswers, "wrong answers: " + strings.Join(failed, "; ")}
 }
+
+// checksPass says what the checks of a run that did not fail them met.
+func checksPass(rows []checkRow) string {
+	judged, notJudged := 0, 0
+	for _, r := range rows {
+		judged += r.Pass + r.Fail
+		notJudged += r.NotJudged
+	}
+	if judged == 0 {
+		return fmt.Sprintf("no answer check was judged (%d not judged)", notJudged)
+	}
+	return fmt.Sprintf("answer checks: %d judged, all passed (%d not judged)", judged, notJudged)
+}

@@ -166,6 +166,12 @@ func TestChecksExit(t *testing.T) {
 			t.Errorf("checksExit(%v): exit %d (%v), want %d", tc.status, got, err, tc.want)
 		}
 	}
+	if got := checksPass(passed); got != "answer checks: 2 judged, all passed (1 not judged)" {
+		t.Errorf("checksPass: %q", got)
+	}
+	if got := checksPass([]checkRow{{Check: "a"}}); got != "no answer check was judged (0 not judged)" {
+		t.Errorf("checksPass without runs: %q", got)
+	}
 	err := checksExit(nil, failed)
 	if want := "wrong answers: add failed 2 of 3 (mismatch 2); schema failed 2 of 3 (invalid_json 1, other 1)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("why %v, want %q", err, want)

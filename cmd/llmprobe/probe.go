@@ -189,7 +189,11 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	if run.LedgerErr != nil { // a broken ledger invariant is a bug in llmprobe and fails the run
 		status = run.LedgerErr
 	}
-	verdict := runVerdict(status, probePass(gated, run.Summary.GoodFraction, goodTarget))
+	pass := probePass(gated, run.Summary.GoodFraction, goodTarget)
+	if tally != nil {
+		pass += "; " + checksPass(checkRows)
+	}
+	verdict := runVerdict(status, pass)
 	m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
 	m.Verdict, m.Path = &verdict, requestPath(plan.Endpoint)
 	if p.htmlPath != "" {
