@@ -189,3 +189,20 @@ func TestCanaryGateWarnings(t *testing.T) {
 		t.Errorf("warnings %v; want one, on the gated canary class only", ws)
 	}
 }
+
+// TestRedactedChecks: /config shows a canary class's checks without their
+// prompt material, and the configuration itself keeps it.
+func TestRedactedChecks(t *testing.T) {
+	c, err := LoadWith(Options{Path: write(t, canaryYAML), Environ: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Redacted()
+	got := r.Targets[0].Classes[1].Checks
+	if got[0].Prompt == c.Targets[0].Classes[1].Checks[0].Prompt || got[2].Messages[1].Content == "What is the weather in Paris?" {
+		t.Errorf("a check's prompt reached /config: %+v", got[:3])
+	}
+	if got[0].Expect == nil || got[0].Name != "add" || c.Targets[0].Classes[1].Checks[0].Prompt == "" {
+		t.Errorf("redaction lost the check or touched the configuration: %+v", got[0])
+	}
+}
