@@ -13,7 +13,7 @@ import (
 // Exit codes: what a script can rely on. This table is the one place they
 // are defined; README.md ("Exit codes") documents the same table and a test
 // holds the two together. When several apply, the first in this order wins
-// (after 1 and 2): 7, 3, 4, then 5 or 6.
+// (after 1 and 2): 7, 3, 8, 4, then 5 or 6.
 const (
 	exitOK               = 0 // the run completed and none of the codes below applies (ladder: also an abort after its capacity was measured)
 	exitError            = 1 // llmprobe itself failed (a file it could not open, a broken ledger invariant, …)
@@ -23,6 +23,7 @@ const (
 	exitGatesFailed      = 5 // probe with --slo-* gates: the good fraction is below --good-fraction
 	exitLadderNoCapacity = 6 // ladder: aborted before any capacity was measured (an abort rule or an interrupt), or no valid step met the gates
 	exitNotWritten       = 7 // the ledger (--ledger) or the ladder history (--history) was not completely written
+	exitWrongAnswers     = 8 // probe with --checks: an answer check was judged and failed
 )
 
 // exitCodes describes each code, for --help and the documentation test.
@@ -38,6 +39,7 @@ var exitCodes = []struct {
 	{exitGatesFailed, "gates failed: probe with --slo-* gates whose good fraction is below --good-fraction"},
 	{exitLadderNoCapacity, "ladder aborted or no capacity: an abort rule stopped it before any capacity was measured, an interrupt stopped it, or no valid step met the gates"},
 	{exitNotWritten, "ledger not written: the --ledger file (or the ladder --history) is incomplete"},
+	{exitWrongAnswers, "wrong answers: probe with --checks in which a check was judged and failed (the answer was wrong; a check whose request failed is not judged)"},
 }
 
 // exitStatus is a run that completed with a verdict a script must see: its

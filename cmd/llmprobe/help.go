@@ -44,6 +44,7 @@ var helpPages = map[string]helpPage{
 			helpGroup{"Prefix cache (a shared-prefix class and its cold twin)", []string{"prefix-tokens", "prefix-groups", "prefix-choice", "cold-twin-weight"}},
 			helpGroup{"Gates and verdict", []string{"slo-ttft", "slo-tpot", "slo-e2e", "good-fraction", "max-lag-p99", "rate-tolerance"}},
 			helpGroup{"Retries and cancellation injection", []string{"retries", "backoff", "max-backoff", "backoff-jitter", "cancel-fraction", "cancel-after"}},
+			helpGroup{"Answer checks (the probe's requests are the checks, in rotation)", []string{"checks", "record-answers"}},
 			helpGroup{"Output", []string{"json", "html", "ledger"}},
 			simGroup),
 		examples: [][2]string{
@@ -51,6 +52,7 @@ var helpPages = map[string]helpPage{
 			{"the prefix-cache speedup of a shared 1,000-token system prompt", "llmprobe probe --url http://127.0.0.1:8000/v1 --model my-model --prefix-tokens 1000 --prompt-tokens 64"},
 			{"a vLLM server, 2 req/s for a minute, with a TTFT gate and a ledger", "llmprobe probe --url http://127.0.0.1:8000/v1 --model my-model --rate 2 --duration 1m --slo-ttft 500ms --ledger run.jsonl"},
 			{"a hosted API whose key is in $OPENAI_API_KEY, JSON report", "llmprobe probe --url https://api.openai.com/v1 --model gpt-4o-mini --api-key-env OPENAI_API_KEY --json"},
+			{"the shipped answer checks against the built-in simulator (exit 8 when an answer is wrong)", "llmprobe probe --checks config/checks.yaml --rate 2 --duration 10s"},
 		},
 	},
 	"ladder": {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -31,6 +32,7 @@ type probeFlags struct {
 	jsonOut    bool
 	htmlPath   string
 	spin       time.Duration
+	checksPath string // --checks: a configuration file whose canary classes' checks the probe sends
 }
 
 func (p *probeFlags) register(fs *pflag.FlagSet) {
@@ -78,6 +80,9 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 		keyFlag{"cancel-after", "cancellation.delay", "cancellation injection: delay after dispatch"},
 	)
 	t.registerRetries(fs)
+	fs.StringVar(&p.checksPath, "checks", "", "answer checks: send the checks of this configuration file's canary classes (classes[].checks, e.g. config/checks.yaml) in rotation instead of prompts; a checks table follows the report, and a judged check that failed exits 8")
+	t.bind(fs, keyFlag{"record-answers", "classes[0].record_answers", "with --checks: what a check's --ledger record keeps of the answer beside its hash: none | excerpt (its first 256 bytes, sanitised)"})
+	t.keys["classes[0].checks"] = "--checks"
 	t.keys["classes[0].input"] = "--prompt-tokens"
 	t.keys["classes[0].output"] = "--max-tokens"
 	t.keys["baseline.rate"] = "--rate"
@@ -102,6 +107,13 @@ func (p *probeFlags) validate() error {
 	// there, as the daemon's baseline is. A closed loop sends no rate.
 	if p.users == 0 || p.rate > 0 {
 		p.target.target().Baseline.Rate = p.rate
+	}
+	if p.checksPath != "" {
+		checks, err := loadChecks(p.checksPath)
+		if err != nil {
+			return err
+		}
+		p.target.target().Classes[0].Checks = checks
 	}
 	return p.target.validate()
 }
@@ -136,9 +148,15 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	defer plan.Close()
 	started := time.Now()
 	think, _ := schedule.ParseThink(p.think) // checked by validate
+	var tally *checkTally
+	var sink ledger.Sink
+	if checks := p.target.target().Classes[0].Checks; len(checks) > 0 {
+		tally = newCheckTally(checks)
+		sink = tally
+	}
 	run, err := plan.Probe(ctx, wiring.ProbeRun{
 		Window: p.duration, Users: p.users, Think: think, Drain: p.drain, Spin: p.spin,
-		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard,
+		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard, Sink: sink,
 		Draining: func(inFlight int) {
 			if !p.jsonOut {
 				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), inFlight)
@@ -163,10 +181,19 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	// The exit status is decided once, and every report leads with it.
 	gated, goodTarget := !p.gates().IsZero(), p.target.target().Ladder.GoodFractionTarget
 	status := probeExit(run.Summary, gated, goodTarget, run.Lost, run.LostErr)
+	var checkRows []checkRow
+	if tally != nil {
+		checkRows = tally.Rows()
+		status = checksExit(status, checkRows)
+	}
 	if run.LedgerErr != nil { // a broken ledger invariant is a bug in llmprobe and fails the run
 		status = run.LedgerErr
 	}
-	verdict := runVerdict(status, probePass(gated, run.Summary.GoodFraction, goodTarget))
+	pass := probePass(gated, run.Summary.GoodFraction, goodTarget)
+	if tally != nil {
+		pass += "; " + checksPass(checkRows)
+	}
+	verdict := runVerdict(status, pass)
 	m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
 	m.Verdict, m.Path = &verdict, requestPath(plan.Endpoint)
 	if p.htmlPath != "" {
@@ -183,9 +210,9 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		pj := report.ProbeOf(run.Summary)
 		pj.AddServer(run.Server, run.Summary)
 		pj.AddMeta(m)
-		err = report.ProbeJSON(e.stdout, pj)
-	} else {
-		err = report.ProbeText(e.stdout, run.Summary, run.Server, m)
+		err = probeJSON(e.stdout, pj, checkRows)
+	} else if err = report.ProbeText(e.stdout, run.Summary, run.Server, m); err == nil && tally != nil {
+		err = checksText(e.stdout, checkRows)
 	}
 	if err != nil {
 		return err

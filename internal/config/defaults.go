@@ -72,6 +72,8 @@ func DefaultClass() Class {
 		Prompt: Prompt{Source: "synthetic"},
 		Input:  Dist{Dist: "fixed", Value: 128},
 		Output: Dist{Dist: "fixed", Value: 128},
+
+		RecordAnswers: RecordAnswersNone,
 	}
 }
 

@@ -76,3 +76,16 @@ func coveredBy(key string, es Errors) bool {
 	}
 	return false
 }
+
+func kindName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string" // never echo a value: it may be a misplaced secret
+	case map[string]any:
+		return "a mapping"
+	case []any:
+		return "a list"
+	default:
+		return fmt.Sprintf("%T %v", v, v)
+	}
+}

@@ -397,6 +397,8 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 		for i, e := range s {
 			walk(el, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
 		}
+	case reflect.Pointer: // an optional section (a check's expect, json, …)
+		walk(el, path, v, t.Elem())
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -430,19 +432,6 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 		default:
 			el.add(path, "want a number, got %s", kindName(v))
 		}
-	}
-}
-
-func kindName(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string" // never echo a value: it may be a misplaced secret
-	case map[string]any:
-		return "a mapping"
-	case []any:
-		return "a list"
-	default:
-		return fmt.Sprintf("%T %v", v, v)
 	}
 }
 

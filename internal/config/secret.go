@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
@@ -13,7 +14,7 @@ import (
 // (sanitize): URL userinfo and the values of secret-looking query
 // parameters masked, secret-looking header values masked, and only the
 // names of secret sources (environment variables, files) kept, never their
-// content.
+// content; the prompts of answer checks masked.
 func (c *Config) Redacted() *Config {
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -27,9 +28,26 @@ func (c *Config) Redacted() *Config {
 		t := &out.Targets[i]
 		t.URL = sanitize.URL(t.URL)
 		redactHeaders(t.Headers)
+		for j := range t.Classes {
+			redactChecks(t.Classes[j].Checks)
+		}
 	}
 	out.Probe.redact()
 	return &out
+}
+
+// redactChecks masks the prompt material of a class's checks (their
+// prompts and messages), as a prompt file's content is never shown: what
+// a check expects and how it is judged stay.
+func redactChecks(cs []answercheck.Check) {
+	for i := range cs {
+		if cs[i].Prompt != "" {
+			cs[i].Prompt = sanitize.Marker
+		}
+		for k := range cs[i].Messages {
+			cs[i].Messages[k].Content = sanitize.Marker
+		}
+	}
 }
 
 // redactHeaders masks the values of secret-looking header names.

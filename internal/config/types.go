@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 )
 
 // Duration is a time.Duration written as a Go duration string ("10s",
@@ -196,19 +198,6 @@ type Target struct {
 	ServerMetrics ServerMetrics `koanf:"server_metrics" json:"server_metrics"`
 }
 
-// ServerMetrics describes a target's own Prometheus endpoint (vLLM's,
-// SGLang's or TGI's /metrics): scraped at the start and end of each ladder
-// step and every interval between, so a step's report says what the
-// server saw (package servermetrics). Nothing is sent but a GET: no API key
-// or header of the target.
-type ServerMetrics struct {
-	URL      string   `koanf:"url" json:"url,omitempty"`         // e.g. http://127.0.0.1:8000/metrics; "" = off
-	Interval Duration `koanf:"interval" json:"interval"`         // between samples inside a step; 0 = start and end only
-	Timeout  Duration `koanf:"timeout" json:"timeout"`           // per scrape
-	Flavour  string   `koanf:"flavour" json:"flavour"`           // auto | vllm | sglang | tgi | llamacpp (servermetrics.ParseFlavour)
-	Metrics  []string `koanf:"metrics" json:"metrics,omitempty"` // further metric names to report
-}
-
 // Retries re-send rejected and transport-failed requests; off by default.
 // Every attempt is its own ledger record, counted as an attempt, never as
 // new demand.
@@ -295,6 +284,12 @@ type Class struct {
 	// Session makes the class a multi-turn conversation (turns ≥ 2); the
 	// zero value sends independent requests.
 	Session Session `koanf:"session" json:"session,omitzero"`
+	// Checks make the class an answer canary (docs/checks.md): its
+	// arrivals send these checks in rotation instead of prompts.
+	Checks []answercheck.Check `koanf:"checks" json:"checks,omitempty"`
+	// RecordAnswers is what a check's ledger record keeps of the answer
+	// beside its hash: none, or excerpt (its first 256 bytes, sanitised).
+	RecordAnswers string `koanf:"record_answers" json:"record_answers"`
 }
 
 // Prefix is a class's shared prefix; off while Tokens is 0. Groups 0 is

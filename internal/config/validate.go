@@ -350,26 +350,6 @@ func (c *Config) fleetHint(el *errorList) string {
 		" validate it with --fleet.shards N (here N ≥ %g), the size LLMPROBE_FLEET__SHARDS gives each shard", n)
 }
 
-func validateClass(el *errorList, p string, cl *Class, names map[string]bool) {
-	if !ValidName(cl.Name) {
-		el.add(p+".name", "want %s (it is a metric label), got %q", NameRule, cl.Name)
-	} else if names[cl.Name] {
-		el.add(p+".name", "duplicate class name %q", cl.Name)
-	}
-	names[cl.Name] = true
-	if !(cl.Weight > 0) {
-		el.add(p+".weight", "must be above 0, got %g", cl.Weight)
-	}
-	if cl.CacheBustFraction < 0 || cl.CacheBustFraction > 1 {
-		el.add(p+".cache_bust_fraction", "want 0..1, got %g", cl.CacheBustFraction)
-	}
-	if s := cl.Session; s.Enabled() && (s.Turns < 2 || s.Turns > MaxSessionTurns) {
-		el.add(p+".session.turns", "want 2..%d (0: no session), got %d", MaxSessionTurns, s.Turns)
-	} else if !s.Enabled() && s.Think != "" {
-		el.add(p+".session.think", "is set but session.turns is not (want turns 2..%d)", MaxSessionTurns)
-	}
-}
-
 // Span is the longest a ladder can take: every step, every gap, and the
 // total timeout of the last requests.
 func (l Ladder) Span(total Duration) time.Duration {

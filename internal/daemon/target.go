@@ -147,6 +147,7 @@ func (r *targetRun) start(d *Daemon) {
 	for i, c := range r.classes {
 		d.rec.InitSeries(r.name, c.Name, traffic...)
 		d.rec.SetGates(r.name, c.Name, telemetry.Gates{TTFT: c.Gates.TTFT, TPOT: c.Gates.TPOT, E2E: c.Gates.E2E})
+		d.rec.InitChecks(r.name, c.Name, c.Checks) // a canary class's checks at zero (none on another)
 		if !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0 {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficBaseline, 0)
 			continue

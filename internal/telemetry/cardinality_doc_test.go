@@ -42,6 +42,7 @@ native histogram is one series; with classic buckets exposed and
 | constant labels (` + "`labels`" + `, file_sd) on any target | +1 | ` + "`llmprobe_target_labels`" + ` on every target, none when no target has labels |
 | each limited budget | 1 | ` + "`budget.tokens_per_day`, `budget.requests_per_day`" + ` |
 | each turn of a session class | 2 | turns ended (` + "`outcome=\"ok\"`" + `) and the turn's TTFT; +21 with classic buckets kept; +1 for each other outcome a turn ended with |
+| each check of a canary class (at most 32 a class) | 2 + 1 to 4 | ` + "`llmprobe_answer_checks_total`" + ` at ` + "`pass`" + ` and ` + "`not_judged`" + `, and ` + "`fail`" + ` with each reason its kind can give (expect, stop, length, model 1; json 2; tool_call 4), created at zero when the class starts (InitChecks); +1 for any other reason that occurs |
 | once a ladder ran, each class | 3 + 4 × steps | capacity, knee, ladder arrival rate, and four per-step gauges; +1 per target (last run) |
 | each other (pair, reason) that occurred | 1 | at most 30 per pair (the closed set of reasons (ledger.Reasons) less the 9 created) |
 | the target's API | 0 | not a label (OpenTelemetry attributes only) |

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -137,6 +138,10 @@ func Metrics() []MetricSpec {
 			Help: "Sessions: time from a turn's own planned time (the previous turn's end + think time) to its first visible content, ok turns only."},
 		{Name: metricTurns, Kind: KindCounter, Unit: unitRequests, Labels: []string{labelTarget, labelClass, labelTurn, labelOutcome},
 			Help: "Sessions: turns ended, by turn index and outcome (a turn after a failed one ends unsent, reason session_aborted)."},
+
+		// Answer canaries (docs/checks.md).
+		{Name: metricAnswerChecks, Kind: KindCounter, Unit: "checks", Labels: []string{labelTarget, labelClass, labelCheck, labelResult, labelReason}, OTel: InstrumentAnswerChecks,
+			Help: "Answer checks run, one per check request finished, by check, result and, on fail, reason: pass, fail (the answer is wrong) or not_judged (the request did not end ok: counted by availability, not correctness). Correctness is pass / (pass + fail). A canary class's checks (at most 32) are created at zero: pass, not_judged and the reasons of their kind."},
 
 		// Counters of the ledger's terminal outcomes.
 		{Name: metricPlanned, Kind: KindCounter, Unit: unitRequests, Labels: series,
@@ -312,8 +317,8 @@ func Labels() []LabelSpec {
 			Values: valuesOf(ledger.DuringValues, ledger.During.Label)},
 		{Name: labelOutcome, Meaning: "The request's terminal outcome in the ledger.",
 			Values: valuesOf(ledger.Outcomes, func(o ledger.Outcome) string { return string(o) })},
-		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + "). On llmprobe_probe_refused_total: why /probe refused a scrape (" + probeRefusedList + ").",
-			Values: reasons},
+		{Name: labelReason, Meaning: "On llmprobe_requests_total: the reason of the outcome (each outcome has its own set). On llmprobe_telemetry_dropped_total: why a value was not recorded (" + DropLabel + ", " + DropNegative + ", " + DropPanic + "). On llmprobe_probe_refused_total: why /probe refused a scrape (" + probeRefusedList + "). On llmprobe_answer_checks_total: why a check failed (absent unless result is fail).",
+			Values: append(reasons, valuesOf(answercheck.Reasons(), func(r answercheck.Reason) string { return string(r) })...)},
 		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
 		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",
 			Values: valuesOf(stats.Causes, func(c stats.Cause) string { return string(c) })},
@@ -338,7 +343,9 @@ func Labels() []LabelSpec {
 		{Name: "version", Meaning: "On llmprobe_target_info and llmprobe_ladder_identity_info: the version the target reports (server-supplied, sanitised, at most 128 bytes). On llmprobe_build_info: llmprobe's version."},
 		{Name: "revision", Meaning: "The VCS revision llmprobe was built from."},
 		{Name: "goversion", Meaning: "The Go version llmprobe was built with."},
-		{Name: labelResult, Meaning: "On llmprobe_target_files_changes_total: whether a change to the target files was applied or refused.", Values: []string{ResultApplied, ResultRefused}},
+		{Name: labelResult, Meaning: "On llmprobe_target_files_changes_total: whether a change to the target files was applied or refused. On llmprobe_answer_checks_total: the check's result, pass, fail or not_judged.",
+			Values: append([]string{ResultApplied, ResultRefused}, valuesOf(answercheck.Results(), func(r answercheck.Result) string { return string(r) })...)},
+		{Name: labelCheck, Meaning: "On llmprobe_answer_checks_total: the check's name from the configuration (classes[].checks[].name, unique in its class)."},
 		{Name: "region", Meaning: "A constant label on every series of the recorder (every metric here but the llmprobe_ledger_*, llmprobe_host_*, llmprobe_cgroup_* and llmprobe_run_queue_wait_seconds_total series; the llmprobe_config_* gauges carry it too) when a region is configured (one prober per region); absent otherwise."},
 	}
 }

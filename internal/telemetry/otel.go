@@ -36,7 +36,7 @@ const scopeName = "github.com/llmprobe/llmprobe/internal/telemetry"
 type otelInstruments struct {
 	duration, ttfc, chunk, lag, tpot metric.Float64Histogram
 	tokens                           metric.Int64Histogram
-	requests, good                   metric.Int64Counter
+	requests, good, checks           metric.Int64Counter
 	path                             otelPath
 }
 
@@ -62,6 +62,8 @@ func newOtelInstruments(mp metric.MeterProvider) (*otelInstruments, error) {
 	in.good, err = m.Int64Counter(InstrumentRequestsGood, metric.WithUnit("{request}"), metric.WithDescription("Requests ok and within their class's gates."))
 	errs = append(errs, err)
 	in.path, err = newOtelPath(m)
+	errs = append(errs, err)
+	in.checks, err = newOtelChecks(m)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("telemetry: create OTel instruments: %w", err)

@@ -91,7 +91,7 @@ type promMetrics struct {
 	fleetInfo                                                    *prometheus.GaugeVec
 	ladderIdentity                                               *prometheus.GaugeVec
 	turnTTFT                                                     *prometheus.HistogramVec
-	turns                                                        *prometheus.CounterVec
+	turns, answerChecks                                          *prometheus.CounterVec
 	path                                                         pathMetrics // path.go
 }
 
@@ -130,10 +130,12 @@ func newPromMetrics(classic bool) *promMetrics {
 		ttft:     histogram(metricTTFT, bucketsTTFT, classic),
 		turnTTFT: histogram(metricTurnTTFT, bucketsTTFT, classic),
 		turns:    counter(metricTurns),
-		chunk:    histogram(metricChunk, bucketsChunk, classic),
-		tpot:     histogram(metricTPOT, bucketsChunk, classic),
-		duration: histogram(metricDuration, bucketsDuration, classic),
-		lag:      histogram(metricLag, bucketsLag, classic),
+
+		answerChecks: counter(metricAnswerChecks),
+		chunk:        histogram(metricChunk, bucketsChunk, classic),
+		tpot:         histogram(metricTPOT, bucketsChunk, classic),
+		duration:     histogram(metricDuration, bucketsDuration, classic),
+		lag:          histogram(metricLag, bucketsLag, classic),
 
 		planned:         counter(metricPlanned),
 		dispatched:      counter(metricDispatched),
@@ -175,7 +177,7 @@ func (m *promMetrics) collectors() []prometheus.Collector {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges, m.dropped,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT,
-		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns, m.ladderIdentity,
+		m.buildInfo, m.targetInfo, m.fleetInfo, m.turnTTFT, m.turns, m.ladderIdentity, m.answerChecks,
 	}, m.path.collectors()...)
 }
 
@@ -190,7 +192,7 @@ func (m *promMetrics) perTarget() []interface {
 		m.planned, m.dispatched, m.requests, m.good, m.tokens, m.cachedPrompt, m.cacheReported, m.identityChanges,
 		m.inFlight, m.oldest, m.arrivalRate, m.generatorValid, m.invalidCause, m.lagMax, m.capacity, m.knee, m.ladderLast,
 		m.stepRate, m.stepTTFT, m.stepGoodput, m.stepSaturated, m.budgetTokens, m.budgetRequests, m.sloTTFT, m.targetInfo,
-		m.turnTTFT, m.turns, m.ladderIdentity,
+		m.turnTTFT, m.turns, m.ladderIdentity, m.answerChecks,
 	}, m.path.perTarget()...)
 }
 

@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -94,6 +95,15 @@ func feedFixture(r *Recorder) {
 	// The per-turn series alone (Record's path to them: TestSessionTurnSeries).
 	for _, rec := range sessionFixture() {
 		r.prom.recordTurn(rec.Target, rec.Class, rec, r.drop)
+	}
+	// The answer checks' series alone (Record's path to them:
+	// TestAnswerChecks).
+	r.InitChecks("sim", "canary", []answercheck.Check{{Name: "add", Expect: &answercheck.Expect{}}, {Name: "schema", JSON: &answercheck.JSONCheck{}}})
+	for _, rec := range checkFixture() {
+		r.prom.recordCheck(rec.Target, rec.Class, rec, r.drop)
+		if r.otel != nil {
+			r.otel.recordCheck(rec)
+		}
 	}
 }
 

@@ -158,9 +158,11 @@ func (r *Recorder) Record(rec *ledger.Record) {
 	good := stats.IsGood(rec, g)
 	r.prom.record(s, rec, good, r.drop)
 	r.prom.recordTurn(s.target, s.class, rec, r.drop)
+	r.prom.recordCheck(s.target, s.class, rec, r.drop)
 	r.phases.record(rec)
 	if os != nil {
 		r.otel.record(os, rec, good)
+		r.otel.recordCheck(rec)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -26,7 +27,8 @@ func Load(o config.Options) (*config.Config, error) {
 // ledger, arrival processes by schedule, prompt sources and length
 // distributions by workload (prompt files and datasets are read now,
 // before any traffic), the server flavour by servermetrics, stop_at by
-// ladder, and the /probe endpoint's modules (as the targets they describe)
+// ladder, a check's kind by the target's API (checkCanary), and the /probe
+// endpoint's modules (as the targets they describe)
 // and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
 	return []config.Check{checkTargets, checkProbe, checkFleet}
@@ -51,6 +53,7 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		}
 		for j, cl := range t.Classes {
 			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
+			checkCanary(add, fmt.Sprintf("%s.classes[%d]", p, j), t.API, cl)
 		}
 		if t.Ladder.Enabled {
 			if _, err := schedule.ParseKind(t.Ladder.Arrival); err != nil {
@@ -98,6 +101,20 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 	if cl.Session.Enabled() {
 		if _, err := sessionThink(cl.Session); err != nil {
 			add(p+".session.think", "%q: %s", cl.Session.Think, strings.TrimPrefix(err.Error(), "schedule: "))
+		}
+	}
+}
+
+// checkCanary refuses a check the target's API cannot send: a tool call
+// on openai-completions (no tools), stop sequences on openai-responses
+// (no stop parameter).
+func checkCanary(add func(key, format string, args ...any), p, api string, cl config.Class) {
+	for k, c := range cl.Checks {
+		switch kind := c.Kind(); {
+		case kind == answercheck.KindToolCall && api == "openai-completions":
+			add(fmt.Sprintf("%s.checks[%d].tool_call", p, k), "the target's api openai-completions has no tools: send tool_call checks through openai-chat, openai-responses or anthropic-messages")
+		case kind == answercheck.KindStop && api == "openai-responses":
+			add(fmt.Sprintf("%s.checks[%d].stop", p, k), "the target's api openai-responses has no stop sequences: send stop checks through openai-chat, openai-completions or anthropic-messages")
 		}
 	}
 }

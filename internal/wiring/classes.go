@@ -14,7 +14,8 @@ func Gates(g config.Gates) stats.Gates {
 }
 
 // Class converts one class to a workload.Class, loading its prompt file or
-// empirical distribution when it has one. key names the class in errors
+// empirical distribution when it has one; a canary class's checks are its
+// prompts (workload.CheckParams). key names the class in errors
 // (e.g. "targets[0].classes[1]").
 func Class(c config.Class, key string) (workload.Class, error) {
 	ps, err := workload.PromptSpec(c.Prompt).Build(key + ".prompt")
@@ -34,6 +35,7 @@ func Class(c config.Class, key string) (workload.Class, error) {
 	return workload.Class{
 		Name: c.Name, Weight: c.Weight, Prompt: ps, InputLen: in, OutputLen: out,
 		Gates: Gates(c.Gates), CacheBustFraction: c.CacheBustFraction,
+		Checks: c.Checks, RecordExcerpt: c.RecordAnswers == config.RecordAnswersExcerpt,
 	}, nil
 }
 

@@ -37,6 +37,9 @@ type ProbeRun struct {
 	// Draining, when set, is told when the arrival window is over and how
 	// many requests are then in flight.
 	Draining func(inFlight int)
+	// Sink, when set, sees every finished record too (the probe command
+	// tallies its answer checks with it).
+	Sink ledger.Sink
 }
 
 // ProbeResult is what a probe run left.
@@ -93,6 +96,9 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	}
 	if file != nil {
 		sinks = append(sinks, file)
+	}
+	if r.Sink != nil {
+		sinks = append(sinks, r.Sink)
 	}
 	led := ledger.New(epoch, sinks...)
 	g := dispatch.NewGroup(led)

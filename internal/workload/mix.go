@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -28,6 +29,12 @@ type Class struct {
 	// CacheBustFraction of this class's requests get a unique prefix on
 	// their first message, so a prefix cache cannot serve them. In [0, 1].
 	CacheBustFraction float64
+	// Checks make the class an answer canary: its requests are these
+	// checks in rotation (CheckParams), and Prompt, InputLen, OutputLen
+	// and CacheBustFraction are not used.
+	Checks []answercheck.Check
+	// RecordExcerpt keeps an excerpt of each check's answer on its record.
+	RecordExcerpt bool
 }
 
 // Request is what the Mix chose for one arrival.
@@ -81,6 +88,7 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 			return nil, fmt.Errorf("%s: duplicate class name %q", key, c.Name)
 		case !(c.Weight > 0) || math.IsInf(c.Weight, 0):
 			return nil, fmt.Errorf("%s (%s): weight %v must be a positive number", key, c.Name, c.Weight)
+		case len(c.Checks) > 0: // a canary class: its checks are its prompts
 		case c.Prompt == nil:
 			return nil, fmt.Errorf("%s (%s): prompt source is required", key, c.Name)
 		case c.Prompt.NeedsInputLength() && c.InputLen == nil:
@@ -128,6 +136,10 @@ func (m *Mix) at(n uint64) Request {
 	}
 	c := &m.classes[i]
 	req := Request{Seq: n, Class: c.Name, Gates: c.Gates}
+	if len(c.Checks) > 0 {
+		req.Params = CheckParams(c.checkAt(n), c.RecordExcerpt)
+		return req
+	}
 	if c.Prompt.NeedsInputLength() {
 		req.InputTokens = c.InputLen.Sample(r)
 	}

@@ -173,6 +173,8 @@ func typeName(t reflect.Type) string {
 			return "mapping of name to target block" // target_templates: checked as targets[] are
 		}
 		return "map of " + typeName(t.Elem()) + "s"
+	case reflect.Pointer:
+		return "mapping" // an optional section (a check's kind)
 	}
 	return t.Kind().String()
 }
@@ -192,6 +194,10 @@ func value(v reflect.Value) string {
 		return "`" + strconv.FormatFloat(v.Float(), 'f', -1, 64) + "`"
 	case reflect.Slice, reflect.Map:
 		if v.Len() == 0 {
+			return "—"
+		}
+	case reflect.Pointer:
+		if v.IsNil() {
 			return "—"
 		}
 	}
