@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"reflect"
 	"strings"
 	"time"
@@ -104,8 +105,12 @@ func asMap(v any) map[string]any {
 }
 
 func toKoanf(v reflect.Value) any {
-	if v.Type() == durationType {
-		return Duration(v.Int()).String()
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
+		b, _ := m.MarshalText()
+		return string(b)
+	}
+	if isTextValue(v.Type()) && v.Kind() == reflect.String {
+		return v.String()
 	}
 	switch v.Kind() {
 	case reflect.Struct:

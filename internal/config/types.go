@@ -1,37 +1,8 @@
 package config
 
 import (
-	"fmt"
-	"strings"
-	"time"
+	"github.com/llmprobe/llmprobe/internal/schedule"
 )
-
-// Duration is a time.Duration written as a Go duration string ("10s",
-// "1m30s") in YAML, environment variables, flags and JSON.
-type Duration time.Duration
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// String formats the duration like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalText writes the duration as a Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText parses a Go duration string; negative durations are refused.
-func (d *Duration) UnmarshalText(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. \"10s\", \"1m30s\")", s)
-	}
-	if v < 0 {
-		return fmt.Errorf("negative duration %q", s)
-	}
-	*d = Duration(v)
-	return nil
-}
 
 // Config is the whole llmprobe configuration.
 type Config struct {
@@ -265,9 +236,9 @@ type Budget struct {
 
 // Baseline is the continuous low-rate open-loop stream.
 type Baseline struct {
-	Enabled bool    `koanf:"enabled" json:"enabled"`
-	Rate    float64 `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
-	Arrival string  `koanf:"arrival" json:"arrival"` // poisson | constant | gamma
+	Enabled bool          `koanf:"enabled" json:"enabled"`
+	Rate    float64       `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
+	Arrival schedule.Kind `koanf:"arrival" json:"arrival"` // poisson | constant | gamma (read by schedule.Kind)
 	// Burstiness is the gamma process's shape k (the gaps' coefficient of
 	// variation is 1/√k): 1 = Poisson, below 1 burstier, above 1 more
 	// regular. Used with arrival gamma.
@@ -381,18 +352,18 @@ type Gates struct {
 
 // Ladder is a target's scheduled rate ladder.
 type Ladder struct {
-	Enabled            bool      `koanf:"enabled" json:"enabled"`
-	Schedule           Schedule  `koanf:"schedule" json:"schedule"`
-	Steps              []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
-	StepDuration       Duration  `koanf:"step_duration" json:"step_duration"`
-	Gap                Duration  `koanf:"gap" json:"gap"`
-	MaxRate            float64   `koanf:"max_rate" json:"max_rate"`     // steps above it are refused
-	Arrival            string    `koanf:"arrival" json:"arrival"`       // poisson | constant | gamma
-	Burstiness         float64   `koanf:"burstiness" json:"burstiness"` // gamma shape k, as baseline.burstiness
-	Seed               int64     `koanf:"seed" json:"seed"`
-	Abort              Abort     `koanf:"abort" json:"abort"`
-	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
-	KneeFactor         float64   `koanf:"knee_factor" json:"knee_factor"`
+	Enabled            bool          `koanf:"enabled" json:"enabled"`
+	Schedule           Schedule      `koanf:"schedule" json:"schedule"`
+	Steps              []float64     `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
+	StepDuration       Duration      `koanf:"step_duration" json:"step_duration"`
+	Gap                Duration      `koanf:"gap" json:"gap"`
+	MaxRate            float64       `koanf:"max_rate" json:"max_rate"`     // steps above it are refused
+	Arrival            schedule.Kind `koanf:"arrival" json:"arrival"`       // poisson | constant | gamma (read by schedule.Kind)
+	Burstiness         float64       `koanf:"burstiness" json:"burstiness"` // gamma shape k, as baseline.burstiness
+	Seed               int64         `koanf:"seed" json:"seed"`
+	Abort              Abort         `koanf:"abort" json:"abort"`
+	GoodFractionTarget float64       `koanf:"good_fraction_target" json:"good_fraction_target"`
+	KneeFactor         float64       `koanf:"knee_factor" json:"knee_factor"`
 	// MaxLagP99 is the largest dispatch-lag p99 at which the target's
 	// generator is still valid: for each ladder step (a step judged invalid
 	// never counts toward capacity or knee) and for the daemon's live

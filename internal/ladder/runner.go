@@ -70,8 +70,8 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if !(cfg.KneeFactor > 1) {
 		errs = append(errs, fmt.Errorf("ladder: knee factor %g must be above 1", cfg.KneeFactor))
 	}
-	if _, err := schedule.ParseKind(string(cfg.Arrival)); err != nil {
-		errs = append(errs, fmt.Errorf("ladder: %w", err))
+	if !cfg.Arrival.Valid() {
+		errs = append(errs, fmt.Errorf("ladder: unknown arrival process %q (want poisson, constant or gamma)", cfg.Arrival))
 	}
 	if _, err := ParseStopAt(string(cfg.StopAt)); err != nil {
 		errs = append(errs, err)

@@ -9,7 +9,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -46,16 +45,10 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
 			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
 		}
-		if _, err := schedule.ParseKind(t.Baseline.Arrival); err != nil {
-			add(p+".baseline.arrival", "want poisson, constant or gamma, got %q", t.Baseline.Arrival)
-		}
 		for j, cl := range t.Classes {
 			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
 		}
 		if t.Ladder.Enabled {
-			if _, err := schedule.ParseKind(t.Ladder.Arrival); err != nil {
-				add(p+".ladder.arrival", "want poisson, constant or gamma, got %q", t.Ladder.Arrival)
-			}
 			if _, err := ladder.ParseStopAt(t.Ladder.StopAt); err != nil {
 				add(p+".ladder.stop_at", "want knee, capacity or top, got %q", t.Ladder.StopAt)
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -26,10 +25,6 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
-	arrival, err := schedule.ParseKind(l.Arrival)
-	if err != nil {
-		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
-	}
 	stopAt, err := ladder.ParseStopAt(l.StopAt)
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
@@ -41,7 +36,7 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
-		MaxRate: max, Arrival: arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
+		MaxRate: max, Arrival: l.Arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: ladder.AbortRules{
 			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,

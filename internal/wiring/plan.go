@@ -82,11 +82,7 @@ func Budget(t config.Target) (l budget.Limits, ok bool, err error) {
 // Arrivals is class i's open-loop arrival schedule at rate req/s, by the
 // baseline's arrival process.
 func Arrivals(t config.Target, i int, rate float64) (*schedule.Sequence, error) {
-	kind, err := schedule.ParseKind(t.Baseline.Arrival)
-	if err != nil {
-		return nil, fmt.Errorf("baseline.arrival: %w", err)
-	}
-	return schedule.New(schedule.Spec{Kind: kind, Burstiness: t.Baseline.Burstiness, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
+	return schedule.New(schedule.Spec{Kind: t.Baseline.Arrival, Burstiness: t.Baseline.Burstiness, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
 }
 
 // BaselinePlan is one class's share of a target's baseline stream.
