@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 )
 
@@ -387,7 +388,7 @@ type Ladder struct {
 	// step), "capacity" (after the first step that fails its gates) or
 	// "top" (the top step, but never more than one step past the first
 	// failing one).
-	StopAt string `koanf:"stop_at" json:"stop_at"`
+	StopAt ladder.StopAt `koanf:"stop_at" json:"stop_at"` // read by ladder.StopAt
 	// BaselineSettle is how long after a ladder ended the target's baseline
 	// requests are still labelled during="ladder" (kept out of the SLO):
 	// the queue the ladder built takes a while to drain. 0 = drain.timeout.

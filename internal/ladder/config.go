@@ -132,6 +132,25 @@ func ParseStopAt(s string) (StopAt, error) {
 	return "", fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", s)
 }
 
+// UnmarshalText reads ladder.stop_at as configuration writes it
+// (ParseStopAt's names, "" being capacity); the error names the choices,
+// the caller adds the key.
+func (s *StopAt) UnmarshalText(b []byte) error {
+	v, err := ParseStopAt(string(b))
+	if err != nil {
+		return fmt.Errorf("want knee, capacity or top, got %q", string(b))
+	}
+	*s = v
+	return nil
+}
+
+// Valid reports whether s is a stop rule ("" is capacity): one read by
+// UnmarshalText always is; one set in code is checked by New.
+func (s StopAt) Valid() bool {
+	_, err := ParseStopAt(string(s))
+	return err == nil
+}
+
 // stepsPastFailure is how many steps may follow the first failing step.
 func (s StopAt) stepsPastFailure() int {
 	if s == StopAtTop {

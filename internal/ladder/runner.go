@@ -73,8 +73,8 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if !cfg.Arrival.Valid() {
 		errs = append(errs, fmt.Errorf("ladder: unknown arrival process %q (want poisson, constant or gamma)", cfg.Arrival))
 	}
-	if _, err := ParseStopAt(string(cfg.StopAt)); err != nil {
-		errs = append(errs, err)
+	if !cfg.StopAt.Valid() {
+		errs = append(errs, fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", cfg.StopAt))
 	}
 	for _, c := range cfg.Classes {
 		if c.Name == "" || !(c.Weight > 0) {
@@ -87,7 +87,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if len(cfg.Classes) == 0 {
 		cfg.Classes = []Class{{Name: "default", Weight: 1}}
 	}
-	cfg.StopAt, _ = ParseStopAt(string(cfg.StopAt))
+	if cfg.StopAt == "" {
+		cfg.StopAt = StopAtCapacity
+	}
 	if cfg.Settle <= 0 {
 		cfg.Settle = 30 * time.Second
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
@@ -24,8 +23,7 @@ func Load(o config.Options) (*config.Config, error) {
 // owns the value: the API by the protocol registry, ttft_boundary by the
 // ledger, arrival processes by schedule, prompt sources and length
 // distributions by workload (prompt files and datasets are read now,
-// before any traffic), the server flavour by servermetrics, stop_at by
-// ladder, and the /probe endpoint's modules (as the targets they describe)
+// before any traffic), the server flavour by servermetrics, and the /probe endpoint's modules (as the targets they describe)
 // and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
 	return []config.Check{checkTargets, checkProbe, checkFleet}
@@ -47,11 +45,6 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		}
 		for j, cl := range t.Classes {
 			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
-		}
-		if t.Ladder.Enabled {
-			if _, err := ladder.ParseStopAt(t.Ladder.StopAt); err != nil {
-				add(p+".ladder.stop_at", "want knee, capacity or top, got %q", t.Ladder.StopAt)
-			}
 		}
 		if _, err := servermetrics.ParseFlavour(t.ServerMetrics.Flavour); err != nil {
 			add(p+".server_metrics.flavour", "want %s; got %q", servermetrics.FlavourChoices, t.ServerMetrics.Flavour)

@@ -25,10 +25,6 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
-	stopAt, err := ladder.ParseStopAt(l.StopAt)
-	if err != nil {
-		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
-	}
 	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
 		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
@@ -42,7 +38,7 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
-		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
+		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: l.StopAt,
 		Validity: Validity(l),
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}
