@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // Defaults is the built-in configuration: every top-level key's value
@@ -70,9 +72,9 @@ func DefaultTarget() Target {
 func DefaultClass() Class {
 	return Class{
 		Weight: 1,
-		Prompt: Prompt{Source: "synthetic"},
-		Input:  Dist{Dist: "fixed", Value: 128},
-		Output: Dist{Dist: "fixed", Value: 128},
+		Prompt: workload.PromptSpec{Source: "synthetic"},
+		Input:  workload.DistSpec{Dist: "fixed", Value: 128},
+		Output: workload.DistSpec{Dist: "fixed", Value: 128},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // Probe is the admin server's /probe endpoint, in the manner of
@@ -57,10 +58,10 @@ type ProbeModule struct {
 
 // ProbeClass is a module's request: a class without name, weight or gates.
 type ProbeClass struct {
-	Prompt            Prompt  `koanf:"prompt" json:"prompt"`
-	Input             Dist    `koanf:"input" json:"input"`   // input length in tokens
-	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
+	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
+	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
+	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 }
 
 // Burst is how many requests one scrape sends: requests arrivals spacing
@@ -95,7 +96,7 @@ func DefaultProbeModule() ProbeModule {
 	t := DefaultTarget()
 	return ProbeModule{
 		API: t.API, TLS: t.TLS, Timeouts: Timeouts{Total: Duration(time.Minute)}, MaxEventBytes: t.MaxEventBytes, TTFTBoundary: t.TTFTBoundary,
-		Class: ProbeClass{Prompt: Prompt{Source: "synthetic"}, Input: Dist{Dist: "fixed", Value: 64}, Output: Dist{Dist: "fixed", Value: 16}},
+		Class: ProbeClass{Prompt: workload.PromptSpec{Source: "synthetic"}, Input: workload.DistSpec{Dist: "fixed", Value: 64}, Output: workload.DistSpec{Dist: "fixed", Value: 16}},
 		Burst: Burst{Requests: 1, Spacing: Duration(250 * time.Millisecond)},
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // Config is the whole llmprobe configuration.
@@ -249,13 +250,13 @@ type Baseline struct {
 
 // Class is one request class (wiring.Classes makes it a workload.Class).
 type Class struct {
-	Name              string  `koanf:"name" json:"name"`
-	Weight            float64 `koanf:"weight" json:"weight"`
-	Prompt            Prompt  `koanf:"prompt" json:"prompt"`
-	Input             Dist    `koanf:"input" json:"input"`   // input length in tokens
-	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	Gates             Gates   `koanf:"gates" json:"gates"`
-	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	Name              string              `koanf:"name" json:"name"`
+	Weight            float64             `koanf:"weight" json:"weight"`
+	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
+	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
+	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
+	Gates             Gates               `koanf:"gates" json:"gates"`
+	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 	// Prefix makes the class a shared-prefix class (prefix.tokens > 0):
 	// each request is a system message, one of prefix.groups shared
 	// prefixes, then a user message, its unique suffix, of input tokens.
@@ -316,32 +317,6 @@ type Session struct {
 
 // Enabled reports whether the class is a session.
 func (s Session) Enabled() bool { return s.Turns != 0 }
-
-// Prompt is where prompt text comes from. Its content never reaches logs.
-//
-// Sources: synthetic (generated to the input length), file (a text file of
-// prompts: one per line, or blocks separated by blank lines), dataset (a
-// JSONL file of {"messages": [{"role": …, "content": …}]} per line). It has
-// the fields of workload.PromptSpec, which reads and checks it.
-type Prompt struct {
-	Source string `koanf:"source" json:"source"`
-	File   string `koanf:"file" json:"file,omitempty"`
-}
-
-// Dist is a length distribution in tokens (dist: fixed value | uniform min
-// max | normal mean stddev | lognormal median|mean sigma | empirical file).
-// It has the fields of workload.DistSpec, which reads and checks it.
-type Dist struct {
-	Dist   string  `koanf:"dist" json:"dist"`
-	Value  int     `koanf:"value" json:"value,omitempty"`
-	Min    int     `koanf:"min" json:"min,omitempty"`
-	Max    int     `koanf:"max" json:"max,omitempty"`
-	Mean   float64 `koanf:"mean" json:"mean,omitempty"`
-	Stddev float64 `koanf:"stddev" json:"stddev,omitempty"`
-	Median float64 `koanf:"median" json:"median,omitempty"`
-	Sigma  float64 `koanf:"sigma" json:"sigma,omitempty"`
-	File   string  `koanf:"file" json:"file,omitempty"`
-}
 
 // Gates are a class's latency objectives; a request is good when it is ok and
 // meets every non-zero gate.

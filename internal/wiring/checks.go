@@ -64,7 +64,7 @@ func eventBytes(t config.Target) int {
 // prompt file or dataset is refused with its file and line) and checks its
 // length distributions.
 func checkClass(add func(key, format string, args ...any), p string, cl config.Class) {
-	if _, err := workload.PromptSpec(cl.Prompt).Build(p + ".prompt"); err != nil {
+	if _, err := cl.Prompt.Build(p + ".prompt"); err != nil {
 		msg := strings.TrimPrefix(err.Error(), p+".prompt: ")
 		key := p + ".prompt.file"
 		if strings.HasPrefix(msg, "unknown source") {
@@ -74,9 +74,9 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 	}
 	for _, d := range []struct {
 		key  string
-		spec config.Dist
+		spec workload.DistSpec
 	}{{p + ".input", cl.Input}, {p + ".output", cl.Output}} {
-		if _, err := workload.DistSpec(d.spec).Build(d.key); err != nil {
+		if _, err := d.spec.Build(d.key); err != nil {
 			add(d.key, "%s", strings.TrimPrefix(err.Error(), d.key+": "))
 		}
 	}
