@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,6 +109,8 @@ func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
 			fs.Float64Var(p, f.flag, *p, f.help)
 		case *[]string:
 			fs.StringArrayVar(p, f.flag, *p, f.help)
+		case encoding.TextUnmarshaler: // a value that parses itself (an arrival process, a stop rule)
+			fs.Var(textValue{p}, f.flag, f.help)
 		default:
 			panic(fmt.Sprintf("llmprobe: flag --%s: unsupported type %T", f.flag, p))
 		}
@@ -116,6 +119,19 @@ func (t *targetFlags) bind(fs *pflag.FlagSet, flags ...keyFlag) {
 		}
 	}
 }
+
+// textValue is a flag of a configuration value that parses itself: its
+// own UnmarshalText reads and checks it.
+type textValue struct{ p encoding.TextUnmarshaler }
+
+func (t textValue) String() string {
+	if t.p == nil {
+		return ""
+	}
+	return fmt.Sprint(reflect.ValueOf(t.p).Elem().Interface())
+}
+func (t textValue) Set(s string) error { return t.p.UnmarshalText([]byte(s)) }
+func (t textValue) Type() string       { return "string" }
 
 // durationValue is a config.Duration flag: parsed by config's own rule
 // (a Go duration, never negative).
