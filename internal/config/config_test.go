@@ -339,10 +339,10 @@ func TestAPIKey(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_KEY_G"}, "env-key", false},
-		{Target{Name: "a", APIKeyFile: kf}, "file-key", false},
-		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_UNSET_G"}, "", true},
-		{Target{Name: "a", APIKeyFile: filepath.Join(dir, "none")}, "", true},
+		{Target{Name: "a", Client: Client{APIKeyEnv: "LLMPROBE_TEST_KEY_G"}}, "env-key", false},
+		{Target{Name: "a", Client: Client{APIKeyFile: kf}}, "file-key", false},
+		{Target{Name: "a", Client: Client{APIKeyEnv: "LLMPROBE_TEST_UNSET_G"}}, "", true},
+		{Target{Name: "a", Client: Client{APIKeyFile: filepath.Join(dir, "none")}}, "", true},
 		{Target{Name: "a"}, "", false},
 	}
 	for i, tc := range cases {

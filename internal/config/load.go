@@ -213,14 +213,29 @@ func fromEnv(s string, t reflect.Type) any {
 }
 
 func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if strings.Split(f.Tag.Get("koanf"), ",")[0] == tag {
+	for _, f := range keyFields(t) {
+		if keyOf(f) == tag {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
 }
+
+// keyFields are the fields of struct type t that are configuration keys,
+// those of an embedded struct (koanf:",squash", such as Client) included
+// with their whole index path (reflect.Value.FieldByIndex).
+func keyFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if k := keyOf(f); k != "" && k != "-" && f.IsExported() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// keyOf is a field's key (its koanf tag's name).
+func keyOf(f reflect.StructField) string { return strings.Split(f.Tag.Get("koanf"), ",")[0] }
 
 // scalar reads a value as a YAML scalar, so "5" is a number and "true" a
 // boolean; anything else stays a string.

@@ -120,18 +120,11 @@ const DefaultMaxEventBytes = 1 << 20
 
 // Target is one inference endpoint.
 type Target struct {
-	Name       string            `koanf:"name" json:"name"`
-	URL        string            `koanf:"url" json:"url"`
-	API        string            `koanf:"api" json:"api"`
-	Model      string            `koanf:"model" json:"model"`
-	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
-	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
-	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
-	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
-	TLS        TLS               `koanf:"tls" json:"tls"`
-	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
-	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
-	HTTP1 bool `koanf:"http1" json:"http1"`
+	Name string `koanf:"name" json:"name"`
+	URL  string `koanf:"url" json:"url"`
+	// Client is how the endpoint is spoken to (api, model, key, headers,
+	// TLS, timeouts): the keys a target and a /probe module share.
+	Client `koanf:",squash"`
 	// Labels are constant labels of the target (a file_sd entry's labels
 	// but name and model), on its llmprobe_target_labels series.
 	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
@@ -144,19 +137,9 @@ type Target struct {
 	// connection the client is about to send on. A server's `Keep-Alive:
 	// timeout=N` shortens it further (protocol).
 	IdleConnTimeout Duration `koanf:"idle_conn_timeout" json:"idle_conn_timeout"`
-	// MaxEventBytes is the largest server-sent event accepted; a larger one
-	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
-	// the SSE reader's default (DefaultMaxEventBytes).
-	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
 	// MaxInFlight caps the target's requests in flight per stream; an
 	// arrival that finds it full is recorded unsent/client_cap. 0 = no cap.
-	MaxInFlight int `koanf:"max_in_flight" json:"max_in_flight"`
-	// TTFTBoundary is what TTFT measures to: "content" (first visible
-	// content, the default) or "any_token" (a reasoning token counts).
-	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
-	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
-	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
-	UsageDeltas  bool         `koanf:"usage_deltas" json:"usage_deltas"`
+	MaxInFlight  int          `koanf:"max_in_flight" json:"max_in_flight"`
 	Retries      Retries      `koanf:"retries" json:"retries"`
 	Cancellation Cancellation `koanf:"cancellation" json:"cancellation"`
 	Identity     Identity     `koanf:"identity" json:"identity"`
@@ -167,6 +150,35 @@ type Target struct {
 	// ServerMetrics is the target's own Prometheus endpoint, read beside
 	// each ladder step (off while url is empty).
 	ServerMetrics ServerMetrics `koanf:"server_metrics" json:"server_metrics"`
+}
+
+// Client is how an endpoint is spoken to: the keys a target and a /probe
+// module share (one struct, embedded in both, so a key added here is a
+// key of both and reaches wiring.Client by one path).
+type Client struct {
+	API        string            `koanf:"api" json:"api"`
+	Model      string            `koanf:"model" json:"model"`
+	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
+	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
+	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
+	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
+	TLS        TLS               `koanf:"tls" json:"tls"`
+	// Timeouts bound one request. In a /probe module, timeouts.total also
+	// bounds every probe of the module (the scrape timeout minus
+	// probe.timeout_offset, when shorter, bounds it first).
+	Timeouts Timeouts `koanf:"timeouts" json:"timeouts"`
+	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
+	HTTP1 bool `koanf:"http1" json:"http1"`
+	// MaxEventBytes is the largest server-sent event accepted; a larger one
+	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
+	// the SSE reader's default (DefaultMaxEventBytes).
+	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
+	// TTFTBoundary is what TTFT measures to: "content" (first visible
+	// content, the default) or "any_token" (a reasoning token counts).
+	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
+	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
+	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
+	UsageDeltas bool `koanf:"usage_deltas" json:"usage_deltas"`
 }
 
 // ServerMetrics describes a target's own Prometheus endpoint (vLLM's,

@@ -68,13 +68,8 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 			return
 		}
 		fields := map[string]reflect.StructField{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("koanf"), ",")[0]
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fields[tag] = f
+		for _, f := range keyFields(t) {
+			fields[keyOf(f)] = f
 		}
 		keys := make([]string, 0, len(m))
 		for key := range m {
