@@ -19,6 +19,12 @@ type Class struct {
 	Gates  stats.Gates
 }
 
+// Weights are the classes' weights, which split each step's rate among
+// them and pick each arrival's class (schedule.Weights).
+func Weights(classes []Class) schedule.Weights {
+	return schedule.WeightsOf(classes, func(c Class) float64 { return c.Weight })
+}
+
 // Progress is reported at the start of each step, about every
 // ProgressEvery while it runs, while it settles and when it ends.
 type Progress struct {

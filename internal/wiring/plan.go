@@ -96,11 +96,7 @@ type BaselinePlan struct {
 // Baseline plans class i's baseline stream among classes (their weights
 // split baseline.rate).
 func Baseline(t config.Target, classes []workload.Class, i int) (BaselinePlan, error) {
-	total := 0.0
-	for _, c := range classes {
-		total += c.Weight
-	}
-	rate := t.Baseline.Rate * classes[i].Weight / total
+	rate := workload.Weights(classes).Share(t.Baseline.Rate, i)
 	seq, err := Arrivals(t, i, rate)
 	if err != nil {
 		return BaselinePlan{}, err
