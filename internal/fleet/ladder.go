@@ -91,7 +91,7 @@ func (n *Node) NewLadder(o LadderOptions) (*Ladder, error) {
 	}
 	l := &Ladder{
 		n: n, cfg: c, runner: o.Runner, ledNow: o.LedgerNow, begin: o.Begin, end: o.End,
-		period: c.StepDuration + c.Settle + c.Gap, shares: map[string]*share{}, wake: make(chan struct{}),
+		period: c.Timetable().Period(), shares: map[string]*share{}, wake: make(chan struct{}),
 	}
 	l.print = fingerprint(c, l.period, n.id.Shards)
 	return l, nil
