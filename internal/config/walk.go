@@ -29,13 +29,16 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// walk checks raw against the struct type t: unknown keys, value kinds and
-// duration syntax, collecting every problem with its path. Environment
-// values arrive as strings; walk converts those meant as numbers or
-// booleans in place.
-func walk(el *errorList, path string, v any, t reflect.Type) {
+// walk checks raw against the struct type t: unknown keys and value
+// kinds, collecting every problem with its path, and returns v as it is to
+// be decoded. Environment values arrive as strings; walk converts those
+// meant as numbers or booleans in place. A value that parses itself (a
+// Duration, an arrival process, a stop rule: isTextValue) is parsed here,
+// once, by its own UnmarshalText: an error is placed on its key, and the
+// parsed value replaces its text, so decoding only assigns it.
+func walk(el *errorList, path string, v any, t reflect.Type) any {
 	if v == nil {
-		return
+		return nil
 	}
 	if m, ok := v.(map[string]any); ok && t.Kind() == reflect.Struct {
 		for k, x := range m {
@@ -54,18 +57,21 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 		case !ok:
 			el.add(path, "want a string, got %s", kindName(v))
 		default:
-			if err := reflect.New(t).Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			p := reflect.New(t)
+			if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 				el.add(path, "%v", err)
+				return v
 			}
+			return p.Elem().Interface()
 		}
-		return
+		return v
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
 			el.add(path, "want a mapping, got %s", kindName(v))
-			return
+			return v
 		}
 		fields := map[string]reflect.StructField{}
 		for _, f := range keyFields(t) {
@@ -86,25 +92,25 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 				}
 				continue
 			}
-			walk(el, join(path, key), m[key], f.Type)
+			m[key] = walk(el, join(path, key), m[key], f.Type)
 		}
 	case reflect.Slice:
 		s, ok := v.([]any)
 		if !ok {
 			el.add(path, "want a list, got %s", kindName(v))
-			return
+			return v
 		}
 		for i, e := range s {
-			walk(el, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
+			s[i] = walk(el, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
 			el.add(path, "want a mapping, got %s", kindName(v))
-			return
+			return v
 		}
 		for key, e := range m {
-			walk(el, join(path, key), e, t.Elem())
+			m[key] = walk(el, join(path, key), e, t.Elem())
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
@@ -131,6 +137,7 @@ func walk(el *errorList, path string, v any, t reflect.Type) {
 			el.add(path, "want a number, got %s", kindName(v))
 		}
 	}
+	return v
 }
 
 func kindName(v any) string {
