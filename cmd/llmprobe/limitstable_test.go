@@ -53,7 +53,7 @@ var oneShotLimits = []struct {
 	{key: "ladder.rate_tolerance", args: []string{"--rate-tolerance", "2"}, want: []string{"--rate-tolerance: want above 0 and at most 1"}},
 	{key: "ladder.good_fraction_target", args: []string{"--good-fraction", "1.5"}, want: []string{"--good-fraction: want above 0 and at most 1"}},
 	{key: "burstiness", args: []string{"--burstiness", "-1"}, want: []string{"--burstiness: want above 0"}},
-	{key: "arrival", args: []string{"--arrival", "nope"}, want: []string{"--arrival: want poisson, constant or gamma"}},
+	{key: "arrival", args: []string{"--arrival", "nope"}, want: []string{`"--arrival" flag: want poisson, constant or gamma`}},
 	{key: "retries.max_attempts", args: []string{"--retries", "10"}, want: []string{"--retries", "0..9"}, cmds: []string{"probe"}},
 	{key: "retries.jitter", args: []string{"--backoff-jitter", "2"}, want: []string{"--backoff-jitter: want 0..1"}, cmds: []string{"probe"}},
 	{key: "retries.max_backoff", args: []string{"--backoff", "2s", "--max-backoff", "1s"}, want: []string{"--max-backoff: must be at least"}, cmds: []string{"probe"}},
@@ -67,7 +67,7 @@ var oneShotLimits = []struct {
 	{key: "ladder.knee_factor", args: []string{"--knee-factor", "1"}, want: []string{"--knee-factor: want above 1"}, cmds: []string{"ladder"}},
 	{key: "ladder.abort.error_fraction", args: []string{"--abort-error-fraction", "2"}, want: []string{"--abort-error-fraction: want 0..1"}, cmds: []string{"ladder"}},
 	{key: "ladder.abort.ttft_gate_multiple", args: []string{"--abort-ttft-gate-multiple", "0.5"}, want: []string{"--abort-ttft-gate-multiple: want 0 (off) or at least 1"}, cmds: []string{"ladder"}},
-	{key: "ladder.stop_at", args: []string{"--stop-at", "nope"}, want: []string{"--stop-at: want knee, capacity or top"}, cmds: []string{"ladder"}},
+	{key: "ladder.stop_at", args: []string{"--stop-at", "nope"}, want: []string{`"--stop-at" flag: want knee, capacity or top`}, cmds: []string{"ladder"}},
 }
 
 // TestOneShotLimitsEachCommand runs every row of oneShotLimits through

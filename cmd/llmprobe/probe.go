@@ -198,7 +198,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 	m.Verdict, m.Path = &verdict, requestPath(plan.Endpoint)
 	if p.htmlPath != "" {
 		m.Started, m.Seed, m.SeedSet = started, wiring.Seed(*p.target.target()), true
-		m.Arrival = arrivalName(p.target.target().Baseline.Arrival, p.target.target().Baseline.Burstiness)
+		m.Arrival = arrivalName(string(p.target.target().Baseline.Arrival), p.target.target().Baseline.Burstiness)
 		if p.users > 0 {
 			m.Arrival = fmt.Sprintf("closed loop, %d users, think time %s", p.users, p.think)
 		}

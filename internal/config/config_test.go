@@ -117,6 +117,8 @@ func TestErrorsNameFileAndKey(t *testing.T) {
 		{"zero backoff", minimal + "    retries: {backoff: 0s}\n", []string{"targets[0].retries.backoff: must be above 0"}},
 		{"good fraction without a ladder", minimal + "    ladder: {good_fraction_target: 2}\n", []string{"targets[0].ladder.good_fraction_target: want above 0 and at most 1"}},
 		{"lag without a ladder", minimal + "    ladder: {max_lag_p99: 2m}\n", []string{"targets[0].ladder.max_lag_p99: want above 0 and at most 1m"}},
+		{"arrival read by its type", minimal + "    baseline: {arrival: bursty}\n", []string{"targets[0].baseline.arrival: want poisson, constant or gamma, got \"bursty\""}},
+		{"arrival not a string", minimal + "    baseline: {arrival: 3}\n", []string{"targets[0].baseline.arrival: want a string, got int 3"}},
 		{"several at once", minimal + "bogus: 1\nlog: {level: loud}\n", []string{"bogus: unknown key", "log.level: want one of"}},
 	}
 	for _, tc := range cases {
@@ -337,10 +339,10 @@ func TestAPIKey(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_KEY_G"}, "env-key", false},
-		{Target{Name: "a", APIKeyFile: kf}, "file-key", false},
-		{Target{Name: "a", APIKeyEnv: "LLMPROBE_TEST_UNSET_G"}, "", true},
-		{Target{Name: "a", APIKeyFile: filepath.Join(dir, "none")}, "", true},
+		{Target{Name: "a", Client: Client{APIKeyEnv: "LLMPROBE_TEST_KEY_G"}}, "env-key", false},
+		{Target{Name: "a", Client: Client{APIKeyFile: kf}}, "file-key", false},
+		{Target{Name: "a", Client: Client{APIKeyEnv: "LLMPROBE_TEST_UNSET_G"}}, "", true},
+		{Target{Name: "a", Client: Client{APIKeyFile: filepath.Join(dir, "none")}}, "", true},
 		{Target{Name: "a"}, "", false},
 	}
 	for i, tc := range cases {

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"encoding"
 	"reflect"
-	"strings"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // Defaults is the built-in configuration: every top-level key's value
@@ -30,20 +32,22 @@ func DefaultTarget() Target {
 	def := DefaultClass()
 	def.Name = "default"
 	return Target{
-		API:           "openai-chat",
-		MaxInFlight:   64,
-		MaxEventBytes: DefaultMaxEventBytes,
-		TTFTBoundary:  "content",
+		Client: Client{
+			API:           "openai-chat",
+			MaxEventBytes: DefaultMaxEventBytes,
+			TTFTBoundary:  "content",
+			Timeouts: Timeouts{Connect: Duration(5 * time.Second), Headers: Duration(30 * time.Second),
+				FirstContent: Duration(60 * time.Second), Idle: Duration(30 * time.Second), Total: Duration(5 * time.Minute)},
+		},
+		MaxInFlight: 64,
 		// Below the 5 s llama.cpp and uvicorn (vLLM) keep idle connections.
 		IdleConnTimeout: Duration(4 * time.Second),
 		Retries:         Retries{Backoff: Duration(100 * time.Millisecond), MaxBackoff: Duration(10 * time.Second), Jitter: 0.5},
-		Timeouts: Timeouts{Connect: Duration(5 * time.Second), Headers: Duration(30 * time.Second),
-			FirstContent: Duration(60 * time.Second), Idle: Duration(30 * time.Second), Total: Duration(5 * time.Minute)},
-		Budget:        Budget{Zone: "UTC"},
-		ServerMetrics: ServerMetrics{Interval: Duration(2 * time.Second), Timeout: Duration(2 * time.Second), Flavour: "auto"},
-		Identity:      Identity{PollEvery: Duration(time.Minute)},
-		Baseline:      Baseline{Enabled: true, Rate: 0.2, Arrival: "poisson", Burstiness: 1},
-		Classes:       []Class{def},
+		Budget:          Budget{Zone: "UTC"},
+		ServerMetrics:   ServerMetrics{Interval: Duration(2 * time.Second), Timeout: Duration(2 * time.Second), Flavour: "auto"},
+		Identity:        Identity{PollEvery: Duration(time.Minute)},
+		Baseline:        Baseline{Enabled: true, Rate: 0.2, Arrival: "poisson", Burstiness: 1},
+		Classes:         []Class{def},
 		Ladder: Ladder{
 			Schedule:     Schedule{Zone: "UTC"},
 			StepDuration: Duration(60 * time.Second),
@@ -69,9 +73,9 @@ func DefaultTarget() Target {
 func DefaultClass() Class {
 	return Class{
 		Weight: 1,
-		Prompt: Prompt{Source: "synthetic"},
-		Input:  Dist{Dist: "fixed", Value: 128},
-		Output: Dist{Dist: "fixed", Value: 128},
+		Prompt: workload.PromptSpec{Source: "synthetic"},
+		Input:  workload.DistSpec{Dist: "fixed", Value: 128},
+		Output: workload.DistSpec{Dist: "fixed", Value: 128},
 
 		RecordAnswers: RecordAnswersNone,
 	}
@@ -106,24 +110,22 @@ func asMap(v any) map[string]any {
 }
 
 func toKoanf(v reflect.Value) any {
-	if v.Type() == durationType {
-		return Duration(v.Int()).String()
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
+		b, _ := m.MarshalText()
+		return string(b)
+	}
+	if isTextValue(v.Type()) && v.Kind() == reflect.String {
+		return v.String()
 	}
 	switch v.Kind() {
 	case reflect.Struct:
 		m := map[string]any{}
-		t := v.Type()
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("koanf"), ",")[0]
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fv := v.Field(i)
+		for _, f := range keyFields(v.Type()) {
+			fv := v.FieldByIndex(f.Index)
 			if (fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil() {
 				continue
 			}
-			m[tag] = toKoanf(fv)
+			m[keyOf(f)] = toKoanf(fv)
 		}
 		return m
 	case reflect.Slice:

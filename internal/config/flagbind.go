@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 
@@ -51,10 +52,29 @@ func flagFor(fs *pflag.FlagSet, name, help string, v reflect.Value, bind bool) {
 		fs.Float64Var(p, name, *p, help)
 	case *[]string:
 		fs.StringArrayVar(p, name, *p, help)
+	case encoding.TextUnmarshaler: // a value that parses itself (an arrival process, a stop rule)
+		if bind {
+			fs.Var(textFlag{p}, name, help)
+		} else {
+			fs.String(name, fmt.Sprint(v.Interface()), help)
+		}
 	default:
 		panic(fmt.Sprintf("config: flag --%s: unsupported type %T", name, p))
 	}
 }
+
+// textFlag is a flag of a configuration value that parses itself: its own
+// UnmarshalText reads and checks it.
+type textFlag struct{ p encoding.TextUnmarshaler }
+
+func (t textFlag) String() string {
+	if t.p == nil {
+		return ""
+	}
+	return fmt.Sprint(reflect.ValueOf(t.p).Elem().Interface())
+}
+func (t textFlag) Set(s string) error { return t.p.UnmarshalText([]byte(s)) }
+func (t textFlag) Type() string       { return "string" }
 
 // durationFlag is a Duration flag bound to its field: parsed by
 // Duration's own rule (a Go duration, never negative).

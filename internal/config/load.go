@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -17,8 +16,6 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 	yamlv3 "go.yaml.in/yaml/v3"
-
-	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // EnvPrefix starts every configuration environment variable.
@@ -207,7 +204,7 @@ func unwrapPath(err error) error {
 func fromEnv(s string, t reflect.Type) any {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64:
-		if t == durationType {
+		if isTextValue(t) {
 			return s
 		}
 		return scalar(s)
@@ -216,14 +213,29 @@ func fromEnv(s string, t reflect.Type) any {
 }
 
 func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if strings.Split(f.Tag.Get("koanf"), ",")[0] == tag {
+	for _, f := range keyFields(t) {
+		if keyOf(f) == tag {
 			return f, true
 		}
 	}
 	return reflect.StructField{}, false
 }
+
+// keyFields are the fields of struct type t that are configuration keys,
+// those of an embedded struct (koanf:",squash", such as Client) included
+// with their whole index path (reflect.Value.FieldByIndex).
+func keyFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if k := keyOf(f); k != "" && k != "-" && f.IsExported() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// keyOf is a field's key (its koanf tag's name).
+func keyOf(f reflect.StructField) string { return strings.Split(f.Tag.Get("koanf"), ",")[0] }
 
 // scalar reads a value as a YAML scalar, so "5" is a number and "true" a
 // boolean; anything else stays a string.
@@ -315,124 +327,6 @@ func (c *Config) sourceOf(key, fallback string) string {
 		k = k[:i]
 	}
 	return fallback
-}
-
-var durationType = reflect.TypeOf(Duration(0))
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-// walk checks raw against the struct type t: unknown keys, value kinds and
-// duration syntax, collecting every problem with its path. Environment
-// values arrive as strings; walk converts those meant as numbers or
-// booleans in place.
-func walk(el *errorList, path string, v any, t reflect.Type) {
-	if v == nil {
-		return
-	}
-	if m, ok := v.(map[string]any); ok && t.Kind() == reflect.Struct {
-		for k, x := range m {
-			if s, isStr := x.(string); isStr && strings.HasPrefix(el.src(join(path, k)), "env ") {
-				if f, ok := fieldByTag(t, k); ok {
-					m[k] = fromEnv(s, f.Type)
-				}
-			}
-		}
-	}
-	if t == durationType {
-		s, ok := v.(string)
-		if !ok {
-			el.add(path, "want a duration string like \"10s\", got %v", v)
-			return
-		}
-		var d Duration
-		if err := d.UnmarshalText([]byte(s)); err != nil {
-			el.add(path, "%v", err)
-		}
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			el.add(path, "want a mapping, got %s", kindName(v))
-			return
-		}
-		fields := map[string]reflect.StructField{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("koanf"), ",")[0]
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fields[tag] = f
-		}
-		keys := make([]string, 0, len(m))
-		for key := range m {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		for _, key := range keys {
-			f, ok := fields[key]
-			if !ok {
-				if sanitize.SecretName(key) {
-					el.add(join(path, key), "unknown key: literal secrets are not accepted; use api_key_env, api_key_file or header_env")
-				} else {
-					el.add(join(path, key), "unknown key")
-				}
-				continue
-			}
-			walk(el, join(path, key), m[key], f.Type)
-		}
-	case reflect.Slice:
-		s, ok := v.([]any)
-		if !ok {
-			el.add(path, "want a list, got %s", kindName(v))
-			return
-		}
-		for i, e := range s {
-			walk(el, fmt.Sprintf("%s[%d]", path, i), e, t.Elem())
-		}
-	case reflect.Pointer: // an optional section (a check's expect, json, …)
-		walk(el, path, v, t.Elem())
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			el.add(path, "want a mapping, got %s", kindName(v))
-			return
-		}
-		for key, e := range m {
-			walk(el, join(path, key), e, t.Elem())
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			el.add(path, "want a string, got %s", kindName(v))
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			el.add(path, "want true or false, got %s", kindName(v))
-		}
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		switch n := v.(type) {
-		case int, int64, int32, uint64:
-		case float64:
-			if n != float64(int64(n)) {
-				el.add(path, "want a whole number, got %v", n)
-			}
-		default:
-			el.add(path, "want a whole number, got %s", kindName(v))
-		}
-	case reflect.Float64:
-		switch v.(type) {
-		case int, int64, int32, uint64, float64:
-		default:
-			el.add(path, "want a number, got %s", kindName(v))
-		}
-	}
 }
 
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // Probe is the admin server's /probe endpoint, in the manner of
@@ -34,21 +35,9 @@ type Probe struct {
 // api, model, key, headers, TLS, timeouts) is used and the module gives
 // the class, the burst and timeouts.total as a bound on the probe.
 type ProbeModule struct {
-	API        string            `koanf:"api" json:"api"`
-	Model      string            `koanf:"model" json:"model"` // required to probe a URL; unused for configured targets
-	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
-	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
-	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
-	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
-	TLS        TLS               `koanf:"tls" json:"tls"`
-	// Timeouts bound each request to a URL; timeouts.total also bounds
-	// every probe of the module (the scrape timeout minus
-	// probe.timeout_offset, when shorter, bounds it first).
-	Timeouts      Timeouts `koanf:"timeouts" json:"timeouts"`
-	HTTP1         bool     `koanf:"http1" json:"http1"`
-	MaxEventBytes int      `koanf:"max_event_bytes" json:"max_event_bytes"`
-	TTFTBoundary  string   `koanf:"ttft_boundary" json:"ttft_boundary"` // content | any_token
-	UsageDeltas   bool     `koanf:"usage_deltas" json:"usage_deltas"`
+	// Client is a target's client keys (model is required to probe a URL,
+	// unused for configured targets).
+	Client `koanf:",squash"`
 	// Class is the request sent: prompt, input and output lengths; its
 	// class label is the module's name.
 	Class ProbeClass `koanf:"class" json:"class"`
@@ -57,10 +46,10 @@ type ProbeModule struct {
 
 // ProbeClass is a module's request: a class without name, weight or gates.
 type ProbeClass struct {
-	Prompt            Prompt  `koanf:"prompt" json:"prompt"`
-	Input             Dist    `koanf:"input" json:"input"`   // input length in tokens
-	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
+	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
+	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
+	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 }
 
 // Burst is how many requests one scrape sends: requests arrivals spacing
@@ -94,9 +83,9 @@ func DefaultProbe() Probe {
 func DefaultProbeModule() ProbeModule {
 	t := DefaultTarget()
 	return ProbeModule{
-		API: t.API, TLS: t.TLS, Timeouts: Timeouts{Total: Duration(time.Minute)}, MaxEventBytes: t.MaxEventBytes, TTFTBoundary: t.TTFTBoundary,
-		Class: ProbeClass{Prompt: Prompt{Source: "synthetic"}, Input: Dist{Dist: "fixed", Value: 64}, Output: Dist{Dist: "fixed", Value: 16}},
-		Burst: Burst{Requests: 1, Spacing: Duration(250 * time.Millisecond)},
+		Client: Client{API: t.API, TLS: t.TLS, Timeouts: Timeouts{Total: Duration(time.Minute)}, MaxEventBytes: t.MaxEventBytes, TTFTBoundary: t.TTFTBoundary},
+		Class:  ProbeClass{Prompt: workload.PromptSpec{Source: "synthetic"}, Input: workload.DistSpec{Dist: "fixed", Value: 64}, Output: workload.DistSpec{Dist: "fixed", Value: 16}},
+		Burst:  Burst{Requests: 1, Spacing: Duration(250 * time.Millisecond)},
 	}
 }
 
@@ -108,11 +97,7 @@ func DefaultProbeModule() ProbeModule {
 func (m ProbeModule) Target(name, url string) Target {
 	t := DefaultTarget()
 	t.Name, t.URL = name, url
-	t.API, t.Model = m.API, m.Model
-	t.APIKeyEnv, t.APIKeyFile = m.APIKeyEnv, m.APIKeyFile
-	t.Headers, t.HeaderEnv = m.Headers, m.HeaderEnv
-	t.TLS, t.Timeouts, t.HTTP1 = m.TLS, m.Timeouts, m.HTTP1
-	t.MaxEventBytes, t.TTFTBoundary, t.UsageDeltas = m.MaxEventBytes, m.TTFTBoundary, m.UsageDeltas
+	t.Client = m.Client
 	t.MaxInFlight = 0
 	t.Baseline.Enabled = false
 	t.Classes = []Class{{Name: name, Weight: 1, Prompt: m.Class.Prompt, Input: m.Class.Input, Output: m.Class.Output,

@@ -1,39 +1,11 @@
 package config
 
 import (
-	"fmt"
-	"strings"
-	"time"
-
 	"github.com/llmprobe/llmprobe/internal/answercheck"
+	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
-
-// Duration is a time.Duration written as a Go duration string ("10s",
-// "1m30s") in YAML, environment variables, flags and JSON.
-type Duration time.Duration
-
-// D returns the value as a time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }
-
-// String formats the duration like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// MarshalText writes the duration as a Go duration string.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText parses a Go duration string; negative durations are refused.
-func (d *Duration) UnmarshalText(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("invalid duration %q (want e.g. \"10s\", \"1m30s\")", s)
-	}
-	if v < 0 {
-		return fmt.Errorf("negative duration %q", s)
-	}
-	*d = Duration(v)
-	return nil
-}
 
 // Config is the whole llmprobe configuration.
 type Config struct {
@@ -149,18 +121,11 @@ const DefaultMaxEventBytes = 1 << 20
 
 // Target is one inference endpoint.
 type Target struct {
-	Name       string            `koanf:"name" json:"name"`
-	URL        string            `koanf:"url" json:"url"`
-	API        string            `koanf:"api" json:"api"`
-	Model      string            `koanf:"model" json:"model"`
-	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
-	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
-	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
-	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
-	TLS        TLS               `koanf:"tls" json:"tls"`
-	Timeouts   Timeouts          `koanf:"timeouts" json:"timeouts"`
-	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
-	HTTP1 bool `koanf:"http1" json:"http1"`
+	Name string `koanf:"name" json:"name"`
+	URL  string `koanf:"url" json:"url"`
+	// Client is how the endpoint is spoken to (api, model, key, headers,
+	// TLS, timeouts): the keys a target and a /probe module share.
+	Client `koanf:",squash"`
 	// Labels are constant labels of the target (a file_sd entry's labels
 	// but name and model), on its llmprobe_target_labels series.
 	Labels map[string]string `koanf:"labels" json:"labels,omitempty"`
@@ -173,19 +138,9 @@ type Target struct {
 	// connection the client is about to send on. A server's `Keep-Alive:
 	// timeout=N` shortens it further (protocol).
 	IdleConnTimeout Duration `koanf:"idle_conn_timeout" json:"idle_conn_timeout"`
-	// MaxEventBytes is the largest server-sent event accepted; a larger one
-	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
-	// the SSE reader's default (DefaultMaxEventBytes).
-	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
 	// MaxInFlight caps the target's requests in flight per stream; an
 	// arrival that finds it full is recorded unsent/client_cap. 0 = no cap.
-	MaxInFlight int `koanf:"max_in_flight" json:"max_in_flight"`
-	// TTFTBoundary is what TTFT measures to: "content" (first visible
-	// content, the default) or "any_token" (a reasoning token counts).
-	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
-	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
-	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
-	UsageDeltas  bool         `koanf:"usage_deltas" json:"usage_deltas"`
+	MaxInFlight  int          `koanf:"max_in_flight" json:"max_in_flight"`
 	Retries      Retries      `koanf:"retries" json:"retries"`
 	Cancellation Cancellation `koanf:"cancellation" json:"cancellation"`
 	Identity     Identity     `koanf:"identity" json:"identity"`
@@ -196,6 +151,35 @@ type Target struct {
 	// ServerMetrics is the target's own Prometheus endpoint, read beside
 	// each ladder step (off while url is empty).
 	ServerMetrics ServerMetrics `koanf:"server_metrics" json:"server_metrics"`
+}
+
+// Client is how an endpoint is spoken to: the keys a target and a /probe
+// module share (one struct, embedded in both, so a key added here is a
+// key of both and reaches wiring.Client by one path).
+type Client struct {
+	API        string            `koanf:"api" json:"api"`
+	Model      string            `koanf:"model" json:"model"`
+	APIKeyEnv  string            `koanf:"api_key_env" json:"api_key_env,omitempty"`
+	APIKeyFile string            `koanf:"api_key_file" json:"api_key_file,omitempty"`
+	Headers    map[string]string `koanf:"headers" json:"headers,omitempty"`
+	HeaderEnv  map[string]string `koanf:"header_env" json:"header_env,omitempty"` // header name → environment variable holding its value
+	TLS        TLS               `koanf:"tls" json:"tls"`
+	// Timeouts bound one request. In a /probe module, timeouts.total also
+	// bounds every probe of the module (the scrape timeout minus
+	// probe.timeout_offset, when shorter, bounds it first).
+	Timeouts Timeouts `koanf:"timeouts" json:"timeouts"`
+	// HTTP1 speaks HTTP/1.1 only (HTTP/2 is negotiated over TLS otherwise).
+	HTTP1 bool `koanf:"http1" json:"http1"`
+	// MaxEventBytes is the largest server-sent event accepted; a larger one
+	// ends the stream stream_error. At most limits.max_buffered_bytes; 0 =
+	// the SSE reader's default (DefaultMaxEventBytes).
+	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
+	// TTFTBoundary is what TTFT measures to: "content" (first visible
+	// content, the default) or "any_token" (a reasoning token counts).
+	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
+	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
+	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
+	UsageDeltas bool `koanf:"usage_deltas" json:"usage_deltas"`
 }
 
 // Retries re-send rejected and transport-failed requests; off by default.
@@ -254,9 +238,9 @@ type Budget struct {
 
 // Baseline is the continuous low-rate open-loop stream.
 type Baseline struct {
-	Enabled bool    `koanf:"enabled" json:"enabled"`
-	Rate    float64 `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
-	Arrival string  `koanf:"arrival" json:"arrival"` // poisson | constant | gamma
+	Enabled bool          `koanf:"enabled" json:"enabled"`
+	Rate    float64       `koanf:"rate" json:"rate"`       // req/s per class, split by class weight
+	Arrival schedule.Kind `koanf:"arrival" json:"arrival"` // poisson | constant | gamma (read by schedule.Kind)
 	// Burstiness is the gamma process's shape k (the gaps' coefficient of
 	// variation is 1/√k): 1 = Poisson, below 1 burstier, above 1 more
 	// regular. Used with arrival gamma.
@@ -266,13 +250,13 @@ type Baseline struct {
 
 // Class is one request class (wiring.Classes makes it a workload.Class).
 type Class struct {
-	Name              string  `koanf:"name" json:"name"`
-	Weight            float64 `koanf:"weight" json:"weight"`
-	Prompt            Prompt  `koanf:"prompt" json:"prompt"`
-	Input             Dist    `koanf:"input" json:"input"`   // input length in tokens
-	Output            Dist    `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	Gates             Gates   `koanf:"gates" json:"gates"`
-	CacheBustFraction float64 `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
+	Name              string              `koanf:"name" json:"name"`
+	Weight            float64             `koanf:"weight" json:"weight"`
+	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
+	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
+	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
+	Gates             Gates               `koanf:"gates" json:"gates"`
+	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 	// Prefix makes the class a shared-prefix class (prefix.tokens > 0):
 	// each request is a system message, one of prefix.groups shared
 	// prefixes, then a user message, its unique suffix, of input tokens.
@@ -340,32 +324,6 @@ type Session struct {
 // Enabled reports whether the class is a session.
 func (s Session) Enabled() bool { return s.Turns != 0 }
 
-// Prompt is where prompt text comes from. Its content never reaches logs.
-//
-// Sources: synthetic (generated to the input length), file (a text file of
-// prompts: one per line, or blocks separated by blank lines), dataset (a
-// JSONL file of {"messages": [{"role": …, "content": …}]} per line). It has
-// the fields of workload.PromptSpec, which reads and checks it.
-type Prompt struct {
-	Source string `koanf:"source" json:"source"`
-	File   string `koanf:"file" json:"file,omitempty"`
-}
-
-// Dist is a length distribution in tokens (dist: fixed value | uniform min
-// max | normal mean stddev | lognormal median|mean sigma | empirical file).
-// It has the fields of workload.DistSpec, which reads and checks it.
-type Dist struct {
-	Dist   string  `koanf:"dist" json:"dist"`
-	Value  int     `koanf:"value" json:"value,omitempty"`
-	Min    int     `koanf:"min" json:"min,omitempty"`
-	Max    int     `koanf:"max" json:"max,omitempty"`
-	Mean   float64 `koanf:"mean" json:"mean,omitempty"`
-	Stddev float64 `koanf:"stddev" json:"stddev,omitempty"`
-	Median float64 `koanf:"median" json:"median,omitempty"`
-	Sigma  float64 `koanf:"sigma" json:"sigma,omitempty"`
-	File   string  `koanf:"file" json:"file,omitempty"`
-}
-
 // Gates are a class's latency objectives; a request is good when it is ok and
 // meets every non-zero gate.
 type Gates struct {
@@ -376,18 +334,18 @@ type Gates struct {
 
 // Ladder is a target's scheduled rate ladder.
 type Ladder struct {
-	Enabled            bool      `koanf:"enabled" json:"enabled"`
-	Schedule           Schedule  `koanf:"schedule" json:"schedule"`
-	Steps              []float64 `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
-	StepDuration       Duration  `koanf:"step_duration" json:"step_duration"`
-	Gap                Duration  `koanf:"gap" json:"gap"`
-	MaxRate            float64   `koanf:"max_rate" json:"max_rate"`     // steps above it are refused
-	Arrival            string    `koanf:"arrival" json:"arrival"`       // poisson | constant | gamma
-	Burstiness         float64   `koanf:"burstiness" json:"burstiness"` // gamma shape k, as baseline.burstiness
-	Seed               int64     `koanf:"seed" json:"seed"`
-	Abort              Abort     `koanf:"abort" json:"abort"`
-	GoodFractionTarget float64   `koanf:"good_fraction_target" json:"good_fraction_target"`
-	KneeFactor         float64   `koanf:"knee_factor" json:"knee_factor"`
+	Enabled            bool          `koanf:"enabled" json:"enabled"`
+	Schedule           Schedule      `koanf:"schedule" json:"schedule"`
+	Steps              []float64     `koanf:"steps" json:"steps"` // offered rates, req/s, increasing
+	StepDuration       Duration      `koanf:"step_duration" json:"step_duration"`
+	Gap                Duration      `koanf:"gap" json:"gap"`
+	MaxRate            float64       `koanf:"max_rate" json:"max_rate"`     // steps above it are refused
+	Arrival            schedule.Kind `koanf:"arrival" json:"arrival"`       // poisson | constant | gamma (read by schedule.Kind)
+	Burstiness         float64       `koanf:"burstiness" json:"burstiness"` // gamma shape k, as baseline.burstiness
+	Seed               int64         `koanf:"seed" json:"seed"`
+	Abort              Abort         `koanf:"abort" json:"abort"`
+	GoodFractionTarget float64       `koanf:"good_fraction_target" json:"good_fraction_target"`
+	KneeFactor         float64       `koanf:"knee_factor" json:"knee_factor"`
 	// MaxLagP99 is the largest dispatch-lag p99 at which the target's
 	// generator is still valid: for each ladder step (a step judged invalid
 	// never counts toward capacity or knee) and for the daemon's live
@@ -411,7 +369,7 @@ type Ladder struct {
 	// step), "capacity" (after the first step that fails its gates) or
 	// "top" (the top step, but never more than one step past the first
 	// failing one).
-	StopAt string `koanf:"stop_at" json:"stop_at"`
+	StopAt ladder.StopAt `koanf:"stop_at" json:"stop_at"` // read by ladder.StopAt
 	// BaselineSettle is how long after a ladder ended the target's baseline
 	// requests are still labelled during="ladder" (kept out of the SLO):
 	// the queue the ladder built takes a while to drain. 0 = drain.timeout.

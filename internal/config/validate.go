@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
@@ -350,11 +351,10 @@ func (c *Config) fleetHint(el *errorList) string {
 		" validate it with --fleet.shards N (here N ≥ %g), the size LLMPROBE_FLEET__SHARDS gives each shard", n)
 }
 
-// Span is the longest a ladder can take: every step, every gap, and the
-// total timeout of the last requests.
-func (l Ladder) Span(total Duration) time.Duration {
-	n := time.Duration(len(l.Steps))
-	return n*l.StepDuration.D() + n*l.Gap.D() + total.D()
+// Timetable is the ladder's length (ladder.Timetable), its steps
+// settling for total, the target's timeouts.total.
+func (l Ladder) Timetable(total Duration) ladder.Timetable {
+	return ladder.Timetable{Steps: len(l.Steps), Step: l.StepDuration.D(), Settle: total.D(), Gap: l.Gap.D()}
 }
 
 func (c *Config) validateLadder(el *errorList, p string, t *Target) {
@@ -412,14 +412,14 @@ func (c *Config) validateLadder(el *errorList, p string, t *Target) {
 		if s.Offset >= s.Every {
 			el.add(sp+".offset", "%s must be shorter than every %s", s.Offset, s.Every)
 		}
-		if span := l.Span(t.Timeouts.Total); s.Every.D() < span {
+		if span := l.Timetable(t.Timeouts.Total).Span(); s.Every.D() < span {
 			el.add(sp+".every", "%s is shorter than the ladder itself (%s: steps, gaps and timeouts.total)", s.Every, span)
 		}
 	case s.Daily != "":
 		if !hhmm.MatchString(s.Daily) {
 			el.add(sp+".daily", "want HH:MM (24-hour), got %q", s.Daily)
 		}
-		if span := l.Span(t.Timeouts.Total); span > 24*time.Hour {
+		if span := l.Timetable(t.Timeouts.Total).Span(); span > 24*time.Hour {
 			el.add(sp+".daily", "the ladder (%s) is longer than a day", span)
 		}
 	default:

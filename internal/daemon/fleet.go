@@ -87,9 +87,7 @@ func (r *targetRun) fleetLadder(d *Daemon, share *ladder.Runner, fleetSteps []fl
 	if !id.InFleet() {
 		return nil, nil
 	}
-	cfg := share.Config()
-	cfg.Steps = fleetSteps
-	o := fleet.LadderOptions{Config: cfg, Runner: share, LedgerNow: d.led.Now}
+	o := fleet.LadderOptions{Steps: fleetSteps, Runner: share, LedgerNow: d.led.Now}
 	if !id.Coordinator() {
 		o.Begin = func() { r.state.ladderSpan.begin(d.led.Now()) }
 		o.End = func() {

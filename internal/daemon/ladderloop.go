@@ -9,6 +9,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // ladderLoop runs the ladder on its timetable, or at once on an identity
@@ -99,12 +100,9 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 			return
 		}
 		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, stats.FormatRate(p.Rate)))
-		total := 0.0
-		for _, c := range r.classes {
-			total += c.Weight
-		}
-		for _, c := range r.classes {
-			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, p.Rate*c.Weight/total)
+		shares := workload.Weights(r.classes).Split(p.Rate)
+		for i, c := range r.classes {
+			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, shares[i])
 		}
 	}
 }

@@ -62,9 +62,7 @@ func testCoordinator(t *testing.T, steps []float64, other http.HandlerFunc) (*La
 		t.Fatal(err)
 	}
 	h = n.Handler()
-	fc := r.Config()
-	fc.Steps = steps
-	l, err := n.NewLadder(LadderOptions{Config: fc, Runner: r, LedgerNow: led.Now})
+	l, err := n.NewLadder(LadderOptions{Steps: steps, Runner: r, LedgerNow: led.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,13 @@ const keepShares = 2
 
 // LadderOptions configure one target's fleet ladder on this shard.
 type LadderOptions struct {
-	// Config is the fleet's ladder: Steps are the fleet's rates (each
-	// shard offers 1/N of each), and the rest is what the coordinator
-	// judges by (gates, good fraction target, knee factor, stop_at, abort
-	// rules, settle, gap, history file). Use the share runner's Config
-	// (defaults filled) with the fleet's Steps.
-	Config ladder.Config
-	// Runner is this shard's share: the same configuration with the
-	// rates divided by the shard count and the shard's own seed.
+	// Steps are the fleet's rates (each shard offers 1/N of each).
+	Steps []float64
+	// Runner is this shard's share: its rates the fleet's divided by the
+	// shard count, its seed the shard's own. The rest of its configuration
+	// (checked by ladder.New, defaults filled) is the fleet ladder's: what
+	// the coordinator judges by (gates, good fraction target, knee factor,
+	// stop_at, abort rules) and its timetable (step duration, settle, gap).
 	Runner *ladder.Runner
 	// LedgerNow is the ledger's clock (offsets), to place a wall-clock
 	// step start on the ledger.
@@ -72,26 +71,24 @@ type share struct {
 // NewLadder builds a target's fleet ladder on this node; Open registers it
 // (its results are served, its shares followed) and Close unregisters it.
 func (n *Node) NewLadder(o LadderOptions) (*Ladder, error) {
-	c := o.Config
-	var errs []error
 	if o.Runner == nil || o.LedgerNow == nil {
-		errs = append(errs, errors.New("fleet ladder: a share runner and the ledger clock are required"))
+		return nil, errors.New("fleet ladder: a share runner and the ledger clock are required")
 	}
-	if len(c.Steps) == 0 || c.StepDuration <= 0 || c.Settle <= 0 {
-		errs = append(errs, errors.New("fleet ladder: steps, step duration and settle are required"))
+	c := o.Runner.Config()
+	var errs []error
+	if len(o.Steps) == 0 || len(o.Steps) != len(c.Steps) {
+		errs = append(errs, fmt.Errorf("fleet ladder: %d fleet steps for a share runner of %d", len(o.Steps), len(c.Steps)))
 	}
+	c.Steps = o.Steps
 	if n.id.InFleet() && c.Gap < MinGap {
 		errs = append(errs, fmt.Errorf("fleet ladder %s: gap %s is below %s (the coordinator judges each step in its settle and gap)", c.Target, c.Gap, MinGap))
-	}
-	if o.Runner != nil && len(o.Runner.Config().Steps) != len(c.Steps) {
-		errs = append(errs, errors.New("fleet ladder: the share runner has another number of steps"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	l := &Ladder{
 		n: n, cfg: c, runner: o.Runner, ledNow: o.LedgerNow, begin: o.Begin, end: o.End,
-		period: c.StepDuration + c.Settle + c.Gap, shares: map[string]*share{}, wake: make(chan struct{}),
+		period: c.Timetable().Period(), shares: map[string]*share{}, wake: make(chan struct{}),
 	}
 	l.print = fingerprint(c, l.period, n.id.Shards)
 	return l, nil

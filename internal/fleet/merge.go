@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -154,11 +155,10 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		rows = append(rows, row)
 	}
 	gates := map[string]stats.Gates{}
-	total := 0.0
 	for _, c := range cfg.Classes {
 		gates[c.Name] = c.Gates
-		total += c.Weight
 	}
+	shares := ladder.Weights(cfg.Classes).Split(rate)
 	scfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: cfg.StepDuration, ClassGates: gates, Validity: cfg.Validity}
 	// The shards' host evidence: the most starved shard's, named, judges a
 	// late merged generator as a prober alone's host would.
@@ -169,14 +169,14 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})
 	}
 	var classes []stats.ClassStep
-	for _, c := range cfg.Classes {
+	for ci, c := range cfg.Classes {
 		var cparts []stats.ShardSummary
 		for shard := range l.n.id.Shards {
 			if r, ok := g.reports[shard]; ok {
 				cparts = append(cparts, r.Classes[c.Name])
 			}
 		}
-		crate := rate * c.Weight / total
+		crate := shares[ci]
 		ccfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: crate, Window: cfg.StepDuration, Gates: c.Gates, Validity: cfg.Validity}
 		cs, err := stats.Merge(ccfg, cparts)
 		if err != nil { // every part was checked (checkReport): a class without figures makes the step invalid, never zeros as if measured

@@ -37,9 +37,7 @@ func benchCoordinator(b testing.TB, n int, rate float64) *Ladder {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fc := r.Config()
-	fc.Steps = []float64{rate}
-	l, err := node.NewLadder(LadderOptions{Config: fc, Runner: r, LedgerNow: led.Now})
+	l, err := node.NewLadder(LadderOptions{Steps: []float64{rate}, Runner: r, LedgerNow: led.Now})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,12 @@ type Class struct {
 	Gates  stats.Gates
 }
 
+// Weights are the classes' weights, which split each step's rate among
+// them and pick each arrival's class (schedule.Weights).
+func Weights(classes []Class) schedule.Weights {
+	return schedule.WeightsOf(classes, func(c Class) float64 { return c.Weight })
+}
+
 // Progress is reported at the start of each step, about every
 // ProgressEvery while it runs, while it settles and when it ends.
 type Progress struct {
@@ -130,6 +136,25 @@ func ParseStopAt(s string) (StopAt, error) {
 		return StopAt(s), nil
 	}
 	return "", fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", s)
+}
+
+// UnmarshalText reads ladder.stop_at as configuration writes it
+// (ParseStopAt's names, "" being capacity); the error names the choices,
+// the caller adds the key.
+func (s *StopAt) UnmarshalText(b []byte) error {
+	v, err := ParseStopAt(string(b))
+	if err != nil {
+		return fmt.Errorf("want knee, capacity or top, got %q", string(b))
+	}
+	*s = v
+	return nil
+}
+
+// Valid reports whether s is a stop rule ("" is capacity): one read by
+// UnmarshalText always is; one set in code is checked by New.
+func (s StopAt) Valid() bool {
+	_, err := ParseStopAt(string(s))
+	return err == nil
 }
 
 // stepsPastFailure is how many steps may follow the first failing step.

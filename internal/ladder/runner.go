@@ -70,11 +70,11 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if !(cfg.KneeFactor > 1) {
 		errs = append(errs, fmt.Errorf("ladder: knee factor %g must be above 1", cfg.KneeFactor))
 	}
-	if _, err := schedule.ParseKind(string(cfg.Arrival)); err != nil {
-		errs = append(errs, fmt.Errorf("ladder: %w", err))
+	if !cfg.Arrival.Valid() {
+		errs = append(errs, fmt.Errorf("ladder: unknown arrival process %q (want poisson, constant or gamma)", cfg.Arrival))
 	}
-	if _, err := ParseStopAt(string(cfg.StopAt)); err != nil {
-		errs = append(errs, err)
+	if !cfg.StopAt.Valid() {
+		errs = append(errs, fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", cfg.StopAt))
 	}
 	for _, c := range cfg.Classes {
 		if c.Name == "" || !(c.Weight > 0) {
@@ -87,7 +87,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if len(cfg.Classes) == 0 {
 		cfg.Classes = []Class{{Name: "default", Weight: 1}}
 	}
-	cfg.StopAt, _ = ParseStopAt(string(cfg.StopAt))
+	if cfg.StopAt == "" {
+		cfg.StopAt = StopAtCapacity
+	}
 	if cfg.Settle <= 0 {
 		cfg.Settle = 30 * time.Second
 	}
@@ -263,13 +265,10 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	if cfg.Abort.TTFTGateMultiple > 0 && cfg.TTFTGate > 0 {
 		st.limit = time.Duration(cfg.Abort.TTFTGateMultiple * float64(cfg.TTFTGate))
 	}
-	total := 0.0
-	for _, c := range cfg.Classes {
-		total += c.Weight
-	}
-	for _, c := range cfg.Classes {
+	shares := Weights(cfg.Classes).Split(rate)
+	for i, c := range cfg.Classes {
 		st.class[c.Name] = stats.NewAccumulator(stats.Config{
-			Mode: ledger.ModeOpen, RequestedRate: rate * c.Weight / total, Start: start, Window: cfg.StepDuration,
+			Mode: ledger.ModeOpen, RequestedRate: shares[i], Start: start, Window: cfg.StepDuration,
 			Gates: c.Gates, Validity: cfg.Validity,
 		})
 	}
@@ -397,10 +396,10 @@ settle:
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
 	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
-	for _, c := range cfg.Classes {
+	for i, c := range cfg.Classes {
 		cs := st.class[c.Name].Summary()
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
-		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: rate * c.Weight / total, Summary: cs})
+		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: shares[i], Summary: cs})
 	}
 	judgeSteady(&ls, queue)
 	r.cutStep(&ls, st, identStart)

@@ -61,3 +61,35 @@ func Next(now time.Time, s Schedule) (time.Time, error) {
 		return time.Time{}, errors.New("ladder schedule: neither every nor daily is set")
 	}
 }
+
+// Timetable is a ladder's length: Steps steps, each an arrival window of
+// Step whose requests settle for at most Settle (the target's
+// timeouts.total), then Gap before the next. It is the one rule for how
+// long a ladder takes: the configuration's schedule checks (Span,
+// FleetSpan) and a fleet's step period read it.
+type Timetable struct {
+	Steps             int
+	Step, Settle, Gap time.Duration
+}
+
+// Timetable is the ladder's timetable.
+func (c Config) Timetable() Timetable {
+	return Timetable{Steps: len(c.Steps), Step: c.StepDuration, Settle: c.Settle, Gap: c.Gap}
+}
+
+// Period is one step's slot on a fleet's fixed timetable: its window, its
+// settle and the gap; step i+1 starts a Period after step i.
+func (t Timetable) Period() time.Duration { return t.Step + t.Settle + t.Gap }
+
+// Span is the least a ladder alone takes: every window and every gap, and
+// the settle of the last step's requests (a step alone goes on as soon as
+// its requests end, usually well before Settle).
+func (t Timetable) Span() time.Duration {
+	return time.Duration(t.Steps)*(t.Step+t.Gap) + t.Settle
+}
+
+// FleetSpan is a fleet ladder's length on its fixed timetable: the lead
+// from its announcement to its first step, then a Period per step.
+func (t Timetable) FleetSpan(lead time.Duration) time.Duration {
+	return lead + time.Duration(t.Steps)*t.Period()
+}

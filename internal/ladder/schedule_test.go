@@ -107,3 +107,24 @@ func TestNextErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTimetable: one ladder's length, three readings. 3 steps of 60s
+// settling for at most 5m with 10s gaps: alone the windows and gaps and
+// the last settle (3×70s + 5m = 8m30s); a fleet's step every 6m10s; a
+// fleet ladder the lead and three periods (2s + 18m30s).
+func TestTimetable(t *testing.T) {
+	cfg := Config{Steps: []float64{1, 2, 4}, StepDuration: time.Minute, Settle: 5 * time.Minute, Gap: 10 * time.Second}
+	tt := cfg.Timetable()
+	if got := tt.Span(); got != 8*time.Minute+30*time.Second {
+		t.Errorf("Span = %s, want 8m30s", got)
+	}
+	if got := tt.Period(); got != 6*time.Minute+10*time.Second {
+		t.Errorf("Period = %s, want 6m10s", got)
+	}
+	if got := tt.FleetSpan(2 * time.Second); got != 18*time.Minute+32*time.Second {
+		t.Errorf("FleetSpan = %s, want 18m32s", got)
+	}
+	if got := (Timetable{}).Span(); got != 0 {
+		t.Errorf("an empty timetable spans %s", got)
+	}
+}

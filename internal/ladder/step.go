@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -226,22 +227,11 @@ func TTFTInFlight(judged, over, waiting, min int, multiple float64, gate time.Du
 }
 
 func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {
-	total := 0.0
-	for _, c := range r.cfg.Classes {
-		total += c.Weight
-	}
+	cum := Weights(r.cfg.Classes).Cumulative()
 	return func(time.Duration) ledger.Meta {
 		st.mu.Lock()
 		st.planned++
-		x := st.rng.Float64() * total
-		class := r.cfg.Classes[len(r.cfg.Classes)-1].Name
-		for _, c := range r.cfg.Classes {
-			if x < c.Weight {
-				class = c.Name
-				break
-			}
-			x -= c.Weight
-		}
+		class := r.cfg.Classes[schedule.Pick(cum, st.rng.Float64())].Name
 		if st.classPlanned == nil {
 			st.classPlanned = map[string]int{}
 		}

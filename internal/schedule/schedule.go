@@ -33,6 +33,28 @@ func ParseKind(s string) (Kind, error) {
 	}
 }
 
+// UnmarshalText reads an arrival process as configuration writes it
+// (baseline.arrival, ladder.arrival): ParseKind's names, "" being Poisson.
+// The error names the choices; the caller adds the key.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, err := ParseKind(string(b))
+	if err != nil {
+		return fmt.Errorf("want poisson, constant or gamma, got %q", string(b))
+	}
+	*k = v
+	return nil
+}
+
+// Valid reports whether k is an arrival process ("" is Poisson): a Kind
+// read by UnmarshalText always is; one set in code is checked by it.
+func (k Kind) Valid() bool {
+	switch k {
+	case "", Poisson, Constant, Gamma:
+		return true
+	}
+	return false
+}
+
 // Spec chooses the arrival process.
 type Spec struct {
 	Kind       Kind    // "" means Poisson

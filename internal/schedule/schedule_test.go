@@ -411,6 +411,27 @@ func TestParseKind(t *testing.T) {
 	}
 }
 
+// TestKindUnmarshalText: the configuration's arrival keys are read by
+// Kind itself: ParseKind's names (any case, "" Poisson), anything else
+// refused with the choices, the value left alone.
+func TestKindUnmarshalText(t *testing.T) {
+	for in, want := range map[string]Kind{"": Poisson, "GAMMA": Gamma, "constant": Constant} {
+		var k Kind
+		if err := k.UnmarshalText([]byte(in)); err != nil || k != want {
+			t.Errorf("UnmarshalText(%q) = %q, %v; want %q", in, k, err, want)
+		}
+	}
+	k := Constant
+	if err := k.UnmarshalText([]byte("bursty")); err == nil || err.Error() != `want poisson, constant or gamma, got "bursty"` || k != Constant {
+		t.Errorf("UnmarshalText(bursty) = %q, %v", k, err)
+	}
+	for k, want := range map[Kind]bool{"": true, Poisson: true, Gamma: true, "bursty": false, "Poisson": false} {
+		if k.Valid() != want {
+			t.Errorf("%q.Valid() = %v", k, !want)
+		}
+	}
+}
+
 func BenchmarkSequenceNext(b *testing.B) {
 	for _, k := range Kinds {
 		b.Run(string(k), func(b *testing.B) {

@@ -6,11 +6,9 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -26,8 +24,8 @@ func Load(o config.Options) (*config.Config, error) {
 // owns the value: the API by the protocol registry, ttft_boundary by the
 // ledger, arrival processes by schedule, prompt sources and length
 // distributions by workload (prompt files and datasets are read now,
-// before any traffic), the server flavour by servermetrics, stop_at by
-// ladder, a check's kind by the target's API (checkCanary), and the /probe
+// before any traffic), the server flavour by servermetrics,
+// a check's kind by the target's API (checkCanary), and the /probe
 // endpoint's modules (as the targets they describe)
 // and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
@@ -48,20 +46,9 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
 			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
 		}
-		if _, err := schedule.ParseKind(t.Baseline.Arrival); err != nil {
-			add(p+".baseline.arrival", "want poisson, constant or gamma, got %q", t.Baseline.Arrival)
-		}
 		for j, cl := range t.Classes {
 			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
 			checkCanary(add, fmt.Sprintf("%s.classes[%d]", p, j), t.API, cl)
-		}
-		if t.Ladder.Enabled {
-			if _, err := schedule.ParseKind(t.Ladder.Arrival); err != nil {
-				add(p+".ladder.arrival", "want poisson, constant or gamma, got %q", t.Ladder.Arrival)
-			}
-			if _, err := ladder.ParseStopAt(t.Ladder.StopAt); err != nil {
-				add(p+".ladder.stop_at", "want knee, capacity or top, got %q", t.Ladder.StopAt)
-			}
 		}
 		if _, err := servermetrics.ParseFlavour(t.ServerMetrics.Flavour); err != nil {
 			add(p+".server_metrics.flavour", "want %s; got %q", servermetrics.FlavourChoices, t.ServerMetrics.Flavour)
@@ -81,7 +68,7 @@ func eventBytes(t config.Target) int {
 // prompt file or dataset is refused with its file and line) and checks its
 // length distributions.
 func checkClass(add func(key, format string, args ...any), p string, cl config.Class) {
-	if _, err := workload.PromptSpec(cl.Prompt).Build(p + ".prompt"); err != nil {
+	if _, err := cl.Prompt.Build(p + ".prompt"); err != nil {
 		msg := strings.TrimPrefix(err.Error(), p+".prompt: ")
 		key := p + ".prompt.file"
 		if strings.HasPrefix(msg, "unknown source") {
@@ -91,9 +78,9 @@ func checkClass(add func(key, format string, args ...any), p string, cl config.C
 	}
 	for _, d := range []struct {
 		key  string
-		spec config.Dist
+		spec workload.DistSpec
 	}{{p + ".input", cl.Input}, {p + ".output", cl.Output}} {
-		if _, err := workload.DistSpec(d.spec).Build(d.key); err != nil {
+		if _, err := d.spec.Build(d.key); err != nil {
 			add(d.key, "%s", strings.TrimPrefix(err.Error(), d.key+": "))
 		}
 	}

@@ -18,17 +18,17 @@ func Gates(g config.Gates) stats.Gates {
 // prompts (workload.CheckParams). key names the class in errors
 // (e.g. "targets[0].classes[1]").
 func Class(c config.Class, key string) (workload.Class, error) {
-	ps, err := workload.PromptSpec(c.Prompt).Build(key + ".prompt")
+	ps, err := c.Prompt.Build(key + ".prompt")
 	if err != nil {
 		return workload.Class{}, err
 	}
 	var in workload.LengthDist
 	if ps.NeedsInputLength() || c.Session.Enabled() { // a session's later user messages are synthetic
-		if in, err = workload.DistSpec(c.Input).Build(key + ".input"); err != nil {
+		if in, err = c.Input.Build(key + ".input"); err != nil {
 			return workload.Class{}, err
 		}
 	}
-	out, err := workload.DistSpec(c.Output).Build(key + ".output")
+	out, err := c.Output.Build(key + ".output")
 	if err != nil {
 		return workload.Class{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 const minimal = `
@@ -137,7 +138,7 @@ func TestWorkloadClasses(t *testing.T) {
 		}
 	}
 	bad := c.Targets[0].Classes[0]
-	bad.Prompt = config.Prompt{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
+	bad.Prompt = workload.PromptSpec{Source: "file", File: filepath.Join(t.TempDir(), "missing.txt")}
 	if _, err := Class(bad, "targets[0].classes[0]"); err == nil || !strings.Contains(err.Error(), "targets[0].classes[0].prompt") || !strings.Contains(err.Error(), "missing.txt") {
 		t.Fatalf("missing prompt file: %v", err)
 	}

@@ -131,17 +131,11 @@ func ForShard(t config.Target, id fleet.Identity) config.Target {
 	return t
 }
 
-// FleetSpan is the longest a fleet ladder of t can take: its first step
-// starts fleet.AnnounceLead after it is announced, and each step takes
-// step_duration + timeouts.total (its settle) + gap on the timetable.
-func FleetSpan(t config.Target) time.Duration {
-	l := t.Ladder
-	return fleet.AnnounceLead + time.Duration(len(l.Steps))*(l.StepDuration.D()+t.Timeouts.Total.D()+l.Gap.D())
-}
-
 // checkFleet checks what a fleet asks: peers that parse, ladders whose gap
 // leaves the coordinator time to judge each step (fleet.MinGap), and
-// schedules no shorter than a fleet ladder (FleetSpan).
+// schedules no shorter than a fleet ladder (ladder.Timetable.FleetSpan:
+// its first step fleet.AnnounceLead after it is announced, each step
+// step_duration + timeouts.total + gap on the timetable).
 func checkFleet(c *config.Config, add func(key, format string, args ...any)) {
 	if c.Fleet.Shards <= 1 {
 		return
@@ -162,7 +156,7 @@ func checkFleet(c *config.Config, add func(key, format string, args ...any)) {
 		if t.Ladder.Gap.D() < fleet.MinGap {
 			add(p+".gap", "at least %s in a fleet (the coordinator gathers and judges each step before the next), got %s", fleet.MinGap, t.Ladder.Gap)
 		}
-		if every, span := t.Ladder.Schedule.Every.D(), FleetSpan(t); every > 0 && every < span {
+		if every, span := t.Ladder.Schedule.Every.D(), t.Ladder.Timetable(t.Timeouts.Total).FleetSpan(fleet.AnnounceLead); every > 0 && every < span {
 			add(p+".schedule.every", "%s is shorter than a fleet ladder (%s: each step, timeouts.total and gap, on the fleet's timetable)", every, span)
 		}
 	}

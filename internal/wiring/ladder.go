@@ -7,7 +7,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -26,14 +25,6 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	if err != nil {
 		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
 	}
-	arrival, err := schedule.ParseKind(l.Arrival)
-	if err != nil {
-		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
-	}
-	stopAt, err := ladder.ParseStopAt(l.StopAt)
-	if err != nil {
-		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: %w", t.Name, err)
-	}
 	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
 		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
@@ -41,13 +32,13 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
-		MaxRate: max, Arrival: arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
+		MaxRate: max, Arrival: l.Arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: ladder.AbortRules{
 			ErrorFraction: l.Abort.ErrorFraction, RejectionFraction: l.Abort.RejectionFraction,
 			TTFTGateMultiple: l.Abort.TTFTGateMultiple, OnUnsent: l.Abort.OnUnsent,
 			UnsentFraction: l.Abort.UnsentFraction, OnGeneratorInvalid: l.Abort.OnGeneratorInvalid,
 		},
-		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: stopAt,
+		GoodFractionTarget: l.GoodFractionTarget, KneeFactor: l.KneeFactor, StopAt: l.StopAt,
 		Validity: Validity(l),
 		Settle:   t.Timeouts.Total.D(), HistoryFile: l.HistoryFile,
 	}

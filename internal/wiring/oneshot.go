@@ -14,6 +14,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
 // ProbeRun is a one-shot probe's shape: what describes a run rather than a
@@ -194,13 +195,10 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 // probeStreams is each class's open-loop stream at its share of rate
 // (by weight); a target of one class sends it at the whole rate.
 func (p *Plan) probeStreams(rate float64) ([]dispatch.OpenConfig, error) {
-	total := 0.0
-	for _, c := range p.Classes {
-		total += c.Weight
-	}
+	shares := workload.Weights(p.Classes).Split(rate)
 	out := make([]dispatch.OpenConfig, len(p.Classes))
-	for i, c := range p.Classes {
-		seq, err := Arrivals(p.Target, i, rate*c.Weight/total)
+	for i := range p.Classes {
+		seq, err := Arrivals(p.Target, i, shares[i])
 		if err != nil {
 			return nil, fmt.Errorf("arrivals: %w", err)
 		}

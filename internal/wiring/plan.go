@@ -82,11 +82,7 @@ func Budget(t config.Target) (l budget.Limits, ok bool, err error) {
 // Arrivals is class i's open-loop arrival schedule at rate req/s, by the
 // baseline's arrival process.
 func Arrivals(t config.Target, i int, rate float64) (*schedule.Sequence, error) {
-	kind, err := schedule.ParseKind(t.Baseline.Arrival)
-	if err != nil {
-		return nil, fmt.Errorf("baseline.arrival: %w", err)
-	}
-	return schedule.New(schedule.Spec{Kind: kind, Burstiness: t.Baseline.Burstiness, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
+	return schedule.New(schedule.Spec{Kind: t.Baseline.Arrival, Burstiness: t.Baseline.Burstiness, Seed: Seed(t) + uint64(i)}, schedule.Step{Rate: rate})
 }
 
 // BaselinePlan is one class's share of a target's baseline stream.
@@ -100,11 +96,7 @@ type BaselinePlan struct {
 // Baseline plans class i's baseline stream among classes (their weights
 // split baseline.rate).
 func Baseline(t config.Target, classes []workload.Class, i int) (BaselinePlan, error) {
-	total := 0.0
-	for _, c := range classes {
-		total += c.Weight
-	}
-	rate := t.Baseline.Rate * classes[i].Weight / total
+	rate := workload.Weights(classes).Share(t.Baseline.Rate, i)
 	seq, err := Arrivals(t, i, rate)
 	if err != nil {
 		return BaselinePlan{}, err

@@ -52,17 +52,14 @@ func ExpectedUsage(t config.Target, index int) (DailyUsage, error) {
 		return DailyUsage{}, err
 	}
 	var u DailyUsage
-	total := 0.0
-	for _, c := range classes {
-		total += c.Weight
-	}
+	shares := workload.Weights(classes).Split(1) // each class's share of the arrivals
 	requestsPerArrival := 0.0
 	for i, c := range classes {
 		m, err := Mix(t, c, MixIndex(t, i))
 		if err != nil {
 			return DailyUsage{}, err
 		}
-		share := c.Weight / total
+		share := shares[i]
 		turns := float64(max(configClass(t, c.Name).Session.Turns, 1))
 		var prompt, template, output float64
 		for range usageSamples {

@@ -200,8 +200,10 @@ func scanErr(err error) error {
 	return err
 }
 
-// DistSpec is a length distribution as configuration describes it. Dist
-// chooses the kind; only that kind's fields are read.
+// DistSpec is a length distribution as configuration describes it: the
+// configuration's classes[].input and output are one (config.Class), read
+// and checked by Build. Dist chooses the kind; only that kind's fields are
+// read.
 //
 //	fixed:      Value
 //	uniform:    Min, Max

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -47,6 +48,12 @@ type Request struct {
 	CacheBusted bool
 }
 
+// Weights are the classes' weights, which split a rate among them and
+// pick each arrival's class (schedule.Weights).
+func Weights(classes []Class) schedule.Weights {
+	return schedule.WeightsOf(classes, func(c Class) float64 { return c.Weight })
+}
+
 // Mix picks a class per arrival by weight and builds its request. Request
 // n (the n-th call of Next, from 1) is a pure function of the seed and n:
 // its class, lengths, cache busting and prompt text are drawn from a random
@@ -78,7 +85,6 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 	}
 	m := &Mix{seed: seed ^ 0x9e3779b97f4a7c15, classes: append([]Class(nil), classes...)}
 	seen := map[string]bool{}
-	total := 0.0
 	for i, c := range classes {
 		key := fmt.Sprintf("workload: classes[%d]", i)
 		switch {
@@ -97,14 +103,8 @@ func NewMix(seed uint64, classes []Class, opts ...Option) (*Mix, error) {
 			return nil, fmt.Errorf("%s (%s): cache_bust_fraction %v must be in [0, 1]", key, c.Name, c.CacheBustFraction)
 		}
 		seen[c.Name] = true
-		total += c.Weight
 	}
-	acc := 0.0
-	for _, c := range classes {
-		acc += c.Weight / total
-		m.cum = append(m.cum, acc)
-	}
-	m.cum[len(m.cum)-1] = 1
+	m.cum = Weights(classes).Cumulative()
 	var err error
 	if m.nonce, err = RunNonce(); err != nil {
 		return nil, err
@@ -129,12 +129,7 @@ func (m *Mix) reserve() uint64 { return m.n.Add(1) }
 // shared-prefix class or its cold twin) builds request n-1 of its own.
 func (m *Mix) at(n uint64) Request {
 	r := requestRand(m.seed, n)
-	u := r.Float64()
-	i := 0
-	for i < len(m.cum)-1 && u >= m.cum[i] {
-		i++
-	}
-	c := &m.classes[i]
+	c := &m.classes[schedule.Pick(m.cum, r.Float64())]
 	req := Request{Seq: n, Class: c.Name, Gates: c.Gates}
 	if len(c.Checks) > 0 {
 		req.Params = CheckParams(c.checkAt(n), c.RecordExcerpt)

@@ -261,7 +261,9 @@ func jsonErr(err error) error {
 	return errors.New("invalid JSON")
 }
 
-// PromptSpec is a prompt source as configuration describes it.
+// PromptSpec is a prompt source as configuration describes it: the
+// configuration's classes[].prompt is one (config.Class), read and checked
+// by Build. Its content never reaches logs.
 //
 //	synthetic: no fields
 //	file:      File (text, one prompt per line or blank-line-separated blocks)

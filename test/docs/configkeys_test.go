@@ -82,7 +82,11 @@ func configKeys(t *testing.T) (rows []keyRow, sections, known map[string]bool) {
 		ty := v.Type()
 		for i := 0; i < ty.NumField(); i++ {
 			f := ty.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+			name, opts, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+			if f.Anonymous && opts == "squash" { // an embedded block of keys (config.Client): its keys are the struct's own
+				walk(v.Field(i), prefix)
+				continue
+			}
 			if !f.IsExported() || name == "" || name == "-" {
 				continue
 			}
