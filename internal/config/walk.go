@@ -141,4 +141,3 @@ func walk(el *errorList, path string, v any, t reflect.Type) any {
 	}
 	return v
 }
-
