@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -141,7 +142,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard,
 		Draining: func(inFlight int) {
 			if !p.jsonOut {
-				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), inFlight)
+				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", durfmt.Format(p.drain), inFlight)
 			}
 		},
 	})

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // ladderLoop runs the ladder on its timetable, or at once on an identity
@@ -98,7 +98,7 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 			}
 			return
 		}
-		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, stats.FormatRate(p.Rate)))
+		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, durfmt.Rate(p.Rate)))
 		total := 0.0
 		for _, c := range r.classes {
 			total += c.Weight

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 )
 
 // The result metrics of one probe (see docs/probe-endpoint.md). With a
@@ -72,7 +72,7 @@ func (r result) registry() *prometheus.Registry {
 	var ttft, e2e, lag time.Duration
 	var haveTTFT, haveE2E, haveLag, haveTokens bool
 	tokens := 0
-	gaps := stats.NewDist(0)
+	gaps := quantile.NewDist(0)
 	gapSum := time.Duration(0)
 	for i := range r.records {
 		rec := &r.records[i]

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // MetricKind is the Prometheus type of a metric.
@@ -316,9 +317,9 @@ func Labels() []LabelSpec {
 			Values: reasons},
 		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
 		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",
-			Values: valuesOf(stats.Causes, func(c stats.Cause) string { return string(c) })},
+			Values: valuesOf(cause.Generator, func(c cause.Cause) string { return string(c) })},
 		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
-			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
+			Values: []string{string(ladderresult.BoundMeasured), string(ladderresult.BoundLower)}},
 		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
 		{Name: labelTurn, Meaning: "A session's 1-based turn index (at most " + strconv.Itoa(MaxTurnLabel) + ", the bound on classes[].session.turns)."},
 		{Name: labelScope, Meaning: "Whose ladder a capacity, knee or step figure is: one prober's (local), or a fleet's, merged over every shard and published by its coordinator, shard 0, alone (fleet); see docs/fleet.md.",
