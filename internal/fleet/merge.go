@@ -81,7 +81,8 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	}
 	for k := range r.Causes {
 		c := &r.Causes[k]
-		if !slices.Contains(cause.Generator, c.Cause) && !slices.Contains(cause.Step, c.Cause) {
+		// a shard's own verdict: a generator or a step cause, never a fleet one
+		if e, ok := cause.Lookup(c.Cause); !ok || e.Kind == cause.KindFleet {
 			return fmt.Errorf("unknown invalid cause %q", sanitize.String(string(c.Cause), 40))
 		}
 		c.Reason = sanitize.String(c.Reason, maxReasonBytes)

@@ -36,7 +36,7 @@ type GateMisses struct {
 }
 
 // CauseJSON is one cause of an invalid generator verdict: its name (a
-// closed set: host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached),
+// closed set: internal/cause's table),
 // the reason with its figures, and what to do.
 type CauseJSON struct {
 	Cause    string `json:"cause"`

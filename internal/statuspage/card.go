@@ -260,7 +260,7 @@ func hostBlocked(in judgeInput) *TargetState {
 	t := in.t
 	var why, do []string
 	for _, c := range t.Verdict.Causes {
-		if c.Cause == cause.HostStarved || c.Cause == cause.CgroupThrottled || c.Cause == cause.InFlightCap {
+		if c.Cause.IsHost() || c.Cause == cause.InFlightCap {
 			why, do = append(why, c.Reason), append(do, c.Action)
 		}
 	}
@@ -324,7 +324,7 @@ func abortText(res ladder.Result) string {
 	switch ladder.AbortedBy(s.AbortReason) {
 	case ladder.ReasonGeneratorInvalid:
 		for _, c := range s.Summary.Validity.Causes {
-			if c.Cause == cause.HostStarved || c.Cause == cause.CgroupThrottled {
+			if c.Cause.IsHost() {
 				return fmt.Sprintf("the last ladder aborted at step %d because the prober host was starved (%s), not because of the target", step, c.Cause)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/slo"
@@ -197,24 +196,16 @@ func stateFigures(j ClassJudgement) string {
 }
 
 // badgeCauses are the short names of a verdict's causes for the prober
-// badge, and the anchor of their evidence: the host evidence line for a
-// host or cgroup cause, the target's generator verdict otherwise.
+// badge (the cause table's Badge), and the anchor of their evidence: the
+// host evidence line for a host cause, the target's generator verdict
+// otherwise.
 func badgeCauses(causes []verdict.InvalidCause, target string) (names, evidence string) {
 	evidence = "#generator-" + target
 	var out []string
 	for _, c := range causes {
-		short := string(c.Cause)
-		switch c.Cause {
-		case cause.HostStarved:
-			short, evidence = "host", "#prober-host"
-		case cause.CgroupThrottled:
-			short, evidence = "cgroup", "#prober-host"
-		case cause.InFlightCap:
-			short = "cap"
-		case cause.DispatchLag:
-			short = "lag"
-		case cause.RateNotReached:
-			short = "rate"
+		short := c.Cause.Badge()
+		if c.Cause.IsHost() {
+			evidence = "#prober-host"
 		}
 		if !slices.Contains(out, short) {
 			out = append(out, short)

@@ -169,7 +169,7 @@ func Metrics() []MetricSpec {
 		{Name: metricGeneratorValid, Kind: KindGauge, Labels: targetOnly,
 			Help: "1 when the load generator kept its schedule over the last minute (dispatches later than the target's max_lag_p99 not significantly above 1 %, none beyond lag_hard_factor times it, no arrival unsent at the in-flight cap), else 0; once 0, 1 again only after a clean minute. It judges the prober, not the target."},
 		{Name: metricInvalidCause, Kind: KindGauge, Labels: []string{labelTarget, labelCause},
-			Help: "1 for each cause of the current invalid generator verdict (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
+			Help: "1 for each cause of the current invalid generator verdict (" + cause.Join(cause.Generator) + "), else 0."},
 		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: targetOnly,
 			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
 
