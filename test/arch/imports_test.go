@@ -39,7 +39,7 @@ var ranks = map[string]int{
 	// 0: leaves (import nothing of the project, except sim's importers below)
 	"internal/sanitize": 0, "internal/schedule": 0, "internal/protocol/sse": 0, "internal/protocol/h1": 0, "internal/logging": 5, "internal/durfmt": 0,
 	"internal/slo": 0, "internal/sim": 0, "internal/answercheck": 0, "deploy": 0, "internal/urlprefix": 0,
-	"internal/cause": 0, "internal/quantile": 0,
+	"internal/cause": 0, "internal/quantile": 0, "internal/metricdef": 0,
 	// 10: the record
 	"internal/ledger": 10, "internal/servermetrics": 10, "internal/dashgen": 10,
 	// 15: the verdicts on a generator (validity, host evidence, saturation)
