@@ -62,7 +62,7 @@ func TestHistoryAndJSONOneSchema(t *testing.T) {
 // before schema_version (the flat format) and whose last is current reads
 // as one history, oldest first, nothing skipped.
 func TestReadHistoryOldLines(t *testing.T) {
-	old, err := os.ReadFile("../stats/testdata/history-v1.jsonl")
+	old, err := os.ReadFile("../ladderresult/testdata/history-v1.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
