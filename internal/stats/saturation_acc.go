@@ -21,7 +21,7 @@ import (
 //     bounds, start + W/3 and start + W, are slice bounds, so the counts of
 //     a full window (in flight at either bound, arrivals and completions
 //     between them) are exact.
-//   - TTFTs are counted into log buckets (histogramGamma, as Dist's
+//   - TTFTs are counted into log buckets (quantile.BucketOf, as quantile.Dist's
 //     histogram: a median within about 0.5 %) per steadyTTFTSlices slices
 //     of planned time (slice j holds [b'_j, b'_j+1)); the thirds are slice
 //     bounds.

@@ -17,8 +17,8 @@ type ShardVerdict struct {
 }
 
 // FleetValidity is the verdict of a fleet step: invalid with
-// CauseShardMissing for each shard whose results are missing, and
-// CauseShardInvalid for each whose own verdict was invalid (its causes and
+// cause.ShardMissing for each shard whose results are missing, and
+// cause.ShardInvalid for each whose own verdict was invalid (its causes and
 // first reason quoted; InvalidCause.HostCaused when they all blame the
 // shard's host); when every shard was present and valid, merged, the
 // one rule applied to the merged cohort (Merge). Notes of merged are kept.

@@ -185,7 +185,7 @@ func RateBounds(lambda, tol, z float64) (lo, hi float64) {
 // LagP99Exceeds reports whether the nearest-rank p99 of n lags exceeds a
 // limit, given the number over it: the p99 is the ⌈0.99·n⌉-th smallest lag,
 // so it exceeds the limit exactly when fewer than ⌈0.99·n⌉ lags are within
-// it. The same rank as Dist.Quantile(0.99). It is not the verdict (a p99
+// it. The same rank as quantile.Dist.Quantile(0.99). It is not the verdict (a p99
 // of 14 dispatches is their maximum: see LagSignificant); the live
 // verdict's hysteresis reads it for a clean window.
 func LagP99Exceeds(n, over int) bool {
@@ -257,5 +257,5 @@ func (c ValidityConfig) Judge(e Evidence) Validity {
 	return v
 }
 
-// fmtDur formats a duration to three significant figures (FormatDuration).
+// fmtDur formats a duration to three significant figures (durfmt.Format).
 func fmtDur(d time.Duration) string { return durfmt.Format(d) }
