@@ -25,8 +25,9 @@ const (
 )
 
 // MetricSpec describes one llmprobe_* Prometheus metric. The catalog
-// (Metrics) is the one place a metric's name, type, unit, labels and help
-// are written: the collectors are built from it and docs/metrics.md is
+// (Metrics) is the one place a metric's type, unit, labels and help are
+// written, over its name from internal/metricdef (the one source dashgen
+// reads too): the collectors are built from it and docs/metrics.md is
 // generated from it.
 type MetricSpec struct {
 	Name string
