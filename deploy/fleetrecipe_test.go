@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/fleet"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // fleetRecipe is the sh block of docs/fleet.md's "A local fleet": its
@@ -198,7 +198,7 @@ func TestLocalFleetRecipe(t *testing.T) {
 // generator invalid for a host cause on a busy machine), not a shard
 // missing from the fleet.
 func hostCause(reason string) bool {
-	for _, missing := range []string{string(stats.CauseShardMissing), "no results", "not found among the peers"} {
+	for _, missing := range []string{string(cause.ShardMissing), "no results", "not found among the peers"} {
 		if strings.Contains(reason, missing) {
 			return false
 		}
@@ -206,7 +206,7 @@ func hostCause(reason string) bool {
 	if strings.Contains(reason, "generator invalid") {
 		return true
 	}
-	for _, c := range stats.Causes {
+	for _, c := range cause.Generator {
 		if strings.Contains(reason, string(c)) {
 			return true
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -118,7 +120,7 @@ func ladderExit(res ladder.Result, historyErr error) error {
 			valid++
 		}
 	}
-	var last stats.LadderStep
+	var last ladderresult.LadderStep
 	if n := len(res.Steps); n > 0 {
 		last = res.Steps[n-1]
 	}
@@ -140,7 +142,7 @@ func ladderExit(res ladder.Result, historyErr error) error {
 			last.Index, strings.Join(last.Summary.Validity.CauseNames(), ", "), last.AbortReason)}
 	case res.Aborted && by != ladder.ReasonInterrupted && res.CapacityStep > 0:
 		return exitStatus{exitOK, fmt.Sprintf("capacity %s req/s (step %d, %s bound); the ladder ended at its abort rule: %s%s",
-			stats.FormatRate(res.Capacity), res.CapacityStep, res.CapacityBound, res.AbortReason, alsoInvalid(last))}
+			durfmt.Rate(res.Capacity), res.CapacityStep, res.CapacityBound, res.AbortReason, alsoInvalid(last))}
 	case res.Aborted && by != ladder.ReasonInterrupted:
 		return exitStatus{exitLadderNoCapacity, "ladder aborted before any capacity was measured: " + res.AbortReason + alsoInvalid(last)}
 	case len(res.Steps) > 0 && valid == 0:
@@ -155,7 +157,7 @@ func ladderExit(res ladder.Result, historyErr error) error {
 
 // alsoInvalid notes that the step an abort rule stopped was invalid too
 // (never used for capacity or knee), "" when it was valid.
-func alsoInvalid(st stats.LadderStep) string {
+func alsoInvalid(st ladderresult.LadderStep) string {
 	if st.Summary.Validity.Valid {
 		return ""
 	}

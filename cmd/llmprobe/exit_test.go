@@ -17,10 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // lenient keeps a loaded test machine from making the generator invalid
@@ -79,26 +82,26 @@ func TestExitCodes(t *testing.T) {
 
 // TestExitPrecedence: when several codes apply, the table's order decides.
 func TestExitPrecedence(t *testing.T) {
-	invalid := stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}
+	invalid := verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved}}}
 	for _, tc := range []struct {
 		name string
 		s    stats.Summary
 		lost int
 		want int
 	}{
-		{"fine", stats.Summary{Planned: 10, Completed: 10, Good: 10, GoodFraction: 1, Validity: stats.Validity{Valid: true}}, 0, exitOK},
+		{"fine", stats.Summary{Planned: 10, Completed: 10, Good: 10, GoodFraction: 1, Validity: verdict.Validity{Valid: true}}, 0, exitOK},
 		{"nothing ok beats invalid", stats.Summary{Planned: 10, Validity: invalid}, 0, exitNoSuccess},
-		{"nothing planned", stats.Summary{Validity: stats.Validity{Valid: true}}, 0, exitNoSuccess},
+		{"nothing planned", stats.Summary{Validity: verdict.Validity{Valid: true}}, 0, exitNoSuccess},
 		{"lost records beat everything", stats.Summary{Planned: 10, Validity: invalid}, 3, exitNotWritten},
 		{"invalid beats gates", stats.Summary{Planned: 10, Completed: 10, GoodFraction: 0, Validity: invalid}, 0, exitGeneratorInvalid},
-		{"gates", stats.Summary{Planned: 10, Completed: 10, GoodFraction: 0.5, Validity: stats.Validity{Valid: true}}, 0, exitGatesFailed},
+		{"gates", stats.Summary{Planned: 10, Completed: 10, GoodFraction: 0.5, Validity: verdict.Validity{Valid: true}}, 0, exitGatesFailed},
 	} {
 		if got := codeOf(probeExit(tc.s, true, 0.9, tc.lost, nil)); got != tc.want {
 			t.Errorf("probe %s: exit %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	step := func(n int, valid bool, ok int) stats.LadderStep {
-		return stats.LadderStep{Index: n, Summary: stats.Summary{Planned: 10, Completed: ok, Validity: stats.Validity{Valid: valid}}}
+	step := func(n int, valid bool, ok int) ladderresult.LadderStep {
+		return ladderresult.LadderStep{Index: n, Summary: stats.Summary{Planned: 10, Completed: ok, Validity: verdict.Validity{Valid: valid}}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -106,17 +109,17 @@ func TestExitPrecedence(t *testing.T) {
 		hist error
 		want int
 	}{
-		{"capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10)}, Verdict: stats.Verdict{CapacityStep: 1}}, nil, exitOK},
-		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), step(2, false, 10)}, Verdict: stats.Verdict{CapacityStep: 1}}, nil, exitOK},
-		{"no capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10)}}, nil, exitLadderNoCapacity},
-		{"aborted before any capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 3)}, Aborted: true}, nil, exitLadderNoCapacity},
-		{"aborted after capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), step(2, true, 3)}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
-		{"interrupted after capacity", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, true, 3), ladder.ReasonInterrupted)}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true, AbortReason: "step 2: interrupted"}, nil, exitLadderNoCapacity},
-		{"aborted by the generator rule", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "generator invalid: x")}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitGeneratorInvalid},
-		{"aborted by the TTFT rule on an invalid step", ladder.Result{Steps: []stats.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "mid-step: TTFT p95 9s above 5 × gate 1s")}, Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
-		{"nothing valid", ladder.Result{Steps: []stats.LadderStep{step(1, false, 10)}}, nil, exitGeneratorInvalid},
-		{"nothing ok", ladder.Result{Steps: []stats.LadderStep{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
-		{"history", ladder.Result{Steps: []stats.LadderStep{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
+		{"capacity", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10)}, Verdict: ladderresult.Verdict{CapacityStep: 1}}, nil, exitOK},
+		{"lower bound with an invalid step above, not aborted", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10), step(2, false, 10)}, Verdict: ladderresult.Verdict{CapacityStep: 1}}, nil, exitOK},
+		{"no capacity", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10)}}, nil, exitLadderNoCapacity},
+		{"aborted before any capacity", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 3)}, Aborted: true}, nil, exitLadderNoCapacity},
+		{"aborted after capacity", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10), step(2, true, 3)}, Verdict: ladderresult.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
+		{"interrupted after capacity", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10), aborted(step(2, true, 3), ladder.ReasonInterrupted)}, Verdict: ladderresult.Verdict{CapacityStep: 1}, Aborted: true, AbortReason: "step 2: interrupted"}, nil, exitLadderNoCapacity},
+		{"aborted by the generator rule", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "generator invalid: x")}, Verdict: ladderresult.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitGeneratorInvalid},
+		{"aborted by the TTFT rule on an invalid step", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 10), aborted(step(2, false, 10), "mid-step: TTFT p95 9s above 5 × gate 1s")}, Verdict: ladderresult.Verdict{CapacityStep: 1}, Aborted: true}, nil, exitOK},
+		{"nothing valid", ladder.Result{Steps: []ladderresult.LadderStep{step(1, false, 10)}}, nil, exitGeneratorInvalid},
+		{"nothing ok", ladder.Result{Steps: []ladderresult.LadderStep{step(1, false, 0)}, Aborted: true}, nil, exitNoSuccess},
+		{"history", ladder.Result{Steps: []ladderresult.LadderStep{step(1, true, 0)}}, errors.New("x"), exitNotWritten},
 	} {
 		if got := codeOf(ladderExit(tc.res, tc.hist)); got != tc.want {
 			t.Errorf("ladder %s: exit %d, want %d", tc.name, got, tc.want)
@@ -124,7 +127,7 @@ func TestExitPrecedence(t *testing.T) {
 	}
 }
 
-func aborted(r stats.LadderStep, why string) stats.LadderStep {
+func aborted(r ladderresult.LadderStep, why string) ladderresult.LadderStep {
 	r.AbortReason = why
 	return r
 }
@@ -243,7 +246,7 @@ func TestStarvedGeneratorNamesHost(t *testing.T) {
 	p := decodeProbe(t, r)
 	var host *report.CauseJSON
 	for i, c := range p.InvalidCauses {
-		if c.Cause == string(stats.CauseHostStarved) {
+		if c.Cause == string(cause.HostStarved) {
 			host = &p.InvalidCauses[i]
 		}
 	}
@@ -342,7 +345,7 @@ func TestLadderAbortedByTargetExits6(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatalf("history line: %v\n%s", err, b)
 	}
-	if len(res.Steps) != 1 || !(res.Steps[0].Summary.Validity.Valid || stats.HostCaused(res.Steps[0].Summary.Validity.Causes)) {
+	if len(res.Steps) != 1 || !(res.Steps[0].Summary.Validity.Valid || verdict.HostCaused(res.Steps[0].Summary.Validity.Causes)) {
 		t.Fatalf("steps %+v: want one valid step (or one invalid for the prober host)", res.Steps)
 	}
 	st := res.Steps[0]

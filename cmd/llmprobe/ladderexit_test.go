@@ -8,9 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestLadderExitNamesTheRule: the exit line names the rule that stopped the
@@ -19,10 +22,10 @@ import (
 // after capacity was measured is the ladder's normal end (exit 0, the abort
 // said); before any capacity it is exit 6.
 func TestLadderExitNamesTheRule(t *testing.T) {
-	inFlight := []stats.InvalidCause{{Cause: stats.CauseInFlightCap}}
-	met := stats.LadderStep{Index: 1, Summary: stats.Summary{Planned: 10, Completed: 10, Validity: stats.Validity{Valid: true}}}
+	inFlight := []verdict.InvalidCause{{Cause: cause.InFlightCap}}
+	met := ladderresult.LadderStep{Index: 1, Summary: stats.Summary{Planned: 10, Completed: 10, Validity: verdict.Validity{Valid: true}}}
 	ttft := "mid-step: TTFT p95 9.1s above 5 × gate 1s"
-	invalid := stats.LadderStep{Index: 2, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: stats.Validity{Causes: inFlight}}, AbortReason: ttft}
+	invalid := ladderresult.LadderStep{Index: 2, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: verdict.Validity{Causes: inFlight}}, AbortReason: ttft}
 	for _, tc := range []struct {
 		name string
 		res  ladder.Result
@@ -30,20 +33,20 @@ func TestLadderExitNamesTheRule(t *testing.T) {
 		says []string
 		not  string
 	}{
-		{"TTFT abort on an invalid step, no capacity", ladder.Result{Steps: []stats.LadderStep{{Index: 1, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: stats.Validity{Causes: inFlight}}, AbortReason: ttft}},
+		{"TTFT abort on an invalid step, no capacity", ladder.Result{Steps: []ladderresult.LadderStep{{Index: 1, Summary: stats.Summary{Planned: 40, Completed: 12, Validity: verdict.Validity{Causes: inFlight}}, AbortReason: ttft}},
 			Aborted: true, AbortReason: "step 1: " + ttft}, exitLadderNoCapacity,
 			[]string{"ladder aborted before any capacity was measured: step 1: " + ttft, "step 1's generator was also invalid (in_flight_cap)"}, "stopped the ladder"},
-		{"TTFT abort on an invalid step after capacity", ladder.Result{Steps: []stats.LadderStep{met, invalid}, Verdict: stats.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundLower},
+		{"TTFT abort on an invalid step after capacity", ladder.Result{Steps: []ladderresult.LadderStep{met, invalid}, Verdict: ladderresult.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: ladderresult.BoundLower},
 			Aborted: true, AbortReason: "step 2: " + ttft}, exitOK,
 			[]string{"capacity 5 req/s (step 1, lower bound); the ladder ended at its abort rule: step 2: " + ttft, "in_flight_cap"}, "generator invalid:"},
-		{"generator rule", ladder.Result{Steps: []stats.LadderStep{met, aborted(invalid, "generator invalid: 3 of 40 unsent (in-flight cap)")}, Verdict: stats.Verdict{CapacityStep: 1},
+		{"generator rule", ladder.Result{Steps: []ladderresult.LadderStep{met, aborted(invalid, "generator invalid: 3 of 40 unsent (in-flight cap)")}, Verdict: ladderresult.Verdict{CapacityStep: 1},
 			Aborted: true, AbortReason: "step 2: generator invalid: 3 of 40 unsent (in-flight cap)"}, exitGeneratorInvalid,
 			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder"}, ""},
-		{"unsent rule on an invalid step (the prober's cap)", ladder.Result{Steps: []stats.LadderStep{met, aborted(invalid, "mid-step: unsent fraction 0.900 above 0.000 (18 of 20 planned)")},
-			Verdict: stats.Verdict{CapacityStep: 1}, Aborted: true}, exitGeneratorInvalid,
+		{"unsent rule on an invalid step (the prober's cap)", ladder.Result{Steps: []ladderresult.LadderStep{met, aborted(invalid, "mid-step: unsent fraction 0.900 above 0.000 (18 of 20 planned)")},
+			Verdict: ladderresult.Verdict{CapacityStep: 1}, Aborted: true}, exitGeneratorInvalid,
 			[]string{"generator invalid: step 2 (in_flight_cap) stopped the ladder by its unsent rule: mid-step: unsent fraction 0.900"}, ""},
-		{"unsent rule on a valid step after capacity", ladder.Result{Steps: []stats.LadderStep{met, {Index: 2, Summary: stats.Summary{Planned: 40, Completed: 30, Validity: stats.Validity{Valid: true}}, AbortReason: "unsent fraction 0.050 above 0.000 (2 of 40 planned)"}},
-			Verdict: stats.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: stats.BoundMeasured}, Aborted: true, AbortReason: "step 2: unsent fraction 0.050 above 0.000 (2 of 40 planned)"}, exitOK,
+		{"unsent rule on a valid step after capacity", ladder.Result{Steps: []ladderresult.LadderStep{met, {Index: 2, Summary: stats.Summary{Planned: 40, Completed: 30, Validity: verdict.Validity{Valid: true}}, AbortReason: "unsent fraction 0.050 above 0.000 (2 of 40 planned)"}},
+			Verdict: ladderresult.Verdict{CapacityStep: 1, Capacity: 5, CapacityBound: ladderresult.BoundMeasured}, Aborted: true, AbortReason: "step 2: unsent fraction 0.050 above 0.000 (2 of 40 planned)"}, exitOK,
 			[]string{"capacity 5 req/s (step 1, measured bound); the ladder ended at its abort rule: step 2: unsent fraction 0.050"}, "also invalid"},
 	} {
 		err := ladderExit(tc.res, nil)
@@ -110,13 +113,13 @@ func TestLadderAbortAfterCapacityExits0(t *testing.T) {
 	}
 	step1 := l.Steps[0].Summary
 	if v := step1.Validity; !v.Valid {
-		if !stats.HostCaused(v.Causes) {
+		if !verdict.HostCaused(v.Causes) {
 			t.Fatalf("step 1 invalid for no host cause: %v\n%s", v.Reasons(), r.stderr)
 		}
 		t.Skipf("step 1's generator was invalid on this host (%v): no capacity to judge the abort after", v.Reasons())
 	}
 	met := stats.Qualifies(step1, l.GoodFractionTarget)
-	if why := hostStarvedJSON(stats.HostJSONOf(step1.Validity.Host)); r.code != exitOK && !met && why != "" {
+	if why := hostStarvedJSON(ladderresult.HostJSONOf(step1.Validity.Host)); r.code != exitOK && !met && why != "" {
 		t.Skipf("step 1 (TTFT p95 %s, good fraction %.2f) missed the gate against a simulator on a starved host (%s): no capacity to judge the abort after",
 			step1.TTFT.P95, step1.GoodFraction, why)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -159,7 +160,7 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		LedgerPath: p.ledgerPath, Version: currentBuild().Version, Hard: e.hard, Sink: sink,
 		Draining: func(inFlight int) {
 			if !p.jsonOut {
-				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", stats.FormatDuration(p.drain), inFlight)
+				fmt.Fprintf(e.stderr, "arrival window over; draining up to %s (in flight: %d)\n", durfmt.Format(p.drain), inFlight)
 			}
 		},
 	})

@@ -20,7 +20,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sim"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestStallOpenVersusClosedLoop is issue 2's "Show": against a simulator
@@ -433,13 +433,13 @@ func TestLedgerFull(t *testing.T) {
 }
 
 // hostStarvedJSON says how a run's host evidence shows the host short of
-// CPU by the product's thresholds (stats.DefaultValidity), "" when it does
+// CPU by the product's thresholds (verdict.DefaultValidity), "" when it does
 // not.
 func hostStarvedJSON(h *report.HostJSON) string {
 	if h == nil {
 		return ""
 	}
-	d := stats.DefaultValidity
+	d := verdict.DefaultValidity
 	var ws []string
 	if h.HostBusy != nil && *h.HostBusy >= d.StarvedBusy {
 		ws = append(ws, fmt.Sprintf("host CPU %.0f%% busy", 100**h.HostBusy))

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // commandLine is how a report names the command that made it: "llmprobe
@@ -92,7 +92,7 @@ func ladderPass(res ladder.Result) string {
 	if res.CapacityStep == 0 {
 		return "the ladder completed"
 	}
-	return fmt.Sprintf("capacity %s req/s (step %d, %s bound)", stats.FormatRate(res.Capacity), res.CapacityStep, res.CapacityBound)
+	return fmt.Sprintf("capacity %s req/s (step %d, %s bound)", durfmt.Rate(res.Capacity), res.CapacityStep, res.CapacityBound)
 }
 
 // requestPath is the path the client sends its requests to (the base

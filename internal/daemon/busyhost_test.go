@@ -4,14 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // validOrHost checks a ladder whose test needs an on-schedule generator:
-// every step valid, or invalid only for the prober's host (stats.HostCaused:
+// every step valid, or invalid only for the prober's host (verdict.HostCaused:
 // a busy machine, not a fault of the code under test). Any other invalid
 // step fails the test. It reports whether a host-caused invalid step was
 // seen, and says so; the caller then skips what needs every step (the
@@ -21,7 +22,7 @@ func validOrHost(t *testing.T, name string, res ladder.Result) (hostInvalid bool
 	for _, s := range res.Steps {
 		switch {
 		case s.Summary.Validity.Valid:
-		case stats.HostCaused(s.Summary.Validity.Causes):
+		case verdict.HostCaused(s.Summary.Validity.Causes):
 			hostInvalid = true
 		default:
 			t.Fatalf("%s: step %d invalid (%s), not for the prober host: %s", name, s.Index, strings.Join(s.Summary.Validity.CauseNames(), ", "), strings.Join(s.Summary.Validity.Reasons(), "; "))
@@ -40,7 +41,7 @@ func shareValidOrHost(s fleet.ShardStep) bool {
 		return true
 	}
 	for _, c := range s.InvalidCauses {
-		if !stats.Cause(c).IsHost() {
+		if !cause.Cause(c).IsHost() {
 			return false
 		}
 	}

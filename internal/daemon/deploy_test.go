@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/sim"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // deploySim is the simulator of the deploy tests: 50 ms TTFT + 15 × 10 ms
@@ -131,7 +132,7 @@ func TestDeployWalkthrough(t *testing.T) {
 	for i, l := range res {
 		t.Logf("history: trigger %s identity %s partial %q → %s: capacity %g (step %d, %s), aborted %q",
 			l.Trigger, l.Identity, l.Partial, l.ChangedTo, l.Capacity, l.CapacityStep, l.CapacityBound, l.AbortReason)
-		if l.Identity.Version == "v1" && l.CapacityStep > 0 && l.CapacityBound != stats.BoundLower {
+		if l.Identity.Version == "v1" && l.CapacityStep > 0 && l.CapacityBound != ladderresult.BoundLower {
 			t.Errorf("the start-up ladder of v1 published a %s capacity; the deploy cut it: a lower bound", l.CapacityBound)
 		}
 		if l.Identity.Version == "v2" && l.Complete() {
@@ -220,7 +221,7 @@ func judgeDeployLadder(t *testing.T, l ladder.Result) {
 		t.Errorf("a ladder of identity %s", l.Identity)
 		return
 	}
-	if !l.Complete() && l.CapacityStep > 0 && l.CapacityBound != stats.BoundLower {
+	if !l.Complete() && l.CapacityStep > 0 && l.CapacityBound != ladderresult.BoundLower {
 		t.Errorf("a partial ladder's capacity is %s, want a lower bound", l.CapacityBound)
 	}
 	// The simulator shares this busy host: a step starved of CPU (the
@@ -229,7 +230,7 @@ func judgeDeployLadder(t *testing.T, l ladder.Result) {
 	// a capacity out of range is then logged with its host cause.
 	busy := ""
 	for _, s := range l.Steps {
-		h, lim := s.Summary.Validity.Host, stats.DefaultValidity
+		h, lim := s.Summary.Validity.Host, verdict.DefaultValidity
 		if (!s.Summary.Validity.Valid && s.CutCause() == "") || (h.BusyKnown && h.Busy >= lim.StarvedBusy) || (h.PressureKnown && h.Pressure >= lim.StarvedPressure) {
 			busy = fmt.Sprintf("step %d: host busy %.2f, CPU pressure %.2f, causes %v", s.Index, h.Busy, h.Pressure, s.Summary.Validity.CauseNames())
 			break
@@ -247,7 +248,7 @@ func judgeDeployLadder(t *testing.T, l ladder.Result) {
 	case l.CapacityStep == 0: // cut before any step qualified: nothing published
 	case l.Capacity > 1.05*c:
 		fail("capacity %g above 1.05 × %s's %g", l.Capacity, l.Identity.Version, c)
-	case l.CapacityBound == stats.BoundMeasured && l.Capacity < 0.7*c:
+	case l.CapacityBound == ladderresult.BoundMeasured && l.Capacity < 0.7*c:
 		fail("measured capacity %g below 0.7 × %s's %g", l.Capacity, l.Identity.Version, c)
 	}
 }

@@ -3,7 +3,7 @@
 // (and at once when the target's identity changes), daily budgets, and the
 // gauges that only a running prober knows (in flight, oldest in flight,
 // generator validity with its causes and the largest dispatch lag, judged
-// by stats.LiveValidity with the target's configured limit and the host's
+// by verdict.LiveValidity with the target's configured limit and the host's
 // health from hostload, budget left), refreshed at every scrape. It owns no
 // measurement logic: schedule, dispatch, protocol, ledger, stats and ladder
 // do the measuring; telemetry and admin publish.

@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // fleetTarget is the target "sim" at url with one class gated at 500 ms
@@ -70,14 +73,14 @@ func TestFleetBaselineSplit(t *testing.T) {
 	t1, s1 := time.Now(), srv.Stats()
 	window := t1.Sub(t0).Seconds()
 	seenByTarget := (s1.Admitted + s1.Rejected) - (s0.Admitted + s0.Rejected)
-	lo, hi := stats.RateBounds(lambda*window, 0, 3.29)
+	lo, hi := verdict.RateBounds(lambda*window, 0, 3.29)
 	t.Logf("target saw %d arrivals in %.2fs: %.2f req/s for λ = %g (accepted %.0f–%.0f)", seenByTarget, window, float64(seenByTarget)/window, lambda, lo, hi)
 	if float64(seenByTarget) < lo || float64(seenByTarget) > hi {
 		t.Errorf("the target saw %d arrivals; a Poisson stream of %g req/s over %.2fs gives %.0f–%.0f (99.9%%)", seenByTarget, lambda, window, lo, hi)
 	}
 	time.Sleep(2 * time.Second) // the window's requests finish
 	var walls []time.Time
-	slo, shi := stats.RateBounds(lambda/n*window, 0, 3.29)
+	slo, shi := verdict.RateBounds(lambda/n*window, 0, 3.29)
 	for i := range n {
 		recs := f.sinks[i].where(func(s seen) bool {
 			w := f.wall(i, s.planned)
@@ -250,14 +253,14 @@ func TestFleetLadderCapacity(t *testing.T) {
 		t.Skip("capacities not compared: a ladder had steps invalid for the prober host")
 	}
 	// 5b: the fleet measures what one prober measures, within one step.
-	if oneRes.CapacityBound != stats.BoundMeasured || fleetRes.CapacityBound != stats.BoundMeasured {
+	if oneRes.CapacityBound != ladderresult.BoundMeasured || fleetRes.CapacityBound != ladderresult.BoundMeasured {
 		t.Fatalf("capacities %g (%s) and %g (%s): want both measured", oneRes.Capacity, oneRes.CapacityBound, fleetRes.Capacity, fleetRes.CapacityBound)
 	}
 	if d := capacityIndex(steps, oneRes.Capacity) - capacityIndex(steps, fleetRes.Capacity); d < -1 || d > 1 {
 		t.Errorf("fleet capacity %g vs one prober's %g: more than one step apart", fleetRes.Capacity, oneRes.Capacity)
 	}
 	// 5c: capped, one prober only bounds it; the fleet so capped measures it.
-	if cappedRes.CapacityBound != stats.BoundLower || cappedRes.Capacity != 8 {
+	if cappedRes.CapacityBound != ladderresult.BoundLower || cappedRes.Capacity != 8 {
 		t.Errorf("one capped prober: capacity %g (%s), want ≥ 8 (a lower bound)", cappedRes.Capacity, cappedRes.CapacityBound)
 	}
 	if fleetRes.Capacity <= cappedRes.Capacity {
@@ -288,7 +291,7 @@ func TestFleetLadderCapacity(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("shard %d's status page lacks %q", i, want)
 		}
-		if i == 0 && !strings.Contains(string(page), "fleet of 3: "+stats.FormatRate(fleetRes.Capacity)+" req/s") {
+		if i == 0 && !strings.Contains(string(page), "fleet of 3: "+durfmt.Rate(fleetRes.Capacity)+" req/s") {
 			t.Errorf("shard 0's status page does not show the fleet's capacity")
 		}
 	}
@@ -340,14 +343,14 @@ func TestFleetShardLostMidLadder(t *testing.T) {
 	for _, s := range first.Steps {
 		t.Logf("ladder 1 step %d (%g req/s): planned %d, valid %v %v", s.Index, s.Rate, s.Summary.Planned, s.Summary.Validity.Valid, s.Summary.Validity.Reasons())
 	}
-	if len(first.Steps) > 0 && !first.Steps[0].Summary.Validity.Valid && stats.HostCaused(first.Steps[0].Summary.Validity.Causes) {
+	if len(first.Steps) > 0 && !first.Steps[0].Summary.Validity.Valid && verdict.HostCaused(first.Steps[0].Summary.Validity.Causes) {
 		t.Skipf("ladder 1's step 1 was invalid for the prober host (a busy machine), so step 2 never ran: %v", first.Steps[0].Summary.Validity.Reasons())
 	}
 	if len(first.Steps) != 2 || !first.Steps[0].Summary.Validity.Valid || first.Steps[1].Summary.Validity.Valid {
 		t.Fatalf("ladder 1: want step 1 valid and step 2 invalid (then the abort), got %+v", first.Steps)
 	}
 	causes := first.Steps[1].Summary.Validity.CauseNames()
-	if !slices.Contains(causes, string(stats.CauseShardMissing)) || !strings.Contains(strings.Join(first.Steps[1].Summary.Validity.Reasons(), "; "), "shard 2: no results") {
+	if !slices.Contains(causes, string(cause.ShardMissing)) || !strings.Contains(strings.Join(first.Steps[1].Summary.Validity.Reasons(), "; "), "shard 2: no results") {
 		t.Fatalf("step 2 causes %v, reasons %q: want shard_missing naming shard 2", causes, first.Steps[1].Summary.Validity.Reasons())
 	}
 	if !first.Aborted || !strings.Contains(first.AbortReason, "generator invalid: shard 2") {

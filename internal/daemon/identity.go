@@ -7,19 +7,19 @@ import (
 	"io"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // identity is the target's identity once complete (a model seen and the
 // first poll of its version source attempted), zero before: what a
 // ladder belongs to (ladder.Config.Identity).
-func (s *targetState) identity() stats.Identity {
+func (s *targetState) identity() ladderresult.Identity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.model == "" || !s.versionKnown {
-		return stats.Identity{}
+		return ladderresult.Identity{}
 	}
-	return stats.Identity{Model: s.model, Version: s.version}
+	return ladderresult.Identity{Model: s.model, Version: s.version}
 }
 
 // polls reports whether the identity includes a version polled from GET {base}/models.

@@ -6,10 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -43,9 +47,9 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 		wantCap, wantK float64
 	}{
 		{name: "none found", res: ladder.Result{Target: "t1", Finished: time.Unix(100, 0)}},
-		{name: "both found", res: ladder.Result{Target: "t1", Finished: time.Unix(200, 0), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 2, Knee: 8, KneeStep: 3}},
+		{name: "both found", res: ladder.Result{Target: "t1", Finished: time.Unix(200, 0), Verdict: ladderresult.Verdict{Capacity: 4, CapacityStep: 2, Knee: 8, KneeStep: 3}},
 			capOK: true, kneeOK: true, wantCap: 4, wantK: 8},
-		{name: "knee lost", res: ladder.Result{Target: "t1", Finished: time.Unix(300, 0), Verdict: stats.Verdict{Capacity: 2, CapacityStep: 1}},
+		{name: "knee lost", res: ladder.Result{Target: "t1", Finished: time.Unix(300, 0), Verdict: ladderresult.Verdict{Capacity: 2, CapacityStep: 1}},
 			capOK: true, wantCap: 2},
 	}
 	for _, tc := range tests {
@@ -74,18 +78,18 @@ func TestLadderDonePerClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 3}, {Name: "long", Weight: 1}}, state: newTargetState()}
-	step := func(i int, rate float64, chatP95, longP95 time.Duration, chatGoodput, longGoodput float64) stats.LadderStep {
-		return stats.LadderStep{Index: i, Rate: rate, Summary: stats.Summary{Validity: stats.Validity{Valid: true}}, Classes: []stats.ClassStep{
-			{Class: "chat", Rate: rate * 0.75, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: chatP95}, GoodputPerSecond: chatGoodput}},
-			{Class: "long", Rate: rate * 0.25, Summary: stats.Summary{TTFT: stats.Percentiles{Count: 1, P95: longP95}, GoodputPerSecond: longGoodput}},
+	step := func(i int, rate float64, chatP95, longP95 time.Duration, chatGoodput, longGoodput float64) ladderresult.LadderStep {
+		return ladderresult.LadderStep{Index: i, Rate: rate, Summary: stats.Summary{Validity: verdict.Validity{Valid: true}}, Classes: []ladderresult.ClassStep{
+			{Class: "chat", Rate: rate * 0.75, Summary: stats.Summary{TTFT: quantile.Percentiles{Count: 1, P95: chatP95}, GoodputPerSecond: chatGoodput}},
+			{Class: "long", Rate: rate * 0.25, Summary: stats.Summary{TTFT: quantile.Percentiles{Count: 1, P95: longP95}, GoodputPerSecond: longGoodput}},
 		}}
 	}
-	res := ladder.Result{Target: "t1", Finished: time.Unix(100, 0), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 1, CapacityBound: stats.BoundMeasured},
-		Classes: []stats.ClassVerdict{
-			{Class: "chat", Verdict: stats.Verdict{Capacity: 6, CapacityStep: 2, CapacityBound: stats.BoundLower}},
-			{Class: "long", Verdict: stats.Verdict{Capacity: 1, CapacityStep: 1, CapacityBound: stats.BoundMeasured, Knee: 2, KneeStep: 2}},
+	res := ladder.Result{Target: "t1", Finished: time.Unix(100, 0), Verdict: ladderresult.Verdict{Capacity: 4, CapacityStep: 1, CapacityBound: ladderresult.BoundMeasured},
+		Classes: []ladderresult.ClassVerdict{
+			{Class: "chat", Verdict: ladderresult.Verdict{Capacity: 6, CapacityStep: 2, CapacityBound: ladderresult.BoundLower}},
+			{Class: "long", Verdict: ladderresult.Verdict{Capacity: 1, CapacityStep: 1, CapacityBound: ladderresult.BoundMeasured, Knee: 2, KneeStep: 2}},
 		},
-		Steps: []stats.LadderStep{step(1, 4, 50*time.Millisecond, 300*time.Millisecond, 3, 1), step(2, 8, 60*time.Millisecond, 900*time.Millisecond, 6, 0.5)},
+		Steps: []ladderresult.LadderStep{step(1, 4, 50*time.Millisecond, 300*time.Millisecond, 3, 1), step(2, 8, 60*time.Millisecond, 900*time.Millisecond, 6, 0.5)},
 	}
 	d.ladderDone(r, res)
 	fams, err := rec.Registry().Gather()
@@ -124,10 +128,10 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 	r.d.mu.Lock()
 	run := r.d.targets["t1"]
 	r.d.mu.Unlock()
-	valid := stats.Summary{Validity: stats.Validity{Valid: true}}
-	r.d.ladderDone(run, ladder.Result{Target: "t1", Finished: time.Now(), Verdict: stats.Verdict{Capacity: 4, CapacityStep: 2, CapacityBound: stats.BoundLower},
-		Steps: []stats.LadderStep{{Index: 1, Summary: valid}, {Index: 2, Summary: valid},
-			{Index: 3, Summary: stats.Summary{Validity: stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved}}}}}}})
+	valid := stats.Summary{Validity: verdict.Validity{Valid: true}}
+	r.d.ladderDone(run, ladder.Result{Target: "t1", Finished: time.Now(), Verdict: ladderresult.Verdict{Capacity: 4, CapacityStep: 2, CapacityBound: ladderresult.BoundLower},
+		Steps: []ladderresult.LadderStep{{Index: 1, Summary: valid}, {Index: 2, Summary: valid},
+			{Index: 3, Summary: stats.Summary{Validity: verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved}}}}}}})
 	for i := range 100 {
 		planned := time.Duration(i+1) * time.Millisecond
 		r.d.route.Record(&ledger.Record{Target: "t1", Class: "chat", Traffic: ledger.TrafficBaseline,

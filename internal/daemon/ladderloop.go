@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -99,7 +99,7 @@ func (r *targetRun) progress(d *Daemon) func(ladder.Progress) {
 			}
 			return
 		}
-		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, stats.FormatRate(p.Rate)))
+		r.setLaddering(fmt.Sprintf("ladder step %d/%d at %s req/s", p.Step, p.Steps, durfmt.Rate(p.Rate)))
 		shares := workload.Weights(r.classes).Split(p.Rate)
 		for i, c := range r.classes {
 			d.rec.SetArrivalRate(r.name, c.Name, ledger.TrafficLadder, shares[i])

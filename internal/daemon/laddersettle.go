@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
@@ -126,7 +126,7 @@ func (s *settleWatch) check(from, limit time.Duration, baseline bool) (why strin
 		case !sn.ok:
 			return fmt.Sprintf("a baseline request failed (%s): the target is down or restarting", sn.what), latest, 0
 		case limit > 0 && sn.ttft > limit:
-			return fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", stats.FormatDuration(sn.ttft), stats.FormatDuration(limit)), latest, 0
+			return fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(sn.ttft), durfmt.Format(limit)), latest, 0
 		}
 	}
 	if n < settleK {

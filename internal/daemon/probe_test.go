@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // probeTargetYAML is a target with no baseline (only /probe sends to it).
@@ -152,7 +152,7 @@ func TestProbeRecordsLeaveGeneratorVerdict(t *testing.T) {
 	tr := r.d.targets["t1"]
 	r.d.mu.Unlock()
 	sink := tr.sink(r.d)
-	judge := func() stats.Validity { return tr.state.validity.Judge(r.d.now(), stats.HostHealth{}) }
+	judge := func() verdict.Validity { return tr.state.validity.Judge(r.d.now(), verdict.HostHealth{}) }
 	if v := judge(); !v.Valid {
 		t.Fatalf("before any record: %+v", v)
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // validityWindow is how far back the live generator verdict looks.
@@ -20,9 +20,9 @@ const validityWindow = time.Minute
 type targetState struct {
 	flight *flightSet
 	// validity is the live generator-validity window (the one rule,
-	// stats.ValidityConfig.Judge, with the target's ladder thresholds,
+	// verdict.ValidityConfig.Judge, with the target's ladder thresholds,
 	// held invalid until a clean window).
-	validity *stats.LiveValidity
+	validity *verdict.LiveValidity
 	// budget is set the first time a configuration gives the target a
 	// budget and kept from then on; every finished record is charged to
 	// it, so that spend and admissions stay right across reloads that
@@ -53,7 +53,7 @@ type targetState struct {
 }
 
 func newTargetState() *targetState {
-	return &targetState{flight: newFlightSet(), validity: stats.NewLiveValidity(validityWindow, stats.ValidityConfig{}), status: statuspage.NewMemory()}
+	return &targetState{flight: newFlightSet(), validity: verdict.NewLiveValidity(validityWindow, verdict.ValidityConfig{}), status: statuspage.NewMemory()}
 }
 
 // observeIdentity merges what one source saw into the target's identity and

@@ -8,10 +8,11 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/admin"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/telemetry"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // refreshGauges publishes what only the running daemon knows.
@@ -71,7 +72,7 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	// offered rate (step rate × weight share); never the target-wide
 	// figures repeated under a class label.
 	for _, c := range r.classes {
-		v := stats.ClassVerdict{Class: c.Name, Verdict: res.Verdict} // a single class is the whole ladder
+		v := ladderresult.ClassVerdict{Class: c.Name, Verdict: res.Verdict} // a single class is the whole ladder
 		for _, cr := range res.Classes {
 			if cr.Class == c.Name {
 				v = cr
@@ -100,7 +101,7 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 }
 
 // logVerdict logs each flip of a target's live generator verdict once
-// (stats.LiveValidity keeps them, whoever judged): a warning with its
+// (verdict.LiveValidity keeps them, whoever judged): a warning with its
 // causes, reasons and what to do when it turns invalid, the clean window
 // that ended it when it turns valid again.
 func (d *Daemon) logVerdict(r *targetRun) {
@@ -136,7 +137,7 @@ func (d *Daemon) handler() http.Handler {
 
 // saturatedGauge is a step's llmprobe_ladder_step_saturated value: 1
 // saturated, 0 steady, -1 not judged (no series).
-func saturatedGauge(s *stats.Steady) int {
+func saturatedGauge(s *verdict.Steady) int {
 	switch {
 	case s == nil || !s.Judged:
 		return -1

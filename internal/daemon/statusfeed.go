@@ -7,6 +7,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // status feeds the status page: the daemon's view of every target, laid
@@ -37,7 +38,7 @@ func (d *Daemon) statusOf(name string) statuspage.Status {
 
 // targetInput is what the daemon knows of one target now, as typed facts
 // (the page and the state log write the words); Last is the caller's.
-func (d *Daemon) targetInput(r *targetRun, now time.Time, host stats.HostHealth) statuspage.TargetInput {
+func (d *Daemon) targetInput(r *targetRun, now time.Time, host verdict.HostHealth) statuspage.TargetInput {
 	inflight, _ := r.state.flight.snapshot()
 	r.mu.Lock()
 	lastOut, lastRsn := r.lastOut, r.lastRsn

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
@@ -124,8 +124,8 @@ func TestStatusPageFigures(t *testing.T) {
 	fake := newFakeTarget(t)
 	hist := filepath.Join(t.TempDir(), "history.jsonl")
 	for i, r := range []ladder.Result{
-		{Target: "t1", Finished: time.Now().Add(-2 * time.Hour), Verdict: stats.Verdict{Capacity: 8, CapacityStep: 2, CapacityBound: stats.BoundMeasured}},
-		{Target: "t1", Finished: time.Now().Add(-time.Hour), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower}},
+		{Target: "t1", Finished: time.Now().Add(-2 * time.Hour), Verdict: ladderresult.Verdict{Capacity: 8, CapacityStep: 2, CapacityBound: ladderresult.BoundMeasured}},
+		{Target: "t1", Finished: time.Now().Add(-time.Hour), Verdict: ladderresult.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: ladderresult.BoundLower}},
 		{Target: "t1", Finished: time.Now().Add(-time.Minute), Aborted: true, AbortReason: "interrupted"},
 	} {
 		if err := ladder.AppendHistory(hist, r); err != nil {

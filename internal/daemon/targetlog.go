@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
@@ -251,7 +251,7 @@ func (r *targetRun) logLadderEnd(d *Daemon, res ladder.Result, interrupted bool)
 		attrs = append(attrs, "capacity_rps", res.Capacity, "capacity_bound", string(res.CapacityBound))
 	}
 	if res.KneeStep > 0 {
-		attrs = append(attrs, "knee", statuspage.CapacityText(res.Knee, res.KneeStep, stats.BoundMeasured), "knee_rps", res.Knee)
+		attrs = append(attrs, "knee", statuspage.CapacityText(res.Knee, res.KneeStep, ladderresult.BoundMeasured), "knee_rps", res.Knee)
 	} else {
 		attrs = append(attrs, "knee", "none")
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // stateLog remembers the state last logged for a target (kept across
@@ -46,7 +46,7 @@ var quietStates = []string{statuspage.StateOK, statuspage.StateNoData, statuspag
 // disagree. The failing and recovered lines follow the same state.
 func (d *Daemon) logStateChanges() {
 	now := d.now()
-	var host stats.HostHealth
+	var host verdict.HostHealth
 	if d.host != nil {
 		host = d.host.Recent()
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestVerdictFlipsLoggedOnce: the live verdict's flips are logged once
@@ -25,7 +25,7 @@ func TestVerdictFlipsLoggedOnce(t *testing.T) {
 	}
 	lines := func() []string { return strings.Split(strings.TrimSpace(buf.String()), "\n") }
 	for _, at := range []time.Duration{time.Second, 2 * time.Second, 30 * time.Second, 59 * time.Second} {
-		if got := v.Judge(t0.Add(at), stats.HostHealth{}); got.Valid {
+		if got := v.Judge(t0.Add(at), verdict.HostHealth{}); got.Valid {
 			t.Fatalf("%v after 100 late dispatches: valid", at)
 		}
 		d.logVerdict(r)
@@ -39,7 +39,7 @@ func TestVerdictFlipsLoggedOnce(t *testing.T) {
 		v.Observe(t0.Add(61*time.Second+time.Duration(i)*time.Millisecond), time.Millisecond)
 	}
 	for range 3 {
-		if got := v.Judge(t0.Add(62*time.Second), stats.HostHealth{}); !got.Valid {
+		if got := v.Judge(t0.Add(62*time.Second), verdict.HostHealth{}); !got.Valid {
 			t.Fatalf("a clean window: %v", got.Reasons())
 		}
 		d.logVerdict(r)

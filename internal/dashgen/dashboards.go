@@ -6,6 +6,7 @@ import (
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/llmprobe/llmprobe/internal/cause"
 )
 
 // Stable dashboard uids: links, bookmarks and alert annotations rely on them.
@@ -296,7 +297,7 @@ func health() board {
 					description: "1 when the open-loop generator kept its schedule (lag and unsent within limits), 0 when the measurements cannot be trusted. It judges the prober, not the target.",
 					queries:     []q{query(fmt.Sprintf(`min by (target) (llmprobe_generator_valid{%s})`, selT), "{{target}}")}},
 				{kind: "timeseries", title: "Why the generator is invalid", unit: unitNone, width: 8, min: f64(0), max: f64(1),
-					description: "1 while a cause holds: host_starved (the prober lacked CPU: host CPU pressure or busy, its threads waiting runnable, Go scheduler latency, steal or saturation), cgroup_throttled (its CPU quota held it back), dispatch_lag (late without a starved host), in_flight_cap, rate_not_reached. The status page says what to do.",
+					description: "1 while a cause holds (the status page says what to do). " + causeMeanings(cause.Generator),
 					queries:     []q{query(fmt.Sprintf(`llmprobe_generator_invalid_cause{%s} == 1`, selT), "{{target}} {{cause}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "Prober host: Go scheduler latency p99", unit: unitSeconds, width: 8,
 					description: "How long the prober's runnable goroutines waited for a CPU (go_sched_latencies_seconds): high scheduler latency together with dispatch lag means host trouble (a starved prober), not target trouble.",
@@ -312,7 +313,7 @@ func health() board {
 						query(fmt.Sprintf(`sum by (target, class, traffic) (rate(llmprobe_requests_dispatched_total{%s}[$__rate_interval]))`, selTCT), "dispatched {{target}} {{class}} {{traffic}}"),
 					}},
 				{kind: "timeseries", title: "Prober host: CPU pressure, throttling, run-queue wait", unit: unitRatio, width: 24,
-					description: "What starves the prober from outside Go (docs/figures.md, Host causes): the host's CPU pressure (share of time a runnable task waited for a CPU), its busy share, the share of the prober cgroup's quota periods throttled, and the prober threads' run-queue wait per second. Any of them high while the dispatch lag is high is the prober host's trouble (host_starved, cgroup_throttled), not the target's.",
+					description: "What starves the prober from outside Go (docs/figures.md, Host causes): the host's CPU pressure (share of time a runnable task waited for a CPU), its busy share, the share of the prober cgroup's quota periods throttled, and the prober threads' run-queue wait per second. Any of them high while the dispatch lag is high is the prober host's trouble (" + cause.Join(cause.Host) + "), not the target's.",
 					queries: []q{
 						query(`rate(llmprobe_host_cpu_pressure_waiting_seconds_total{`+selJob+`}[$__rate_interval])`, "host CPU pressure {{instance}}").want(ExpectMaybe),
 						query(`rate(llmprobe_host_cpu_busy_seconds_total{`+selJob+`}[$__rate_interval]) / on (job, instance) llmprobe_host_cpus{`+selJob+`}`, "host CPU busy {{instance}}").want(ExpectMaybe),
@@ -376,4 +377,14 @@ func (b board) scoped(m Mixin) board {
 		}
 	}
 	return b
+}
+
+// causeMeanings is each cause with what it means, from the one cause table
+// (internal/cause): "host_starved: the generator was late and …; …".
+func causeMeanings(cs []cause.Cause) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = string(c) + ": " + c.Meaning()
+	}
+	return strings.Join(parts, "; ") + "."
 }

@@ -1,6 +1,10 @@
 package dashgen
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/cause"
+)
 
 // UIDFleet is the fleet dashboard's stable uid.
 const UIDFleet = "llmprobe-fleet"
@@ -45,7 +49,7 @@ func fleet() board {
 					queries: []q{query(fmt.Sprintf(`min by (job, instance, target) (llmprobe_generator_valid{%s})%s`, selT, byShard),
 						"shard {{shard}} {{target}}")}},
 				{kind: "timeseries", title: "Why a shard is invalid", unit: unitNone, width: 8, min: f64(0), max: f64(1),
-					description: "1 while a cause holds on a shard: host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached (its status page says what to do).",
+					description: "1 while a cause holds on a shard: " + cause.Join(cause.Generator) + " (its status page says what to do).",
 					queries: []q{query(fmt.Sprintf(`(llmprobe_generator_invalid_cause{%s} == 1)%s`, selT, byShard),
 						"shard {{shard}} {{target}} {{cause}}").want(ExpectMaybe)}},
 				{kind: "timeseries", title: "CPU by shard", unit: unitSuffixCores, width: 8,

@@ -1,6 +1,10 @@
 package dashgen
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/llmprobe/llmprobe/internal/cause"
+)
 
 // proberAlerts are the alerts on the prober itself: its generator, its
 // scrape, its budget and its configuration.
@@ -20,7 +24,7 @@ func proberAlerts(o RuleOptions) []Rule {
 			Labels: o.Mixin.alertLabels("LLMProbeGeneratorInvalid"),
 			Annotations: map[string]string{
 				"summary":     "llmprobe's measurements of {{ $labels.target }} cannot be trusted",
-				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures may describe the prober rather than the target until this clears; llmprobe_generator_invalid_cause and the status page name the cause (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached).",
+				"description": "The open-loop generator for {{ $labels.target }} is not keeping its schedule (generator_valid = 0, requests unsent at the client in-flight cap, or dispatch lag p99 above " + num(o.DispatchLagP99) + " s). Latency and capacity figures may describe the prober rather than the target until this clears; llmprobe_generator_invalid_cause and the status page name the cause (" + cause.Join(cause.Generator) + ").",
 				"runbook_url": o.Mixin.runbookURL("LLMProbeGeneratorInvalid"),
 			},
 		},

@@ -11,8 +11,8 @@ import (
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/testutil"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // The schedule is absolute: every arrival is planned at start+offset exactly,
@@ -80,7 +80,7 @@ func TestOpenAbsoluteScheduleNoDrift(t *testing.T) {
 func caughtUp(recs []ledger.Record, lags []time.Duration, gap time.Duration) int {
 	n := 0
 	for i := 1; i < len(recs); i++ {
-		if lags[i-1] > stats.DefaultValidity.Limit() && recs[i].Dispatched-recs[i-1].Dispatched < gap {
+		if lags[i-1] > verdict.DefaultValidity.Limit() && recs[i].Dispatched-recs[i-1].Dispatched < gap {
 			n++
 		}
 	}
@@ -89,12 +89,12 @@ func caughtUp(recs []ledger.Record, lags []time.Duration, gap time.Duration) int
 
 // judgeLags is the generator's validity over an open-loop run's dispatch
 // lags and the host's health over its window, by the product's rule
-// (stats.ValidityConfig.Judge with the default limits).
-func judgeLags(lags []time.Duration, host stats.HostHealth) stats.Validity {
-	var cfg stats.ValidityConfig
+// (verdict.ValidityConfig.Judge with the default limits).
+func judgeLags(lags []time.Duration, host verdict.HostHealth) verdict.Validity {
+	var cfg verdict.ValidityConfig
 	s := slices.Clone(lags)
 	slices.Sort(s)
-	e := stats.Evidence{Mode: ledger.ModeOpen, LagCount: len(s), Host: host}
+	e := verdict.Evidence{Mode: ledger.ModeOpen, LagCount: len(s), Host: host}
 	if len(s) > 0 {
 		e.LagP99, e.LagMax = s[len(s)*99/100], s[len(s)-1]
 	}

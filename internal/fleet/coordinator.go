@@ -8,9 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // ErrNotCoordinator is returned by Coordinate on a shard other than 0.
@@ -57,7 +60,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 		defer close(shareDone)
 		l.runShare(ctx, a, l.ownState(a.ID))
 	}()
-	var steps []stats.LadderStep
+	var steps []ladderresult.LadderStep
 	for i := 1; i <= len(cfg.Steps); i++ {
 		if why := l.liveChecks(ctx, a, i); why != "" {
 			l.abort(&a, why)
@@ -92,7 +95,7 @@ func (l *Ladder) Coordinate(ctx context.Context, trigger string) (Result, error)
 		}
 		if c := ls.CutCause(); c != "" { // a deploy or restart: the fleet's ladder is partial
 			res.Partial = c
-			if c == stats.CauseIdentityChanged {
+			if c == cause.IdentityChanged {
 				res.ChangedTo = ls.IdentityEnd
 			}
 			if a.State != StateAborted {
@@ -255,7 +258,7 @@ func (l *Ladder) fetchReport(ctx context.Context, a Announcement, i, s int, dead
 			return nil, why, !retry
 		}
 		cp := *r // checked like any shard's, on a copy (the handler may be serving r)
-		cp.Causes = append([]stats.InvalidCause(nil), r.Causes...)
+		cp.Causes = append([]verdict.InvalidCause(nil), r.Causes...)
 		if err := l.checkReport(&cp, a.ID, i, s); err != nil {
 			return nil, "results refused: " + err.Error(), true
 		}

@@ -12,10 +12,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -46,7 +48,7 @@ func testCoordinator(t *testing.T, steps []float64, other http.HandlerFunc) (*La
 	id := Identity{0, 2}
 	cfg := ladder.Config{Target: "t", Classes: []ladder.Class{{Name: "chat", Weight: 1, Gates: stats.Gates{TTFT: 100 * time.Millisecond}}},
 		Steps: id.Rates(steps), StepDuration: time.Second, Gap: MinGap, MaxRate: 100, GoodFractionTarget: 0.5, KneeFactor: 2,
-		StopAt: ladder.StopAtTop, Settle: 500 * time.Millisecond, Validity: stats.ValidityConfig{MaxLagP99: 200 * time.Millisecond}}
+		StopAt: ladder.StopAtTop, Settle: 500 * time.Millisecond, Validity: verdict.ValidityConfig{MaxLagP99: 200 * time.Millisecond}}
 	r, err := ladder.New(cfg, g, okExec(led))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +141,7 @@ func TestCoordinatorRefusesBadShardResults(t *testing.T) {
 	for i, s := range res.Steps {
 		reasons := strings.Join(s.Summary.Validity.Reasons(), "; ")
 		t.Logf("step %d: valid %v, planned %d, %s", s.Index, s.Summary.Validity.Valid, s.Summary.Planned, reasons)
-		if s.Summary.Validity.Valid || len(s.Summary.Validity.Causes) != 1 || s.Summary.Validity.Causes[0].Cause != stats.CauseShardMissing ||
+		if s.Summary.Validity.Valid || len(s.Summary.Validity.Causes) != 1 || s.Summary.Validity.Causes[0].Cause != cause.ShardMissing ||
 			!strings.Contains(reasons, "shard 1: no results: "+want[i]) {
 			t.Errorf("step %d: want invalid, shard 1 missing (%s)", s.Index, want[i])
 		}
@@ -244,7 +246,7 @@ func TestGatherEndsByItsDeadline(t *testing.T) {
 // (a busy machine): a test that needs an on-schedule generator accepts it.
 func hostOnly(causes []string) bool {
 	for _, c := range causes {
-		if !stats.Cause(c).IsHost() {
+		if !cause.Cause(c).IsHost() {
 			return false
 		}
 	}

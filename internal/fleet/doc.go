@@ -22,7 +22,7 @@
 // configuration (start + step_duration + settle + gap, where it starts
 // when a shard's results are missing). A step with a missing or
 // generator-invalid share is
-// invalid (stats.CauseShardMissing, stats.CauseShardInvalid). Shards poll
+// invalid (cause.ShardMissing, cause.ShardInvalid). Shards poll
 // the coordinator's ladder state every PollEvery and stop offering at once
 // when it aborts; a shard that cannot reach it for LostAfter stops on its
 // own.

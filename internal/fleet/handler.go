@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // Handler serves the fleet endpoints (GET, JSON), to be mounted on the
@@ -136,7 +136,7 @@ func (l *Ladder) live(id string) (*LiveReport, bool) {
 			return nil, false
 		}
 		all := last.All
-		all.TTFT, all.E2E, all.DispatchLag = stats.Sketch{}, stats.Sketch{}, stats.Sketch{}
+		all.TTFT, all.E2E, all.DispatchLag = quantile.Sketch{}, quantile.Sketch{}, quantile.Sketch{}
 		return &LiveReport{Ladder: id, Shard: l.n.id.Shard, Step: last.Step, Planned: last.All.Planned + last.Pending,
 			Finished: last.All.Planned, All: all, AbortReason: last.AbortReason}, true
 	}

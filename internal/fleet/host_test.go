@@ -7,24 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // starvedHost is a host whose CPU pressure starved its prober.
-func starvedHost() stats.HostHealth {
-	return stats.HostHealth{Known: true, Pressure: 0.93, PressureKnown: true, Busy: 0.99, BusyKnown: true, HostCPUs: 2,
+func starvedHost() verdict.HostHealth {
+	return verdict.HostHealth{Known: true, Pressure: 0.93, PressureKnown: true, Busy: 0.99, BusyKnown: true, HostCPUs: 2,
 		RunWait: 0.41, RunWaitKnown: true, Window: time.Minute}
 }
 
 // quietHost is a host with CPU to spare.
-func quietHost() stats.HostHealth {
-	return stats.HostHealth{Known: true, Pressure: 0.01, PressureKnown: true, Busy: 0.1, BusyKnown: true, HostCPUs: 2,
+func quietHost() verdict.HostHealth {
+	return verdict.HostHealth{Known: true, Pressure: 0.01, PressureKnown: true, Busy: 0.1, BusyKnown: true, HostCPUs: 2,
 		RunWait: 0.001, RunWaitKnown: true, Window: time.Minute}
 }
 
 // trueReports is every shard's checked report of step 1, each with host
 // health hosts[shard] (nil: not measured).
-func trueReports(t *testing.T, l *Ladder, hosts []*stats.HostHealth) gathered {
+func trueReports(t *testing.T, l *Ladder, hosts []*verdict.HostHealth) gathered {
 	t.Helper()
 	g := gathered{reports: map[int]*StepReport{}, missing: map[int]string{}}
 	for shard, h := range hosts {
@@ -52,16 +53,16 @@ func TestFleetStepNamesShardHost(t *testing.T) {
 	starved, quiet := starvedHost(), quietHost()
 	for _, tc := range []struct {
 		name      string
-		hosts     []*stats.HostHealth
+		hosts     []*verdict.HostHealth
 		late      bool
-		wantCause stats.Cause
+		wantCause cause.Cause
 		wantIn    string
 	}{
-		{"late, shard 1 starved", []*stats.HostHealth{&quiet, &starved}, true, stats.CauseHostStarved, "prober (shard 1) host starved: host CPU pressure 93%"},
-		{"late, shard 0 starved", []*stats.HostHealth{&starved, &quiet}, true, stats.CauseHostStarved, "prober (shard 0) host starved: host CPU pressure 93%"},
-		{"late, quiet hosts", []*stats.HostHealth{&quiet, &quiet}, true, stats.CauseDispatchLag, "the host was not measurably starved"},
-		{"late, not measured", []*stats.HostHealth{nil, nil}, true, stats.CauseDispatchLag, "not measured"},
-		{"on time, shard 1 pressed", []*stats.HostHealth{&quiet, &starved}, false, "", ""},
+		{"late, shard 1 starved", []*verdict.HostHealth{&quiet, &starved}, true, cause.HostStarved, "prober (shard 1) host starved: host CPU pressure 93%"},
+		{"late, shard 0 starved", []*verdict.HostHealth{&starved, &quiet}, true, cause.HostStarved, "prober (shard 0) host starved: host CPU pressure 93%"},
+		{"late, quiet hosts", []*verdict.HostHealth{&quiet, &quiet}, true, cause.DispatchLag, "the host was not measurably starved"},
+		{"late, not measured", []*verdict.HostHealth{nil, nil}, true, cause.DispatchLag, "not measured"},
+		{"on time, shard 1 pressed", []*verdict.HostHealth{&quiet, &starved}, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := benchCoordinator(t, 2, 20)
@@ -104,13 +105,13 @@ func TestShardHostIsChecked(t *testing.T) {
 	l := benchCoordinator(t, 2, 20)
 	for _, tc := range []struct {
 		name string
-		bad  func(h *stats.HostHealth)
+		bad  func(h *verdict.HostHealth)
 	}{
-		{"NaN pressure", func(h *stats.HostHealth) { h.Pressure = math.NaN() }},
-		{"pressure over 1", func(h *stats.HostHealth) { h.Pressure = 7 }},
-		{"infinite run wait", func(h *stats.HostHealth) { h.RunWait = math.Inf(1) }},
-		{"throttled over periods", func(h *stats.HostHealth) { h.Periods, h.Throttled = 5, 9 }},
-		{"negative window", func(h *stats.HostHealth) { h.Window = -time.Second }},
+		{"NaN pressure", func(h *verdict.HostHealth) { h.Pressure = math.NaN() }},
+		{"pressure over 1", func(h *verdict.HostHealth) { h.Pressure = 7 }},
+		{"infinite run wait", func(h *verdict.HostHealth) { h.RunWait = math.Inf(1) }},
+		{"throttled over periods", func(h *verdict.HostHealth) { h.Periods, h.Throttled = 5, 9 }},
+		{"negative window", func(h *verdict.HostHealth) { h.Window = -time.Second }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r StepReport

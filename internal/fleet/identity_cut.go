@@ -3,8 +3,9 @@ package fleet
 import (
 	"fmt"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // A fleet's ladder belongs to one identity as a lone prober's does
@@ -16,9 +17,9 @@ import (
 // it began on (ladder.Conclude makes its capacity a lower bound).
 
 // identityNow is the target's identity as the coordinator last saw it.
-func identityNow(cfg ladder.Config) stats.Identity {
+func identityNow(cfg ladder.Config) ladderresult.Identity {
 	if cfg.Identity == nil {
-		return stats.Identity{}
+		return ladderresult.Identity{}
 	}
 	return cfg.Identity()
 }
@@ -27,7 +28,7 @@ func identityNow(cfg ladder.Config) stats.Identity {
 // step's start and once gathered) and, when a shard's share met a deploy
 // or a restart or the coordinator saw the identity move from the
 // ladder's (began), makes the step invalid with that cause.
-func cut(ls *stats.LadderStep, g gathered, shards int, began, start, end stats.Identity) {
+func cut(ls *ladderresult.LadderStep, g gathered, shards int, began, start, end ladderresult.Identity) {
 	ls.IdentityStart, ls.IdentityEnd = start, end
 	for s := range shards {
 		r, ok := g.reports[s]
@@ -35,13 +36,13 @@ func cut(ls *stats.LadderStep, g gathered, shards int, began, start, end stats.I
 			continue
 		}
 		for _, c := range r.Causes {
-			if c.Cause == stats.CauseIdentityChanged || c.Cause == stats.CauseTargetRestarted {
+			if c.Cause == cause.IdentityChanged || c.Cause == cause.TargetRestarted {
 				ls.Cut(c.Cause, fmt.Sprintf("shard %d: %s", s, c.Reason))
 			}
 		}
 	}
 	if !began.IsZero() && !end.IsZero() && end != began {
-		ls.Cut(stats.CauseIdentityChanged, fmt.Sprintf("the target's identity changed during the step: %s → %s", began, end))
+		ls.Cut(cause.IdentityChanged, fmt.Sprintf("the target's identity changed during the step: %s → %s", began, end))
 	}
 	if c := ls.CutCause(); c != "" && !ls.Aborted {
 		ls.Aborted, ls.AbortReason = true, fmt.Sprintf("%s during the step", c)

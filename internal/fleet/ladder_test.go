@@ -11,6 +11,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestNewLadderReadsTheShareRunner: a fleet ladder is its share runner's
@@ -23,7 +24,7 @@ func TestNewLadderReadsTheShareRunner(t *testing.T) {
 	defer g.Drain(context.Background(), time.Second)
 	cfg := ladder.Config{Target: "t", Classes: []ladder.Class{{Name: "chat", Weight: 1, Gates: stats.Gates{TTFT: time.Second}}},
 		Steps: []float64{1, 2}, StepDuration: 3 * time.Second, Gap: MinGap, MaxRate: 10, GoodFractionTarget: 0.5, KneeFactor: 2,
-		Settle: time.Second, Validity: stats.ValidityConfig{MaxLagP99: 10 * time.Millisecond}}
+		Settle: time.Second, Validity: verdict.ValidityConfig{MaxLagP99: 10 * time.Millisecond}}
 	r, err := ladder.New(cfg, g, okExec(led))
 	if err != nil {
 		t.Fatal(err)

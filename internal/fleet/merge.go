@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // maxReasonBytes bounds a reason read from a shard.
@@ -79,7 +82,8 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 	}
 	for k := range r.Causes {
 		c := &r.Causes[k]
-		if !slices.Contains(stats.Causes, c.Cause) && !slices.Contains(stats.StepCauses, c.Cause) {
+		// a shard's own verdict: a generator or a step cause, never a fleet one
+		if e, ok := cause.Lookup(c.Cause); !ok || e.Kind == cause.KindFleet {
 			return fmt.Errorf("unknown invalid cause %q", sanitize.String(string(c.Cause), 40))
 		}
 		c.Reason = sanitize.String(c.Reason, maxReasonBytes)
@@ -107,24 +111,24 @@ func (l *Ladder) checkReport(r *StepReport, id string, i, shard int) error {
 const maxCgroupBytes = 200
 
 // validity is a checked report's own generator verdict.
-func (r *StepReport) validity() stats.Validity {
-	return stats.Validity{Valid: r.Valid, Causes: r.Causes}
+func (r *StepReport) validity() verdict.Validity {
+	return verdict.Validity{Valid: r.Valid, Causes: r.Causes}
 }
 
 // merge makes step i of the fleet from the shards' checked reports: the
 // counts summed and the latency sketches merged (stats.Merge) at the
 // fleet's rate, every class together and each class, invalid when any
 // shard's share is missing or its own generator was invalid
-// (stats.FleetValidity). It returns the step, the requests its shards left
+// (verdict.FleetValidity). It returns the step, the requests its shards left
 // pending, and each shard's row.
-func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
+func (l *Ladder) merge(i int, g gathered) (ladderresult.LadderStep, int, []ShardStep) {
 	cfg := l.cfg
 	rate := cfg.Steps[i-1]
 	var (
 		parts    []stats.ShardSummary
-		verdicts []stats.ShardVerdict
+		verdicts []verdict.ShardVerdict
 		rows     []ShardStep
-		hosts    []stats.HostHealth
+		hosts    []verdict.HostHealth
 		pending  int
 	)
 	for shard := range l.n.id.Shards {
@@ -136,12 +140,12 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 				why = "no answer"
 			}
 			row.Missing = why
-			verdicts = append(verdicts, stats.ShardVerdict{Shard: shard, Missing: why})
+			verdicts = append(verdicts, verdict.ShardVerdict{Shard: shard, Missing: why})
 			rows = append(rows, row)
 			continue
 		}
 		parts = append(parts, r.All)
-		verdicts = append(verdicts, stats.ShardVerdict{Shard: shard, Validity: r.validity()})
+		verdicts = append(verdicts, verdict.ShardVerdict{Shard: shard, Validity: r.validity()})
 		pending += r.Pending
 		row.Planned, row.Dispatched, row.OK, row.Good, row.Pending = r.All.Planned, r.All.Dispatched, r.All.Completed, r.All.Good, r.Pending
 		row.Valid, row.AbortReason = r.Valid, r.AbortReason
@@ -162,13 +166,13 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 	scfg := stats.Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: cfg.StepDuration, ClassGates: gates, Validity: cfg.Validity}
 	// The shards' host evidence: the most starved shard's, named, judges a
 	// late merged generator as a prober alone's host would.
-	host := stats.FleetHost(cfg.Validity, hosts)
+	host := verdict.FleetHost(cfg.Validity, hosts)
 	sum, err := stats.MergeHost(scfg, parts, host)
 	if err != nil { // every part was checked: a limit differs (the fingerprint holds it)
 		sum, _ = stats.Merge(scfg, nil)
-		verdicts = append(verdicts, stats.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})
+		verdicts = append(verdicts, verdict.ShardVerdict{Shard: -1, Missing: sanitizeReason("the shards' results do not merge: " + err.Error())})
 	}
-	var classes []stats.ClassStep
+	var classes []ladderresult.ClassStep
 	for ci, c := range cfg.Classes {
 		var cparts []stats.ShardSummary
 		for shard := range l.n.id.Shards {
@@ -181,15 +185,15 @@ func (l *Ladder) merge(i int, g gathered) (stats.LadderStep, int, []ShardStep) {
 		cs, err := stats.Merge(ccfg, cparts)
 		if err != nil { // every part was checked (checkReport): a class without figures makes the step invalid, never zeros as if measured
 			cs, _ = stats.Merge(ccfg, nil)
-			verdicts = append(verdicts, stats.ShardVerdict{Shard: -1,
+			verdicts = append(verdicts, verdict.ShardVerdict{Shard: -1,
 				Missing: sanitizeReason(fmt.Sprintf("class %s: the shards' results do not merge: %v", c.Name, err))})
 		}
-		classes = append(classes, stats.ClassStep{Class: c.Name, Rate: crate, Summary: cs})
+		classes = append(classes, ladderresult.ClassStep{Class: c.Name, Rate: crate, Summary: cs})
 	}
-	sum.Validity = stats.FleetValidity(sum.Validity, verdicts)
+	sum.Validity = verdict.FleetValidity(sum.Validity, verdicts)
 	for k := range classes {
 		classes[k].Summary.Validity = sum.Validity // one fleet generator: the step's verdict is every class's
 		classes[k].Summary.Steady = sum.Steady     // one target, one queue: the step's saturation is every class's
 	}
-	return stats.LadderStep{Index: i, Rate: rate, Summary: sum, Classes: classes}, pending, rows
+	return ladderresult.LadderStep{Index: i, Rate: rate, Summary: sum, Classes: classes}, pending, rows
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // benchCoordinator is shard 0 of a fleet of n with one class, its peers
@@ -24,7 +26,7 @@ func benchCoordinator(b testing.TB, n int, rate float64) *Ladder {
 	id := Identity{0, n}
 	cfg := ladder.Config{Target: "t", Classes: []ladder.Class{{Name: "chat", Weight: 1, Gates: stats.Gates{TTFT: 500 * time.Millisecond}}},
 		Steps: id.Rates([]float64{rate}), StepDuration: time.Minute, Gap: MinGap, MaxRate: rate, GoodFractionTarget: 0.5, KneeFactor: 2,
-		StopAt: ladder.StopAtTop, Settle: time.Second, Validity: stats.ValidityConfig{MaxLagP99: 10 * time.Millisecond}}
+		StopAt: ladder.StopAtTop, Settle: time.Second, Validity: verdict.ValidityConfig{MaxLagP99: 10 * time.Millisecond}}
 	r, err := ladder.New(cfg, g, okExec(led))
 	if err != nil {
 		b.Fatal(err)
@@ -88,14 +90,14 @@ func benchReport(b testing.TB, l *Ladder, shard, s int) []byte {
 // BenchmarkCoordinatorMerge is what the coordinator spends on one fleet
 // step once the shards' answers are in: decoding n shards' reports of s
 // requests each (every sample of TTFT, e2e and dispatch lag while a
-// shard's step holds at most stats.ExportExact; log buckets past it),
+// shard's step holds at most quantile.ExportExact; log buckets past it),
 // checking each, and merging and judging them (every class together and
 // each class). It reports the bytes of one shard's report, the time per
 // step and the part of it spent decoding and checking the reports; the
 // network transfer of those bytes is not in it.
 func BenchmarkCoordinatorMerge(b *testing.B) {
 	for _, n := range []int{3, 10, 30} {
-		for _, s := range []int{1_000, 10_000, stats.ExportExact, 4 * stats.ExportExact} {
+		for _, s := range []int{1_000, 10_000, quantile.ExportExact, 4 * quantile.ExportExact} {
 			b.Run(fmt.Sprintf("shards=%d/requests=%d", n, s), func(b *testing.B) {
 				l := benchCoordinator(b, n, float64(n*s)/60)
 				reports := make([][]byte, n)

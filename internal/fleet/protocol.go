@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // The fleet's endpoints on every shard's admin server (GET, JSON).
@@ -110,13 +111,13 @@ type StepReport struct {
 	Pending     int                           `json:"pending"`
 	AbortReason string                        `json:"abort_reason,omitempty"`
 	Valid       bool                          `json:"valid"`
-	Causes      []stats.InvalidCause          `json:"invalid_causes,omitempty"`
+	Causes      []verdict.InvalidCause        `json:"invalid_causes,omitempty"`
 	All         stats.ShardSummary            `json:"all"`
 	Classes     map[string]stats.ShardSummary `json:"classes"`
 	// Host is the shard's host health over its share of the step (CPU
 	// pressure, cgroup throttling, run-queue wait, …); absent when not
 	// measured. The coordinator names the step's host cause from it.
-	Host *stats.HostHealth `json:"host,omitempty"`
+	Host *verdict.HostHealth `json:"host,omitempty"`
 }
 
 // LiveReport is one shard's step in progress

@@ -13,7 +13,7 @@ import (
 const ScopeFleet = "fleet"
 
 // Result is a fleet ladder: the ladder result (the one model,
-// stats.LadderResult) judged over the merged steps (rates are the
+// ladderresult.LadderResult) judged over the merged steps (rates are the
 // fleet's), and the fleet's own part: what each shard contributed to each
 // step, and when it was aborted. One JSON line of the history file: the
 // ladder result's schema with the fleet's fields beside them, so readers

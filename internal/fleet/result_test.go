@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestResultJSON: a fleet ladder's history line is the ladder result's
@@ -18,8 +20,8 @@ func TestResultJSON(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	res := Result{
 		Result: ladder.Result{Target: "t", Trigger: "schedule", GoodFractionTarget: 0.9, KneeFactor: 2, StepDuration: time.Second,
-			Steps:   []stats.LadderStep{{Index: 1, Rate: 4, Summary: stats.Summary{Planned: 4, Completed: 4, Good: 4, GoodFraction: 1, Validity: stats.Validity{Valid: true}}}},
-			Verdict: stats.Verdict{Capacity: 4, CapacityStep: 1, CapacityBound: stats.BoundLower}},
+			Steps:   []ladderresult.LadderStep{{Index: 1, Rate: 4, Summary: stats.Summary{Planned: 4, Completed: 4, Good: 4, GoodFraction: 1, Validity: verdict.Validity{Valid: true}}}},
+			Verdict: ladderresult.Verdict{Capacity: 4, CapacityStep: 1, CapacityBound: ladderresult.BoundLower}},
 		Fleet: Fleet{Scope: ScopeFleet, LadderID: "t-1", Shards: 2, AbortedAt: &at,
 			ShardSteps: []ShardStep{{Step: 1, Shard: 1, Rate: 2, Missing: "no answer"}}},
 	}

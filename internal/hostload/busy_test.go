@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // busyLoops starts n shell busy loops (other processes holding the
@@ -60,8 +61,8 @@ func TestBusyLoopsSeen(t *testing.T) {
 	if !h.RunWaitKnown {
 		t.Errorf("run-queue wait not read: %+v", h)
 	}
-	v := stats.ValidityConfig{}.Judge(stats.Evidence{LagCount: 100, LagOver: 10, LagP99: 40 * time.Millisecond, Host: h})
-	if len(v.Causes) != 1 || (v.Causes[0].Cause != stats.CauseHostStarved && v.Causes[0].Cause != stats.CauseCgroupThrottled) {
+	v := verdict.ValidityConfig{}.Judge(verdict.Evidence{LagCount: 100, LagOver: 10, LagP99: 40 * time.Millisecond, Host: h})
+	if len(v.Causes) != 1 || (v.Causes[0].Cause != cause.HostStarved && v.Causes[0].Cause != cause.CgroupThrottled) {
 		t.Fatalf("a late generator on a busy host: causes %+v (host %s), want a host cause", v.Causes, h)
 	}
 	t.Logf("%s: %s", v.Causes[0].Cause, v.Reasons()[0])

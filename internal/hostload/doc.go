@@ -15,7 +15,7 @@
 //     /sched/latencies:seconds).
 //
 // A Snapshot is cumulative; Between turns two snapshots into a
-// stats.HostHealth over the time between them (a probe's window, a ladder
+// verdict.HostHealth over the time between them (a probe's window, a ladder
 // step). A Sampler keeps the snapshots of a sliding window for the daemon,
 // and its Totals are what the daemon exports at scrape time. What cannot be
 // read (no /proc, an old kernel without PSI, no cgroup of the process's

@@ -10,7 +10,8 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // fixture copies testdata/<name> to a temporary root with proc/self
@@ -65,7 +66,7 @@ func TestFixtureTrees(t *testing.T) {
 		quota                               float64
 		throttleKnown                       bool
 		cgroup                              string
-		cause                               stats.Cause
+		cause                               cause.Cause
 		reason                              []string
 	}
 	for _, tc := range []struct {
@@ -73,12 +74,12 @@ func TestFixtureTrees(t *testing.T) {
 		want want
 	}{
 		{"v1", want{pressure: 0.92, cgPressure: -1, runWait: 0.35, busy: 0.95, periods: 50, throttled: 41, throttledTime: 2900 * time.Millisecond,
-			quota: 0.5, throttleKnown: true, cgroup: "v1 cpu:/llmprobe-test", cause: stats.CauseCgroupThrottled,
+			quota: 0.5, throttleKnown: true, cgroup: "v1 cpu:/llmprobe-test", cause: cause.CgroupThrottled,
 			reason: []string{"cgroup throttled 41 of 50 periods, 2.9s (quota 0.5 CPU)", "host CPU pressure 92%", "prober threads waited runnable 35% of the window", "host CPU 95% busy of 2 CPUs"}}},
 		{"v2", want{pressure: 0.10, cgPressure: 0.60, runWait: 0.01, busy: 0.95, periods: 100, throttled: 60, throttledTime: 4100 * time.Millisecond,
-			quota: 0.25, throttleKnown: true, cgroup: "v2 /kubepods.slice/pod1/ctr", cause: stats.CauseCgroupThrottled,
+			quota: 0.25, throttleKnown: true, cgroup: "v2 /kubepods.slice/pod1/ctr", cause: cause.CgroupThrottled,
 			reason: []string{"cgroup throttled 60 of 100 periods, 4.1s (quota 0.25 CPU)", "cgroup CPU pressure 60%"}}},
-		{"bare", want{pressure: -1, cgPressure: -1, runWait: -1, busy: 0.95, cause: stats.CauseHostStarved,
+		{"bare", want{pressure: -1, cgPressure: -1, runWait: -1, busy: 0.95, cause: cause.HostStarved,
 			reason: []string{"prober host starved: host CPU 95% busy of 2 CPUs"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,7 +111,7 @@ func TestFixtureTrees(t *testing.T) {
 				t.Errorf("throttling %v %d/%d %v quota %v %q, want %v %d/%d %v quota %v %q", h.ThrottleKnown, h.Throttled, h.Periods, h.ThrottledTime,
 					h.Quota, h.Cgroup, w.throttleKnown, w.throttled, w.periods, w.throttledTime, w.quota, w.cgroup)
 			}
-			v := stats.ValidityConfig{}.Judge(stats.Evidence{LagCount: 100, LagOver: 10, LagP99: 40 * time.Millisecond, Host: h})
+			v := verdict.ValidityConfig{}.Judge(verdict.Evidence{LagCount: 100, LagOver: 10, LagP99: 40 * time.Millisecond, Host: h})
 			if v.Valid || len(v.Causes) != 1 || v.Causes[0].Cause != w.cause {
 				t.Fatalf("causes %+v, want %s", v.Causes, w.cause)
 			}

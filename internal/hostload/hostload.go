@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // SchedLatencies is the runtime/metrics name of the Go scheduler latency
@@ -103,8 +103,8 @@ func (r *Reader) Take() Snapshot {
 }
 
 // Between returns the host's health from a to b (b taken after a).
-func Between(a, b Snapshot) stats.HostHealth {
-	h := stats.HostHealth{Known: true, CPUs: b.Procs, Window: b.At.Sub(a.At)}
+func Between(a, b Snapshot) verdict.HostHealth {
+	h := verdict.HostHealth{Known: true, CPUs: b.Procs, Window: b.At.Sub(a.At)}
 	if len(a.Sched) == len(b.Sched) && len(b.Buckets) == len(b.Sched)+1 {
 		diff := make([]uint64, len(b.Sched))
 		var n uint64
@@ -215,11 +215,11 @@ func (s *Sampler) Tick() {
 
 // Recent returns the health between the window's base snapshot and the
 // latest (Known false before the second Tick).
-func (s *Sampler) Recent() stats.HostHealth {
+func (s *Sampler) Recent() verdict.HostHealth {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.snaps) < 2 {
-		return stats.HostHealth{}
+		return verdict.HostHealth{}
 	}
 	return Between(s.snaps[0], s.snaps[len(s.snaps)-1])
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -53,7 +55,7 @@ func (a AbortRules) Check(s stats.Summary, ttftGate time.Duration) string {
 	}
 	if a.TTFTGateMultiple > 0 && ttftGate > 0 && s.TTFT.Count > 0 {
 		if lim := time.Duration(a.TTFTGateMultiple * float64(ttftGate)); s.TTFT.P95 > lim {
-			return fmt.Sprintf("TTFT p95 %s above %g × gate %s", stats.FormatDuration(s.TTFT.P95), a.TTFTGateMultiple, stats.FormatDuration(ttftGate))
+			return fmt.Sprintf("TTFT p95 %s above %g × gate %s", durfmt.Format(s.TTFT.P95), a.TTFTGateMultiple, durfmt.Format(ttftGate))
 		}
 	}
 	if a.OnUnsent && s.Planned > 0 && s.Unsent > 0 {
@@ -72,8 +74,8 @@ func (a AbortRules) Check(s stats.Summary, ttftGate time.Duration) string {
 }
 
 // Result is a ladder's result: the one model of a ladder and its verdicts
-// (stats.LadderResult), under the name the ladder's callers know. The
+// (ladderresult.LadderResult), under the name the ladder's callers know. The
 // runner produces it, a fleet's coordinator judges its merged steps into
 // it (Conclude), internal/report renders it, and its JSON is what the
 // history file stores and `ladder --json` prints.
-type Result = stats.LadderResult
+type Result = ladderresult.LadderResult

@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 func summary(planned, dispatched, ok, good, rejected, failed, unsent int, ttftP95 time.Duration, valid bool) stats.Summary {
@@ -15,14 +19,14 @@ func summary(planned, dispatched, ok, good, rejected, failed, unsent int, ttftP9
 		Outcomes: stats.Outcomes{ByOutcome: map[ledger.Outcome]int{
 			ledger.OK: ok, ledger.Rejected: rejected, ledger.Timeout: failed, ledger.Unsent: unsent,
 		}},
-		TTFT:     stats.Percentiles{Count: ok, P95: ttftP95},
-		Validity: stats.Validity{Valid: valid},
+		TTFT:     quantile.Percentiles{Count: ok, P95: ttftP95},
+		Validity: verdict.Validity{Valid: valid},
 	}
 	if planned > 0 {
 		s.GoodFraction = float64(good) / float64(planned)
 	}
 	if !valid {
-		s.Validity.Causes = []stats.InvalidCause{{Cause: stats.CauseDispatchLag, Reason: "dispatch lag"}}
+		s.Validity.Causes = []verdict.InvalidCause{{Cause: cause.DispatchLag, Reason: "dispatch lag"}}
 	}
 	return s
 }
@@ -65,7 +69,7 @@ func TestAbortRules(t *testing.T) {
 
 func TestAnalyze(t *testing.T) {
 	ms := time.Millisecond
-	steps := []stats.LadderStep{
+	steps := []ladderresult.LadderStep{
 		{Index: 1, Rate: 2, Summary: summary(100, 100, 100, 99, 0, 0, 0, 50*ms, true)},
 		{Index: 2, Rate: 4, Summary: summary(100, 100, 100, 95, 0, 0, 0, 80*ms, true)},
 		{Index: 3, Rate: 8, Summary: summary(100, 100, 100, 92, 0, 0, 0, 120*ms, false)}, // met gates but invalid
@@ -74,7 +78,7 @@ func TestAnalyze(t *testing.T) {
 	res := Conclude(Config{GoodFractionTarget: 0.9, KneeFactor: 2, Now: time.Now}, Result{GoodFractionTarget: 0.9}, steps, false)
 	v, classes, rows := res.Verdict, res.Classes, rows(t, res)
 	capRate, capStep, knee, kneeStep := v.Capacity, v.CapacityStep, v.Knee, v.KneeStep
-	if capRate != 4 || capStep != 2 || v.CapacityBound != stats.BoundMeasured {
+	if capRate != 4 || capStep != 2 || v.CapacityBound != ladderresult.BoundMeasured {
 		t.Errorf("capacity %g (step %d, %s), want 4 (step 2, measured): an invalid step never counts", capRate, capStep, v.CapacityBound)
 	}
 	if knee != 16 || kneeStep != 4 {
@@ -110,14 +114,14 @@ func TestAnalyze(t *testing.T) {
 // figures, in its own offered rate; the rows carry the classes.
 func TestAnalyzePerClass(t *testing.T) {
 	ms := time.Millisecond
-	mk := func(index int, rate float64, valid bool, chatGood, longGood int, chatTTFT, longTTFT time.Duration) stats.LadderStep {
+	mk := func(index int, rate float64, valid bool, chatGood, longGood int, chatTTFT, longTTFT time.Duration) ladderresult.LadderStep {
 		all := summary(100, 100, 100, chatGood+longGood, 0, 0, 0, chatTTFT, valid)
 		chat := summary(75, 75, 75, chatGood, 0, 0, 0, chatTTFT, valid)
 		long := summary(25, 25, 25, longGood, 0, 0, 0, longTTFT, valid)
-		return stats.LadderStep{Index: index, Rate: rate, Summary: all, Classes: []stats.ClassStep{
+		return ladderresult.LadderStep{Index: index, Rate: rate, Summary: all, Classes: []ladderresult.ClassStep{
 			{Class: "chat", Rate: rate * 0.75, Summary: chat}, {Class: "long", Rate: rate * 0.25, Summary: long}}}
 	}
-	steps := []stats.LadderStep{
+	steps := []ladderresult.LadderStep{
 		mk(1, 4, true, 75, 25, 50*ms, 300*ms),
 		mk(2, 8, true, 74, 10, 55*ms, 900*ms),
 		mk(3, 16, false, 20, 0, 800*ms, 5000*ms),
@@ -129,10 +133,10 @@ func TestAnalyzePerClass(t *testing.T) {
 		t.Fatalf("classes %+v", classes)
 	}
 	chat, long := classes[0], classes[1]
-	if chat.Class != "chat" || chat.Capacity != 6 || chat.CapacityStep != 2 || chat.CapacityBound != stats.BoundLower {
+	if chat.Class != "chat" || chat.Capacity != 6 || chat.CapacityStep != 2 || chat.CapacityBound != ladderresult.BoundLower {
 		t.Errorf("chat %+v: want 6 req/s of chat at step 2, a lower bound (step 3 was invalid)", chat)
 	}
-	if long.Class != "long" || long.Capacity != 1 || long.CapacityStep != 1 || long.CapacityBound != stats.BoundMeasured || long.Knee != 2 || long.KneeStep != 2 {
+	if long.Class != "long" || long.Capacity != 1 || long.CapacityStep != 1 || long.CapacityBound != ladderresult.BoundMeasured || long.Knee != 2 || long.KneeStep != 2 {
 		t.Errorf("long %+v: want 1 req/s of long at step 1 (measured), knee 2 req/s at step 2", long)
 	}
 	if v.Capacity != 4 || v.CapacityStep != 1 {

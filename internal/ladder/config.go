@@ -6,9 +6,11 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/hostload"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Class is a request class of the ladder's traffic: arrivals are assigned
@@ -32,11 +34,11 @@ type Progress struct {
 	Step     int // 1-based
 	Steps    int
 	Rate     float64
-	Phase    string            // running | settling | done
-	Elapsed  time.Duration     // since the step started
-	Planned  int               // arrivals planned so far in this step
-	Finished int               // of which finished
-	Row      *stats.LadderStep // the step, when Phase is done
+	Phase    string                   // running | settling | done
+	Elapsed  time.Duration            // since the step started
+	Planned  int                      // arrivals planned so far in this step
+	Finished int                      // of which finished
+	Row      *ladderresult.LadderStep // the step, when Phase is done
 }
 
 // Config is one ladder.
@@ -86,7 +88,7 @@ type Config struct {
 	// 0 means 20, negative disables mid-step checks.
 	MidStepMin    int
 	ProgressEvery time.Duration // 0 means 1s
-	Validity      stats.ValidityConfig
+	Validity      verdict.ValidityConfig
 	// Host reads the prober host's health over each step, so that an
 	// invalid step names a starved host; nil = a reader of /proc.
 	Host        *hostload.Reader
@@ -97,14 +99,14 @@ type Config struct {
 	// ServerMetrics, when set, reads the target's own metrics endpoint
 	// over each step: a window opened before the step's first arrival and
 	// ended once its requests settled, its view kept in the step
-	// (stats.LadderStep.Server, StepRow.Server). A scrape that fails never
+	// (ladderresult.LadderStep.Server, StepRow.Server). A scrape that fails never
 	// fails the step: the view says it is unavailable or partial, and why.
 	ServerMetrics ServerMetrics
 
 	// Identity, when set, returns the target's identity as last seen
 	// (zero while unknown): a ladder belongs to the identity it began on,
 	// and stops at once when it changes (identity.go).
-	Identity func() stats.Identity
+	Identity func() ladderresult.Identity
 }
 
 // StopAt says where a ladder stops climbing.

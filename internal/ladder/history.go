@@ -9,7 +9,7 @@ import (
 
 // AppendHistory appends r as one JSON line to the history file at path,
 // creating it when missing. Each line is one Result in its JSON schema
-// (stats.LadderSchemaVersion, kind "ladder").
+// (ladderresult.LadderSchemaVersion, kind "ladder").
 func AppendHistory(path string, r Result) error { return AppendJSON(path, r) }
 
 // AppendJSON appends v as one JSON line to the history file at path: a
@@ -38,7 +38,7 @@ func AppendJSON(path string, v any) error {
 // (n <= 0: all), oldest first. A missing file is an empty history; a line
 // that does not parse, or is not a ladder's, is skipped and counted in
 // skipped. Lines of the flat format written before schema_version decode
-// too (stats.LadderResult.UnmarshalJSON).
+// too (ladderresult.LadderResult.UnmarshalJSON).
 func ReadHistory(path string, n int) (results []Result, skipped int, err error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {

@@ -8,8 +8,11 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestHistoryAndJSONOneSchema: the history line and `ladder --json` (an
@@ -19,13 +22,13 @@ import (
 // reasons are derived from them.
 func TestHistoryAndJSONOneSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	cause := stats.InvalidCause{Cause: stats.CauseHostStarved, Reason: "Go scheduler latency p99 14 ms", Action: "give the prober more CPU"}
-	ok := stats.Summary{Planned: 10, Dispatched: 10, Completed: 10, Good: 10, GoodFraction: 1, Validity: stats.Validity{Valid: true}}
-	bad := stats.Summary{Planned: 20, Dispatched: 20, Completed: 12, Good: 3, GoodFraction: 0.15, Validity: stats.Validity{Causes: []stats.InvalidCause{cause}}}
-	res := ladder.Result{Target: "t", Trigger: "manual", GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []stats.LadderStep{
+	cause := verdict.InvalidCause{Cause: cause.HostStarved, Reason: "Go scheduler latency p99 14 ms", Action: "give the prober more CPU"}
+	ok := stats.Summary{Planned: 10, Dispatched: 10, Completed: 10, Good: 10, GoodFraction: 1, Validity: verdict.Validity{Valid: true}}
+	bad := stats.Summary{Planned: 20, Dispatched: 20, Completed: 12, Good: 3, GoodFraction: 0.15, Validity: verdict.Validity{Causes: []verdict.InvalidCause{cause}}}
+	res := ladder.Result{Target: "t", Trigger: "manual", GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []ladderresult.LadderStep{
 		{Index: 1, Rate: 5, Summary: ok}, {Index: 2, Rate: 10, Summary: bad},
 	}}
-	res.Verdict, _ = stats.JudgeLadder(res.Steps, nil, 0.9, 2)
+	res.Verdict, _ = ladderresult.JudgeLadder(res.Steps, nil, 0.9, 2)
 	if err := ladder.AppendHistory(path, res); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func TestHistoryAndJSONOneSchema(t *testing.T) {
 // before schema_version (the flat format) and whose last is current reads
 // as one history, oldest first, nothing skipped.
 func TestReadHistoryOldLines(t *testing.T) {
-	old, err := os.ReadFile("../stats/testdata/history-v1.jsonl")
+	old, err := os.ReadFile("../ladderresult/testdata/history-v1.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,8 @@ package ladder
 import (
 	"fmt"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // A ladder belongs to one identity: the one it began on (Run, Begin). When
@@ -17,22 +18,22 @@ import (
 // connections in.
 const restartReason = "target restarted: it refused connections (nothing listening)"
 
-func identityReason(from, to stats.Identity) string {
+func identityReason(from, to ladderresult.Identity) string {
 	return fmt.Sprintf("identity changed: %s → %s", from, to)
 }
 
 // identityNow is the target's identity as last seen (zero when not
 // watched or unknown).
-func (r *Runner) identityNow() stats.Identity {
+func (r *Runner) identityNow() ladderresult.Identity {
 	if r.cfg.Identity == nil {
-		return stats.Identity{}
+		return ladderresult.Identity{}
 	}
 	return r.cfg.Identity()
 }
 
 // identityMoved reports the identity now and whether it differs from the
 // one the ladder began on; an identity unknown at either end is no change.
-func (r *Runner) identityMoved() (stats.Identity, bool) {
+func (r *Runner) identityMoved() (ladderresult.Identity, bool) {
 	now := r.identityNow()
 	return now, !r.ident.IsZero() && !now.IsZero() && now != r.ident
 }
@@ -40,7 +41,7 @@ func (r *Runner) identityMoved() (stats.Identity, bool) {
 // cutStep records the step's identity at its start and end and, when the
 // target restarted or changed identity during it, makes it invalid with
 // that cause and an abort: it measured no one running deployment.
-func (r *Runner) cutStep(ls *stats.LadderStep, st *stepState, start stats.Identity) {
+func (r *Runner) cutStep(ls *ladderresult.LadderStep, st *stepState, start ladderresult.Identity) {
 	ls.IdentityStart, ls.IdentityEnd = start, r.identityNow()
 	if r.ident.IsZero() {
 		// Unknown when the ladder began (a one-shot ladder learns the model
@@ -54,11 +55,11 @@ func (r *Runner) cutStep(ls *stats.LadderStep, st *stepState, start stats.Identi
 	why := ""
 	if refused > 0 {
 		why = restartReason
-		ls.Cut(stats.CauseTargetRestarted, fmt.Sprintf("the target refused %d of the step's requests (nothing listening): it restarted during the step", refused))
+		ls.Cut(cause.TargetRestarted, fmt.Sprintf("the target refused %d of the step's requests (nothing listening): it restarted during the step", refused))
 	}
 	if to, moved := r.identityMoved(); moved {
 		why = identityReason(r.ident, to)
-		ls.Cut(stats.CauseIdentityChanged, fmt.Sprintf("the target's identity changed during the step: %s → %s", r.ident, to))
+		ls.Cut(cause.IdentityChanged, fmt.Sprintf("the target's identity changed during the step: %s → %s", r.ident, to))
 	}
 	if why != "" && !ls.Aborted {
 		ls.Aborted, ls.AbortReason = true, why
@@ -71,7 +72,7 @@ func concludePartial(res *Result) {
 	if res.Partial == "" {
 		return
 	}
-	stats.LowerAll(&res.Verdict, res.Classes)
+	ladderresult.LowerAll(&res.Verdict, res.Classes)
 	if !res.Aborted {
 		res.Aborted = true
 		res.AbortReason = fmt.Sprintf("after step %d: %s", len(res.Steps), identityReason(res.Identity, res.ChangedTo))

@@ -10,9 +10,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // TestLadderCutByDeployOrRestart: a deploy (the identity changes) or a
@@ -21,27 +22,27 @@ import (
 // the cause, step 3 never runs, and the history line says all of it.
 func TestLadderCutByDeployOrRestart(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	v1, v2 := stats.Identity{Model: "m", Version: "v1"}, stats.Identity{Model: "m", Version: "v2"}
+	v1, v2 := ladderresult.Identity{Model: "m", Version: "v1"}, ladderresult.Identity{Model: "m", Version: "v2"}
 	for _, tc := range []struct {
 		name      string
-		cause     stats.Cause
-		changedTo stats.Identity
+		cause     cause.Cause
+		changedTo ladderresult.Identity
 	}{
-		{"deploy", stats.CauseIdentityChanged, v2},
-		{"restart", stats.CauseTargetRestarted, stats.Identity{}},
+		{"deploy", cause.IdentityChanged, v2},
+		{"restart", cause.TargetRestarted, ladderresult.Identity{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ident atomic.Pointer[stats.Identity]
+			var ident atomic.Pointer[ladderresult.Identity]
 			ident.Store(&v1)
 			cfg := baseConfig("cut")
 			cfg.Steps, cfg.StepDuration, cfg.Arrival = []float64{10, 20, 30}, time.Second, "constant"
-			cfg.Identity = func() stats.Identity { return *ident.Load() }
+			cfg.Identity = func() ladderresult.Identity { return *ident.Load() }
 			var step2 atomic.Int32
 			r, g := buildFake(t, cfg, func(led *ledger.Ledger) dispatch.Exec {
 				ok := fakeExec(led, 5*time.Millisecond, nil)
 				return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
 					if rec.Step == 2 && step2.Add(1) >= 3 {
-						if tc.cause == stats.CauseTargetRestarted {
+						if tc.cause == cause.TargetRestarted {
 							dispatched()
 							return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonConnectionRefused}
 						}
@@ -73,7 +74,7 @@ func TestLadderCutByDeployOrRestart(t *testing.T) {
 			if !res.Steps[0].Summary.Validity.Valid {
 				t.Skipf("step 1 invalid (%v): this host was too busy to judge the capacity", res.Steps[0].Summary.Validity.CauseNames())
 			}
-			if res.CapacityStep != 1 || res.CapacityBound != stats.BoundLower {
+			if res.CapacityStep != 1 || res.CapacityBound != ladderresult.BoundLower {
 				t.Errorf("capacity %g (step %d, %s), want 10 req/s from step 1 as a lower bound", res.Capacity, res.CapacityStep, res.CapacityBound)
 			}
 			b, err := json.Marshal(res)
@@ -85,7 +86,7 @@ func TestLadderCutByDeployOrRestart(t *testing.T) {
 					t.Errorf("JSON lacks %s", want)
 				}
 			}
-			var back stats.LadderResult
+			var back ladderresult.LadderResult
 			if err := json.Unmarshal(b, &back); err != nil {
 				t.Fatal(err)
 			}
@@ -100,15 +101,15 @@ func TestLadderCutByDeployOrRestart(t *testing.T) {
 // and an identity first known during it is no change.
 func TestLadderIdentityUnchanged(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	var ident atomic.Pointer[stats.Identity]
-	ident.Store(&stats.Identity{})
+	var ident atomic.Pointer[ladderresult.Identity]
+	ident.Store(&ladderresult.Identity{})
 	cfg := baseConfig("same")
 	cfg.Steps, cfg.StepDuration = []float64{10, 20}, 500*time.Millisecond
-	cfg.Identity = func() stats.Identity { return *ident.Load() }
+	cfg.Identity = func() ladderresult.Identity { return *ident.Load() }
 	r, g := buildFake(t, cfg, func(led *ledger.Ledger) dispatch.Exec {
 		ok := fakeExec(led, 5*time.Millisecond, nil)
 		return func(ctx context.Context, rec *ledger.Record, dispatched func()) ledger.Result {
-			ident.Store(&stats.Identity{Model: "m", Version: "v1"})
+			ident.Store(&ladderresult.Identity{Model: "m", Version: "v1"})
 			return ok(ctx, rec, dispatched)
 		}
 	})

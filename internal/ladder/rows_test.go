@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // row is a step as a reader of the result's JSON (the history line,
@@ -21,14 +22,14 @@ type row struct {
 	Good          int                    `json:"good"`
 	Outcomes      map[string]int         `json:"outcomes"`
 	GoodFraction  float64                `json:"good_fraction"`
-	TTFT          stats.DistJSON         `json:"ttft"`
+	TTFT          ladderresult.DistJSON  `json:"ttft"`
 	Valid         bool                   `json:"valid"`
 	Invalid       []string               `json:"invalid_reasons"`
-	InvalidCauses []stats.InvalidCause   `json:"invalid_causes"`
+	InvalidCauses []verdict.InvalidCause `json:"invalid_causes"`
 	Met           bool                   `json:"met"`
 	Saturated     bool                   `json:"saturated"`
 	Saturation    string                 `json:"saturation"`
-	Steady        *stats.Steady          `json:"steady"`
+	Steady        *verdict.Steady        `json:"steady"`
 	AbortReason   string                 `json:"abort_reason"`
 	Server        *servermetrics.View    `json:"server"`
 	TTFTGap       *servermetrics.TTFTGap `json:"ttft_gap"`

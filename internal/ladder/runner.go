@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
 	"github.com/llmprobe/llmprobe/internal/hostload"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
@@ -38,7 +40,7 @@ type Runner struct {
 
 	// ident is the identity the running ladder (or session) began on;
 	// set under running.
-	ident stats.Identity
+	ident ladderresult.Identity
 }
 
 // New checks cfg and returns a runner. It refuses steps above MaxRate.
@@ -143,11 +145,11 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 	for _, c := range cfg.Classes {
 		classGates[c.Name] = c.Gates
 	}
-	var steps []stats.LadderStep
+	var steps []ladderresult.LadderStep
 	var runErr error
 	for i, rate := range cfg.Steps {
 		if to, moved := r.identityMoved(); moved { // between steps: no step measured it
-			res.Partial, res.ChangedTo = stats.CauseIdentityChanged, to
+			res.Partial, res.ChangedTo = cause.IdentityChanged, to
 			break
 		}
 		ls, _, _, err := r.step(ctx, i+1, rate, 0, classGates)
@@ -164,7 +166,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 		}
 		if c := ls.CutCause(); c != "" {
 			res.Partial = c
-			if c == stats.CauseIdentityChanged {
+			if c == cause.IdentityChanged {
 				res.ChangedTo = ls.IdentityEnd
 			}
 			break
@@ -200,7 +202,7 @@ func (r *Runner) Run(ctx context.Context, trigger string) (Result, error) {
 // when interrupted). One prober's ladder (Run) and a fleet's merged steps
 // are concluded by this one function. It sets Finished and writes no
 // history.
-func Conclude(cfg Config, res Result, steps []stats.LadderStep, interrupted bool) Result {
+func Conclude(cfg Config, res Result, steps []ladderresult.LadderStep, interrupted bool) Result {
 	res.Steps = steps
 	var names []string
 	if len(cfg.Classes) > 1 {
@@ -208,7 +210,7 @@ func Conclude(cfg Config, res Result, steps []stats.LadderStep, interrupted bool
 			names = append(names, c.Name)
 		}
 	}
-	res.Verdict, res.Classes = stats.JudgeLadder(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
+	res.Verdict, res.Classes = ladderresult.JudgeLadder(steps, names, cfg.GoodFractionTarget, cfg.KneeFactor)
 	if n := len(steps); n > 0 && steps[n-1].Aborted {
 		res.Aborted, res.AbortReason = true, fmt.Sprintf("step %d: %s", n, steps[n-1].AbortReason)
 	} else if interrupted {
@@ -236,13 +238,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // step runs one step: its open-loop stream for StepDuration from ledger
 // offset start (0: now), then waits for its requests to finish (at most
 // Settle) and summarises them.
-func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Duration, classGates map[string]stats.Gates) (stats.LadderStep, int, *stepState, error) {
+func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Duration, classGates map[string]stats.Gates) (ladderresult.LadderStep, int, *stepState, error) {
 	cfg := r.cfg
 	led := r.g.Ledger()
 	seq, err := schedule.New(schedule.Spec{Kind: cfg.Arrival, Burstiness: cfg.Burstiness, Seed: cfg.Seed ^ uint64(n)*0x9e3779b97f4a7c15},
 		schedule.Step{Rate: rate, Duration: cfg.StepDuration})
 	if err != nil {
-		return stats.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
+		return ladderresult.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
 	}
 	// The server's view opens before the step's schedule starts, so a slow
 	// scrape cannot push back its arrivals (a fleet shard's start is fixed
@@ -359,7 +361,7 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	close(stop)
 	wg.Wait()
 	if err != nil {
-		return stats.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
+		return ladderresult.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
 	}
 
 	// Settle: wait for the step's requests, at most Settle.
@@ -395,11 +397,11 @@ settle:
 	if reason == "" && ctx.Err() == nil {
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
-	ls := stats.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
+	ls := ladderresult.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
 	for i, c := range cfg.Classes {
 		cs := st.class[c.Name].Summary()
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
-		ls.Classes = append(ls.Classes, stats.ClassStep{Class: c.Name, Rate: shares[i], Summary: cs})
+		ls.Classes = append(ls.Classes, ladderresult.ClassStep{Class: c.Name, Rate: shares[i], Summary: cs})
 	}
 	judgeSteady(&ls, queue)
 	r.cutStep(&ls, st, identStart)

@@ -15,10 +15,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sim"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // testExec is a minimal openai-chat streaming client for these tests only
@@ -150,7 +153,7 @@ func baseConfig(target string) Config {
 		Settle:             10 * time.Second,
 		ProgressEvery:      200 * time.Millisecond,
 		MidStepMin:         -1,
-		Validity:           stats.ValidityConfig{MaxLagP99: 250 * time.Millisecond},
+		Validity:           verdict.ValidityConfig{MaxLagP99: 250 * time.Millisecond},
 	}
 }
 
@@ -421,7 +424,7 @@ func TestLadderPerClassJudgement(t *testing.T) {
 	for _, s := range rows(t, res) {
 		t.Logf("step %d valid %v %v classes %+v", s.Step, s.Valid, s.Invalid, s.Classes)
 		if !s.Valid {
-			if !stats.HostCaused(s.InvalidCauses) {
+			if !verdict.HostCaused(s.InvalidCauses) {
 				t.Fatalf("step %d invalid, not for the prober host: %v", s.Step, s.Invalid)
 			}
 			t.Skipf("step %d invalid for the prober host (a busy machine: %v): per-class capacity needs valid steps", s.Step, s.Invalid)
@@ -431,7 +434,7 @@ func TestLadderPerClassJudgement(t *testing.T) {
 		t.Fatalf("per-class results %+v", res.Classes)
 	}
 	chat, long := res.Classes[0], res.Classes[1]
-	if chat.Class != "chat" || chat.Capacity != 12 || chat.CapacityStep != 2 || chat.CapacityBound != stats.BoundLower {
+	if chat.Class != "chat" || chat.Capacity != 12 || chat.CapacityStep != 2 || chat.CapacityBound != ladderresult.BoundLower {
 		t.Errorf("chat %+v: want 12 req/s of chat (16 × 3/4) at the top step, a lower bound", chat)
 	}
 	if long.Class != "long" || long.CapacityStep != 0 || long.CapacityBound != "" {
@@ -467,11 +470,11 @@ func TestLadderInvalidStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Steps) < 2 || rows(t, res)[1].Valid || len(rows(t, res)[1].InvalidCauses) == 0 || rows(t, res)[1].InvalidCauses[0].Cause != stats.CauseInFlightCap {
+		if len(res.Steps) < 2 || rows(t, res)[1].Valid || len(rows(t, res)[1].InvalidCauses) == 0 || rows(t, res)[1].InvalidCauses[0].Cause != cause.InFlightCap {
 			t.Fatalf("abort %v: step 2 should be invalid (in_flight_cap): %+v", abort, res.Steps)
 		}
 		if !rows(t, res)[0].Valid {
-			if !stats.HostCaused(rows(t, res)[0].InvalidCauses) {
+			if !verdict.HostCaused(rows(t, res)[0].InvalidCauses) {
 				t.Fatalf("step 1 invalid, not for the prober host: %v", rows(t, res)[0].Invalid)
 			}
 			t.Skipf("step 1 invalid for the prober host (a busy machine): %v", rows(t, res)[0].Invalid)
@@ -480,7 +483,7 @@ func TestLadderInvalidStep(t *testing.T) {
 			if !res.Aborted || len(res.Steps) != 2 || !strings.Contains(res.AbortReason, "in-flight cap full") {
 				t.Errorf("abort: aborted %v after %d steps (%q), want an abort at step 2 naming the cap", res.Aborted, len(res.Steps), res.AbortReason)
 			}
-			if res.Capacity != 2 || res.CapacityStep != 1 || res.CapacityBound != stats.BoundLower {
+			if res.Capacity != 2 || res.CapacityStep != 1 || res.CapacityBound != ladderresult.BoundLower {
 				t.Errorf("abort: capacity %g step %d %q, want 2 at step 1, a lower bound", res.Capacity, res.CapacityStep, res.CapacityBound)
 			}
 			continue
@@ -488,7 +491,7 @@ func TestLadderInvalidStep(t *testing.T) {
 		if res.Aborted || len(res.Steps) != 3 {
 			t.Fatalf("continue: aborted %v after %d steps (%q), want all 3 steps", res.Aborted, len(res.Steps), res.AbortReason)
 		}
-		if res.Capacity != 3 || res.CapacityStep != 3 || res.CapacityBound != stats.BoundLower || rows(t, res)[1].Met {
+		if res.Capacity != 3 || res.CapacityStep != 3 || res.CapacityBound != ladderresult.BoundLower || rows(t, res)[1].Met {
 			t.Errorf("continue: capacity %g step %d %q (step 2 met %v): the invalid step 2 must never count", res.Capacity, res.CapacityStep, res.CapacityBound, rows(t, res)[1].Met)
 		}
 	}

@@ -16,9 +16,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 func scraper(t *testing.T, url string, interval time.Duration) *scrape.Scraper {
@@ -45,7 +45,7 @@ func TestServerViewPerStep(t *testing.T) {
 	cfg.StopAt = StopAtTop
 	cfg.HistoryFile = filepath.Join(t.TempDir(), "history.jsonl")
 	cfg.ServerMetrics = scraper(t, strings.TrimSuffix(f.base, "/v1")+"/metrics", 200*time.Millisecond)
-	var progress []*stats.LadderStep
+	var progress []*ladderresult.LadderStep
 	var mu sync.Mutex
 	cfg.Progress = func(p Progress) {
 		if p.Phase == "done" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -16,7 +17,7 @@ func (r *Runner) Config() Config { return r.cfg }
 // steps run so far, none aborted), or "" to go on: the stop_at rule Run
 // applies after each step, for a caller that drives the steps itself (a
 // fleet coordinator judging merged steps).
-func StopHere(steps []stats.LadderStep, cfg Config) string { return stopHere(steps, cfg) }
+func StopHere(steps []ladderresult.LadderStep, cfg Config) string { return stopHere(steps, cfg) }
 
 // Session holds the runner for a caller that runs its steps one at a time
 // (a fleet shard offering its share of a fleet ladder on a shared
@@ -49,7 +50,7 @@ func (s *Session) End() { s.r.running.Unlock() }
 // summarised, and its cohort in mergeable form (every class together, and
 // each class).
 type StepResult struct {
-	Step    stats.LadderStep
+	Step    ladderresult.LadderStep
 	Pending int
 	All     stats.ShardSummary
 	Classes map[string]stats.ShardSummary

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // serverQueue is the server's waiting queue at a step's start and at the
@@ -27,7 +27,7 @@ func markQueue(ctx context.Context, srv scrape.Session) serverQueue {
 // queue and gives it to every class: one target, one queue, so a
 // saturated step is saturated for each class (as its generator's validity
 // is every class's).
-func judgeSteady(ls *stats.LadderStep, q serverQueue) {
+func judgeSteady(ls *ladderresult.LadderStep, q serverQueue) {
 	s := ls.Summary.Steady
 	if s == nil {
 		return
@@ -43,7 +43,7 @@ func judgeSteady(ls *stats.LadderStep, q serverQueue) {
 
 // failedWhy says how a failing step failed: its gates, or its steady state
 // (a saturated step fails whatever its good fraction).
-func failedWhy(s stats.LadderStep, target float64) string {
+func failedWhy(s ladderresult.LadderStep, target float64) string {
 	if st := s.Summary.Steady; st != nil && st.Saturated && s.Summary.GoodFraction >= target {
 		return "was " + st.Reason
 	}

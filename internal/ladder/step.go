@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -223,7 +224,7 @@ func TTFTInFlight(judged, over, waiting, min int, multiple float64, gate time.Du
 		return ""
 	}
 	return fmt.Sprintf("TTFT p95 above %g × gate %s: %d of %d requests over %s (%d still waiting for their first token)",
-		multiple, stats.FormatDuration(gate), over, judged, stats.FormatDuration(limit), waiting)
+		multiple, durfmt.Format(gate), over, judged, durfmt.Format(limit), waiting)
 }
 
 func (r *Runner) meta(st *stepState) func(time.Duration) ledger.Meta {

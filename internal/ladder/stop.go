@@ -3,6 +3,7 @@ package ladder
 import (
 	"fmt"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -10,7 +11,7 @@ import (
 // (the steps run so far, none aborted), or "" to go on: the first failing
 // step (see firstFailing) ends the climb at once, or one step later with
 // StopAtTop; with StopAtKnee the knee step ends it too.
-func stopHere(steps []stats.LadderStep, cfg Config) string {
+func stopHere(steps []ladderresult.LadderStep, cfg Config) string {
 	n := len(steps)
 	failed := firstFailing(steps, cfg.GoodFractionTarget)
 	if failed > 0 && n >= failed+cfg.StopAt.stepsPastFailure() {
@@ -20,7 +21,7 @@ func stopHere(steps []stats.LadderStep, cfg Config) string {
 		return fmt.Sprintf("stop_at %s: step %d is one past step %d, the first that failed its gates", cfg.StopAt, steps[n-1].Index, steps[failed-1].Index)
 	}
 	if cfg.StopAt == StopAtKnee {
-		if v := stats.Judge(steps, cfg.GoodFractionTarget, cfg.KneeFactor); v.KneeStep > 0 {
+		if v := ladderresult.Judge(steps, cfg.GoodFractionTarget, cfg.KneeFactor); v.KneeStep > 0 {
 			return fmt.Sprintf("stop_at knee: the knee is step %d", steps[v.KneeStep-1].Index)
 		}
 	}
@@ -35,7 +36,7 @@ func stopHere(steps []stats.LadderStep, cfg Config) string {
 // still meets its own. An invalid step says nothing about the target and is
 // never used (it stops the ladder only under Abort.OnGeneratorInvalid).
 // A ladder without classes is one class.
-func firstFailing(steps []stats.LadderStep, target float64) int {
+func firstFailing(steps []ladderresult.LadderStep, target float64) int {
 	metBefore := map[string]bool{}
 	for i, s := range steps {
 		if !s.Summary.Validity.Valid {

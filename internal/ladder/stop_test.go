@@ -9,9 +9,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // fakeTarget answers ladder requests without HTTP: each step's requests get
@@ -129,7 +132,7 @@ func TestStopAt(t *testing.T) {
 			cfg.Settle = 5 * time.Second
 			// This test is about where the ladder stops, not about the
 			// generator: a loaded machine must not fail a step for lag.
-			cfg.Validity = stats.ValidityConfig{MaxLagP99: 5 * time.Second}
+			cfg.Validity = verdict.ValidityConfig{MaxLagP99: 5 * time.Second}
 			f, r, g := newFakeLadder(t, ttft, nil, cfg)
 			res, err := r.Run(context.Background(), "manual")
 			g.Drain(context.Background(), time.Second)
@@ -212,11 +215,11 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 	// over the time its arrivals ran, it kept its schedule. (Judged over
 	// the whole 20 s it was rate_not_reached: "0 dispatched, … accepted
 	// for 800.0 expected".)
-	if !row.Valid && !stats.HostCaused(row.InvalidCauses) {
+	if !row.Valid && !verdict.HostCaused(row.InvalidCauses) {
 		t.Errorf("the aborted step is generator-invalid: %v", row.Invalid)
 	}
 	for _, c := range row.InvalidCauses {
-		if c.Cause == stats.CauseRateNotReached {
+		if c.Cause == cause.RateNotReached {
 			t.Errorf("rate_not_reached on a step the target's overload stopped: %s", c.Reason)
 		}
 	}
@@ -256,7 +259,7 @@ func TestPendingNotGood(t *testing.T) {
 	cfg.StepDuration = time.Second
 	cfg.Classes = []Class{{Name: "a", Weight: 1, Gates: stats.Gates{TTFT: time.Second}}, {Name: "b", Weight: 1, Gates: stats.Gates{TTFT: time.Second}}}
 	cfg.Settle = 300 * time.Millisecond
-	cfg.Validity = stats.ValidityConfig{MaxLagP99: 5 * time.Second} // about pending, not the generator
+	cfg.Validity = verdict.ValidityConfig{MaxLagP99: 5 * time.Second} // about pending, not the generator
 	release := make(chan struct{})
 	var r *Runner
 	led := ledger.New(time.Now(), ledger.SinkFunc(func(rec *ledger.Record) { r.Record(rec) }))
@@ -340,7 +343,7 @@ func TestInStepAbortIgnoresLongStreams(t *testing.T) {
 
 // pendingOnly gives st's last class pending arrivals (planned in the step,
 // still in flight when it was summarised) and no planned ones.
-func pendingOnly(st stats.LadderStep, pending int) stats.LadderStep {
+func pendingOnly(st ladderresult.LadderStep, pending int) ladderresult.LadderStep {
 	c := &st.Classes[len(st.Classes)-1].Summary
 	c.Planned, c.Pending, c.GoodFraction = 0, pending, 0
 	return st
@@ -353,30 +356,30 @@ func TestFirstFailing(t *testing.T) {
 		s.Validity.Valid = valid
 		return s
 	}
-	one := func(valid bool, good float64) stats.LadderStep {
-		return stats.LadderStep{Summary: sum(valid, 10, good)}
+	one := func(valid bool, good float64) ladderresult.LadderStep {
+		return ladderresult.LadderStep{Summary: sum(valid, 10, good)}
 	}
-	two := func(chat, long float64, longPlanned int) stats.LadderStep {
-		return stats.LadderStep{Summary: sum(true, 10, (chat+long)/2), Classes: []stats.ClassStep{
+	two := func(chat, long float64, longPlanned int) ladderresult.LadderStep {
+		return ladderresult.LadderStep{Summary: sum(true, 10, (chat+long)/2), Classes: []ladderresult.ClassStep{
 			{Class: "chat", Summary: sum(true, 10, chat)}, {Class: "long", Summary: sum(true, longPlanned, long)}}}
 	}
 	for _, tc := range []struct {
 		name  string
-		steps []stats.LadderStep
+		steps []ladderresult.LadderStep
 		want  int
 	}{
-		{"passes throughout", []stats.LadderStep{one(true, 1), one(true, 0.95)}, 0},
-		{"fails at the lowest step (a broken target)", []stats.LadderStep{one(true, 0.5), one(true, 1)}, 1},
-		{"passes, then fails", []stats.LadderStep{one(true, 1), one(true, 0.95), one(true, 0.4)}, 3},
-		{"an invalid step is never used", []stats.LadderStep{one(true, 1), one(false, 0.2), one(true, 0.95)}, 0},
-		{"a class that never met does not stop the climb", []stats.LadderStep{two(1, 0, 10), two(1, 0, 10)}, 0},
-		{"a class that met, then failed, does", []stats.LadderStep{two(1, 1, 10), two(1, 0.5, 10)}, 2},
-		{"nobody meets", []stats.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
-		{"a class with no arrivals in a step is not judged there", []stats.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
+		{"passes throughout", []ladderresult.LadderStep{one(true, 1), one(true, 0.95)}, 0},
+		{"fails at the lowest step (a broken target)", []ladderresult.LadderStep{one(true, 0.5), one(true, 1)}, 1},
+		{"passes, then fails", []ladderresult.LadderStep{one(true, 1), one(true, 0.95), one(true, 0.4)}, 3},
+		{"an invalid step is never used", []ladderresult.LadderStep{one(true, 1), one(false, 0.2), one(true, 0.95)}, 0},
+		{"a class that never met does not stop the climb", []ladderresult.LadderStep{two(1, 0, 10), two(1, 0, 10)}, 0},
+		{"a class that met, then failed, does", []ladderresult.LadderStep{two(1, 1, 10), two(1, 0.5, 10)}, 2},
+		{"nobody meets", []ladderresult.LadderStep{two(1, 1, 10), two(0.2, 0.1, 10)}, 2},
+		{"a class with no arrivals in a step is not judged there", []ladderresult.LadderStep{two(1, 1, 10), two(1, 0, 0)}, 0},
 		// Every arrival of the class still in flight when the step was
 		// summarised: planned, none good (stats.Qualifies's rule), so it is judged
 		// and fails, as the table's met column and the capacity say.
-		{"a class whose arrivals were all still pending is judged (and fails)", []stats.LadderStep{two(1, 1, 10), pendingOnly(two(1, 0, 0), 4)}, 2},
+		{"a class whose arrivals were all still pending is judged (and fails)", []ladderresult.LadderStep{two(1, 1, 10), pendingOnly(two(1, 0, 0), 4)}, 2},
 	} {
 		if got := firstFailing(tc.steps, 0.9); got != tc.want {
 			t.Errorf("%s: first failing step %d, want %d", tc.name, got, tc.want)

@@ -6,22 +6,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/metricdef"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 )
 
 // The result metrics of one probe (see docs/probe-endpoint.md). With a
 // burst, the worst request decides: success only when every request is ok,
 // latencies the largest among the ok requests.
 const (
-	mSuccess    = "probe_success"
-	mDuration   = "probe_duration_seconds"
-	mRequests   = "probe_llm_requests"
-	mOutcome    = "probe_llm_outcome"
-	mTTFT       = "probe_llm_time_to_first_token_seconds"
-	mE2E        = "probe_llm_e2e_seconds"
-	mTokens     = "probe_llm_output_tokens"
-	mInterChunk = "probe_llm_inter_chunk_seconds"
-	mLag        = "probe_llm_dispatch_lag_seconds"
+	mSuccess    = metricdef.ProbeSuccess
+	mDuration   = metricdef.ProbeDuration
+	mRequests   = metricdef.ProbeRequests
+	mOutcome    = metricdef.ProbeOutcome
+	mTTFT       = metricdef.ProbeTTFT
+	mE2E        = metricdef.ProbeE2E
+	mTokens     = metricdef.ProbeTokens
+	mInterChunk = metricdef.ProbeInterChunk
+	mLag        = metricdef.ProbeLag
 )
 
 // interChunkQuantiles are the quantiles of probe_llm_inter_chunk_seconds
@@ -46,23 +47,22 @@ func (r result) success() bool {
 func (r result) registry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	var ms constMetrics
-	gauge := func(name, help string, v float64) {
-		ms = append(ms, prometheus.MustNewConstMetric(prometheus.NewDesc(name, help, nil, nil), prometheus.GaugeValue, v))
+	gauge := func(name string, v float64) {
+		ms = append(ms, prometheus.MustNewConstMetric(prometheus.NewDesc(name, metricdef.ProbeSpec(name).Help, nil, nil), prometheus.GaugeValue, v))
 	}
 	b := 0.0
 	if r.success() {
 		b = 1
 	}
-	gauge(mSuccess, "1 when every request of the probe ended ok, else 0.", b)
-	gauge(mDuration, "How long the probe took, from the scrape's arrival to its last request's end, in seconds.", r.duration.Seconds())
-	gauge(mRequests, "Requests the probe planned: the module's burst.requests (each has one outcome in probe_llm_outcome).", float64(r.planned))
+	gauge(mSuccess, b)
+	gauge(mDuration, r.duration.Seconds())
+	gauge(mRequests, float64(r.planned))
 
 	count := map[[2]string]int{}
 	for _, rec := range r.records {
 		count[[2]string{string(rec.Outcome), string(rec.Reason)}]++
 	}
-	od := prometheus.NewDesc(mOutcome, "Requests of the probe that ended with each outcome and reason: the whole closed set, 0 for those not reached.",
-		[]string{"outcome", "reason"}, nil)
+	od := prometheus.NewDesc(mOutcome, metricdef.ProbeSpec(mOutcome).Help, metricdef.ProbeSpec(mOutcome).Labels, nil)
 	for _, o := range ledger.Outcomes {
 		for _, rs := range ledger.ReasonsFor(o) {
 			ms = append(ms, prometheus.MustNewConstMetric(od, prometheus.GaugeValue, float64(count[[2]string{string(o), string(rs)}]), string(o), string(rs)))
@@ -72,7 +72,7 @@ func (r result) registry() *prometheus.Registry {
 	var ttft, e2e, lag time.Duration
 	var haveTTFT, haveE2E, haveLag, haveTokens bool
 	tokens := 0
-	gaps := stats.NewDist(0)
+	gaps := quantile.NewDist(0)
 	gapSum := time.Duration(0)
 	for i := range r.records {
 		rec := &r.records[i]
@@ -97,16 +97,16 @@ func (r result) registry() *prometheus.Registry {
 		}
 	}
 	if haveTTFT {
-		gauge(mTTFT, "Time to first token from the planned send (the record's TTFT boundary), in seconds: the largest among the probe's ok requests; absent when none reached one.", ttft.Seconds())
+		gauge(mTTFT, ttft.Seconds())
 	}
 	if haveE2E {
-		gauge(mE2E, "End to end from the planned send to the stream's end, in seconds: the largest among the probe's ok requests; absent when none was ok.", e2e.Seconds())
+		gauge(mE2E, e2e.Seconds())
 	}
 	if haveTokens {
-		gauge(mTokens, "Output tokens the server reported (usage), summed over the probe's ok requests; absent when it reported none.", float64(tokens))
+		gauge(mTokens, float64(tokens))
 	}
 	if haveLag {
-		gauge(mLag, "Dispatch lag (sent minus planned), in seconds: the largest among the probe's sent requests; absent when none was sent.", lag.Seconds())
+		gauge(mLag, lag.Seconds())
 	}
 	q := map[float64]float64{}
 	p := gaps.Percentiles()
@@ -115,9 +115,8 @@ func (r result) registry() *prometheus.Registry {
 			q[x] = gaps.Quantile(x).Seconds()
 		}
 	}
-	ms = append(ms, prometheus.MustNewConstSummary(prometheus.NewDesc(mInterChunk,
-		"Gaps between consecutive content events of the probe's ok requests, in seconds (each request's first gaps, up to the client's bound): nearest-rank quantiles, 1 the largest gap; count 0 when there were none.",
-		nil, nil), uint64(p.Count), gapSum.Seconds(), q))
+	ms = append(ms, prometheus.MustNewConstSummary(prometheus.NewDesc(mInterChunk, metricdef.ProbeSpec(mInterChunk).Help, nil, nil),
+		uint64(p.Count), gapSum.Seconds(), q))
 	reg.MustRegister(ms)
 	return reg
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 )
 
-// dur formats a duration for humans: stats.FormatDuration, the one
+// dur formats a duration for humans: durfmt.Format, the one
 // duration format of every text, HTML and SVG report and log line.
-func dur(d time.Duration) string { return stats.FormatDuration(d) }
+func dur(d time.Duration) string { return durfmt.Format(d) }
 
 // pct formats a fraction as a percentage, or "n/a" when its denominator is 0.
 func pct(f float64, den int) string {

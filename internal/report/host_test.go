@@ -6,16 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestHostJSONEvidence: the host's CPU evidence reaches the JSON report,
 // and what was not read is absent rather than 0.
 func TestHostJSONEvidence(t *testing.T) {
-	h := stats.HostHealth{Known: true, Busy: 0.98, BusyKnown: true, HostCPUs: 2, Pressure: 0.92, PressureKnown: true,
+	h := verdict.HostHealth{Known: true, Busy: 0.98, BusyKnown: true, HostCPUs: 2, Pressure: 0.92, PressureKnown: true,
 		RunWait: 0.35, RunWaitKnown: true, ThrottleKnown: true, Cgroup: "v1 cpu:/x", Periods: 50, Throttled: 41,
 		ThrottledTime: 2900 * time.Millisecond, Quota: 0.5}
-	b, err := json.Marshal(stats.HostJSONOf(h))
+	b, err := json.Marshal(ladderresult.HostJSONOf(h))
 	if err != nil {
 		t.Fatal(err)
 	}

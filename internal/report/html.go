@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // pageTop opens every HTML report (the ladder's and the probe's): the
@@ -84,7 +84,7 @@ type classRow struct{ Class, Capacity, Knee string }
 // the SVG chart inline, the step table, capacity, knee, every invalid or
 // abort reason, the server's view per step and the per-request client −
 // server gaps where the server sent its timings.
-func LadderHTML(w io.Writer, res stats.LadderResult, m Meta) error {
+func LadderHTML(w io.Writer, res ladderresult.LadderResult, m Meta) error {
 	title := "llmprobe ladder"
 	if res.Target != "" {
 		title += ": " + res.Target

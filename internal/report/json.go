@@ -3,18 +3,21 @@ package report
 import (
 	"io"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // The JSON shapes of the figures are stats' (shared with the ladder
 // result's schema, stats/ladderjson.go); these are their names here.
 type (
-	Dist         = stats.DistJSON
-	GatesJSON    = stats.GatesJSON
-	HostJSON     = stats.HostJSON
-	ThrottleJSON = stats.ThrottleJSON
+	Dist         = ladderresult.DistJSON
+	GatesJSON    = ladderresult.GatesJSON
+	HostJSON     = ladderresult.HostJSON
+	ThrottleJSON = ladderresult.ThrottleJSON
 )
 
 // Goodput is the good count and its rate over the window.
@@ -33,7 +36,7 @@ type GateMisses struct {
 }
 
 // CauseJSON is one cause of an invalid generator verdict: its name (a
-// closed set: host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached),
+// closed set: internal/cause's table),
 // the reason with its figures, and what to do.
 type CauseJSON struct {
 	Cause    string `json:"cause"`
@@ -41,7 +44,7 @@ type CauseJSON struct {
 	WhatToDo string `json:"what_to_do"`
 }
 
-func causesJSON(v stats.Validity) []CauseJSON {
+func causesJSON(v verdict.Validity) []CauseJSON {
 	out := []CauseJSON{}
 	for _, c := range v.Causes {
 		out = append(out, CauseJSON{Cause: string(c.Cause), Reason: c.Reason, WhatToDo: c.Action})
@@ -138,7 +141,7 @@ type Probe struct {
 }
 
 // DistOf converts percentiles to seconds.
-func DistOf(p stats.Percentiles) Dist { return stats.DistJSONOf(p) }
+func DistOf(p quantile.Percentiles) Dist { return ladderresult.DistJSONOf(p) }
 
 // ProbeOf converts a summary to its JSON shape.
 func ProbeOf(s stats.Summary) Probe {
@@ -149,7 +152,7 @@ func ProbeOf(s stats.Summary) Probe {
 	p := Probe{
 		Mode: mode, Valid: s.Validity.Valid,
 		InvalidReasons: append([]string{}, s.Validity.Reasons()...),
-		InvalidCauses:  causesJSON(s.Validity), Host: stats.HostJSONOf(s.Validity.Host),
+		InvalidCauses:  causesJSON(s.Validity), Host: ladderresult.HostJSONOf(s.Validity.Host),
 		Notes:   append([]string{}, s.Validity.Notes...),
 		Planned: s.Planned, Retries: s.Retries, Attempts: s.Attempts, Dispatched: s.Dispatched, Unsent: s.Unsent,
 		FirstDispatched: s.FirstDispatched, FirstUnsent: s.FirstUnsent, Admitted: s.Admitted,
@@ -165,7 +168,7 @@ func ProbeOf(s stats.Summary) Probe {
 		DispatchLag: DistOf(s.DispatchLag), RejectedResponseTime: DistOf(s.RejectedTime),
 		CensoredAge: DistOf(s.CensoredAge),
 		Goodput:     Goodput{Count: s.Good, PerSecond: s.GoodputPerSecond, Fraction: s.GoodFraction},
-		Gates:       stats.GatesJSONOf(s.Gates),
+		Gates:       ladderresult.GatesJSONOf(s.Gates),
 		GateMisses: GateMisses{TTFT: s.GateMisses.TTFT, TPOT: s.GateMisses.TPOT, E2E: s.GateMisses.E2E,
 			TPOTUnverifiable: s.GateMisses.Unverifiable},
 		Boundaries:  boundariesFor(s),

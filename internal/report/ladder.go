@@ -7,12 +7,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // LadderText writes a ladder's step table, then its capacity and knee.
-func LadderText(w io.Writer, res stats.LadderResult) error {
+func LadderText(w io.Writer, res ladderresult.LadderResult) error {
 	var b strings.Builder
 	title := "llmprobe ladder"
 	if res.Target != "" {
@@ -85,7 +88,7 @@ func steadyCell(s stats.Summary) string {
 }
 
 // validCell is a step's validity column: "yes", or "NO" with its causes.
-func validCell(v stats.Validity) string {
+func validCell(v verdict.Validity) string {
 	if v.Valid {
 		return "yes"
 	}
@@ -102,11 +105,11 @@ func validCell(v stats.Validity) string {
 // capacityText explains a capacity: the figure, which step, and whether it
 // is a measurement or a lower bound (and why). unit follows the rates
 // ("" for req/s of the whole ladder).
-func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
+func capacityText(res ladderresult.LadderResult, v ladderresult.Verdict, unit string) string {
 	if v.CapacityStep == 0 {
 		return fmt.Sprintf("none: no valid step reached good fraction ≥ %s%s", pct(res.GoodFractionTarget, 1), invalidNote(res))
 	}
-	if v.CapacityBound == stats.BoundLower {
+	if v.CapacityBound == ladderresult.BoundLower {
 		return fmt.Sprintf("≥ %s req/s%s (step %d), a LOWER BOUND: the highest valid step with good fraction ≥ %s, and no valid step above it failed its gates%s, so the capacity is at least this",
 			num(v.Capacity), unit, v.CapacityStep, pct(res.GoodFractionTarget, 1), invalidNote(res))
 	}
@@ -127,7 +130,7 @@ func capacityText(res stats.LadderResult, v stats.Verdict, unit string) string {
 }
 
 // invalidNote names the invalid steps, which capacity and knee never use.
-func invalidNote(res stats.LadderResult) string {
+func invalidNote(res ladderresult.LadderResult) string {
 	bad := res.InvalidSteps()
 	if len(bad) == 0 {
 		return ""
@@ -139,7 +142,7 @@ func invalidNote(res stats.LadderResult) string {
 	return " (invalid step " + strings.Join(parts, ", ") + " not used)"
 }
 
-func kneeText(res stats.LadderResult, v stats.Verdict) string {
+func kneeText(res ladderresult.LadderResult, v ladderresult.Verdict) string {
 	if v.KneeStep == 0 {
 		return "none within the valid steps run" + invalidNote(res)
 	}
@@ -148,17 +151,17 @@ func kneeText(res stats.LadderResult, v stats.Verdict) string {
 }
 
 // capacityShort and kneeShort are a class's figures in a table cell.
-func capacityShort(v stats.Verdict) string {
+func capacityShort(v ladderresult.Verdict) string {
 	switch {
 	case v.CapacityStep == 0:
 		return "none"
-	case v.CapacityBound == stats.BoundLower:
+	case v.CapacityBound == ladderresult.BoundLower:
 		return fmt.Sprintf("≥ %s req/s (step %d, lower bound)", num(v.Capacity), v.CapacityStep)
 	}
 	return fmt.Sprintf("%s req/s (step %d)", num(v.Capacity), v.CapacityStep)
 }
 
-func kneeShort(v stats.Verdict) string {
+func kneeShort(v ladderresult.Verdict) string {
 	if v.KneeStep == 0 {
 		return "none"
 	}
@@ -177,7 +180,7 @@ func goodFraction(s stats.Summary) string {
 
 // stepNotes are a step's invalid causes (with what to do) and abort, one
 // line each.
-func stepNotes(st stats.LadderStep) []string {
+func stepNotes(st ladderresult.LadderStep) []string {
 	var out []string
 	for _, c := range st.Summary.Validity.Causes {
 		if c.Cause == "" { // a history line older than named causes
@@ -205,14 +208,14 @@ func stepNotes(st stats.LadderStep) []string {
 
 // ladderTTFTNote names the TTFT boundary in a ladder's title when it is not
 // the default (first visible content).
-func ladderTTFTNote(res stats.LadderResult) string {
+func ladderTTFTNote(res ladderresult.LadderResult) string {
 	if res.TTFTBoundary() == ledger.TTFTAnyToken {
 		return "; TTFT to the first token of any kind, reasoning included"
 	}
 	return ""
 }
 
-func anyStepAborted(res stats.LadderResult) bool {
+func anyStepAborted(res ladderresult.LadderResult) bool {
 	for _, s := range res.Steps {
 		if s.Aborted {
 			return true
@@ -222,7 +225,7 @@ func anyStepAborted(res stats.LadderResult) bool {
 }
 
 // pdur formats one percentile of p, or "-" when p is empty.
-func pdur(p stats.Percentiles, d time.Duration) string {
+func pdur(p quantile.Percentiles, d time.Duration) string {
 	if p.Count == 0 {
 		return "-"
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -23,7 +24,7 @@ func TestLadderGatesPerClass(t *testing.T) {
 		{nil, []string{"gates: none"}},
 	} {
 		var b bytes.Buffer
-		if err := LadderText(&b, stats.LadderResult{Target: "t", ClassGates: tc.gates, GoodFractionTarget: 0.9, KneeFactor: 2}); err != nil {
+		if err := LadderText(&b, ladderresult.LadderResult{Target: "t", ClassGates: tc.gates, GoodFractionTarget: 0.9, KneeFactor: 2}); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range tc.want {
@@ -46,9 +47,9 @@ func TestLadderBoundaryClassGatesAndGoodFraction(t *testing.T) {
 	}
 	cancelled := stats.Summarize(stats.Config{}, []ledger.Record{sent(1, ledger.Cancelled, ledger.ReasonInjected)})
 	answered := stats.Summarize(stats.Config{}, []ledger.Record{sent(2, ledger.OK, ledger.ReasonStop)})
-	res := stats.LadderResult{Target: "t", GoodFractionTarget: 0.9, KneeFactor: 2,
+	res := ladderresult.LadderResult{Target: "t", GoodFractionTarget: 0.9, KneeFactor: 2,
 		ClassGates: map[string]stats.Gates{"chat": {TTFT: time.Second}},
-		Steps:      []stats.LadderStep{{Index: 1, Rate: 1, Summary: cancelled}, {Index: 2, Rate: 2, Summary: answered}}}
+		Steps:      []ladderresult.LadderStep{{Index: 1, Rate: 1, Summary: cancelled}, {Index: 2, Rate: 2, Summary: answered}}}
 
 	var txt, page bytes.Buffer
 	if err := LadderText(&txt, res); err != nil {
@@ -89,15 +90,15 @@ func TestLadderJSONGates(t *testing.T) {
 	ttft := stats.Gates{TTFT: 300 * time.Millisecond}
 	for _, tc := range []struct {
 		name  string
-		res   stats.LadderResult
+		res   ladderresult.LadderResult
 		want  *GatesJSON
 		wantJ string // in the encoded line
 	}{
-		{"one class (--slo-ttft)", stats.LadderResult{ClassGates: map[string]stats.Gates{"default": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,"tpot":0,"e2e":0}`},
-		{"classes with the same gates", stats.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
-		{"classes with their own gates", stats.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": {E2E: time.Second}}}, nil, `"class_gates":`},
-		{"no classes", stats.LadderResult{Gates: ttft}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
-		{"no gates at all", stats.LadderResult{ClassGates: map[string]stats.Gates{"default": {}}}, &GatesJSON{}, `"gates":{"ttft":0,"tpot":0,"e2e":0}`},
+		{"one class (--slo-ttft)", ladderresult.LadderResult{ClassGates: map[string]stats.Gates{"default": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,"tpot":0,"e2e":0}`},
+		{"classes with the same gates", ladderresult.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": ttft}}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
+		{"classes with their own gates", ladderresult.LadderResult{ClassGates: map[string]stats.Gates{"a": ttft, "b": {E2E: time.Second}}}, nil, `"class_gates":`},
+		{"no classes", ladderresult.LadderResult{Gates: ttft}, &GatesJSON{TTFT: 0.3}, `"gates":{"ttft":0.3,`},
+		{"no gates at all", ladderresult.LadderResult{ClassGates: map[string]stats.Gates{"default": {}}}, &GatesJSON{}, `"gates":{"ttft":0,"tpot":0,"e2e":0}`},
 	} {
 		l := ladderOf(t, tc.res)
 		if (l.Gates == nil) != (tc.want == nil) || (l.Gates != nil && *l.Gates != *tc.want) {

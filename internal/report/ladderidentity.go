@@ -3,12 +3,13 @@ package report
 import (
 	"fmt"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // ladderIdentityLine names the identity a ladder was measured on ("" when
 // unknown).
-func ladderIdentityLine(res stats.LadderResult) string {
+func ladderIdentityLine(res ladderresult.LadderResult) string {
 	if res.Identity.IsZero() {
 		return ""
 	}
@@ -18,12 +19,12 @@ func ladderIdentityLine(res stats.LadderResult) string {
 // ladderPartialLine says that a deploy or restart cut the ladder: its
 // steps before the cut stand for the old identity only, as a lower bound
 // ("" for a complete ladder).
-func ladderPartialLine(res stats.LadderResult) string {
+func ladderPartialLine(res ladderresult.LadderResult) string {
 	if res.Complete() {
 		return ""
 	}
 	what := "the target restarted during it"
-	if res.Partial == stats.CauseIdentityChanged {
+	if res.Partial == cause.IdentityChanged {
 		what = "the target's identity changed during it"
 		if !res.ChangedTo.IsZero() {
 			what += " (to " + res.ChangedTo.String() + ")"
@@ -33,7 +34,7 @@ func ladderPartialLine(res stats.LadderResult) string {
 		res.Partial, what, identityOrUnknown(res.Identity))
 }
 
-func identityOrUnknown(i stats.Identity) string {
+func identityOrUnknown(i ladderresult.Identity) string {
 	if i.IsZero() {
 		return "the identity it began on"
 	}

@@ -4,25 +4,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // TestLadderTextNamesIdentity: the text report names the identity a ladder
 // was measured on and, for a ladder a deploy cut, says it is partial and a
 // lower bound of the old identity.
 func TestLadderTextNamesIdentity(t *testing.T) {
-	v1, v2 := stats.Identity{Model: "m", Version: "v1"}, stats.Identity{Model: "m", Version: "v2"}
+	v1, v2 := ladderresult.Identity{Model: "m", Version: "v1"}, ladderresult.Identity{Model: "m", Version: "v2"}
 	for _, tc := range []struct {
 		name     string
-		res      stats.LadderResult
+		res      ladderresult.LadderResult
 		want     []string
 		unwanted []string
 	}{
-		{"complete", stats.LadderResult{Identity: v1, GoodFractionTarget: 0.9, KneeFactor: 2},
+		{"complete", ladderresult.LadderResult{Identity: v1, GoodFractionTarget: 0.9, KneeFactor: 2},
 			[]string{"identity: model m version v1"}, []string{"PARTIAL"}},
-		{"deploy", stats.LadderResult{Identity: v1, Partial: stats.CauseIdentityChanged, ChangedTo: v2, GoodFractionTarget: 0.9, KneeFactor: 2},
+		{"deploy", ladderresult.LadderResult{Identity: v1, Partial: cause.IdentityChanged, ChangedTo: v2, GoodFractionTarget: 0.9, KneeFactor: 2},
 			[]string{"identity: model m version v1", "PARTIAL ladder (identity_changed)", "(to model m version v2)", "LOWER BOUND of it"}, nil},
-		{"restart", stats.LadderResult{Partial: stats.CauseTargetRestarted, GoodFractionTarget: 0.9, KneeFactor: 2},
+		{"restart", ladderresult.LadderResult{Partial: cause.TargetRestarted, GoodFractionTarget: 0.9, KneeFactor: 2},
 			[]string{"PARTIAL ladder (target_restarted): the target restarted", "the identity it began on"}, []string{"identity: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // ladderView is what the report tests read back from a ladder result's
-// JSON (stats.LadderResult's schema): the figures they assert on.
+// JSON (ladderresult.LadderResult's schema): the figures they assert on.
 type ladderView struct {
 	TTFTBoundary string               `json:"ttft_boundary"`
 	Gates        *GatesJSON           `json:"gates"`
@@ -22,14 +23,14 @@ type ladderView struct {
 		GoodFraction float64                `json:"good_fraction"`
 		Goodput      float64                `json:"goodput"`
 		Met          bool                   `json:"met"`
-		Causes       []stats.InvalidCause   `json:"invalid_causes"`
+		Causes       []verdict.InvalidCause `json:"invalid_causes"`
 		Server       *servermetrics.View    `json:"server"`
 		TTFTGap      *servermetrics.TTFTGap `json:"ttft_gap"`
 	} `json:"steps"`
 }
 
 // ladderOf encodes res and reads it back as a ladderView.
-func ladderOf(t *testing.T, res stats.LadderResult) ladderView {
+func ladderOf(t *testing.T, res ladderresult.LadderResult) ladderView {
 	t.Helper()
 	b, err := json.Marshal(res)
 	if err != nil {

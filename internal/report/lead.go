@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
@@ -69,7 +70,7 @@ func probeLead(s stats.Summary, server *servermetrics.View, m Meta) leadData {
 // ladderLead is a ladder's lead: its verdict, capacity, why it stopped,
 // the generator verdict over its steps and the server view (when one was
 // read).
-func ladderLead(res stats.LadderResult, m Meta) leadData {
+func ladderLead(res ladderresult.LadderResult, m Meta) leadData {
 	d := leadData{Verdict: m.Verdict}
 	d.Items = append(d.Items, leadItem{"capacity", capacityShort(res.Verdict) + " — gates: " + ladderGates(res)},
 		leadItem{"stopped", stopLead(res)}, leadItem{"generator", ladderGeneratorLead(res)})

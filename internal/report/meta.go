@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // Meta describes a run for the head of its HTML and SVG reports: what an
@@ -116,7 +116,7 @@ func (m Meta) header(started time.Time, gates string, hosts []string) []headerFi
 }
 
 // ladderHosts is each step's host evidence, "step N: …".
-func ladderHosts(res stats.LadderResult) []string {
+func ladderHosts(res ladderresult.LadderResult) []string {
 	var out []string
 	for _, st := range res.Steps {
 		if h := st.Summary.Validity.Host; h.Known {

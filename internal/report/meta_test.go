@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 func testMeta() Meta {
@@ -49,8 +49,8 @@ func TestLadderHeader(t *testing.T) {
 // Host evidence is listed per step when the steps measured it.
 func TestLadderHeaderHosts(t *testing.T) {
 	res := ladderResult("sim")
-	res.Steps[1].Summary.Validity.Host = stats.HostHealth{Known: true, BusyKnown: true, Busy: 0.97, HostCPUs: 2}
-	res.Steps[3].Summary.Validity.Host = stats.HostHealth{Known: true, BusyKnown: true, Busy: 0.5, HostCPUs: 2}
+	res.Steps[1].Summary.Validity.Host = verdict.HostHealth{Known: true, BusyKnown: true, Busy: 0.97, HostCPUs: 2}
+	res.Steps[3].Summary.Validity.Host = verdict.HostHealth{Known: true, BusyKnown: true, Busy: 0.5, HostCPUs: 2}
 	var page bytes.Buffer
 	if err := LadderHTML(&page, res, Meta{}); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestLegendLayoutNeverOverlaps(t *testing.T) {
 
 // No rendered report prints a duration with more than 4 significant
 // digits (14.575143039s, 14575.1ms): every figure goes through
-// stats.FormatDuration.
+// durfmt.Format.
 func TestNoLongDurations(t *testing.T) {
 	res := ladderResult("sim")
 	var all bytes.Buffer

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -104,7 +105,7 @@ func prefixRows(s stats.Summary) []prefixRow {
 	return rows
 }
 
-func prefixDur(p stats.Percentiles, d time.Duration) string {
+func prefixDur(p quantile.Percentiles, d time.Duration) string {
 	if p.Count == 0 {
 		return "-"
 	}

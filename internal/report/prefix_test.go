@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -14,8 +15,8 @@ import (
 // class with too few samples shown as such (JSON null), and a server that
 // reported no cache counts shown as "not reported" (JSON null), never 0 %.
 func TestPrefixReport(t *testing.T) {
-	p := func(n int, p50, p95 time.Duration) stats.Percentiles {
-		return stats.Percentiles{Count: n, P50: p50, P95: p95, Max: p95, Exact: true}
+	p := func(n int, p50, p95 time.Duration) quantile.Percentiles {
+		return quantile.Percentiles{Count: n, P50: p50, P95: p95, Max: p95, Exact: true}
 	}
 	known := stats.CacheTokens{Records: 20, Cached: 900, Prompt: 1000, Fraction: 0.9, Known: true}
 	zero := stats.CacheTokens{Records: 20, Prompt: 1000, Known: true}

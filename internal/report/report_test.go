@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -247,8 +249,8 @@ func TestJSONContract(t *testing.T) {
 	}
 }
 
-func ladderResult(target string) stats.LadderResult {
-	res := stats.LadderResult{Target: target, Gates: stats.Gates{TTFT: 300 * ms}, GoodFractionTarget: 0.95, KneeFactor: 2,
+func ladderResult(target string) ladderresult.LadderResult {
+	res := ladderresult.LadderResult{Target: target, Gates: stats.Gates{TTFT: 300 * ms}, GoodFractionTarget: 0.95, KneeFactor: 2,
 		Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	// A target with a true capacity near 8 req/s: TTFT grows past it and
 	// goodput flattens.
@@ -271,13 +273,13 @@ func ladderResult(target string) stats.LadderResult {
 		if i == 4 {
 			cfg.Validity.MaxLagP99 = ms / 2 // make the last step invalid
 		}
-		st := stats.LadderStep{Index: i + 1, Rate: rate, Summary: stats.Summarize(cfg, recs)}
+		st := ladderresult.LadderStep{Index: i + 1, Rate: rate, Summary: stats.Summarize(cfg, recs)}
 		if i == 4 {
 			st.Aborted, st.AbortReason = true, "rejection fraction 0.44 above 0.2"
 		}
 		res.Steps = append(res.Steps, st)
 	}
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 	res.Aborted, res.AbortReason = true, "rejection fraction 0.44 above 0.2"
 	return res
 }
@@ -314,7 +316,7 @@ func TestLadderGolden(t *testing.T) {
 }
 
 func TestSVGIsWellFormedAndEscaped(t *testing.T) {
-	for _, res := range []stats.LadderResult{ladderResult(`<evil & "target">`), {Target: "empty"}} {
+	for _, res := range []ladderresult.LadderResult{ladderResult(`<evil & "target">`), {Target: "empty"}} {
 		var svg, page bytes.Buffer
 		if err := LadderSVG(&svg, res); err != nil {
 			t.Fatal(err)
@@ -432,8 +434,8 @@ func TestLadderInvalidStepNamedNeverUsed(t *testing.T) {
 func TestCapacityLowerBound(t *testing.T) {
 	res := ladderResult("t")
 	res.Steps = res.Steps[:2] // 2 and 4 req/s: both pass
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
-	if res.CapacityBound != stats.BoundLower || res.Capacity != 4 {
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	if res.CapacityBound != ladderresult.BoundLower || res.Capacity != 4 {
 		t.Fatalf("fixture: %+v", res.Verdict)
 	}
 	var txt, svg, page bytes.Buffer
@@ -457,7 +459,7 @@ func TestCapacityLowerBound(t *testing.T) {
 	var t2 bytes.Buffer
 	_ = LadderText(&t2, full)
 	js, _ = json.Marshal(full)
-	if full.CapacityBound != stats.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step with good fraction ≥ 95.0% and not saturated") ||
+	if full.CapacityBound != ladderresult.BoundMeasured || !strings.Contains(t2.String(), "capacity: 4 req/s (step 2): the highest valid step with good fraction ≥ 95.0% and not saturated") ||
 		!strings.Contains(t2.String(), "the valid 8 req/s step failed") || !strings.Contains(string(js), `"capacity_bound":"measured"`) {
 		t.Errorf("measured capacity: %+v\n%s\n%s", full.Verdict, t2.String(), js)
 	}
@@ -478,10 +480,10 @@ func TestLadderPendingAndCutWindow(t *testing.T) {
 	}
 	a.SetWindow(2 * time.Second)
 	a.SetPending(4)
-	st := stats.LadderStep{Index: 1, Rate: 10, Summary: a.Summary(), Aborted: true, AbortReason: "mid-step: TTFT p95 above 5 × gate 300ms"}
-	res := stats.LadderResult{Target: "t", Gates: cfg.Gates, GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []stats.LadderStep{st},
+	st := ladderresult.LadderStep{Index: 1, Rate: 10, Summary: a.Summary(), Aborted: true, AbortReason: "mid-step: TTFT p95 above 5 × gate 300ms"}
+	res := ladderresult.LadderResult{Target: "t", Gates: cfg.Gates, GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []ladderresult.LadderStep{st},
 		Aborted: true, AbortReason: "step 1: " + st.AbortReason}
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 	if !st.Summary.Validity.Valid || st.Summary.GoodFraction != 0.8 || res.CapacityStep != 0 {
 		t.Fatalf("valid %v, good fraction %g, capacity step %d: want valid, 16/(16+4) = 0.8, no capacity at 0.9",
 			st.Summary.Validity.Valid, st.Summary.GoodFraction, res.CapacityStep)
@@ -525,7 +527,7 @@ func TestLadderRatesPrintedAsConfigured(t *testing.T) {
 	for i := range res.Steps {
 		res.Steps[i].Rate = []float64{1234, 1500, 3000, 4500, 6000}[i]
 	}
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 	if res.CapacityStep == 0 {
 		t.Fatal("fixture: no capacity")
 	}
@@ -537,7 +539,7 @@ func TestLadderRatesPrintedAsConfigured(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := stats.FormatRate(res.Capacity) + " req/s"
+	want := durfmt.Rate(res.Capacity) + " req/s"
 	for name, out := range map[string]string{"text": txt.String(), "svg": svg.String(), "html": page.String()} {
 		if strings.Contains(out, "e+0") {
 			i := strings.Index(out, "e+0")

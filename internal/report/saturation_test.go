@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestLadderSaturatedStep: a step judged saturated is named in the text
@@ -18,11 +19,11 @@ func TestLadderSaturatedStep(t *testing.T) {
 	res := ladderResult("t")
 	why := "saturated: completions 13.1 req/s behind arrivals 14.5 req/s, backlog +16, TTFT rising 95 ms/s"
 	for i := range res.Steps {
-		res.Steps[i].Summary.Steady = &stats.Steady{Judged: true, Arrivals: 50}
+		res.Steps[i].Summary.Steady = &verdict.Steady{Judged: true, Arrivals: 50}
 	}
-	res.Steps[1].Summary.Steady = &stats.Steady{Judged: true, Saturated: true, Arrivals: 97, Backlog: 16, Reason: why}
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
-	if res.Capacity != 2 || res.Knee != 4 || res.CapacityBound != stats.BoundMeasured {
+	res.Steps[1].Summary.Steady = &verdict.Steady{Judged: true, Saturated: true, Arrivals: 97, Backlog: 16, Reason: why}
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	if res.Capacity != 2 || res.Knee != 4 || res.CapacityBound != ladderresult.BoundMeasured {
 		t.Fatalf("verdict %+v: want capacity 2 (measured) below the saturated 4 req/s step, knee 4", res.Verdict)
 	}
 	var txt, svg, page bytes.Buffer

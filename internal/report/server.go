@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -33,7 +34,7 @@ type ServerStep struct {
 
 // ServerSteps returns the steps' server views (nil when no step has one:
 // server_metrics not configured).
-func ServerSteps(res stats.LadderResult) []ServerStep {
+func ServerSteps(res ladderresult.LadderResult) []ServerStep {
 	var out []ServerStep
 	some := false
 	for _, st := range res.Steps {
@@ -148,7 +149,7 @@ func gaugeCell(v *servermetrics.View, r servermetrics.Role, pct bool) string {
 // writeServerText writes the ladder's server section: a table of the
 // server's figures per step, the one-line explanation of each, and what
 // the gap is. Nothing without server views.
-func writeServerText(b *strings.Builder, res stats.LadderResult) error {
+func writeServerText(b *strings.Builder, res ladderresult.LadderResult) error {
 	steps := ServerSteps(res)
 	if steps == nil {
 		return nil
@@ -179,7 +180,7 @@ const colServer = "#9467bd"
 
 // serverP95 is a step's server TTFT p95 in milliseconds, and whether the
 // step has one.
-func serverP95(st stats.LadderStep) (ms float64, lower, ok bool) {
+func serverP95(st ladderresult.LadderStep) (ms float64, lower, ok bool) {
 	if st.Server == nil {
 		return 0, false, false
 	}
@@ -191,7 +192,7 @@ func serverP95(st stats.LadderStep) (ms float64, lower, ok bool) {
 }
 
 // serverTTFTMax is the largest server TTFT p95 of the steps, in ms.
-func serverTTFTMax(res stats.LadderResult) float64 {
+func serverTTFTMax(res ladderresult.LadderResult) float64 {
 	m := 0.0
 	for _, st := range res.Steps {
 		if v, _, ok := serverP95(st); ok {
@@ -204,7 +205,7 @@ func serverTTFTMax(res stats.LadderResult) float64 {
 // serverSVG draws the server's own TTFT p95 per step (dashed, on the TTFT
 // axis), each point titled with the step's explanation (its legend item
 // is legendItems').
-func serverSVG(b *strings.Builder, res stats.LadderResult, x, yT func(float64) float64) {
+func serverSVG(b *strings.Builder, res ladderresult.LadderResult, x, yT func(float64) float64) {
 	var pts []string
 	for _, st := range res.Steps {
 		if v, _, ok := serverP95(st); ok {
@@ -242,7 +243,7 @@ type serverRow struct {
 	Unavailable                    bool
 }
 
-func serverRows(res stats.LadderResult) []serverRow {
+func serverRows(res ladderresult.LadderResult) []serverRow {
 	steps := ServerSteps(res)
 	out := make([]serverRow, 0, len(steps))
 	for i, s := range steps {

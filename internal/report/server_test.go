@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -42,7 +43,7 @@ func vllmView(t *testing.T) *servermetrics.View {
 
 // serverLadder is the golden ladder with a server view on its knee step
 // and an endpoint that failed on its last step.
-func serverLadder(t *testing.T) stats.LadderResult {
+func serverLadder(t *testing.T) ladderresult.LadderResult {
 	res := ladderResult("sim-local")
 	res.Steps[res.KneeStep-1].Server = vllmView(t)
 	down := servermetrics.Unavailable("http://127.0.0.1:8000/metrics", errors.New(`scrape http://127.0.0.1:8000/metrics: <script>alert(1)</script>`))

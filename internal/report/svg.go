@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 )
 
 // Chart geometry (SVG user units). The height grows with the legend's rows.
@@ -31,13 +32,13 @@ const (
 // step duration, goodput's ceiling) is a grey ×. Invalid steps are drawn
 // hollow and red and labelled: they are never used for capacity or knee;
 // saturated steps are ringed in orange. The legend sits below the plot.
-func LadderSVG(w io.Writer, res stats.LadderResult) error {
+func LadderSVG(w io.Writer, res ladderresult.LadderResult) error {
 	return LadderSVGMeta(w, res, Meta{})
 }
 
 // LadderSVGMeta is LadderSVG with the run's description (version, model,
 // API, step duration, arrival process, seed) under the title.
-func LadderSVGMeta(w io.Writer, res stats.LadderResult, m Meta) error {
+func LadderSVGMeta(w io.Writer, res ladderresult.LadderResult, m Meta) error {
 	if _, err := io.WriteString(w, ladderSVG(res, m)); err != nil {
 		return fmt.Errorf("report: writing ladder SVG: %w", err)
 	}
@@ -46,7 +47,7 @@ func LadderSVGMeta(w io.Writer, res stats.LadderResult, m Meta) error {
 
 // ttftGates are the distinct TTFT gates of a ladder (ms), named by class
 // when classes have their own.
-func ttftGates(res stats.LadderResult) (ms []float64, names []string) {
+func ttftGates(res ladderresult.LadderResult) (ms []float64, names []string) {
 	if g, ok := res.CommonGates(); ok {
 		if g.TTFT > 0 {
 			return []float64{millis(g.TTFT)}, []string{"TTFT gate " + dur(g.TTFT)}
@@ -61,7 +62,7 @@ func ttftGates(res stats.LadderResult) (ms []float64, names []string) {
 	return ms, names
 }
 
-func ladderSVG(res stats.LadderResult, m Meta) string {
+func ladderSVG(res ladderresult.LadderResult, m Meta) string {
 	items := legendItems(res)
 	xs, ys, rows := layoutLegend(items, padL, padT+plotH+62, svgW-padL-20)
 	svgH := padT + plotH + 62 + rows*legendRowH
@@ -146,7 +147,7 @@ func ladderSVG(res stats.LadderResult, m Meta) string {
 	// capacity and knee markers
 	if res.CapacityStep > 0 {
 		label := fmt.Sprintf("capacity %s req/s", num(res.Capacity))
-		if res.CapacityBound == stats.BoundLower {
+		if res.CapacityBound == ladderresult.BoundLower {
 			label = fmt.Sprintf("capacity ≥ %s req/s (lower bound)", num(res.Capacity))
 		}
 		marker(&b, x(res.Capacity), colCap, label, padT+14)
@@ -162,7 +163,7 @@ func ladderSVG(res stats.LadderResult, m Meta) string {
 
 // stepsSVG draws the series and each step's points, hollow red when
 // invalid, ringed orange when saturated.
-func stepsSVG(b *strings.Builder, res stats.LadderResult, x, yT, yG func(float64) float64) {
+func stepsSVG(b *strings.Builder, res ladderresult.LadderResult, x, yT, yG func(float64) float64) {
 	var tPts, gPts []string
 	for _, st := range res.Steps {
 		if st.Summary.TTFT.Count > 0 {
@@ -223,7 +224,7 @@ func stepsSVG(b *strings.Builder, res stats.LadderResult, x, yT, yG func(float64
 
 // legendItems are the legend's entries: every series and mark the chart
 // can hold (the server's TTFT only when it was read).
-func legendItems(res stats.LadderResult) []legendItem {
+func legendItems(res ladderresult.LadderResult) []legendItem {
 	items := []legendItem{
 		{func(x, y float64) string {
 			return fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>`, x+8, y, colTTFT)
@@ -300,14 +301,14 @@ func niceAxis(max float64) (step, top float64) {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // num formats a number compactly (no trailing zeros).
-func num(v float64) string { return stats.FormatRate(v) }
+func num(v float64) string { return durfmt.Rate(v) }
 
 // colSaturated marks a saturated step in the chart.
 const colSaturated = "#d06000"
 
 // saturatedSVG rings a saturated step's goodput point in orange and labels
 // it below, with the verdict as its title.
-func saturatedSVG(b *strings.Builder, st stats.LadderStep, x, y float64) {
+func saturatedSVG(b *strings.Builder, st ladderresult.LadderStep, x, y float64) {
 	fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="9" fill="none" stroke="%s" stroke-width="2"><title>step %d %s</title></circle>`+"\n",
 		x, y, colSaturated, st.Index, html.EscapeString(st.Summary.Steady.Reason))
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="%s" font-size="10" text-anchor="middle">step %d saturated</text>`+"\n",

@@ -7,9 +7,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // ModeLine is the first line of every human report: which load model ran,
@@ -152,7 +155,7 @@ func text(w io.Writer, s stats.Summary, path string) error {
 
 // GeneratorVerdictLine is the verdict's headline. It judges the prober,
 // never the target: VALID cannot be read as "the target is fine".
-func GeneratorVerdictLine(v stats.Validity) string {
+func GeneratorVerdictLine(v verdict.Validity) string {
 	if v.Valid {
 		return "generator verdict: VALID — the prober kept its schedule, so the figures above measure the target (this judges the prober, not the target's health: see outcomes and goodput)"
 	}
@@ -170,7 +173,7 @@ func lessInjected(s stats.Summary) string {
 
 type figure struct {
 	key, label string
-	p          stats.Percentiles
+	p          quantile.Percentiles
 	optional   bool // omitted from the text report when empty (or, for arrival figures, when there were no retries)
 }
 
@@ -207,7 +210,7 @@ func reasons(m map[ledger.Reason]int) string {
 
 // ladderGates describes a ladder's gates: per class when it had several
 // classes with their own gates.
-func ladderGates(res stats.LadderResult) string {
+func ladderGates(res ladderresult.LadderResult) string {
 	if g, ok := res.CommonGates(); ok {
 		return gates(g)
 	}

@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -18,10 +20,10 @@ const MatchedGapNote = "client − server, matched request by request from the s
 	"Unlike the histogram gap, these are percentiles of differences"
 
 // MatchedGaps is the JSON shape of the per-request gaps (stats').
-type MatchedGaps = stats.MatchedGaps
+type MatchedGaps = ladderresult.MatchedGaps
 
 // MatchedGapsOf is a summary's per-request gaps, nil without any.
-func MatchedGapsOf(s stats.Summary) *MatchedGaps { return stats.MatchedGapsOf(s) }
+func MatchedGapsOf(s stats.Summary) *MatchedGaps { return ladderresult.MatchedGapsOf(s) }
 
 // writeMatchedGaps writes a probe report's per-request gaps (nothing when
 // no request carried server timings).
@@ -34,7 +36,7 @@ func writeMatchedGaps(b *strings.Builder, s stats.Summary) {
 	fmt.Fprintf(tw, "  gap\tcount\tp50\tp90\tp95\tp99\tmax\n")
 	for _, r := range []struct {
 		name string
-		p    stats.Percentiles
+		p    quantile.Percentiles
 	}{{"prefill gap", s.PrefillGap}, {"TPOT gap", s.TPOTGap}} {
 		if r.p.Count == 0 {
 			fmt.Fprintf(tw, "  %s\t0\t-\t-\t-\t-\t-\n", r.name)
@@ -48,7 +50,7 @@ func writeMatchedGaps(b *strings.Builder, s stats.Summary) {
 
 // writeLadderMatchedGaps writes the ladder's per-step per-request gaps
 // (nothing when no step's requests carried server timings).
-func writeLadderMatchedGaps(b *strings.Builder, res stats.LadderResult) error {
+func writeLadderMatchedGaps(b *strings.Builder, res ladderresult.LadderResult) error {
 	some := false
 	for _, st := range res.Steps {
 		some = some || MatchedGapsOf(st.Summary) != nil
@@ -72,7 +74,7 @@ func writeLadderMatchedGaps(b *strings.Builder, res stats.LadderResult) error {
 }
 
 // gdur formats a gap percentile at dur's precision, "-" without samples.
-func gdur(p stats.Percentiles, d time.Duration) string {
+func gdur(p quantile.Percentiles, d time.Duration) string {
 	if p.Count == 0 {
 		return "-"
 	}
@@ -89,7 +91,7 @@ type matchedRow struct {
 
 // ladderMatchedRows are the steps' per-request gaps, nil when no step's
 // requests carried server timings.
-func ladderMatchedRows(res stats.LadderResult) []matchedRow {
+func ladderMatchedRows(res ladderresult.LadderResult) []matchedRow {
 	var out []matchedRow
 	some := false
 	for _, st := range res.Steps {
@@ -114,7 +116,7 @@ func probeMatchedRows(s stats.Summary) []latencyRow {
 	var out []latencyRow
 	for _, r := range []struct {
 		name string
-		p    stats.Percentiles
+		p    quantile.Percentiles
 	}{{"prefill gap", s.PrefillGap}, {"TPOT gap", s.TPOTGap}} {
 		row := latencyRow{Label: r.name, Count: r.p.Count, P50: "-", P90: "-", P95: "-", P99: "-", Max: "-"}
 		if p := r.p; p.Count > 0 {

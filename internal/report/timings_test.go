@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -45,8 +46,8 @@ func TestMatchedGaps(t *testing.T) {
 		if err := JSON(&js, s); err != nil {
 			t.Fatal(err)
 		}
-		res := stats.LadderResult{Target: "t", GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []stats.LadderStep{{Index: 1, Rate: 10, Summary: s}}}
-		res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+		res := ladderresult.LadderResult{Target: "t", GoodFractionTarget: 0.9, KneeFactor: 2, Steps: []ladderresult.LadderStep{{Index: 1, Rate: 10, Summary: s}}}
+		res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 		if err := LadderText(&lad, res); err != nil {
 			t.Fatal(err)
 		}

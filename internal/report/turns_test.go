@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
@@ -14,9 +15,9 @@ import (
 // JSON report's turns; a summary without sessions has neither.
 func TestTurnsReport(t *testing.T) {
 	s := stats.Summary{Turns: []stats.TurnFigures{
-		{Turn: 1, Planned: 25, OK: 25, TTFT: stats.Percentiles{Count: 25, P50: 200 * time.Millisecond, P95: 300 * time.Millisecond, Exact: true},
+		{Turn: 1, Planned: 25, OK: 25, TTFT: quantile.Percentiles{Count: 25, P50: 200 * time.Millisecond, P95: 300 * time.Millisecond, Exact: true},
 			CachedReported: 25, PromptTokens: 5000},
-		{Turn: 2, Planned: 10, OK: 8, Failed: 2, TTFT: stats.Percentiles{Count: 8, P50: 120 * time.Millisecond, P95: 150 * time.Millisecond, Exact: true},
+		{Turn: 2, Planned: 10, OK: 8, Failed: 2, TTFT: quantile.Percentiles{Count: 8, P50: 120 * time.Millisecond, P95: 150 * time.Millisecond, Exact: true},
 			CachedReported: 8, CachedTokens: 3000, PromptTokens: 6000},
 		{Turn: 3, Planned: 10, Unsent: 2, Aborted: 2, OK: 8},
 	}}

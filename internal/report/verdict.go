@@ -7,7 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Results of a run's verdict.
@@ -87,7 +88,7 @@ func VerdictText(w io.Writer, v *RunVerdict) error {
 // the history line's) as one indented object, with the run's verdict
 // added as `verdict` when v is not nil: the history keeps the result, the
 // command's output says what it concluded.
-func LadderJSON(w io.Writer, res stats.LadderResult, v *RunVerdict) error {
+func LadderJSON(w io.Writer, res ladderresult.LadderResult, v *RunVerdict) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("report: ladder JSON: %w", err)
@@ -112,7 +113,7 @@ func LadderJSON(w io.Writer, res stats.LadderResult, v *RunVerdict) error {
 
 // generatorLead is a probe's generator verdict for the HTML lead: VALID,
 // or INVALID with each cause (host or prober) and what to do.
-func generatorLead(v stats.Validity) string {
+func generatorLead(v verdict.Validity) string {
 	if v.Valid {
 		return "VALID: the prober kept its schedule, so the figures measure the target"
 	}
@@ -128,7 +129,7 @@ func generatorLead(v stats.Validity) string {
 
 // ladderGeneratorLead is a ladder's generator verdict for the HTML lead:
 // valid on every step, or which steps were invalid and by what cause.
-func ladderGeneratorLead(res stats.LadderResult) string {
+func ladderGeneratorLead(res ladderresult.LadderResult) string {
 	var bad []string
 	for _, st := range res.Steps {
 		if v := st.Summary.Validity; !v.Valid {
@@ -151,7 +152,7 @@ func ladderGeneratorLead(res stats.LadderResult) string {
 
 // stopLead says why a ladder ended where it did: its stop_at rule, its
 // abort (with the step that fired it) or its last step.
-func stopLead(res stats.LadderResult) string {
+func stopLead(res ladderresult.LadderResult) string {
 	switch {
 	case res.Stopped != "":
 		return res.Stopped

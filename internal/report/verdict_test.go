@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -95,7 +97,7 @@ func TestLadderVerdictEverywhere(t *testing.T) {
 		var back struct {
 			Verdict *VerdictJSON `json:"verdict"`
 		}
-		var lr stats.LadderResult
+		var lr ladderresult.LadderResult
 		if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +127,7 @@ func TestLadderLeadStop(t *testing.T) {
 	full.Steps, full.Aborted, full.AbortReason = base.Steps[:4:4], false, ""
 	for _, tc := range []struct {
 		name      string
-		res       stats.LadderResult
+		res       ladderresult.LadderResult
 		stop, gen string
 	}{
 		{"stop_at", stopped, "stop_at capacity: step 3 failed its gates (good fraction 40.0% &lt; 95.0%)", "VALID on every step (3)"},
@@ -179,7 +181,7 @@ func TestProbeGapSpanningZero(t *testing.T) {
 	// The client's p50 and p95 a little below the server's: each gap's
 	// point is negative, its bucket's range spans 0.
 	s := stats.Summary{Window: 10 * time.Second, Planned: 100, Completed: 100,
-		TTFT: stats.Percentiles{Count: 100, Exact: true,
+		TTFT: quantile.Percentiles{Count: 100, Exact: true,
 			P50: time.Duration((h.P50.Value - 0.0005) * float64(time.Second)), P95: time.Duration((h.P95.Value - 0.0005) * float64(time.Second))}}
 	g := servermetrics.Gap(*v, s.TTFT.Count, s.TTFT.P50, s.TTFT.P95)
 	if g == nil || g.P50Range == nil || !(g.P50Range.Low < 0 && g.P50Range.High > 0) || g.P50 >= 0 {

@@ -4,13 +4,15 @@ import (
 	"sort"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // PrefixMinSample is the fewest ok TTFTs each side of a speedup needs to be
 // judged: the project's one minimum for a percentile compared between two
 // groups (SaturationMinSample: the fewest TTFTs in each third of a step
 // before its trend is judged).
-const PrefixMinSample = SaturationMinSample
+const PrefixMinSample = verdict.SaturationMinSample
 
 // PrefixTailMinSample is the fewest ok TTFTs each side needs before the p95
 // speedup is judged: below 20 a p95 is a sample's maximum, one hiccup.
@@ -23,14 +25,14 @@ const PrefixTailMinSample = 20
 // fewer than PrefixMinSample TTFTs: the speedups are then 0 and shown as
 // "too few samples".
 type PrefixSpeedup struct {
-	Class      string      `json:"class"`
-	ColdClass  string      `json:"cold_class"`
-	CachedTTFT Percentiles `json:"-"`
-	ColdTTFT   Percentiles `json:"-"`
-	Judged     bool        `json:"judged"`
-	JudgedP95  bool        `json:"judged_p95"` // both sides have PrefixTailMinSample TTFTs
-	SpeedupP50 float64     `json:"speedup_p50,omitempty"`
-	SpeedupP95 float64     `json:"speedup_p95,omitempty"`
+	Class      string               `json:"class"`
+	ColdClass  string               `json:"cold_class"`
+	CachedTTFT quantile.Percentiles `json:"-"`
+	ColdTTFT   quantile.Percentiles `json:"-"`
+	Judged     bool                 `json:"judged"`
+	JudgedP95  bool                 `json:"judged_p95"` // both sides have PrefixTailMinSample TTFTs
+	SpeedupP50 float64              `json:"speedup_p50,omitempty"`
+	SpeedupP95 float64              `json:"speedup_p95,omitempty"`
 	// Cached and Cold are the cached-token counts each side's server
 	// reported (CacheTokens.Known false when it reported none).
 	Cached CacheTokens `json:"cached_tokens"`
@@ -89,7 +91,7 @@ type prefixAcc struct {
 }
 
 type prefixSide struct {
-	ttft  *Dist
+	ttft  *quantile.Dist
 	cache CacheTokens
 }
 
@@ -99,8 +101,8 @@ func newPrefixAcc(pairs map[string]string, sampleCap int) *prefixAcc {
 	}
 	a := &prefixAcc{pairs: pairs, side: map[string]*prefixSide{}}
 	for c, cold := range pairs {
-		a.side[c] = &prefixSide{ttft: NewDist(sampleCap)}
-		a.side[cold] = &prefixSide{ttft: NewDist(sampleCap)}
+		a.side[c] = &prefixSide{ttft: quantile.NewDist(sampleCap)}
+		a.side[cold] = &prefixSide{ttft: quantile.NewDist(sampleCap)}
 	}
 	return a
 }
@@ -111,7 +113,7 @@ func (a *prefixAcc) add(r *ledger.Record) {
 	if s == nil {
 		return
 	}
-	s.ttft.addIf(r.TTFT())
+	s.ttft.AddIf(r.TTFT())
 	s.cache.add(r)
 }
 
@@ -128,7 +130,7 @@ func (a *prefixAcc) figures() []PrefixSpeedup {
 
 // Speedup judges one class against its cold twin from their TTFT
 // percentiles and cache counts.
-func Speedup(class, cold string, cached, coldTTFT Percentiles, cachedTokens, coldTokens CacheTokens) PrefixSpeedup {
+func Speedup(class, cold string, cached, coldTTFT quantile.Percentiles, cachedTokens, coldTokens CacheTokens) PrefixSpeedup {
 	s := PrefixSpeedup{Class: class, ColdClass: cold, CachedTTFT: cached, ColdTTFT: coldTTFT, Cached: cachedTokens, Cold: coldTokens}
 	s.Judged = cached.Count >= PrefixMinSample && coldTTFT.Count >= PrefixMinSample && cached.P50 > 0 && cached.P95 > 0
 	if s.Judged {

@@ -1,8 +1,11 @@
 package stats
 
-import "github.com/llmprobe/llmprobe/internal/durfmt"
-
-// FormatRate prints a rate (req/s) as every report, page and log line
-// shows it (durfmt.Rate, the one format): a configured step rate as it
-// was written, a measured one to about three significant digits.
-func FormatRate(r float64) string { return durfmt.Rate(r) }
+// PlannedRate is arrivals planned in the window (pending ones included) /
+// window: the most goodput a step could have (goodput counts good arrivals
+// planned in the same window); 0 without a window.
+func (s Summary) PlannedRate() float64 {
+	if secs := s.Window.Seconds(); secs > 0 {
+		return float64(s.Planned+s.Pending) / secs
+	}
+	return 0
+}

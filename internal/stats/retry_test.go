@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 )
 
 // A retried arrival is one unit of demand however many attempts it took.
@@ -89,7 +90,7 @@ func TestRetriesFollowTheirArrival(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name     string
-		p        Percentiles
+		p        quantile.Percentiles
 		count    int
 		max, p50 time.Duration
 	}{

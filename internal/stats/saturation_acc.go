@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // The steady-state evidence in bounded memory. A step's first attempts are
@@ -19,7 +21,7 @@ import (
 //     bounds, start + W/3 and start + W, are slice bounds, so the counts of
 //     a full window (in flight at either bound, arrivals and completions
 //     between them) are exact.
-//   - TTFTs are counted into log buckets (histogramGamma, as Dist's
+//   - TTFTs are counted into log buckets (quantile.BucketOf, as quantile.Dist's
 //     histogram: a median within about 0.5 %) per steadyTTFTSlices slices
 //     of planned time (slice j holds [b'_j, b'_j+1)); the thirds are slice
 //     bounds.
@@ -96,7 +98,7 @@ func (sa *steadyAcc) add(r *ledger.Record) {
 	if sa.ttft[j] == nil {
 		sa.ttft[j] = make(map[int]int32)
 	}
-	sa.ttft[j][bucketOf(ttft)]++
+	sa.ttft[j][quantile.BucketOf(ttft)]++
 }
 
 // upTo is how many of counts fall at or before start + d (d at most the
@@ -114,9 +116,9 @@ func (sa *steadyAcc) upTo(counts *[steadyCountSlices + 1]int32, d time.Duration)
 
 // evidence measures the cohort's window [start, start+w) (w ≤ the window
 // the slices divide) with pending arrivals still in flight (no record).
-func (sa *steadyAcc) evidence(w time.Duration, pending int) Steady {
+func (sa *steadyAcc) evidence(w time.Duration, pending int) verdict.Steady {
 	t0, t1 := w/3, w // offsets from start
-	var s Steady
+	var s verdict.Steady
 	s.SpanSeconds = (t1 - t0).Seconds()
 	d0, d1 := sa.upTo(&sa.dispatched, t0), sa.upTo(&sa.dispatched, t1)
 	e0, e1 := sa.upTo(&sa.ended, t0), sa.upTo(&sa.ended, t1)
@@ -186,7 +188,7 @@ func (b *bucketCounts) add(m map[int]int32) {
 
 // bucketValue is a bucket's geometric midpoint, in seconds.
 func bucketValue(k int) float64 {
-	return 2 * math.Pow(histogramGamma, float64(k)) / (histogramGamma + 1) / 1e9
+	return quantile.BucketMid(k) / 1e9
 }
 
 // rank is the value (seconds) of the r-th smallest TTFT (1-based).
@@ -215,7 +217,7 @@ func (b *bucketCounts) median() float64 {
 // unknown; as ties they are not above): a rising trend must show beyond
 // the buckets' 1 % to count.
 func (b *bucketCounts) above(x float64) float64 {
-	kx := bucketOf(time.Duration(x * 1e9))
+	kx := quantile.BucketOf(time.Duration(x * 1e9))
 	n := 0
 	for _, k := range b.buckets {
 		if k > kx {

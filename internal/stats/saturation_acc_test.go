@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // exactEvidence is the steady-state evidence from every first attempt kept
 // one by one (the accumulator's former form): the reference the bounded
 // counts are checked against.
-func exactEvidence(recs []ledger.Record, start, w time.Duration) Steady {
+func exactEvidence(recs []ledger.Record, start, w time.Duration) verdict.Steady {
 	t0, t1 := start+w/3, start+w
-	var s Steady
+	var s verdict.Steady
 	s.SpanSeconds = (t1 - t0).Seconds()
 	var early, mid, late []float64
 	for _, r := range recs {
@@ -74,7 +75,7 @@ func exactEvidence(recs []ledger.Record, start, w time.Duration) Steady {
 		share := float64(above) / float64(len(late))
 		s.TTFTZ = (share - 0.5) / math.Sqrt(0.25/float64(len(late))+0.25/float64(len(early)))
 	}
-	return JudgeSteady(s)
+	return verdict.JudgeSteady(s)
 }
 
 // TestSteadyCountsMatchExact: the bounded evidence of a full window equals
@@ -171,7 +172,7 @@ func TestSteadyShortenedWindow(t *testing.T) {
 		t.Run(cut.String(), func(t *testing.T) {
 			recs := queueRecords(3, rate, cut, slots, service, 80*time.Millisecond, 0.3)
 			a := NewAccumulator(Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: window, Steady: true,
-				Validity: ValidityConfig{MaxLagP99: time.Second}})
+				Validity: verdict.ValidityConfig{MaxLagP99: time.Second}})
 			for i := range recs {
 				a.Add(&recs[i])
 			}

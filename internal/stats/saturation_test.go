@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // slotHeap is the times the slots of a FIFO queue free up.
@@ -51,7 +52,7 @@ func queueRecords(seed uint64, rate float64, window time.Duration, slots int, se
 
 func steadyOf(recs []ledger.Record, rate float64, window time.Duration) Summary {
 	return Summarize(Config{Mode: ledger.ModeOpen, RequestedRate: rate, Window: window, Steady: true,
-		Validity: ValidityConfig{MaxLagP99: time.Second}}, recs)
+		Validity: verdict.ValidityConfig{MaxLagP99: time.Second}}, recs)
 }
 
 // TestSaturationRule: the case (8 slots × 0.61 s, 13.1 req/s
@@ -131,9 +132,9 @@ func TestSaturationFalseAlarms(t *testing.T) {
 // TestSaturationServerQueue: the server's waiting queue at the window's end
 // counts as backlog evidence; a queue that did not grow adds nothing.
 func TestSaturationServerQueue(t *testing.T) {
-	base := Steady{SpanSeconds: 6.67, Arrivals: 97, Completions: 90, InFlightStart: 12, InFlightEnd: 19, Backlog: 7,
+	base := verdict.Steady{SpanSeconds: 6.67, Arrivals: 97, Completions: 90, InFlightStart: 12, InFlightEnd: 19, Backlog: 7,
 		BacklogZ: 7 / math.Sqrt(32)}
-	if JudgeSteady(base).Saturated {
+	if verdict.JudgeSteady(base).Saturated {
 		t.Fatalf("client evidence alone (z %.2f) named saturated", base.BacklogZ)
 	}
 	if v := base.WithServer(0, 16); !v.Saturated || !strings.Contains(v.Reason, "server queue 0→16") {
@@ -141,35 +142,6 @@ func TestSaturationServerQueue(t *testing.T) {
 	}
 	if v := base.WithServer(2, 3); v.Saturated {
 		t.Errorf("server queue 2→3: %+v", v)
-	}
-}
-
-// TestJudgeSaturatedNeverCapacity: a saturated step with a good fraction
-// above the target is never the capacity; the capacity is measured below
-// it, and the knee is at it when no TTFT p95 crossed the factor.
-func TestJudgeSaturatedNeverCapacity(t *testing.T) {
-	ok := func(rate float64, sat bool) LadderStep {
-		s := Summary{Planned: 100, Good: 99, GoodFraction: 0.99, Validity: Validity{Valid: true},
-			TTFT: Percentiles{Count: 99, P95: 100 * time.Millisecond}, Steady: &Steady{Judged: true, Saturated: sat}}
-		return LadderStep{Rate: rate, Summary: s}
-	}
-	for _, tc := range []struct {
-		name           string
-		steps          []LadderStep
-		capacity, knee float64
-		bound          Bound
-	}{
-		{"none saturated", []LadderStep{ok(2, false), ok(4, false), ok(8, false)}, 8, 0, BoundLower},
-		{"top saturated", []LadderStep{ok(2, false), ok(4, false), ok(8, true)}, 4, 8, BoundMeasured},
-		{"middle saturated", []LadderStep{ok(2, false), ok(4, true), ok(8, false)}, 2, 4, BoundMeasured},
-		{"all saturated", []LadderStep{ok(2, true), ok(4, true)}, 0, 2, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			v := Judge(tc.steps, 0.9, 2)
-			if v.Capacity != tc.capacity || v.Knee != tc.knee || v.CapacityBound != tc.bound {
-				t.Errorf("verdict %+v, want capacity %g (%s) knee %g", v, tc.capacity, tc.bound, tc.knee)
-			}
-		})
 	}
 }
 
@@ -182,7 +154,7 @@ func TestSteadyMerge(t *testing.T) {
 	var parts []ShardSummary
 	for seed := uint64(1); seed <= 2; seed++ {
 		a := NewAccumulator(Config{Mode: ledger.ModeOpen, RequestedRate: 0.625 * capacity, Window: 20 * time.Second, Steady: true,
-			Validity: ValidityConfig{MaxLagP99: time.Second}})
+			Validity: verdict.ValidityConfig{MaxLagP99: time.Second}})
 		// each shard sees half the arrivals of a 1.25 × capacity step
 		for i, r := range queueRecords(seed, 1.25*capacity, 20*time.Second, slots, service, 50*time.Millisecond, 0.3) {
 			if i%2 == int(seed-1) {
@@ -192,7 +164,7 @@ func TestSteadyMerge(t *testing.T) {
 		parts = append(parts, a.ShardSummary(true))
 	}
 	sum, err := Merge(Config{Mode: ledger.ModeOpen, RequestedRate: 1.25 * capacity, Window: 20 * time.Second,
-		Validity: ValidityConfig{MaxLagP99: time.Second}}, parts)
+		Validity: verdict.ValidityConfig{MaxLagP99: time.Second}}, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,12 +183,12 @@ func TestSteadyMerge(t *testing.T) {
 	bare := parts[1]
 	bare.Steady = nil
 	if mixed, err := Merge(Config{Mode: ledger.ModeOpen, RequestedRate: 1.25 * capacity, Window: 20 * time.Second,
-		Validity: ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{parts[0], bare}); err != nil || mixed.Steady != nil {
+		Validity: verdict.ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{parts[0], bare}); err != nil || mixed.Steady != nil {
 		t.Errorf("a merge where one part kept no evidence: %v, %+v", err, mixed.Steady)
 	}
 	bad := parts[0]
 	bad.Steady = &ShardSteady{Arrivals: 5, Completions: 1, InFlightStart: 0, InFlightEnd: 1}
-	if _, err := Merge(Config{Mode: ledger.ModeOpen, Window: 20 * time.Second, Validity: ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{bad}); err == nil {
+	if _, err := Merge(Config{Mode: ledger.ModeOpen, Window: 20 * time.Second, Validity: verdict.ValidityConfig{MaxLagP99: time.Second}}, []ShardSummary{bad}); err == nil {
 		t.Error("a part whose backlog breaks its identity merged")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // ShardSummary is one cohort in mergeable form: what a fleet shard sends the
@@ -58,9 +60,9 @@ type ShardSummary struct {
 	LagCount int `json:"lag_count"`
 
 	TTFTBoundary ledger.TTFTBoundary `json:"ttft_boundary,omitempty"`
-	TTFT         Sketch              `json:"ttft"`
-	E2E          Sketch              `json:"e2e"`
-	DispatchLag  Sketch              `json:"dispatch_lag"`
+	TTFT         quantile.Sketch     `json:"ttft"`
+	E2E          quantile.Sketch     `json:"e2e"`
+	DispatchLag  quantile.Sketch     `json:"dispatch_lag"`
 	// Steady is the cohort's steady-state evidence (a ladder step's, with
 	// samples); absent otherwise.
 	Steady *ShardSteady `json:"steady,omitempty"`
@@ -94,7 +96,7 @@ func (a *Accumulator) ShardSummary(samples bool) ShardSummary {
 	if samples {
 		p.TTFT, p.E2E, p.DispatchLag = a.ttft.Sketch(0), a.e2e.Sketch(0), a.lag.Sketch(0)
 		if sv := a.steadyVerdict(); sv != nil {
-			p.Steady = sv.part()
+			p.Steady = steadyPart(*sv)
 		}
 	}
 	return p
@@ -159,7 +161,7 @@ func (p ShardSummary) Check() error {
 	}
 	for _, s := range []struct {
 		name string
-		sk   Sketch
+		sk   quantile.Sketch
 		max  int
 	}{{"ttft", p.TTFT, p.Completed}, {"e2e", p.E2E, p.Completed}, {"dispatch_lag", p.DispatchLag, p.Dispatched}} {
 		if err := s.sk.Check(); err != nil {
@@ -188,7 +190,7 @@ func (p ShardSummary) Check() error {
 // error.
 func Merge(cfg Config, parts []ShardSummary) (Summary, error) { return merge(cfg, parts, nil) }
 
-func merge(cfg Config, parts []ShardSummary, host *HostHealth) (Summary, error) {
+func merge(cfg Config, parts []ShardSummary, host *verdict.HostHealth) (Summary, error) {
 	a := NewAccumulator(cfg)
 	if host != nil {
 		a.SetHost(*host)
@@ -271,4 +273,11 @@ func (a *Accumulator) absorb(p ShardSummary) error {
 		}
 	}
 	return errors.Join(a.ttft.Merge(p.TTFT), a.e2e.Merge(p.E2E), a.lag.Merge(p.DispatchLag))
+}
+
+// MergeHost is Merge with the prober host's health over the cohort (a
+// fleet step's: FleetHost): the one rule names a late merged generator's
+// host cause from it, as a prober alone's verdict does.
+func MergeHost(cfg Config, parts []ShardSummary, h verdict.HostHealth) (Summary, error) {
+	return merge(cfg, parts, &h)
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // randomCohort is n records of a step: mostly ok with random latencies,
@@ -38,7 +41,7 @@ func randomCohort(seed uint64, n int) []ledger.Record {
 // percentiles and the validity verdict (same rate, same window).
 func TestMergeEqualsOneAccumulator(t *testing.T) {
 	cfg := Config{Mode: ledger.ModeOpen, RequestedRate: 300, Window: 10 * time.Second,
-		Gates: Gates{TTFT: 300 * ms}, Validity: ValidityConfig{MaxLagP99: 2 * ms}}
+		Gates: Gates{TTFT: 300 * ms}, Validity: verdict.ValidityConfig{MaxLagP99: 2 * ms}}
 	whole := NewAccumulator(cfg)
 	var parts []ShardSummary
 	for shard := range 3 {
@@ -80,7 +83,7 @@ func TestMergeEqualsOneAccumulator(t *testing.T) {
 	if got.Validity.Valid != want.Validity.Valid || strings.Join(got.Validity.Reasons(), "|") != strings.Join(want.Validity.Reasons(), "|") {
 		t.Fatalf("validity: got %+v, want %+v", got.Validity, want.Validity)
 	}
-	if got.Validity.Valid || !got.Validity.Has(CauseInFlightCap) {
+	if got.Validity.Valid || !got.Validity.Has(cause.InFlightCap) {
 		t.Fatalf("the cohort had client_cap arrivals: want in_flight_cap, got %+v", got.Validity)
 	}
 }
@@ -89,18 +92,18 @@ func TestMergeEqualsOneAccumulator(t *testing.T) {
 // samples travels as buckets; merging it keeps quantiles within the
 // histogram's stated error and the count, minimum and maximum exact.
 func TestSketchBucketedAboveExportExact(t *testing.T) {
-	d, whole := NewDist(0), NewDist(0)
+	d, whole := quantile.NewDist(0), quantile.NewDist(0)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range ExportExact + 10 {
+	for range quantile.ExportExact + 10 {
 		v := time.Duration(1+rng.IntN(5000)) * time.Microsecond
 		d.Add(v)
 		whole.Add(v)
 	}
 	sk := d.Sketch(0)
 	if len(sk.Exact) != 0 || len(sk.Buckets) == 0 {
-		t.Fatalf("want buckets past %d samples, got %d exact, %d buckets", ExportExact, len(sk.Exact), len(sk.Buckets))
+		t.Fatalf("want buckets past %d samples, got %d exact, %d buckets", quantile.ExportExact, len(sk.Exact), len(sk.Buckets))
 	}
-	m := NewDist(0)
+	m := quantile.NewDist(0)
 	if err := m.Merge(sk); err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +112,8 @@ func TestSketchBucketedAboveExportExact(t *testing.T) {
 		t.Fatalf("got %+v, want count and max of %+v, inexact", got, want)
 	}
 	for _, q := range []struct{ g, w time.Duration }{{got.P50, want.P50}, {got.P95, want.P95}, {got.P99, want.P99}} {
-		if rel := float64(q.g-q.w) / float64(q.w); rel > HistogramRelativeError+1e-9 || rel < -HistogramRelativeError-1e-9 {
-			t.Errorf("quantile %v vs exact %v: relative error %g above %g", q.g, q.w, rel, HistogramRelativeError)
+		if rel := float64(q.g-q.w) / float64(q.w); rel > quantile.HistogramRelativeError+1e-9 || rel < -quantile.HistogramRelativeError-1e-9 {
+			t.Errorf("quantile %v vs exact %v: relative error %g above %g", q.g, q.w, rel, quantile.HistogramRelativeError)
 		}
 	}
 }
@@ -144,7 +147,7 @@ func TestPartCheckRefusesHostile(t *testing.T) {
 		}, "samples for"},
 		{"samples unsorted", func(p *ShardSummary) { p.E2E.Exact[1], p.E2E.Exact[2] = p.E2E.Exact[2]+1, p.E2E.Exact[1] }, "order"},
 		{"bucket out of range", func(p *ShardSummary) {
-			p.TTFT = Sketch{Count: 1, Min: 1, Max: 1, Buckets: map[int]int{maxBucketIndex + 1: 1}}
+			p.TTFT = quantile.Sketch{Count: 1, Min: 1, Max: 1, Buckets: map[int]int{5001: 1}} // past quantile's largest bucket index, 5000
 		}, "bucket"},
 		{"no lag limit", func(p *ShardSummary) { p.LagLimitNS = 0 }, "limit"},
 	}
@@ -167,14 +170,14 @@ func TestPartCheckRefusesHostile(t *testing.T) {
 // invalid with the fleet cause and the shard named; otherwise the merged
 // cohort's verdict stands.
 func TestFleetValidity(t *testing.T) {
-	merged := Validity{Valid: true, Notes: []string{"n"}}
-	if v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: Validity{Valid: true}}}); !v.Valid {
+	merged := verdict.Validity{Valid: true, Notes: []string{"n"}}
+	if v := verdict.FleetValidity(merged, []verdict.ShardVerdict{{Shard: 0, Validity: verdict.Validity{Valid: true}}, {Shard: 1, Validity: verdict.Validity{Valid: true}}}); !v.Valid {
 		t.Fatalf("all valid: %+v", v)
 	}
-	lag := Validity{Valid: false,
-		Causes: []InvalidCause{{Cause: CauseDispatchLag, Reason: "dispatch-lag p99 30ms exceeds 10ms"}}}
-	v := FleetValidity(merged, []ShardVerdict{{Shard: 0, Validity: Validity{Valid: true}}, {Shard: 1, Validity: lag}, {Shard: 2, Missing: "connection refused"}})
-	if v.Valid || !v.Has(CauseShardInvalid) || !v.Has(CauseShardMissing) || len(v.Causes) != 2 {
+	lag := verdict.Validity{Valid: false,
+		Causes: []verdict.InvalidCause{{Cause: cause.DispatchLag, Reason: "dispatch-lag p99 30ms exceeds 10ms"}}}
+	v := verdict.FleetValidity(merged, []verdict.ShardVerdict{{Shard: 0, Validity: verdict.Validity{Valid: true}}, {Shard: 1, Validity: lag}, {Shard: 2, Missing: "connection refused"}})
+	if v.Valid || !v.Has(cause.ShardInvalid) || !v.Has(cause.ShardMissing) || len(v.Causes) != 2 {
 		t.Fatalf("got %+v", v)
 	}
 	if !strings.Contains(v.Reasons()[0], "shard 1: generator invalid (dispatch_lag): dispatch-lag p99 30ms") ||
@@ -197,7 +200,7 @@ func TestWindowCutAndPending(t *testing.T) {
 		a.Add(&r)
 	}
 	full := a.Summary()
-	if full.Validity.Valid || !full.Validity.Has(CauseRateNotReached) {
+	if full.Validity.Valid || !full.Validity.Has(cause.RateNotReached) {
 		t.Fatalf("over the full 20 s, 80 arrivals of 2000 expected: want rate_not_reached, got %+v", full.Validity)
 	}
 	a.SetWindow(time.Second)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Config describes the cohort an Accumulator summarises.
@@ -30,7 +32,7 @@ type Config struct {
 	ClassGates map[string]Gates
 	// Validity tunes the generator-validity verdict (zero fields take the
 	// defaults of DefaultValidity).
-	Validity ValidityConfig
+	Validity verdict.ValidityConfig
 	// SampleCap is the exact-sample cap of each distribution (0: default).
 	SampleCap int
 	// Steady keeps the first attempts' times for the steady-state
@@ -108,34 +110,34 @@ type Summary struct {
 	Gates      Gates // the default gates (ClassGates may override per class)
 	GateMisses GateMisses
 
-	TTFT             Percentiles // first content − planned, ok only
-	TTFTFromDispatch Percentiles // first content − dispatched, ok only
-	TTFR             Percentiles // first reasoning − planned, ok only, when any
-	E2E              Percentiles // end − planned, ok only
+	TTFT             quantile.Percentiles // first content − planned, ok only
+	TTFTFromDispatch quantile.Percentiles // first content − dispatched, ok only
+	TTFR             quantile.Percentiles // first reasoning − planned, ok only, when any
+	E2E              quantile.Percentiles // end − planned, ok only
 	// ArrivalTTFT and ArrivalE2E are what the user of an arrival saw: from
 	// the arrival's FIRST planned time (Record.ArrivalPlanned) to the first
 	// token / end of its ok attempt, failed attempts and backoffs included.
 	// Without retries they equal TTFT and E2E; the gates judge them.
-	ArrivalTTFT Percentiles
-	ArrivalE2E  Percentiles
-	InterChunk  Percentiles // every gap between consecutive content events, ok only
+	ArrivalTTFT quantile.Percentiles
+	ArrivalE2E  quantile.Percentiles
+	InterChunk  quantile.Percentiles // every gap between consecutive content events, ok only
 	// InterTokenDerived is DERIVED, not measured: each gap divided by the
 	// tokens its later chunk carried (per-chunk usage), one sample per token.
 	// Empty unless the server reported per-chunk usage.
-	InterTokenDerived Percentiles
-	TPOT              Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
+	InterTokenDerived quantile.Percentiles
+	TPOT              quantile.Percentiles // (last − first content) / (completion tokens − 1), ok with usage only
 	// PrefillGap and TPOTGap compare the client with the server's own
 	// per-request timings (ledger.ServerTimings, llama.cpp), matched request
 	// by request: TTFT from dispatch − the server's prompt_ms, and TPOT −
 	// its predicted_per_token_ms (Record.PrefillGap, Record.TPOTGap). ok
 	// requests with valid server timings only; a gap can be negative.
-	PrefillGap   Percentiles
-	TPOTGap      Percentiles
-	DispatchLag  Percentiles // dispatched − planned, every dispatched record
-	RejectedTime Percentiles // end − planned, rejected only
-	CensoredAge  Percentiles // end − planned, censored only: lower bounds, not latencies
+	PrefillGap   quantile.Percentiles
+	TPOTGap      quantile.Percentiles
+	DispatchLag  quantile.Percentiles // dispatched − planned, every dispatched record
+	RejectedTime quantile.Percentiles // end − planned, rejected only
+	CensoredAge  quantile.Percentiles // end − planned, censored only: lower bounds, not latencies
 
-	Validity Validity
+	Validity verdict.Validity
 	// Turns are the figures by turn index of a cohort of multi-turn
 	// sessions (nil without sessions). A session's later turns are counted
 	// in the window its session started in, in every count above, but
@@ -145,7 +147,7 @@ type Summary struct {
 	// Steady is the steady-state evidence and saturation verdict (a
 	// ladder step's: Config.Steady, or merged from parts that carried
 	// it); nil otherwise. A saturated step is never the capacity (Qualifies).
-	Steady *Steady
+	Steady *verdict.Steady
 	// Prefix is each shared-prefix class's speedup over its cold twin
 	// (Config.PrefixPairs), by class name; nil without pairs.
 	Prefix []PrefixSpeedup
@@ -158,15 +160,15 @@ type Accumulator struct {
 	cfg Config
 	s   Summary
 
-	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *Dist
-	arrTTFT, arrE2E, prefillGap, tpotGap                       *Dist
+	ttft, ttftD, ttfr, e2e, gaps, perTok, tpot, lag, rej, cens *quantile.Dist
+	arrTTFT, arrE2E, prefillGap, tpotGap                       *quantile.Dist
 	clientCap, firstClientCap                                  int
 	lagLimit                                                   time.Duration // the validity rule's dispatch-lag limit
 	lagOver                                                    int           // dispatched attempts whose lag exceeded lagLimit
 	lagHard                                                    time.Duration // the validity rule's hard limit (HardLimit)
 	lagOverHard                                                int           // dispatched attempts whose lag exceeded lagHard
 	lagN                                                       int           // dispatched attempts with a dispatch lag
-	host                                                       HostHealth
+	host                                                       verdict.HostHealth
 	window0                                                    time.Duration  // cfg.Window before SetWindow
 	steady                                                     *steadyAcc     // Config.Steady
 	steadyParts                                                []*ShardSteady // merged parts' evidence
@@ -180,9 +182,9 @@ func NewAccumulator(cfg Config) *Accumulator {
 	c := cfg.SampleCap
 	a := &Accumulator{
 		cfg:  cfg,
-		ttft: NewDist(c), ttftD: NewDist(c), ttfr: NewDist(c), e2e: NewDist(c), gaps: NewDist(c), perTok: NewDist(c),
-		tpot: NewDist(c), lag: NewDist(c), rej: NewDist(c), cens: NewDist(c),
-		arrTTFT: NewDist(c), arrE2E: NewDist(c), prefillGap: NewDist(c), tpotGap: NewDist(c),
+		ttft: quantile.NewDist(c), ttftD: quantile.NewDist(c), ttfr: quantile.NewDist(c), e2e: quantile.NewDist(c), gaps: quantile.NewDist(c), perTok: quantile.NewDist(c),
+		tpot: quantile.NewDist(c), lag: quantile.NewDist(c), rej: quantile.NewDist(c), cens: quantile.NewDist(c),
+		arrTTFT: quantile.NewDist(c), arrE2E: quantile.NewDist(c), prefillGap: quantile.NewDist(c), tpotGap: quantile.NewDist(c),
 		lagLimit: cfg.Validity.Limit(), lagHard: cfg.Validity.HardLimit(), window0: cfg.Window,
 		prefix: newPrefixAcc(cfg.PrefixPairs, c),
 	}
@@ -274,7 +276,7 @@ func (a *Accumulator) Add(r *ledger.Record) {
 	switch r.Outcome {
 	case ledger.Rejected:
 		s.Rejected++
-		a.rej.addIf(r.E2E())
+		a.rej.AddIf(r.E2E())
 		return
 	case ledger.Censored:
 		s.Censored++
@@ -295,12 +297,12 @@ func (a *Accumulator) Add(r *ledger.Record) {
 
 // addSuccess records an ok record's figures and judges it against its gates.
 func (a *Accumulator) addSuccess(r *ledger.Record) {
-	a.ttft.addIf(r.TTFT())
-	a.ttftD.addIf(r.TTFTFromDispatch())
-	a.ttfr.addIf(r.TTFR())
-	a.e2e.addIf(r.E2E())
-	a.arrTTFT.addIf(r.ArrivalTTFT())
-	a.arrE2E.addIf(r.ArrivalE2E())
+	a.ttft.AddIf(r.TTFT())
+	a.ttftD.AddIf(r.TTFTFromDispatch())
+	a.ttfr.AddIf(r.TTFR())
+	a.e2e.AddIf(r.E2E())
+	a.arrTTFT.AddIf(r.ArrivalTTFT())
+	a.arrE2E.AddIf(r.ArrivalE2E())
 	for _, gap := range r.ChunkGaps {
 		a.gaps.Add(gap)
 	}
@@ -309,9 +311,9 @@ func (a *Accumulator) addSuccess(r *ledger.Record) {
 			a.perTok.Add(perToken)
 		}
 	})
-	a.tpot.addIf(r.TPOT())
-	a.prefillGap.addIf(r.PrefillGap())
-	a.tpotGap.addIf(r.TPOTGap())
+	a.tpot.AddIf(r.TPOT())
+	a.prefillGap.AddIf(r.PrefillGap())
+	a.tpotGap.AddIf(r.TPOTGap())
 	g := a.cfg.Gates
 	if cg, ok := a.cfg.ClassGates[r.Class]; ok {
 		g = cg
@@ -365,7 +367,7 @@ func (a *Accumulator) Summary() Summary {
 	s.DispatchLag = a.lag.Percentiles()
 	s.RejectedTime = a.rej.Percentiles()
 	s.CensoredAge = a.cens.Percentiles()
-	s.Validity = a.cfg.Validity.Judge(Evidence{
+	s.Validity = a.cfg.Validity.Judge(verdict.Evidence{
 		Mode: s.Mode, LagCount: a.lagN, LagOver: a.lagOver, LagOverHard: a.lagOverHard,
 		LagP99: s.DispatchLag.P99, LagMax: s.DispatchLag.Max, LagP99Approx: !s.DispatchLag.Exact,
 		ClientCap: a.clientCap, FirstClientCap: a.firstClientCap - a.turns.laterClientCap,
@@ -384,7 +386,7 @@ func (a *Accumulator) Summary() Summary {
 // SetHost gives the verdict the prober host's health over the cohort's
 // window, so that a late generator is blamed on a starved host when it was
 // one (see ValidityConfig.Judge).
-func (a *Accumulator) SetHost(h HostHealth) {
+func (a *Accumulator) SetHost(h verdict.HostHealth) {
 	a.mu.Lock()
 	a.host = h
 	a.mu.Unlock()

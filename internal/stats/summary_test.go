@@ -10,7 +10,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 const ms = time.Millisecond
@@ -178,25 +181,25 @@ func TestValidity(t *testing.T) {
 		valid  bool
 		reason string
 		note   string
-		cause  Cause
+		cause  cause.Cause
 	}{
 		{"on rate", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, ms, ledger.ModeOpen), true, "", "", ""},
 		{"within poisson noise", Config{RequestedRate: 100, Window: 10 * time.Second}, n(880, ms, ledger.ModeOpen), true, "", "", ""},
-		{"rate too low", Config{RequestedRate: 100, Window: 10 * time.Second}, n(700, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
-		{"rate too high", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1300, ms, ledger.ModeOpen), false, "achieved rate", "", CauseRateNotReached},
-		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "1000 of 1000 dispatches later than 10ms (100.0 %", "", CauseDispatchLag},
-		{"lag custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 50 * ms}}, n(1000, 20*ms, ledger.ModeOpen), true, "", "", ""},
-		{"lag above a custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: ValidityConfig{MaxLagP99: 15 * ms}}, n(1000, 20*ms, ledger.ModeOpen), false, "later than 15ms", "", CauseDispatchLag},
+		{"rate too low", Config{RequestedRate: 100, Window: 10 * time.Second}, n(700, ms, ledger.ModeOpen), false, "achieved rate", "", cause.RateNotReached},
+		{"rate too high", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1300, ms, ledger.ModeOpen), false, "achieved rate", "", cause.RateNotReached},
+		{"lag", Config{RequestedRate: 100, Window: 10 * time.Second}, n(1000, 20*ms, ledger.ModeOpen), false, "1000 of 1000 dispatches later than 10ms (100.0 %", "", cause.DispatchLag},
+		{"lag custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: verdict.ValidityConfig{MaxLagP99: 50 * ms}}, n(1000, 20*ms, ledger.ModeOpen), true, "", "", ""},
+		{"lag above a custom threshold", Config{RequestedRate: 100, Window: 10 * time.Second, Validity: verdict.ValidityConfig{MaxLagP99: 15 * ms}}, n(1000, 20*ms, ledger.ModeOpen), false, "later than 15ms", "", cause.DispatchLag},
 		{"few arrivals", Config{RequestedRate: 0.5, Window: 10 * time.Second}, n(1, ms, ledger.ModeOpen), true, "", "not judged", ""},
 		{"closed loop", Config{RequestedRate: 100, Window: 10 * time.Second}, n(10, ms, ledger.ModeClosed), true, "", "coordinated omission", ""},
 		{"client cap", Config{RequestedRate: 100, Window: 10 * time.Second},
-			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", "", CauseInFlightCap},
+			append(n(999, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonClientCap)), false, "client_cap", "", cause.InFlightCap},
 		{"heavily capped: the cap is the one cause, not also the rate", Config{RequestedRate: 100, Window: 10 * time.Second},
-			append(n(500, ms, ledger.ModeOpen), capped(500)...), false, "500 arrival(s) unsent (client_cap)", "", CauseInFlightCap},
+			append(n(500, ms, ledger.ModeOpen), capped(500)...), false, "500 arrival(s) unsent (client_cap)", "", cause.InFlightCap},
 		{"budget unsent is not a generator fault", Config{RequestedRate: 1, Window: 100 * time.Second},
 			append(n(99, ms, ledger.ModeOpen), failRec(0, 0, 0, ledger.Unsent, ledger.ReasonBudget)), true, "", "", ""},
 		{"budget spent: the rate fell, and the reason says why", Config{RequestedRate: 10, Window: 100 * time.Second},
-			append(n(500, ms, ledger.ModeOpen), budgetSpent(500)...), false, "500 arrival(s) were withheld", "", CauseRateNotReached},
+			append(n(500, ms, ledger.ModeOpen), budgetSpent(500)...), false, "500 arrival(s) were withheld", "", cause.RateNotReached},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -238,7 +241,7 @@ func TestLagRuleIsTheP99(t *testing.T) {
 	const limit = 10 * ms
 	for n := 1; n <= 400; n++ {
 		for over := 0; over <= min(n, 8); over++ {
-			d := NewDist(0)
+			d := quantile.NewDist(0)
 			for i := range n {
 				lag := ms
 				if i < over {
@@ -246,7 +249,7 @@ func TestLagRuleIsTheP99(t *testing.T) {
 				}
 				d.Add(lag)
 			}
-			if got, want := LagP99Exceeds(n, over), d.Quantile(0.99) > limit; got != want {
+			if got, want := verdict.LagP99Exceeds(n, over), d.Quantile(0.99) > limit; got != want {
 				t.Fatalf("n=%d over=%d: rule %v, p99 %v > %v is %v", n, over, got, d.Quantile(0.99), limit, want)
 			}
 		}
@@ -256,41 +259,41 @@ func TestLagRuleIsTheP99(t *testing.T) {
 // TestHostCauses: a late generator is blamed on the host only when the host
 // measurably lacked CPU over the same window.
 func TestHostCauses(t *testing.T) {
-	late := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 8, LagP99: 30 * ms}
+	late := verdict.Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 8, LagP99: 30 * ms}
 	for _, tc := range []struct {
 		name string
-		host HostHealth
-		want Cause
+		host verdict.HostHealth
+		want cause.Cause
 		text string
 	}{
-		{"not measured", HostHealth{}, CauseDispatchLag, "health was not measured"},
-		{"idle host", HostHealth{Known: true, SchedCount: 1000, SchedP99: 40 * time.Microsecond, ProcessCPU: 0.2, CPUs: 2, ProcessCPUKnown: true}, CauseDispatchLag, "Go scheduler latency p99 40µs"},
-		{"scheduler latency", HostHealth{Known: true, SchedCount: 1000, SchedP99: 14 * ms}, CauseHostStarved, "Go scheduler latency p99 14ms"},
-		{"just below a quarter of the limit", HostHealth{Known: true, SchedCount: 1000, SchedP99: 2400 * time.Microsecond}, CauseDispatchLag, "not measurably starved"},
-		{"steal", HostHealth{Known: true, Steal: 0.25, StealKnown: true}, CauseHostStarved, "CPU steal 25%"},
-		{"prober saturated", HostHealth{Known: true, ProcessCPU: 1.95, CPUs: 2, ProcessCPUKnown: true}, CauseHostStarved, "used 1.95 of its 2 cores"},
+		{"not measured", verdict.HostHealth{}, cause.DispatchLag, "health was not measured"},
+		{"idle host", verdict.HostHealth{Known: true, SchedCount: 1000, SchedP99: 40 * time.Microsecond, ProcessCPU: 0.2, CPUs: 2, ProcessCPUKnown: true}, cause.DispatchLag, "Go scheduler latency p99 40µs"},
+		{"scheduler latency", verdict.HostHealth{Known: true, SchedCount: 1000, SchedP99: 14 * ms}, cause.HostStarved, "Go scheduler latency p99 14ms"},
+		{"just below a quarter of the limit", verdict.HostHealth{Known: true, SchedCount: 1000, SchedP99: 2400 * time.Microsecond}, cause.DispatchLag, "not measurably starved"},
+		{"steal", verdict.HostHealth{Known: true, Steal: 0.25, StealKnown: true}, cause.HostStarved, "CPU steal 25%"},
+		{"prober saturated", verdict.HostHealth{Known: true, ProcessCPU: 1.95, CPUs: 2, ProcessCPUKnown: true}, cause.HostStarved, "used 1.95 of its 2 cores"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := late
 			e.Host = tc.host
-			v := ValidityConfig{}.Judge(e)
+			v := verdict.ValidityConfig{}.Judge(e)
 			if v.Valid || !v.Has(tc.want) || len(v.Causes) != 1 {
 				t.Fatalf("causes %+v, want %s", v.Causes, tc.want)
 			}
 			if !strings.Contains(v.Reasons()[0], tc.text) || !strings.Contains(v.Reasons()[0], "8 of 100 dispatches later than 10ms") {
 				t.Errorf("reason %q lacks %q or the lag", v.Reasons()[0], tc.text)
 			}
-			if a := v.Causes[0].Action; a == "" || (tc.want != CauseDispatchLag && a != tc.want.Action()) {
+			if a := v.Causes[0].Action; a == "" || (tc.want != cause.DispatchLag && a != tc.want.Action()) {
 				t.Errorf("action %q", v.Causes[0].Action)
 			}
 		})
 	}
 	// A starved host with a punctual generator is not an invalid verdict.
-	e := Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 1, Host: HostHealth{Known: true, SchedCount: 10, SchedP99: 50 * ms}}
-	if v := (ValidityConfig{}).Judge(e); !v.Valid {
+	e := verdict.Evidence{Mode: ledger.ModeOpen, LagCount: 100, LagOver: 1, Host: verdict.HostHealth{Known: true, SchedCount: 10, SchedP99: 50 * ms}}
+	if v := (verdict.ValidityConfig{}).Judge(e); !v.Valid {
 		t.Errorf("a punctual generator on a busy host judged invalid: %v", v.Reasons())
 	}
-	for _, c := range Causes {
+	for _, c := range cause.Generator {
 		if c.Action() == "" {
 			t.Errorf("cause %s has no action", c)
 		}
@@ -300,7 +303,7 @@ func TestHostCauses(t *testing.T) {
 func TestRateBoundsShrinkRelativeToLambda(t *testing.T) {
 	prev := math.Inf(1)
 	for _, lambda := range []float64{10, 100, 1000, 100000} {
-		lo, hi := RateBounds(lambda, 0.1, 3.29)
+		lo, hi := verdict.RateBounds(lambda, 0.1, 3.29)
 		if !(lo < lambda*0.9 && hi > lambda*1.1) {
 			t.Fatalf("λ=%v: bounds [%v,%v] must contain the tolerance band", lambda, lo, hi)
 		}

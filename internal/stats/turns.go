@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 )
 
 // MaxTurnRows bounds the per-turn figures: turns above it are folded into
@@ -33,7 +34,7 @@ type TurnFigures struct {
 	Aborted int `json:"aborted"`
 	// TTFT is from the turn's own planned time (the previous turn's end +
 	// think time; turn 1: the session's planned start), ok only.
-	TTFT Percentiles `json:"-"`
+	TTFT quantile.Percentiles `json:"-"`
 	// CachedReported counts the turn's ok records whose server reported a
 	// cached prompt token count (ledger.Record.CachedOfPrompt: its usage,
 	// or llama.cpp's timings), and CachedTokens/PromptTokens sum those
@@ -64,7 +65,7 @@ type turnAcc struct {
 
 type turnRow struct {
 	f    TurnFigures
-	ttft *Dist
+	ttft *quantile.Dist
 }
 
 // add folds one in-window record; records outside sessions are ignored.
@@ -90,7 +91,7 @@ func (t *turnAcc) add(r *ledger.Record) {
 	k := min(r.Turn, MaxTurnRows)
 	row := t.rows[k]
 	if row == nil {
-		row = &turnRow{f: TurnFigures{Turn: k}, ttft: NewDist(turnSampleCap)}
+		row = &turnRow{f: TurnFigures{Turn: k}, ttft: quantile.NewDist(turnSampleCap)}
 		t.rows[k] = row
 	}
 	f := &row.f
@@ -100,7 +101,7 @@ func (t *turnAcc) add(r *ledger.Record) {
 	switch {
 	case r.Outcome == ledger.OK:
 		f.OK++
-		row.ttft.addIf(r.TTFT())
+		row.ttft.AddIf(r.TTFT())
 		if n, prompt, ok := cachedOfPrompt(r); ok {
 			f.CachedReported++
 			f.CachedTokens += n

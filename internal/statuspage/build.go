@@ -10,11 +10,13 @@ import (
 	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Input is the daemon's view, what the page is built from: the daemon
@@ -28,7 +30,7 @@ type Input struct {
 	// Fleet is this prober's place in its fleet (zero: alone).
 	Fleet fleet.Status
 	// Host is the prober host's health over the live verdict's window.
-	Host    stats.HostHealth
+	Host    verdict.HostHealth
 	Targets []TargetInput // in any order: the page sorts them by name
 }
 
@@ -41,8 +43,8 @@ type TargetInput struct {
 	Ladder *LadderProgress
 	// Queued is the ladder waiting its turn (nil: none waits).
 	Queued *LadderQueued
-	// Verdict is the live generator verdict (stats.LiveValidity.Judge).
-	Verdict stats.Validity
+	// Verdict is the live generator verdict (verdict.LiveValidity.Judge).
+	Verdict verdict.Validity
 	// Memory is what the page remembers of the target (its baseline
 	// windows, ladders, identity); nil shows none.
 	Memory *Memory
@@ -137,7 +139,7 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	var prevID IdentityOf
 	for i, p := range sd.history() {
 		cp := CapacityPoint{When: p.finished, Capacity: p.capacity,
-			LowerBound: p.bound == stats.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger, Partial: p.partial}
+			LowerBound: p.bound == ladderresult.BoundLower, None: p.step == 0, Aborted: p.aborted, Trigger: p.trigger, Partial: p.partial}
 		if p.id != (IdentityOf{}) && (i == 0 || p.id != prevID) {
 			cp.Version = strings.TrimSpace(p.id.Model + " " + p.id.Version)
 		}
@@ -227,7 +229,7 @@ func lastLadder(ts *TargetStatus, res ladder.Result, next, now time.Time) []stri
 	ts.LastLadder = res.Finished
 	if res.CapacityStep > 0 {
 		ts.Capacity = CapacityText(res.Capacity, res.CapacityStep, res.CapacityBound)
-		if res.CapacityBound == stats.BoundLower {
+		if res.CapacityBound == ladderresult.BoundLower {
 			ts.Capacity += " (lower bound: no valid step above it failed)"
 			ts.CapacityLowerBound = true
 		}
@@ -271,8 +273,8 @@ func lastLadder(ts *TargetStatus, res ladder.Result, next, now time.Time) []stri
 }
 
 // latencyRows are one window's TTFT, inter-chunk and e2e rows.
-func latencyRows(window string, w stats.RollingWindow) []LatencyRow {
-	row := func(fig string, p stats.Percentiles) LatencyRow {
+func latencyRows(window string, w RollingWindow) []LatencyRow {
+	row := func(fig string, p quantile.Percentiles) LatencyRow {
 		r := LatencyRow{Figure: fig, Window: window, P50: "-", P99: "-", Count: p.Count}
 		if p.Count > 0 {
 			r.P50, r.P99 = durText(p.P50), durText(p.P99)
@@ -340,11 +342,11 @@ func InvalidSteps(res ladder.Result) string {
 }
 
 // CapacityText formats a capacity for humans: "≥ X req/s" for a lower bound.
-func CapacityText(rate float64, step int, bound stats.Bound) string {
+func CapacityText(rate float64, step int, bound ladderresult.Bound) string {
 	switch {
 	case step == 0:
 		return "none"
-	case bound == stats.BoundLower:
+	case bound == ladderresult.BoundLower:
 		return "≥ " + durfmt.Rate(rate) + " req/s"
 	default:
 		return durfmt.Rate(rate) + " req/s"
@@ -391,7 +393,7 @@ func fleetText(st fleet.Status) string {
 
 // hostText is the status page's line on the prober host: the evidence the
 // generator's verdict judged, over the window it was read over.
-func hostText(h stats.HostHealth) string {
+func hostText(h verdict.HostHealth) string {
 	if !h.Known {
 		return "not measured yet"
 	}

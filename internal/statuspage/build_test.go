@@ -6,10 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/fleet"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestBuild: the page is laid out from the daemon's view alone: targets
@@ -27,12 +30,12 @@ func TestBuild(t *testing.T) {
 	for i := range MaxFailures + 3 {
 		fails = append(fails, Failure{When: now, Outcome: "rejected", Reason: fmt.Sprint("status_", 500+i)})
 	}
-	last := &ladder.Result{Finished: now.Add(-time.Minute), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower, Knee: 8, KneeStep: 2}}
-	invalid := stats.Validity{Causes: []stats.InvalidCause{
-		{Cause: stats.CauseHostStarved, Reason: "host starved", Action: "give the prober CPU"},
-		{Cause: stats.CauseDispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}
+	last := &ladder.Result{Finished: now.Add(-time.Minute), Verdict: ladderresult.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: ladderresult.BoundLower, Knee: 8, KneeStep: 2}}
+	invalid := verdict.Validity{Causes: []verdict.InvalidCause{
+		{Cause: cause.HostStarved, Reason: "host starved", Action: "give the prober CPU"},
+		{Cause: cause.DispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}
 	in := Input{Version: "v1", Now: now, Targets: []TargetInput{
-		{Name: "a", Ladder: &LadderProgress{Step: 3, Steps: 8, Rate: 12, StepStarted: now, StepDuration: time.Minute}, Verdict: stats.Validity{Valid: true}, Memory: mem, Last: last},
+		{Name: "a", Ladder: &LadderProgress{Step: 3, Steps: 8, Rate: 12, StepStarted: now, StepDuration: time.Minute}, Verdict: verdict.Validity{Valid: true}, Memory: mem, Last: last},
 		{Name: "b", Verdict: invalid, Failures: fails},
 	}}
 	for _, tc := range []struct {

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // The card's state: one word per target, computed from the daemon's typed
@@ -260,7 +260,7 @@ func hostBlocked(in judgeInput) *TargetState {
 	t := in.t
 	var why, do []string
 	for _, c := range t.Verdict.Causes {
-		if c.Cause == stats.CauseHostStarved || c.Cause == stats.CauseCgroupThrottled || c.Cause == stats.CauseInFlightCap {
+		if c.Cause.IsHost() || c.Cause == cause.InFlightCap {
 			why, do = append(why, c.Reason), append(do, c.Action)
 		}
 	}
@@ -324,7 +324,7 @@ func abortText(res ladder.Result) string {
 	switch ladder.AbortedBy(s.AbortReason) {
 	case ladder.ReasonGeneratorInvalid:
 		for _, c := range s.Summary.Validity.Causes {
-			if c.Cause == stats.CauseHostStarved || c.Cause == stats.CauseCgroupThrottled {
+			if c.Cause.IsHost() {
 				return fmt.Sprintf("the last ladder aborted at step %d because the prober host was starved (%s), not because of the target", step, c.Cause)
 			}
 		}

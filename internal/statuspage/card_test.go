@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // feed records n copies of rec (class chat) into m at now.
@@ -28,9 +31,9 @@ func failRec(o ledger.Outcome, r ledger.Reason, status int) *ledger.Record {
 // abortedOnStarvedHost is a ladder the generator-invalid rule aborted at
 // step 1, the step's verdict naming the starved host.
 func abortedOnStarvedHost(at time.Time) *ladder.Result {
-	step := stats.LadderStep{Index: 1, Rate: 4, Aborted: true, AbortReason: ladder.ReasonGeneratorInvalid + ": host_starved"}
-	step.Summary.Validity = stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved, Reason: "host CPU pressure 92 %"}}}
-	return &ladder.Result{Started: at.Add(-time.Minute), Finished: at, Steps: []stats.LadderStep{step}, Aborted: true,
+	step := ladderresult.LadderStep{Index: 1, Rate: 4, Aborted: true, AbortReason: ladder.ReasonGeneratorInvalid + ": host_starved"}
+	step.Summary.Validity = verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved, Reason: "host CPU pressure 92 %"}}}
+	return &ladder.Result{Started: at.Add(-time.Minute), Finished: at, Steps: []ladderresult.LadderStep{step}, Aborted: true,
 		AbortReason: "step 1: " + step.AbortReason}
 }
 
@@ -42,7 +45,7 @@ func TestCardStates(t *testing.T) {
 	gate := stats.Gates{TTFT: 500 * time.Millisecond}
 	gated := []ClassFacts{{Name: "chat", TTFT: gate.TTFT}}
 	okRec := stateRec("chat", ledger.OK, ledger.ReasonStop, 100*time.Millisecond)
-	starved := stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved, Reason: "host CPU pressure 92 %", Action: "give the prober CPU"}}}
+	starved := verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved, Reason: "host CPU pressure 92 %", Action: "give the prober CPU"}}}
 	for _, tc := range []struct {
 		name    string
 		mem     func(*Memory)
@@ -75,9 +78,9 @@ func TestCardStates(t *testing.T) {
 		{name: "capacity regressed across a deploy", mem: func(m *Memory) {
 			feed(m, now, 100, okRec, gate)
 			m.NoteIdentity(now.Add(-time.Hour), "sim", "v1")
-			m.AddLadder(ladder.Result{Finished: now.Add(-50 * time.Minute), Verdict: stats.Verdict{Capacity: 16, CapacityStep: 4, CapacityBound: stats.BoundMeasured}})
+			m.AddLadder(ladder.Result{Finished: now.Add(-50 * time.Minute), Verdict: ladderresult.Verdict{Capacity: 16, CapacityStep: 4, CapacityBound: ladderresult.BoundMeasured}})
 			m.NoteIdentity(now.Add(-10*time.Minute), "sim", "v2")
-			m.AddLadder(ladder.Result{Finished: now.Add(-5 * time.Minute), Verdict: stats.Verdict{Capacity: 8, CapacityStep: 2, CapacityBound: stats.BoundMeasured}})
+			m.AddLadder(ladder.Result{Finished: now.Add(-5 * time.Minute), Verdict: ladderresult.Verdict{Capacity: 8, CapacityStep: 2, CapacityBound: ladderresult.BoundMeasured}})
 		}, in: TargetInput{Classes: gated}, want: StateRegressed, figures: []string{"capacity 16 → 8 req/s", "50 %", "threshold is 80 %", "from sim v1 to sim v2"}, next: "roll back"},
 		{name: "start-up ladder running", in: TargetInput{Classes: gated, Ladder: &LadderProgress{Step: 2, Steps: 4, Rate: 8, StepStarted: now, StepDuration: 30 * time.Second, Settle: 30 * time.Second}},
 			want: StateLadder, figures: []string{"step 2 of 4 at 8 req/s", "held out of the SLO until about 21:02 UTC"}, next: "judged again"},
@@ -131,26 +134,26 @@ func TestCardStates(t *testing.T) {
 func TestRegressionComparesIdentities(t *testing.T) {
 	now := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
 	measured := func(c float64) ladder.Result {
-		return ladder.Result{Finished: now, Verdict: stats.Verdict{Capacity: c, CapacityStep: 1, CapacityBound: stats.BoundMeasured}}
+		return ladder.Result{Finished: now, Verdict: ladderresult.Verdict{Capacity: c, CapacityStep: 1, CapacityBound: ladderresult.BoundMeasured}}
 	}
 	type ladderAt struct {
 		version string
 		res     ladder.Result
 	}
 	lower := measured(4)
-	lower.CapacityBound = stats.BoundLower
+	lower.CapacityBound = ladderresult.BoundLower
 	aborted := measured(4)
 	aborted.Aborted = true
-	valid := stats.LadderStep{Index: 1, Rate: 4}
+	valid := ladderresult.LadderStep{Index: 1, Rate: 4}
 	valid.Summary.Validity.Valid = true
-	found := ladder.Result{Finished: now, Steps: []stats.LadderStep{valid}} // a valid step failed its gates
-	topped := measured(8)                                                   // a rule about the target ended it: how a ladder finds its top
-	topped.Aborted, topped.Steps = true, []stats.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
-	nothing := ladder.Result{Finished: now, Steps: []stats.LadderStep{{Index: 1, Rate: 4}}} // no valid step
-	cut := measured(6)                                                                      // a deploy cut it at step 2: a lower bound of v1, never compared
-	cut.CapacityBound, cut.Partial, cut.Identity = stats.BoundLower, stats.CauseIdentityChanged, stats.Identity{Model: "sim", Version: "v1"}
+	found := ladder.Result{Finished: now, Steps: []ladderresult.LadderStep{valid}} // a valid step failed its gates
+	topped := measured(8)                                                          // a rule about the target ended it: how a ladder finds its top
+	topped.Aborted, topped.Steps = true, []ladderresult.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
+	nothing := ladder.Result{Finished: now, Steps: []ladderresult.LadderStep{{Index: 1, Rate: 4}}} // no valid step
+	cut := measured(6)                                                                             // a deploy cut it at step 2: a lower bound of v1, never compared
+	cut.CapacityBound, cut.Partial, cut.Identity = ladderresult.BoundLower, cause.IdentityChanged, ladderresult.Identity{Model: "sim", Version: "v1"}
 	beganOnV1 := measured(16) // noted after v2 was seen, but measured on v1 (its result says so)
-	beganOnV1.Identity = stats.Identity{Model: "sim", Version: "v1"}
+	beganOnV1.Identity = ladderresult.Identity{Model: "sim", Version: "v1"}
 	for _, tc := range []struct {
 		name    string
 		ladders []ladderAt
@@ -193,7 +196,7 @@ func TestRegressionComparesIdentities(t *testing.T) {
 // valid step met the gates".
 func TestAbortedCapacityNamesTheProber(t *testing.T) {
 	now := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
-	st := Build(Input{Now: now, Targets: []TargetInput{{Name: "t1", Verdict: stats.Validity{Valid: true},
+	st := Build(Input{Now: now, Targets: []TargetInput{{Name: "t1", Verdict: verdict.Validity{Valid: true},
 		Last: abortedOnStarvedHost(now.Add(-time.Minute)), NextLadder: now.Add(30 * time.Minute)}}})
 	c := st.Targets[0].Capacity
 	if !strings.Contains(c, "prober host was starved") || !strings.Contains(c, "next ladder at 21:30 UTC") || strings.Contains(c, "no valid step") {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
 )
@@ -23,10 +24,10 @@ const (
 
 // Memory is what the status page remembers of a target beyond the
 // daemon's live state, kept across reloads: the recent baseline figures (a
-// stats.Rolling, bounded), the last ladders' capacities and when the
+// Rolling, bounded), the last ladders' capacities and when the
 // target's identity last changed.
 type Memory struct {
-	rolling *stats.Rolling
+	rolling *Rolling
 	// avail counts the availability SLI's events per class, as the rules
 	// do (targetstate.go).
 	avail availRing
@@ -34,9 +35,9 @@ type Memory struct {
 	buffered bufferedCount
 
 	mu      sync.Mutex
-	classes map[string]*stats.Rolling // per class, for the SLO rows: the alerts judge each class
-	ladders []ladderPoint             // oldest first, at most maxLadderHistory
-	seeded  bool                      // the history file was read once
+	classes map[string]*Rolling // per class, for the SLO rows: the alerts judge each class
+	ladders []ladderPoint       // oldest first, at most maxLadderHistory
+	seeded  bool                // the history file was read once
 
 	model, version string
 	since          time.Time // first seen or last changed
@@ -48,7 +49,7 @@ type ladderPoint struct {
 	finished time.Time
 	capacity float64
 	step     int
-	bound    stats.Bound
+	bound    ladderresult.Bound
 	aborted  bool
 	trigger  string
 	// id is the identity the ladder measured (its result's, recorded when
@@ -68,7 +69,7 @@ type ladderPoint struct {
 
 // NewMemory returns an empty memory.
 func NewMemory() *Memory {
-	return &Memory{rolling: stats.NewRolling(statusSpan, time.Minute), classes: map[string]*stats.Rolling{}}
+	return &Memory{rolling: NewRolling(statusSpan, time.Minute), classes: map[string]*Rolling{}}
 }
 
 // maxStatusClasses bounds the per-class windows kept (a target's classes
@@ -87,7 +88,7 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	s.mu.Lock()
 	c, ok := s.classes[rec.Class]
 	if !ok && len(s.classes) < maxStatusClasses {
-		c = stats.NewRolling(statusSpan, time.Minute, stats.TTFTOnly()) // read for SLI counts and TTFT only
+		c = NewRolling(statusSpan, time.Minute, TTFTOnly()) // read for SLI counts and TTFT only
 		s.classes[rec.Class] = c
 	}
 	s.mu.Unlock()
@@ -98,10 +99,10 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 
 // classWindows returns each class's window of length d ending at now, by
 // class name.
-func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]stats.RollingWindow {
+func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]RollingWindow {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]stats.RollingWindow, len(s.classes))
+	out := make(map[string]RollingWindow, len(s.classes))
 	for name, c := range s.classes {
 		out[name] = c.Window(now, d)
 	}
@@ -214,13 +215,13 @@ func (s *Memory) Regression(fraction float64) *Regression {
 	}
 	last := pts[n-1]
 	none := last.step == 0 && last.judged
-	if last.proberAborted || last.partial || (last.step == 0 && !none) || last.bound == stats.BoundLower || last.id == (IdentityOf{}) {
+	if last.proberAborted || last.partial || (last.step == 0 && !none) || last.bound == ladderresult.BoundLower || last.id == (IdentityOf{}) {
 		return nil
 	}
 	for i := n - 2; i >= 0; i-- {
 		p := pts[i]
 		switch {
-		case p.id == last.id || p.step == 0 || p.proberAborted || p.partial || p.bound == stats.BoundLower:
+		case p.id == last.id || p.step == 0 || p.proberAborted || p.partial || p.bound == ladderresult.BoundLower:
 			continue
 		case p.id == (IdentityOf{}) || (!none && last.capacity >= fraction*p.capacity):
 			return nil

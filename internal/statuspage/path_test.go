@@ -6,12 +6,13 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 func TestBuildSaysBufferedStreams(t *testing.T) {
 	now := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC)
 	mem := NewMemory()
-	in := Input{Now: now, Targets: []TargetInput{{Name: "gw", Memory: mem, Verdict: stats.Validity{Valid: true}}}}
+	in := Input{Now: now, Targets: []TargetInput{{Name: "gw", Memory: mem, Verdict: verdict.Validity{Valid: true}}}}
 	if got := Build(in).Targets[0].Buffered; got != nil {
 		t.Fatalf("a target with no records has a buffered fact %+v", got)
 	}

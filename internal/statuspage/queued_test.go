@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestLadderQueuedState: a ladder waiting its turn shows on the card's
@@ -25,7 +25,7 @@ func TestLadderQueuedState(t *testing.T) {
 		{"running", TargetInput{Queued: q, Ladder: &LadderProgress{Step: 1, Steps: 2, Rate: 4}}, "ladder step 1/2 at 4 req/s"},
 		{"none", TargetInput{}, "probing"},
 	} {
-		tc.in.Name, tc.in.Verdict = "t", stats.Validity{Valid: true}
+		tc.in.Name, tc.in.Verdict = "t", verdict.Validity{Valid: true}
 		st := Build(Input{Now: now, Targets: []TargetInput{tc.in}})
 		if got := st.Targets[0].State; got != tc.want {
 			t.Errorf("%s: state %q, want %q", tc.name, got, tc.want)

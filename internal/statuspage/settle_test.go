@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestLadderSettleActivity: a ladder waiting for its target to settle says
@@ -33,7 +36,7 @@ func TestLadderSettleActivity(t *testing.T) {
 			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC): the identity is not known yet"},
 		{"running first", TargetInput{Settle: &base, Ladder: &LadderProgress{Step: 2, Steps: 5, Rate: 6}}, "ladder step 2/5 at 6 req/s"},
 	} {
-		tc.in.Name, tc.in.Verdict = "t", stats.Validity{Valid: true}
+		tc.in.Name, tc.in.Verdict = "t", verdict.Validity{Valid: true}
 		if got := Build(Input{Now: now, Targets: []TargetInput{tc.in}}).Targets[0].State; got != tc.want {
 			t.Errorf("%s: state %q, want %q", tc.name, got, tc.want)
 		}
@@ -54,8 +57,8 @@ func TestBufferedStreamsOnTheCard(t *testing.T) {
 	held.Record(now, rec(false), stats.Gates{})
 	held.Record(now.Add(time.Second), rec(true), stats.Gates{})
 	in := Input{Now: now.Add(time.Minute), Targets: []TargetInput{
-		{Name: "clean", Memory: clean, Verdict: stats.Validity{Valid: true}},
-		{Name: "held", Memory: held, Verdict: stats.Validity{Valid: true}},
+		{Name: "clean", Memory: clean, Verdict: verdict.Validity{Valid: true}},
+		{Name: "held", Memory: held, Verdict: verdict.Validity{Valid: true}},
 	}}
 	st := Build(in)
 	for _, ts := range st.Targets {
@@ -84,16 +87,16 @@ func TestBufferedStreamsOnTheCard(t *testing.T) {
 // deploy cut as such: "16 (sim v1) · ≥ 6 (cut by a deploy) · 8 (sim v2)".
 func TestCapacityHistoryNamesIdentities(t *testing.T) {
 	now := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
-	res := func(c float64, bound stats.Bound, version string, partial stats.Cause) ladder.Result {
-		return ladder.Result{Finished: now, Identity: stats.Identity{Model: "sim", Version: version}, Partial: partial,
-			Verdict: stats.Verdict{Capacity: c, CapacityStep: 1, CapacityBound: bound}}
+	res := func(c float64, bound ladderresult.Bound, version string, partial cause.Cause) ladder.Result {
+		return ladder.Result{Finished: now, Identity: ladderresult.Identity{Model: "sim", Version: version}, Partial: partial,
+			Verdict: ladderresult.Verdict{Capacity: c, CapacityStep: 1, CapacityBound: bound}}
 	}
 	m := NewMemory()
-	m.AddLadder(res(16, stats.BoundMeasured, "v1", ""))
-	m.AddLadder(res(6, stats.BoundLower, "v1", stats.CauseIdentityChanged))
-	m.AddLadder(res(8, stats.BoundMeasured, "v2", ""))
-	m.AddLadder(res(8, stats.BoundMeasured, "v2", ""))
-	st := Build(Input{Now: now, Targets: []TargetInput{{Name: "t", Memory: m, Verdict: stats.Validity{Valid: true}}}})
+	m.AddLadder(res(16, ladderresult.BoundMeasured, "v1", ""))
+	m.AddLadder(res(6, ladderresult.BoundLower, "v1", cause.IdentityChanged))
+	m.AddLadder(res(8, ladderresult.BoundMeasured, "v2", ""))
+	m.AddLadder(res(8, ladderresult.BoundMeasured, "v2", ""))
+	st := Build(Input{Now: now, Targets: []TargetInput{{Name: "t", Memory: m, Verdict: verdict.Validity{Valid: true}}}})
 	var got []string
 	for _, p := range st.Targets[0].CapacityHistory {
 		got = append(got, capacityPoint(p))

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/quantile"
 	"github.com/llmprobe/llmprobe/internal/slo"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // The target's state, first on its status card and logged on every
@@ -139,7 +140,7 @@ type ClassJudgement struct {
 	// refused); ttft is the class's first-token percentiles over the long
 	// window (SLOW's evidence).
 	shortAvail availCounts
-	ttft       stats.Percentiles
+	ttft       quantile.Percentiles
 }
 
 // Judge is the target's state: its worst class's (DOWN, FAILING, SLOW, OK,
@@ -195,24 +196,16 @@ func stateFigures(j ClassJudgement) string {
 }
 
 // badgeCauses are the short names of a verdict's causes for the prober
-// badge, and the anchor of their evidence: the host evidence line for a
-// host or cgroup cause, the target's generator verdict otherwise.
-func badgeCauses(causes []stats.InvalidCause, target string) (names, evidence string) {
+// badge (the cause table's Badge), and the anchor of their evidence: the
+// host evidence line for a host cause, the target's generator verdict
+// otherwise.
+func badgeCauses(causes []verdict.InvalidCause, target string) (names, evidence string) {
 	evidence = "#generator-" + target
 	var out []string
 	for _, c := range causes {
-		short := string(c.Cause)
-		switch c.Cause {
-		case stats.CauseHostStarved:
-			short, evidence = "host", "#prober-host"
-		case stats.CauseCgroupThrottled:
-			short, evidence = "cgroup", "#prober-host"
-		case stats.CauseInFlightCap:
-			short = "cap"
-		case stats.CauseDispatchLag:
-			short = "lag"
-		case stats.CauseRateNotReached:
-			short = "rate"
+		short := c.Cause.Badge()
+		if c.Cause.IsHost() {
+			evidence = "#prober-host"
 		}
 		if !slices.Contains(out, short) {
 			out = append(out, short)

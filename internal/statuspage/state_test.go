@@ -4,9 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/slo"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // rec is a baseline record of class c ending in o/r, its first token ttft
@@ -124,17 +126,17 @@ func TestStatusSLOPerClass(t *testing.T) {
 // TestBadgeCauses: the badge names causes briefly and links the evidence.
 func TestBadgeCauses(t *testing.T) {
 	for _, c := range []struct {
-		causes         []stats.Cause
+		causes         []cause.Cause
 		names, anchors string
 	}{
-		{[]stats.Cause{stats.CauseHostStarved}, "host", "#prober-host"},
-		{[]stats.Cause{stats.CauseCgroupThrottled, stats.CauseDispatchLag}, "cgroup, lag", "#prober-host"},
-		{[]stats.Cause{stats.CauseInFlightCap}, "cap", "#generator-t1"},
+		{[]cause.Cause{cause.HostStarved}, "host", "#prober-host"},
+		{[]cause.Cause{cause.CgroupThrottled, cause.DispatchLag}, "cgroup, lag", "#prober-host"},
+		{[]cause.Cause{cause.InFlightCap}, "cap", "#generator-t1"},
 		{nil, "unknown", "#generator-t1"},
 	} {
-		var ic []stats.InvalidCause
+		var ic []verdict.InvalidCause
 		for _, x := range c.causes {
-			ic = append(ic, stats.InvalidCause{Cause: x})
+			ic = append(ic, verdict.InvalidCause{Cause: x})
 		}
 		if n, a := badgeCauses(ic, "t1"); n != c.names || a != c.anchors {
 			t.Errorf("%v: %q %q, want %q %q", c.causes, n, a, c.names, c.anchors)

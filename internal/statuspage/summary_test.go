@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 var fleetNow = time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
@@ -67,12 +69,12 @@ func fleetTarget(i int) TargetInput {
 			mem.Record(at, rec, stats.Gates{TTFT: time.Second})
 		}
 	}
-	t := TargetInput{Name: name, API: "openai-chat", Model: "m", Verdict: stats.Validity{Valid: true}, Memory: mem, Failures: fails,
+	t := TargetInput{Name: name, API: "openai-chat", Model: "m", Verdict: verdict.Validity{Valid: true}, Memory: mem, Failures: fails,
 		Configured: Configured{BaselineOff: k == kindOff, BaselineRate: 0.2},
 		Classes:    []ClassFacts{{Name: "chat", TTFT: time.Second}, {Name: "long", TTFT: time.Second}},
 		Labels:     map[string]string{"team": fmt.Sprintf("team%d", i%3), "zone": "eu-west"}}
 	if i%5 == 3 {
-		res := ladder.Result{Finished: fleetNow.Add(-time.Hour / 2), Verdict: stats.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: stats.BoundLower}}
+		res := ladder.Result{Finished: fleetNow.Add(-time.Hour / 2), Verdict: ladderresult.Verdict{Capacity: 12, CapacityStep: 3, CapacityBound: ladderresult.BoundLower}}
 		mem.AddLadder(res)
 		t.Last = &res
 	}

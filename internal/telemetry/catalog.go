@@ -6,8 +6,10 @@ import (
 	"strconv"
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 )
 
 // MetricKind is the Prometheus type of a metric.
@@ -24,8 +26,9 @@ const (
 )
 
 // MetricSpec describes one llmprobe_* Prometheus metric. The catalog
-// (Metrics) is the one place a metric's name, type, unit, labels and help
-// are written: the collectors are built from it and docs/metrics.md is
+// (Metrics) is the one place a metric's type, unit, labels and help are
+// written, over its name from internal/metricdef (the one source dashgen
+// reads too): the collectors are built from it and docs/metrics.md is
 // generated from it.
 type MetricSpec struct {
 	Name string
@@ -43,64 +46,65 @@ type MetricSpec struct {
 	OTel string
 }
 
-// Metric names, written once here and used by the collectors.
+// Metric names, written once in internal/metricdef and used by the
+// collectors.
 const (
-	metricTTFT            = "llmprobe_time_to_first_token_seconds"
-	metricChunk           = "llmprobe_inter_chunk_latency_seconds"
-	metricTPOT            = "llmprobe_time_per_output_token_seconds"
-	metricDuration        = "llmprobe_request_duration_seconds"
-	metricLag             = "llmprobe_dispatch_lag_seconds"
-	metricPlanned         = "llmprobe_requests_planned_total"
-	metricDispatched      = "llmprobe_requests_dispatched_total"
-	metricRequests        = "llmprobe_requests_total"
-	metricGood            = "llmprobe_requests_good_total"
-	metricTokens          = "llmprobe_tokens_total"
-	metricCachedPrompt    = "llmprobe_cached_prompt_tokens_total"
-	metricCacheReported   = "llmprobe_cache_reported_prompt_tokens_total"
-	metricIdentityChanges = "llmprobe_target_identity_changes_total"
-	metricDropped         = "llmprobe_telemetry_dropped_total"
-	metricInFlight        = "llmprobe_in_flight_requests"
-	metricOldest          = "llmprobe_oldest_in_flight_seconds"
-	metricArrivalRate     = "llmprobe_arrival_rate_requests_per_second"
-	metricGeneratorValid  = "llmprobe_generator_valid"
-	metricInvalidCause    = "llmprobe_generator_invalid_cause"
-	metricLagMax          = "llmprobe_dispatch_lag_max_seconds"
-	metricCapacity        = "llmprobe_capacity_requests_per_second"
-	metricKnee            = "llmprobe_ladder_knee_requests_per_second"
-	metricLadderLast      = "llmprobe_ladder_last_run_timestamp_seconds"
-	metricStepRate        = "llmprobe_ladder_step_offered_rate_requests_per_second"
-	metricStepTTFT        = "llmprobe_ladder_step_ttft_p95_seconds"
-	metricStepGoodput     = "llmprobe_ladder_step_goodput_requests_per_second"
-	metricStepSaturated   = "llmprobe_ladder_step_saturated"
-	metricBudgetTokens    = "llmprobe_budget_remaining_tokens"
-	metricBudgetRequests  = "llmprobe_budget_remaining_requests"
-	metricSLOTTFT         = "llmprobe_slo_ttft_seconds"
-	metricBuildInfo       = "llmprobe_build_info"
-	metricTargetInfo      = "llmprobe_target_info"
-	metricLedgerWritten   = "llmprobe_ledger_records_written_total"
-	metricLedgerDropped   = "llmprobe_ledger_records_dropped_total"
-	metricLedgerWriteErrs = "llmprobe_ledger_write_errors_total"
-	metricLedgerRotations = "llmprobe_ledger_rotations_total"
-	metricFleetInfo       = "llmprobe_fleet_info"
-	metricProbeRefused    = "llmprobe_probe_refused_total"
-	metricTurnTTFT        = "llmprobe_session_turn_time_to_first_token_seconds"
-	metricTurns           = "llmprobe_session_turns_total"
-	metricHTTPPhase       = "llmprobe_http_phase_seconds"
-	metricHTTPConns       = "llmprobe_http_connections_total"
-	metricHTTPConnInfo    = "llmprobe_http_connection_info"
+	metricTTFT            = metricdef.TTFT
+	metricChunk           = metricdef.Chunk
+	metricTPOT            = metricdef.TPOT
+	metricDuration        = metricdef.Duration
+	metricLag             = metricdef.Lag
+	metricPlanned         = metricdef.Planned
+	metricDispatched      = metricdef.Dispatched
+	metricRequests        = metricdef.Requests
+	metricGood            = metricdef.Good
+	metricTokens          = metricdef.Tokens
+	metricCachedPrompt    = metricdef.CachedPrompt
+	metricCacheReported   = metricdef.CacheReported
+	metricIdentityChanges = metricdef.IdentityChanges
+	metricDropped         = metricdef.Dropped
+	metricInFlight        = metricdef.InFlight
+	metricOldest          = metricdef.Oldest
+	metricArrivalRate     = metricdef.ArrivalRate
+	metricGeneratorValid  = metricdef.GeneratorValid
+	metricInvalidCause    = metricdef.InvalidCause
+	metricLagMax          = metricdef.LagMax
+	metricCapacity        = metricdef.Capacity
+	metricKnee            = metricdef.Knee
+	metricLadderLast      = metricdef.LadderLast
+	metricStepRate        = metricdef.StepRate
+	metricStepTTFT        = metricdef.StepTTFT
+	metricStepGoodput     = metricdef.StepGoodput
+	metricStepSaturated   = metricdef.StepSaturated
+	metricBudgetTokens    = metricdef.BudgetTokens
+	metricBudgetRequests  = metricdef.BudgetRequests
+	metricSLOTTFT         = metricdef.SLOTTFT
+	metricBuildInfo       = metricdef.BuildInfo
+	metricTargetInfo      = metricdef.TargetInfo
+	metricLedgerWritten   = metricdef.LedgerWritten
+	metricLedgerDropped   = metricdef.LedgerDropped
+	metricLedgerWriteErrs = metricdef.LedgerWriteErrs
+	metricLedgerRotations = metricdef.LedgerRotations
+	metricFleetInfo       = metricdef.FleetInfo
+	metricProbeRefused    = metricdef.ProbeRefused
+	metricTurnTTFT        = metricdef.TurnTTFT
+	metricTurns           = metricdef.Turns
+	metricHTTPPhase       = metricdef.HTTPPhase
+	metricHTTPConns       = metricdef.HTTPConns
+	metricHTTPConnInfo    = metricdef.HTTPConnInfo
 
-	metricHostBusy            = "llmprobe_host_cpu_busy_seconds_total"
-	metricHostSteal           = "llmprobe_host_cpu_steal_seconds_total"
-	metricHostCPUs            = "llmprobe_host_cpus"
-	metricHostPressure        = "llmprobe_host_cpu_pressure_waiting_seconds_total"
-	metricCgroupPressure      = "llmprobe_cgroup_cpu_pressure_waiting_seconds_total"
-	metricCgroupPeriods       = "llmprobe_cgroup_cpu_periods_total"
-	metricCgroupThrottled     = "llmprobe_cgroup_cpu_throttled_periods_total"
-	metricCgroupThrottledSecs = "llmprobe_cgroup_cpu_throttled_seconds_total"
-	metricCgroupQuota         = "llmprobe_cgroup_cpu_quota_cpus"
-	metricRunQueueWait        = "llmprobe_run_queue_wait_seconds_total"
-	metricReloadOK            = "llmprobe_config_last_reload_successful"
-	metricReloadTime          = "llmprobe_config_last_reload_success_timestamp_seconds"
+	metricHostBusy            = metricdef.HostBusy
+	metricHostSteal           = metricdef.HostSteal
+	metricHostCPUs            = metricdef.HostCPUs
+	metricHostPressure        = metricdef.HostPressure
+	metricCgroupPressure      = metricdef.CgroupPressure
+	metricCgroupPeriods       = metricdef.CgroupPeriods
+	metricCgroupThrottled     = metricdef.CgroupThrottled
+	metricCgroupThrottledSecs = metricdef.CgroupThrottledSecs
+	metricCgroupQuota         = metricdef.CgroupQuota
+	metricRunQueueWait        = metricdef.RunQueueWait
+	metricReloadOK            = metricdef.ReloadOK
+	metricReloadTime          = metricdef.ReloadTime
 )
 
 // Units of the catalog.
@@ -173,7 +177,7 @@ func Metrics() []MetricSpec {
 		{Name: metricGeneratorValid, Kind: KindGauge, Labels: targetOnly,
 			Help: "1 when the load generator kept its schedule over the last minute (dispatches later than the target's max_lag_p99 not significantly above 1 %, none beyond lag_hard_factor times it, no arrival unsent at the in-flight cap), else 0; once 0, 1 again only after a clean minute. It judges the prober, not the target."},
 		{Name: metricInvalidCause, Kind: KindGauge, Labels: []string{labelTarget, labelCause},
-			Help: "1 for each cause of the current invalid generator verdict (host_starved, cgroup_throttled, dispatch_lag, in_flight_cap, rate_not_reached), else 0."},
+			Help: "1 for each cause of the current invalid generator verdict (" + cause.Join(cause.Generator) + "), else 0."},
 		{Name: metricLagMax, Kind: KindGauge, Unit: unitSeconds, Labels: targetOnly,
 			Help: "Largest dispatch lag over the last minute (0 when nothing was dispatched)."},
 
@@ -321,9 +325,9 @@ func Labels() []LabelSpec {
 			Values: append(reasons, valuesOf(answercheck.Reasons(), func(r answercheck.Reason) string { return string(r) })...)},
 		{Name: labelTokenType, Meaning: "Which side of the server's usage the tokens are.", Values: []string{tokenTypeInput, tokenTypeOutput}},
 		{Name: labelCause, Meaning: "A cause of an invalid generator verdict.",
-			Values: valuesOf(stats.Causes, func(c stats.Cause) string { return string(c) })},
+			Values: valuesOf(cause.Generator, func(c cause.Cause) string { return string(c) })},
 		{Name: labelBound, Meaning: "Whether the capacity was measured (a valid step above it failed) or is a lower bound (none did).",
-			Values: []string{string(stats.BoundMeasured), string(stats.BoundLower)}},
+			Values: []string{string(ladderresult.BoundMeasured), string(ladderresult.BoundLower)}},
 		{Name: labelStep, Meaning: "The 1-based step of the last ladder."},
 		{Name: labelTurn, Meaning: "A session's 1-based turn index (at most " + strconv.Itoa(MaxTurnLabel) + ", the bound on classes[].session.turns)."},
 		{Name: labelScope, Meaning: "Whose ladder a capacity, knee or step figure is: one prober's (local), or a fleet's, merged over every shard and published by its coordinator, shard 0, alone (fleet); see docs/fleet.md.",

@@ -10,12 +10,13 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 // The answer canaries' counter (docs/checks.md) and its OTel twin.
 const (
-	metricAnswerChecks     = "llmprobe_answer_checks_total"
+	metricAnswerChecks     = metricdef.AnswerChecks
 	labelCheck             = "check"
 	InstrumentAnswerChecks = "llmprobe.answer_checks"
 )

@@ -5,11 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 const (
-	metricLadderIdentity = "llmprobe_ladder_identity_info"
+	metricLadderIdentity = metricdef.LadderIdentity
 	labelComplete        = "complete"
 )
 

@@ -3,13 +3,14 @@ package telemetry
 import (
 	"fmt"
 
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Metric names of the prober's ladder queue (limits.max_concurrent_ladders).
 const (
-	metricLaddersRunning = "llmprobe_ladders_running"
-	metricLaddersWaiting = "llmprobe_ladders_waiting"
+	metricLaddersRunning = metricdef.LaddersRunning
+	metricLaddersWaiting = metricdef.LaddersWaiting
 )
 
 // LadderTurns are the prober's ladders now: running, and due but waiting

@@ -4,15 +4,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 )
 
 // The path to the model: what lies between the prober and the server (a
 // buffering intermediary, the server's certificates).
 const (
-	metricBuffered      = "llmprobe_buffered_streams_total"
-	metricLeafExpiry    = "llmprobe_tls_leaf_cert_expiry_timestamp_seconds"
-	metricEarliestCert  = "llmprobe_tls_earliest_cert_expiry_timestamp_seconds"
-	metricLastChainCert = "llmprobe_tls_last_chain_expiry_timestamp_seconds"
+	metricBuffered      = metricdef.Buffered
+	metricLeafExpiry    = metricdef.LeafExpiry
+	metricEarliestCert  = metricdef.EarliestCert
+	metricLastChainCert = metricdef.LastChainCert
 )
 
 // pathSpecs are the catalog entries of the path's metrics.

@@ -20,9 +20,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -79,8 +81,8 @@ func feedFixture(r *Recorder) {
 	r.SetGates("sim", "short", Gates{TTFT: time.Second})
 	r.SetInFlight("sim", 2, 1500*ms)
 	r.SetArrivalRate("sim", "short", ledger.TrafficBaseline, 0.2)
-	r.SetGeneratorValid("sim", stats.Validity{Valid: true}, 3*ms)
-	r.SetCapacity("sim", "short", 4, stats.BoundMeasured, 6)
+	r.SetGeneratorValid("sim", verdict.Validity{Valid: true}, 3*ms)
+	r.SetCapacity("sim", "short", 4, ladderresult.BoundMeasured, 6)
 	r.SetLadderIdentity("sim", "m1", "v1", true)
 	r.SetLadderSteps("sim", "short", fixedNow, []LadderStep{
 		{Step: 1, OfferedRate: 2, TTFTP95: 250 * ms, Goodput: 2},
@@ -367,14 +369,14 @@ func TestExemplarsCarryRequestAndTraceID(t *testing.T) {
 // 0/1 series beside llmprobe_generator_valid.
 func TestGeneratorVerdictSeries(t *testing.T) {
 	r, _ := newTestRecorder(t, Options{})
-	v := stats.ValidityConfig{}.Judge(stats.Evidence{LagCount: 10, LagOver: 5, LagP99: 30 * ms, ClientCap: 2,
-		Host: stats.HostHealth{Known: true, SchedCount: 10, SchedP99: 14 * ms}})
+	v := verdict.ValidityConfig{}.Judge(verdict.Evidence{LagCount: 10, LagOver: 5, LagP99: 30 * ms, ClientCap: 2,
+		Host: verdict.HostHealth{Known: true, SchedCount: 10, SchedP99: 14 * ms}})
 	r.SetGeneratorValid("a", v, 40*ms)
 	if got := testutil.ToFloat64(r.prom.generatorValid.WithLabelValues("a")); got != 0 {
 		t.Errorf("generator_valid %v, want 0", got)
 	}
-	want := map[stats.Cause]float64{stats.CauseHostStarved: 1, stats.CauseInFlightCap: 1}
-	for _, c := range stats.Causes {
+	want := map[cause.Cause]float64{cause.HostStarved: 1, cause.InFlightCap: 1}
+	for _, c := range cause.Generator {
 		if got := testutil.ToFloat64(r.prom.invalidCause.WithLabelValues("a", string(c))); got != want[c] {
 			t.Errorf("cause %s = %v, want %v", c, got, want[c])
 		}
@@ -382,14 +384,14 @@ func TestGeneratorVerdictSeries(t *testing.T) {
 	if got := testutil.ToFloat64(r.prom.lagMax.WithLabelValues("a")); got != 0.04 {
 		t.Errorf("lag max %v, want 0.04", got)
 	}
-	r.SetGeneratorValid("a", stats.Validity{Valid: true}, 0)
-	for _, c := range stats.Causes {
+	r.SetGeneratorValid("a", verdict.Validity{Valid: true}, 0)
+	for _, c := range cause.Generator {
 		if got := testutil.ToFloat64(r.prom.invalidCause.WithLabelValues("a", string(c))); got != 0 {
 			t.Errorf("valid again, yet cause %s = %v", c, got)
 		}
 	}
-	if n := testutil.CollectAndCount(r.prom.invalidCause); n != len(stats.Causes) {
-		t.Errorf("%d cause series, want %d", n, len(stats.Causes))
+	if n := testutil.CollectAndCount(r.prom.invalidCause); n != len(cause.Generator) {
+		t.Errorf("%d cause series, want %d", n, len(cause.Generator))
 	}
 }
 
@@ -397,19 +399,19 @@ func TestGeneratorVerdictSeries(t *testing.T) {
 // it is; a new ladder's bound replaces the old series.
 func TestCapacityBoundLabel(t *testing.T) {
 	r, _ := newTestRecorder(t, Options{})
-	r.SetCapacity("a", "chat", 8, stats.BoundLower, -1)
-	r.SetCapacity("a", "long", 2, stats.BoundMeasured, 4)
+	r.SetCapacity("a", "chat", 8, ladderresult.BoundLower, -1)
+	r.SetCapacity("a", "long", 2, ladderresult.BoundMeasured, 4)
 	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "lower", ScopeLocal)); got != 8 {
 		t.Errorf("lower bound %v, want 8", got)
 	}
-	r.SetCapacity("a", "chat", 6, stats.BoundMeasured, 3)
+	r.SetCapacity("a", "chat", 6, ladderresult.BoundMeasured, 3)
 	if n := testutil.CollectAndCount(r.prom.capacity); n != 2 {
 		t.Errorf("%d capacity series, want 2 (one per class)", n)
 	}
 	if got := testutil.ToFloat64(r.prom.capacity.WithLabelValues("a", "chat", "measured", ScopeLocal)); got != 6 {
 		t.Errorf("measured %v, want 6", got)
 	}
-	r.SetCapacity("a", "chat", -1, stats.BoundMeasured, -1)
+	r.SetCapacity("a", "chat", -1, ladderresult.BoundMeasured, -1)
 	if n := testutil.CollectAndCount(r.prom.capacity); n != 1 {
 		t.Errorf("%d capacity series after no capacity for chat, want 1", n)
 	}
@@ -451,7 +453,7 @@ func TestLadderStepsReplaceAndForgetTarget(t *testing.T) {
 	if n := testutil.CollectAndCount(r.prom.stepTTFT); n != 0 {
 		t.Errorf("a step without TTFT p95 kept a series")
 	}
-	r.SetCapacity("sim", "short", -1, stats.BoundMeasured, -1)
+	r.SetCapacity("sim", "short", -1, ladderresult.BoundMeasured, -1)
 	if n := testutil.CollectAndCount(r.prom.capacity); n != 0 {
 		t.Errorf("capacity not removed")
 	}

@@ -12,9 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Options configure a Recorder. Zero values take the defaults.
@@ -320,13 +323,13 @@ func (r *Recorder) SetArrivalRate(target, class string, traffic ledger.Traffic, 
 // live window): llmprobe_generator_valid, and
 // llmprobe_generator_invalid_cause 1 for each of its causes (0 for the
 // others), and llmprobe_dispatch_lag_max_seconds, the window's largest lag.
-func (r *Recorder) SetGeneratorValid(target string, v stats.Validity, lagMax time.Duration) {
+func (r *Recorder) SetGeneratorValid(target string, v verdict.Validity, lagMax time.Duration) {
 	valid := 0.0
 	if v.Valid {
 		valid = 1
 	}
 	r.prom.generatorValid.WithLabelValues(target).Set(valid)
-	for _, c := range stats.Causes {
+	for _, c := range cause.Generator {
 		x := 0.0
 		if v.Has(c) {
 			x = 1
@@ -336,16 +339,16 @@ func (r *Recorder) SetGeneratorValid(target string, v stats.Validity, lagMax tim
 	r.prom.lagMax.WithLabelValues(target).Set(lagMax.Seconds())
 }
 
-// SetCapacity sets the capacity (with what it is: stats.BoundMeasured or
-// stats.BoundLower, the bound label) and the knee of the last ladder for a
+// SetCapacity sets the capacity (with what it is: ladderresult.BoundMeasured or
+// ladderresult.BoundLower, the bound label) and the knee of the last ladder for a
 // class. A negative value removes the series (no capacity / no knee
 // found); the series of the other bound is always removed, so one series
 // per class holds the value.
-func (r *Recorder) SetCapacity(target, class string, capacity float64, bound stats.Bound, knee float64) {
+func (r *Recorder) SetCapacity(target, class string, capacity float64, bound ladderresult.Bound, knee float64) {
 	r.prom.capacity.DeletePartialMatch(prometheus.Labels{labelTarget: target, labelClass: class})
 	if capacity >= 0 && !math.IsNaN(capacity) {
-		if bound != stats.BoundLower {
-			bound = stats.BoundMeasured
+		if bound != ladderresult.BoundLower {
+			bound = ladderresult.BoundMeasured
 		}
 		r.prom.capacity.WithLabelValues(target, class, string(bound), r.scope()).Set(capacity)
 	}

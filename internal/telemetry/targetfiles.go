@@ -5,15 +5,16 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/llmprobe/llmprobe/internal/metricdef"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Metric names and label values of the targets taken from files
 // (target_files) and of the targets' constant labels.
 const (
-	metricTargetLabels      = "llmprobe_target_labels"
-	metricTargetFileChanges = "llmprobe_target_files_changes_total"
-	metricTargetFileTargets = "llmprobe_target_files_targets"
+	metricTargetLabels      = metricdef.TargetLabels
+	metricTargetFileChanges = metricdef.TargetFileChanges
+	metricTargetFileTargets = metricdef.TargetFileTargets
 	labelResult             = "result"
 	// ResultApplied and ResultRefused are the values of result on
 	// llmprobe_target_files_changes_total.

@@ -12,7 +12,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -57,7 +57,7 @@ type Plan struct {
 	Boundary ledger.TTFTBoundary // what TTFT measures to (ttft_boundary)
 	Retry    dispatch.Retry      // retries.* (off when max_attempts ≤ 1)
 	Backoff  dispatch.Backoff    // the wait after failures
-	Validity stats.ValidityConfig
+	Validity verdict.ValidityConfig
 	// Budget is the daily budget (budget.*); Limited is false when it sets
 	// no limit.
 	Budget  budget.Limits

@@ -7,7 +7,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // Ladder builds a ladder Config and its Schedule from a validated
@@ -57,7 +57,7 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 // Validity is the generator-validity rule's configuration from a target's
 // ladder section (its thresholds judge the probe, every ladder step and
 // the daemon's live verdict).
-func Validity(l config.Ladder) stats.ValidityConfig {
-	return stats.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance,
+func Validity(l config.Ladder) verdict.ValidityConfig {
+	return verdict.ValidityConfig{MaxLagP99: l.MaxLagP99.D(), RateTolerance: l.RateTolerance,
 		LagConfidence: l.LagConfidence, LagHardFactor: l.LagHardFactor}
 }

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/dispatch"
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/hostload"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/servermetrics"
@@ -187,7 +189,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	if window < r.Window {
 		res.Summary.Validity.Notes = append(res.Summary.Validity.Notes, fmt.Sprintf(
 			"interrupted: arrivals stopped after %s of the %s window; figures cover the arrivals planned before that",
-			stats.FormatDuration(window), stats.FormatDuration(r.Window)))
+			durfmt.Format(window), durfmt.Format(r.Window)))
 	}
 	return res, nil
 }
@@ -317,8 +319,8 @@ func (m *servedModel) note(model string) {
 	m.mu.Unlock()
 }
 
-func (m *servedModel) identity() stats.Identity {
+func (m *servedModel) identity() ladderresult.Identity {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return stats.Identity{Model: m.model}
+	return ladderresult.Identity{Model: m.model}
 }

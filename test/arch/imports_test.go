@@ -31,7 +31,7 @@ const (
 // ranks places every package (its path in the module): a package imports
 // only packages of a strictly lower rank, so same-rank packages never
 // import each other (protocol does not import dispatch). Data flows up:
-// schedule → dispatch → protocol → ledger → stats/telemetry/report →
+// schedule → dispatch → protocol → ledger → verdict/stats/telemetry/report →
 // ladder → daemon/admin → commands. config describes and sits apart (see
 // importRules): wiring is where it meets the domain. A new package must be
 // placed here.
@@ -39,11 +39,16 @@ var ranks = map[string]int{
 	// 0: leaves (import nothing of the project, except sim's importers below)
 	"internal/sanitize": 0, "internal/schedule": 0, "internal/protocol/sse": 0, "internal/protocol/h1": 0, "internal/logging": 5, "internal/durfmt": 0,
 	"internal/slo": 0, "internal/sim": 0, "internal/answercheck": 0, "deploy": 0, "internal/urlprefix": 0,
+	"internal/cause": 0, "internal/quantile": 0, "internal/metricdef": 0,
 	// 10: the record
 	"internal/ledger": 10, "internal/servermetrics": 10, "internal/dashgen": 10,
+	// 15: the verdicts on a generator (validity, host evidence, saturation)
+	"internal/verdict": 15,
 	// 20: sending and summarising
 	"internal/dispatch": 20, "internal/protocol": 20, "internal/protocol/replay": 20, "internal/stats": 20,
 	"internal/servermetrics/scrape": 20,
+	// 25: the ladder result model and its schema
+	"internal/ladderresult": 25,
 	// 30: what a run is made of
 	"internal/workload": 30, "internal/hostload": 30, "internal/budget": 30, "internal/telemetry": 30, "internal/report": 30,
 	// 40: the ladder

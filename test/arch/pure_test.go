@@ -14,7 +14,7 @@ import (
 // net/http for content negotiation, not to connect.) stats calls itself
 // pure, and holds the server's view through servermetrics, whose scraper
 // is apart (servermetrics/scrape).
-var pure = []string{"internal/stats", "internal/servermetrics", "internal/schedule", "internal/slo", "internal/ledger"}
+var pure = []string{"internal/stats", "internal/quantile", "internal/verdict", "internal/cause", "internal/metricdef", "internal/ladderresult", "internal/servermetrics", "internal/schedule", "internal/slo", "internal/ledger"}
 
 // network are the standard packages that open connections.
 var network = []string{"net", "net/http", "net/rpc", "net/smtp", "crypto/tls"}

@@ -15,12 +15,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/sim"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/testutil"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
@@ -272,13 +274,13 @@ func checkOrder(t *testing.T, c card) {
 func TestStarvedHostCardInChromium(t *testing.T) {
 	chrome, _ := chromiumPath(t)
 	now := time.Now()
-	step := stats.LadderStep{Index: 1, Rate: 4, Aborted: true, AbortReason: ladder.ReasonGeneratorInvalid + ": host_starved"}
-	step.Summary.Validity = stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved, Reason: "host CPU pressure 92 % over the last minute"}}}
-	res := &ladder.Result{Started: now.Add(-2 * time.Minute), Finished: now.Add(-time.Minute), Steps: []stats.LadderStep{step},
+	step := ladderresult.LadderStep{Index: 1, Rate: 4, Aborted: true, AbortReason: ladder.ReasonGeneratorInvalid + ": host_starved"}
+	step.Summary.Validity = verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved, Reason: "host CPU pressure 92 % over the last minute"}}}
+	res := &ladder.Result{Started: now.Add(-2 * time.Minute), Finished: now.Add(-time.Minute), Steps: []ladderresult.LadderStep{step},
 		Aborted: true, AbortReason: "step 1: " + step.AbortReason, Trigger: "start"}
 	in := statuspage.Input{Version: "test", Started: now.Add(-3 * time.Minute), Now: now, Targets: []statuspage.TargetInput{{
 		Name: "starved", API: "openai-chat", Model: "m", Last: res, NextLadder: now.Add(time.Hour),
-		Verdict: stats.Validity{Causes: []stats.InvalidCause{{Cause: stats.CauseHostStarved, Reason: "host CPU pressure 92 %",
+		Verdict: verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.HostStarved, Reason: "host CPU pressure 92 %",
 			Action: "give the prober CPU (a dedicated core, or lower the rates)"}}},
 		Classes: []statuspage.ClassFacts{{Name: "chat", TTFT: time.Second}}, Configured: statuspage.Configured{Ladder: true}}}}
 	srv := httptest.NewServer(statuspage.Handler(func() statuspage.Status { return statuspage.Build(in) }, nil))

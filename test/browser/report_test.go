@@ -12,9 +12,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 const ms = time.Millisecond
@@ -22,9 +24,9 @@ const ms = time.Millisecond
 // reportLadder is a five-step ladder whose TTFT climbs from about 100 ms
 // to seconds (the knee), with its third step saturated and its last
 // generator-invalid: every mark the chart and its legend can show.
-func reportLadder() stats.LadderResult {
+func reportLadder() ladderresult.LadderResult {
 	gates := stats.Gates{TTFT: 500 * ms}
-	res := stats.LadderResult{Target: "http://10.0.0.1:8000/v1", GoodFractionTarget: 0.9, KneeFactor: 2,
+	res := ladderresult.LadderResult{Target: "http://10.0.0.1:8000/v1", GoodFractionTarget: 0.9, KneeFactor: 2,
 		ClassGates: map[string]stats.Gates{"default": gates}, Started: time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)}
 	for i, rate := range []float64{2, 4, 8, 12, 16} {
 		window := 10 * time.Second
@@ -40,13 +42,13 @@ func reportLadder() stats.LadderResult {
 		if i == 4 {
 			cfg.Validity.MaxLagP99 = ms / 2
 		}
-		st := stats.LadderStep{Index: i + 1, Rate: rate, Summary: stats.Summarize(cfg, recs)}
+		st := ladderresult.LadderStep{Index: i + 1, Rate: rate, Summary: stats.Summarize(cfg, recs)}
 		if i == 2 {
-			st.Summary.Steady = &stats.Steady{Judged: true, Saturated: true, Reason: "saturated: backlog grew through the step"}
+			st.Summary.Steady = &verdict.Steady{Judged: true, Saturated: true, Reason: "saturated: backlog grew through the step"}
 		}
 		res.Steps = append(res.Steps, st)
 	}
-	res.Verdict = stats.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
+	res.Verdict = ladderresult.Judge(res.Steps, res.GoodFractionTarget, res.KneeFactor)
 	return res
 }
 

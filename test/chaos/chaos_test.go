@@ -19,10 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/stats"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // caseParallel is how many cases run at once (each runs two processes that
@@ -844,11 +845,11 @@ func hostInvalid(t *testing.T, stdout []byte) bool {
 	if json.Unmarshal(stdout, &rep) != nil || rep.Valid || len(rep.InvalidCauses) == 0 {
 		return false
 	}
-	var causes []stats.InvalidCause
+	var causes []verdict.InvalidCause
 	for _, c := range rep.InvalidCauses {
-		causes = append(causes, stats.InvalidCause{Cause: stats.Cause(c.Cause)})
+		causes = append(causes, verdict.InvalidCause{Cause: cause.Cause(c.Cause)})
 	}
-	if !stats.HostCaused(causes) {
+	if !verdict.HostCaused(causes) {
 		return false
 	}
 	t.Logf("probe: generator invalid for the prober host (a busy machine), exit 4 accepted: %q", rep.InvalidReasons)

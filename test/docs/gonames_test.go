@@ -91,7 +91,7 @@ func internalPackages(t *testing.T) map[string]*goPackage {
 
 // goNameRE matches a qualified Go name in backticks: pkg.Name, with an
 // optional call and member (ledger.New(time.Now()), budget.Remaining().ByUse,
-// stats.ValidityConfig.Judge).
+// verdict.ValidityConfig.Judge).
 var goNameRE = regexp.MustCompile(`^([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)(?:\([^` + "`" + `]*?\))?(?:\.([A-Z][A-Za-z0-9_]*))?`)
 
 // Every Go name of the module's own packages that a document writes in

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/report"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -63,7 +63,7 @@ func hostCause(p report.Probe) (bool, string) {
 	ok := true
 	for _, c := range p.InvalidCauses {
 		names = append(names, c.Cause)
-		if c.Cause == string(stats.CauseDispatchLag) {
+		if c.Cause == string(cause.DispatchLag) {
 			ok = false
 		}
 	}
@@ -228,7 +228,7 @@ func TestCgroupV1QuotaNamed(t *testing.T) {
 	}
 	var named *report.CauseJSON
 	for i, c := range r.probe.InvalidCauses {
-		if c.Cause == string(stats.CauseCgroupThrottled) {
+		if c.Cause == string(cause.CgroupThrottled) {
 			named = &r.probe.InvalidCauses[i]
 		}
 	}
