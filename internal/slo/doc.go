@@ -1,7 +1,8 @@
 // Package slo owns the service-level objectives llmprobe ships: the
 // availability and latency objectives of the baseline SLIs, what each SLI
 // counts (Availability: the outcomes that are no events, the failures),
-// the minimum-event guard, the multiwindow burn-rate tiers (Google SRE
+// the correctness objective of the answer checks (correctness.go: pass /
+// (pass + fail); not_judged is availability's), the minimum-event guard, the multiwindow burn-rate tiers (Google SRE
 // workbook) that page or open a ticket, and a target's state (OK, SLOW,
 // FAILING, DOWN, NO DATA) judged at the first page tier.
 //
