@@ -21,6 +21,7 @@ var Metrics = []string{
 	"llmprobe_requests_dispatched_total",
 	"llmprobe_requests_total",
 	"llmprobe_requests_good_total",
+	"llmprobe_answer_checks_total",
 	"llmprobe_tokens_total",
 	"llmprobe_cached_prompt_tokens_total",
 	"llmprobe_cache_reported_prompt_tokens_total",
