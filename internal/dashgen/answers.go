@@ -118,3 +118,34 @@ func answersWrongAfterChange(o RuleOptions) Rule {
 		},
 	}
 }
+
+// noChecks is what an Answers panel says when its series are absent: the
+// check metric exists only for a class with checks.
+const noChecks = "No answer checks configured for the selected targets and classes (classes[].checks)"
+
+// answersRow is the Overview's Answers row: the correctness SLI, checks by
+// result and reason, and the failing checks. Every query may be empty (a
+// target without checks exports no check series).
+func answersRow(o RuleOptions) row {
+	budget := 1 - o.CorrectnessObjective
+	return row{title: "Answers (answer checks: is the model answering right?)", panels: []panel{
+		{kind: "stat", title: "Correct answers, 1h (passed / judged)", unit: unitRatio, width: 6, height: 5, noValue: noChecks,
+			description: fmt.Sprintf("Share of the answer checks judged in the last hour that passed (every traffic). A check whose request failed is not_judged and not counted here: it is the availability SLI's. Objective %g.", o.CorrectnessObjective),
+			queries:     []q{query(fmt.Sprintf(`1 - %s{%s}`, recCorrectErrors("1h"), selSLI), "{{target}} {{class}}").want(ExpectMaybe)}},
+		{kind: "stat", title: "Correctness error budget left, 3d", unit: unitRatio, width: 6, height: 5, noValue: noChecks,
+			description: fmt.Sprintf("1 - (failed-check ratio over 3 days / error budget %g). Negative means the budget is spent.", budget),
+			queries:     []q{query(fmt.Sprintf(`1 - %s{%s} / %g`, recCorrectErrors("3d"), selSLI, budget), "{{target}} {{class}}").want(ExpectMaybe)}},
+		{kind: "timeseries", title: "Correctness burn rate, 1h and 5m", unit: unitBurn, width: 12, height: 5, noValue: noChecks,
+			description: "Failed-check ratio divided by the error budget; the fast page fires at 14.4 on both 1h and 5m.",
+			queries: []q{
+				query(fmt.Sprintf(`%s{%s} / %g`, recCorrectErrors("1h"), selSLI, budget), "1h {{target}} {{class}}").want(ExpectMaybe),
+				query(fmt.Sprintf(`%s{%s} / %g`, recCorrectErrors("5m"), selSLI, budget), "5m {{target}} {{class}}").want(ExpectMaybe),
+			}},
+		{kind: "timeseries", title: "Checks by result and reason", unit: unitReqPerSec, noValue: noChecks,
+			description: "Answer checks sent, by result (pass, fail, not_judged) and, for a fail, its reason (mismatch, invalid_json, schema, no_tool_call, wrong_tool, bad_arguments, stop_ignored, length_ignored, wrong_model).",
+			queries:     []q{query(fmt.Sprintf(`sum by (result, reason) (rate(%s{%s}[$__rate_interval]))`, answerChecks, selTC), "{{result}} {{reason}}").want(ExpectMaybe)}},
+		{kind: "table", title: "Failing checks", unit: unitCount, noValue: "No check failed in the selected range",
+			description: "Checks that failed in the selected time range, by target, class, check and reason, with how many times (never the answer's text: read a failed check in /debug/requests).",
+			queries:     []q{query(fmt.Sprintf(`sum by (target, class, check, reason) (increase(%s{%s, result="fail"}[$__range])) > 0`, answerChecks, selTC), "").asInstant().want(ExpectMaybe)}},
+	}}
+}
