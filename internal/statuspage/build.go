@@ -69,6 +69,8 @@ type TargetInput struct {
 	// Failures are the last failed requests, newest first, every text
 	// already cleaned by the one sanitiser (at most MaxFailures are shown).
 	Failures []Failure
+	// Answers are the answer checks' tallies (nil: none ran).
+	Answers *Answers
 	// Settle is the wait before a ladder for the target to settle (nil
 	// when none).
 	Settle *LadderSettle
@@ -154,6 +156,9 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	ts.DuringLadder = heldText(t.Held)
 	ts.Budget = budgetText(t.Budget)
 	ts.Failures = t.Failures
+	if t.Answers != nil {
+		ts.Checks = checkRows(t.Answers.Long)
+	}
 	ts.Buffered = sd.buffered.fact()
 	ts.Path = bufferedText(ts.Buffered)
 	if len(ts.Failures) > MaxFailures {
