@@ -7,15 +7,15 @@ package slo
 // and a target that does not answer has told nothing about whether it
 // answers right. Its bad events are the fails, whatever their reason.
 //
-// The objective, CorrectnessObjective, is 99 % of judged checks passing
+// The objective, CorrectnessObjective, is 99.5 % of judged checks passing
 // over the 30-day budget period the burn-rate tiers assume. A check is
 // deterministic by construction (temperature 0, a seed, a prompt whose
 // answer does not depend on the model's size), so a right server passes
-// it every time; the 1 % budget absorbs the rare honest flake (a
-// non-deterministic kernel or batch, a check a model answers right but in
-// a form the check did not foresee) without paging, while a single check
-// of a rotation of up to 6 that always fails (≥ 16.7 % of judged checks)
-// burns it faster than the first page tier's 14.4×.
+// it every time; the 0.5 % budget absorbs a rare honest flake (a
+// non-deterministic kernel or batch) without paging, while a single check
+// of a rotation of up to 13 that always fails (≥ 7.7 % of judged checks)
+// burns it faster than the first page tier's 14.4× (7.2 %). A check that
+// flakes more than 1 in 200 opens a ticket: fix it.
 //
 // Counted over every judged check whatever its traffic: the check metric
 // carries no traffic label, and a wrong answer under a ladder's load is a
@@ -24,7 +24,7 @@ package slo
 
 // CorrectnessObjective is the target fraction of judged answer checks that
 // pass.
-const CorrectnessObjective = 0.99
+const CorrectnessObjective = 0.995
 
 // The check results (answercheck.Result's values: this package is a leaf).
 const (

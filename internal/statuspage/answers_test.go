@@ -48,7 +48,7 @@ func TestWrongAnswersState(t *testing.T) {
 		next    []string
 	}{
 		{name: "fast, available and wrong", mem: healthy, in: TargetInput{Answers: allWrong}, want: StateWrong,
-			figures: []string{"class canary: 5 of 5 judged answer checks failed in the last 5 min, 60 of 120 in the last 60 min", "correctness burn 50.0×", "failing: add failed 60 of 60 (mismatch ×60)"},
+			figures: []string{"class canary: 5 of 5 judged answer checks failed in the last 5 min, 60 of 120 in the last 60 min", "correctness burn 100.0×", "failing: add failed 60 of 60 (mismatch ×60)"},
 			next:    []string{"answers wrong", "mismatch is a wrong text", "/debug/requests?target=t1"}},
 		{name: "one check of six always wrong", mem: healthy, in: TargetInput{Answers: &Answers{
 			Short: []CheckCount{tally("canary", "add", "", 0, 1, 0, "mismatch"), tally("canary", "copy", "", 5, 0, 0, "")},
