@@ -133,3 +133,31 @@ func checkRows(cs []CheckCount) []CheckRow {
 	})
 	return out
 }
+
+// correctnessRows are the SLO rows of the answer checks, per class with
+// judged or not-judged checks in the hour, counted as the correctness
+// rules count them (nil without checks).
+func correctnessRows(a *Answers) []SLORow {
+	if a == nil {
+		return nil
+	}
+	s, l := classCorrectness(a.Short), classCorrectness(a.Long)
+	names := make([]string, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var rows []SLORow
+	for _, n := range names {
+		of := ""
+		if len(names) > 1 {
+			of = ", class " + n
+		}
+		r := sloRow("correctness (answer checks failed / judged)"+of, slo.CorrectnessObjective, s[n][1], s[n][0], l[n][1], l[n][0], slo.MinBadEvents)
+		if r.NoData {
+			r.State = "no data: no check judged in the last 60 minutes (a check whose request failed is not judged)"
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

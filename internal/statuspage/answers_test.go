@@ -128,6 +128,15 @@ func TestCheckRowsOnTheCard(t *testing.T) {
 	if rows[1].Reasons != "invalid_json ×20, schema ×10" || rows[0].NotJudged != 1 {
 		t.Errorf("rows %+v", rows)
 	}
+	var sloRow *SLORow
+	for i, r := range st.Targets[0].SLO {
+		if strings.HasPrefix(r.SLI, "correctness") {
+			sloRow = &st.Targets[0].SLO[i]
+		}
+	}
+	if sloRow == nil || !sloRow.Burning || sloRow.Objective != "objective 99.5 %" || sloRow.Long != "58.33 % bad, burn 116.7×" {
+		t.Errorf("correctness SLO row %+v", sloRow)
+	}
 	body := get(t, Handler(func() Status { return st }, nil)).Body.String()
 	for _, want := range []string{`data-state="WRONG ANSWERS"`, `class="state state-wrong"`, "Answer checks (last 60 min)", "<td>invalid_json ×20, schema ×10</td>"} {
 		if !strings.Contains(body, want) {

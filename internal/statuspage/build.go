@@ -86,8 +86,8 @@ var statusWindows = []struct {
 func Build(in Input) Status {
 	page := slo.PageTiers()[0]
 	st := Status{Version: in.Version, Started: in.Started, Now: in.Now, LadderSVG: in.LadderSVG, Fleet: fleetText(in.Fleet), Host: hostText(in.Host),
-		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
-			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
+		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s, correctness %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
+			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), pctText(slo.CorrectnessObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	for _, t := range in.Targets {
 		st.Targets = append(st.Targets, buildTarget(in.Now, in.Started, in.Fleet.Identity, t))
 	}
@@ -135,7 +135,7 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
 	var classes []ClassJudgement
 	ts.Target, classes = judgeTarget(now, started, t, sd)
-	ts.SLO = sloRows(classes, t.Classes)
+	ts.SLO = append(sloRows(classes, t.Classes), correctnessRows(t.Answers)...)
 	var prevID IdentityOf
 	for i, p := range sd.history() {
 		cp := CapacityPoint{When: p.finished, Capacity: p.capacity,
