@@ -46,8 +46,8 @@ targets:
 `
 
 // TestDeployTurnsAnswersWrong is issue 29's deploy end to end: the
-// simulator's identity changes (v1 → v2) and its answers turn wrong at
-// once, fast and available as before. In a real Prometheus with the
+// simulator's identity changes (v1 → v2) and its answers turn wrong
+// seconds later, fast and available as before. In a real Prometheus with the
 // shipped rules (time-scaled: the 30-minute ratio is 15 s, the 6-hour
 // window 3 min), LLMProbeAnswersWrongAfterChange fires for the checks that
 // passed under v1, no availability or latency alert fires, and the
@@ -80,7 +80,19 @@ func TestDeployTurnsAnswersWrong(t *testing.T) {
 	if fired := st.everFired(ctx, t, "LLMProbe.*(BurnRate|Answers).*"); len(fired) > 0 {
 		t.Fatalf("alerts before the deploy: %v", fired)
 	}
-	deployed := st.deploy(t, `{"version":"v2","wrong_answers":["text"]}`)
+	// The deploy: v2 first, its answers wrong as soon as Prometheus has seen
+	// it (the time-scaled 15 s ratio would otherwise count the second the
+	// identity poll takes as v1's wrong answers; at full scale that second is
+	// nothing against 30 minutes).
+	deployed := st.deploy(t, `{"version":"v2"}`)
+	testutil.EventuallyOK(t, 30*time.Second, "v2 in llmprobe_target_info", func() error {
+		res, err := query(ctx, st.promURL, `llmprobe_target_info{target="sim", version="v2"}`)
+		if err == nil && len(res) == 0 {
+			err = fmt.Errorf("not yet")
+		}
+		return err
+	})
+	st.deploy(t, `{"wrong_answers":["text"]}`)
 	testutil.EventuallyOK(t, 120*time.Second, "LLMProbeAnswersWrongAfterChange firing for both checks", func() error {
 		got, err := st.firing(ctx, "LLMProbeAnswersWrongAfterChange")
 		if err != nil {
