@@ -206,7 +206,9 @@ func checkOrder(t *testing.T, r *ledger.Record) {
 func TestDoStream(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const gap = 30 * time.Millisecond
-	contentSent := make(chan time.Time, 1) // when the server sent the first content
+	// When the server sent each content event ("Hel", "lo", "!"): the
+	// client's stamps are judged against them on one clock.
+	contentSent, loSent, bangSent := make(chan time.Time, 1), make(chan time.Time, 1), make(chan time.Time, 1)
 	var got struct {
 		path, accept, encoding string
 		body                   map[string]any
@@ -220,9 +222,9 @@ func TestDoStream(t *testing.T) {
 			step{wait: gap, raw: chunk(`{"reasoning_content":"think"}`)},
 			step{wait: gap, mark: contentSent},
 			step{raw: chunk(`{"content":"Hel"}`)},
-			step{wait: gap, raw: chunk(`{"content":"lo"}`)},
+			step{wait: gap, raw: chunk(`{"content":"lo"}`), mark: loSent},
 			step{raw: chunk(`{"content":""}`)},
-			step{wait: gap, raw: chunk(`{"content":"!"}`)},
+			step{wait: gap, raw: chunk(`{"content":"!"}`), mark: bangSent},
 			finishStop, usageFinal, done,
 		)(w, r)
 	}))
@@ -247,12 +249,23 @@ func TestDoStream(t *testing.T) {
 	if rec.FirstReasoning == 0 || rec.FirstReasoning > rec.FirstContent {
 		t.Errorf("first reasoning %v, first content %v", rec.FirstReasoning, rec.FirstContent)
 	}
+	// Each gap is from one content event to the next (the empty-content
+	// chunk is none): the receipt it places, first content + the gaps so
+	// far, is no earlier than the server sent that event. One clock, so
+	// this holds however late a busy host reads, where "every gap ≥ the
+	// server's 30 ms wait" did not: a client that read "Hel" late and "lo"
+	// on time measured a shorter gap. On a quiet host (reads within 30 ms)
+	// it still fails a gap of 0 or one measured from the empty chunk.
 	var sum time.Duration
-	for _, g := range rec.ChunkGaps {
-		if g < gap {
-			t.Errorf("chunk gap %v below the server's wait %v", g, gap)
+	sent := []time.Time{<-loSent, <-bangSent}
+	for i, g := range rec.ChunkGaps {
+		if g < 0 {
+			t.Errorf("chunk gap %v negative", g)
 		}
 		sum += g
+		if i < len(sent) && epoch.Add(rec.FirstContent+sum).Before(sent[i]) {
+			t.Errorf("content event %d placed %v before the server sent it (gaps %v)", i+2, sent[i].Sub(epoch.Add(rec.FirstContent+sum)), rec.ChunkGaps)
+		}
 	}
 	if sum != rec.LastContent-rec.FirstContent {
 		t.Errorf("gaps sum %v != last − first content %v", sum, rec.LastContent-rec.FirstContent)
