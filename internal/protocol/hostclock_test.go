@@ -76,7 +76,7 @@ type writeClock struct {
 	mu      sync.Mutex
 	arrived time.Time // the request, at the handler
 	header  time.Time
-	writes []time.Time
+	writes  []time.Time
 }
 
 func (w *writeClock) WriteHeader(code int) {
