@@ -37,8 +37,8 @@ func startWakeCanary(tick time.Duration) *wakeCanary {
 			select {
 			case <-c.stop:
 				return
-			case now := <-tm.C:
-				now = time.Now() // when this goroutine ran, not when the timer was due
+			case <-tm.C:
+				now := time.Now() // when this goroutine ran, not when the timer was due
 				c.mu.Lock()
 				c.at = append(c.at, now)
 				c.late = append(c.late, max(now.Sub(asked)-tick, 0))
