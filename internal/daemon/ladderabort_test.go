@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/sim"
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // TestLadderInStepTTFTRule: the daemon's ladder client tells the runner when
@@ -77,8 +78,17 @@ func TestLadderInStepTTFTRule(t *testing.T) {
 			}
 			row := res.Steps[0]
 			t.Logf("planned %d (+%d pending), ok %d, TTFT p95 %.3fs, abort %q", row.Summary.Planned, row.Summary.Pending, row.Summary.Completed, row.Summary.TTFT.P95.Seconds(), row.AbortReason)
+			// The simulator shares the prober's host: a step whose prober
+			// was measured starved (starvedStep) had first tokens late for
+			// the host, not the target, so the timing below is then logged
+			// with that cause. What is not timing holds on any host.
+			starved := starvedStep(res)
 			if !tc.aborted {
 				if res.Aborted || row.Summary.Completed == 0 {
+					if starved != "" {
+						t.Logf("aborted %v %q with %d ok: host cause (%s), not judged", res.Aborted, res.AbortReason, row.Summary.Completed, starved)
+						return
+					}
 					t.Fatalf("aborted %v %q with %d ok: streams longer than the TTFT limit after a quick first token tripped the rule", res.Aborted, res.AbortReason, row.Summary.Completed)
 				}
 				return
@@ -87,8 +97,31 @@ func TestLadderInStepTTFTRule(t *testing.T) {
 				t.Fatalf("aborted %v, reason %q: want the in-step TTFT rule on requests still waiting", res.Aborted, row.AbortReason)
 			}
 			if full := 20 * 4; row.Summary.Planned+row.Summary.Pending >= full*3/4 {
+				if starved != "" {
+					t.Logf("%d of %d arrivals planned before the abort: host cause (%s), not judged", row.Summary.Planned+row.Summary.Pending, full, starved)
+					return
+				}
 				t.Fatalf("%d of %d arrivals planned before the abort", row.Summary.Planned+row.Summary.Pending, full)
 			}
 		})
 	}
+}
+
+// starvedStep names the first step of l whose prober was measured starved
+// of CPU, "" when none was: its generator invalid for a host cause, or its
+// own threads (the simulator's too: one process) waiting runnable for a
+// CPU at the validity verdict's host_starved threshold. Stricter than
+// busyStep: a host busy with others' work, or under host-wide CPU
+// pressure (0.6-0.9 on this shared machine with the prober valid), is
+// not enough.
+func starvedStep(l ladder.Result) string {
+	lim := verdict.DefaultValidity
+	for _, s := range l.Steps {
+		v := s.Summary.Validity
+		h := v.Host
+		if v.HostCaused() || (h.RunWaitKnown && h.RunWait >= lim.StarvedRunWait) {
+			return fmt.Sprintf("step %d: %v, causes %v", s.Index, h, v.CauseNames())
+		}
+	}
+	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
 // starve runs spinners goroutines that never block, on one processor, for d,
@@ -41,33 +43,57 @@ func starve(d time.Duration, spinners int) {
 
 // TestStarvedHostMeasured starves the process on purpose and checks that
 // the scheduler latency and the process CPU show it.
+//
+// The scheduler latency shows the spinners only when Go's own scheduler
+// gets to run them against each other (sysmon preempting each after about
+// 10 ms). On a host that starves the whole process (load 15 on 2 cores)
+// its threads wait in the OS run queue instead, out of Go's sight: p99
+// 128ns was measured at host CPU pressure 100%, threads waiting runnable
+// 80% of the window. Such a window is judged again (up to three); one
+// whose p99 stays short is accepted only when the same window's
+// independent evidence (CPU pressure or run-queue wait, at the validity
+// verdict's host_starved thresholds) shows the OS held the process. A
+// short p99 without that evidence fails, and so does a wrong process CPU
+// in any window.
 func TestStarvedHostMeasured(t *testing.T) {
 	r := NewReader()
-	ru0, t0 := rusageCPU(t), time.Now()
-	a := r.Take()
-	starve(400*time.Millisecond, 3)
-	b := r.Take()
-	ru1, t1 := rusageCPU(t), time.Now()
-	h := Between(a, b)
-	if !h.Known || h.SchedCount == 0 {
-		t.Fatalf("no scheduler latency measured: %+v", h)
-	}
-	// Three spinners share one processor with 10 ms time slices: runnable
-	// goroutines wait tens of milliseconds.
-	if h.SchedP99 < 5*time.Millisecond {
-		t.Errorf("scheduler latency p99 %v while starved, want ≥ 5ms (%+v)", h.SchedP99, h)
-	}
-	if runtime.GOOS == "linux" {
-		// The process CPU is what the kernel charged the process over the
-		// window (getrusage, an independent reading), not a share the
-		// spinners are sure to get: on a busy host they get little of it.
-		want := (ru1 - ru0).Seconds() / t1.Sub(t0).Seconds()
-		if !h.ProcessCPUKnown || h.ProcessCPU <= 0 || math.Abs(h.ProcessCPU-want) > 0.06+0.25*want {
-			t.Errorf("process CPU %.3f (known %v) while spinning; getrusage says %.3f", h.ProcessCPU, h.ProcessCPUKnown, want)
+	lim := verdict.DefaultValidity
+	for attempt := 1; ; attempt++ {
+		ru0, t0 := rusageCPU(t), time.Now()
+		a := r.Take()
+		starve(400*time.Millisecond, 3)
+		b := r.Take()
+		ru1, t1 := rusageCPU(t), time.Now()
+		h := Between(a, b)
+		if !h.Known || h.SchedCount == 0 {
+			t.Fatalf("no scheduler latency measured: %+v", h)
 		}
-		if !h.StealKnown || h.Steal < 0 || h.Steal > 1 {
-			t.Errorf("steal %.3f (known %v)", h.Steal, h.StealKnown)
+		if runtime.GOOS == "linux" {
+			// The process CPU is what the kernel charged the process over
+			// the window (getrusage, an independent reading), not a share
+			// the spinners are sure to get: on a busy host they get little.
+			want := (ru1 - ru0).Seconds() / t1.Sub(t0).Seconds()
+			if !h.ProcessCPUKnown || h.ProcessCPU <= 0 || math.Abs(h.ProcessCPU-want) > 0.06+0.25*want {
+				t.Errorf("process CPU %.3f (known %v) while spinning; getrusage says %.3f", h.ProcessCPU, h.ProcessCPUKnown, want)
+			}
+			if !h.StealKnown || h.Steal < 0 || h.Steal > 1 {
+				t.Errorf("steal %.3f (known %v)", h.Steal, h.StealKnown)
+			}
 		}
+		// Three spinners share one processor with 10 ms time slices:
+		// runnable goroutines wait tens of milliseconds.
+		if h.SchedP99 >= 5*time.Millisecond {
+			return
+		}
+		osHeld := (h.PressureKnown && h.Pressure >= lim.StarvedPressure) || (h.RunWaitKnown && h.RunWait >= lim.StarvedRunWait)
+		if !osHeld {
+			t.Fatalf("scheduler latency p99 %v while starved, want ≥ 5ms, and the host did not hold the process (%v)", h.SchedP99, h)
+		}
+		if attempt == 3 {
+			t.Logf("scheduler latency p99 %v in each of %d windows, the OS holding the process each time (%v): host cause, the Go scheduler latency not judged", h.SchedP99, attempt, h)
+			return
+		}
+		t.Logf("window %d: scheduler latency p99 %v, the OS holding the process (%v): again", attempt, h.SchedP99, h)
 	}
 }
 

@@ -215,12 +215,33 @@ func TestInStepAbortBoundedTime(t *testing.T) {
 	// over the time its arrivals ran, it kept its schedule. (Judged over
 	// the whole 20 s it was rate_not_reached: "0 dispatched, … accepted
 	// for 800.0 expected".)
-	if !row.Valid && !verdict.HostCaused(row.InvalidCauses) {
-		t.Errorf("the aborted step is generator-invalid: %v", row.Invalid)
+	//
+	// Valid, or invalid with a host cause: a generator the host starved
+	// (host_starved, cgroup_throttled) may also have fallen short of its
+	// rate over that window (rate_not_reached beside the host cause, then
+	// logged). Without a host cause, rate_not_reached fails: the window
+	// was not cut to the time the arrivals ran (checked exactly below).
+	if !row.Valid && len(row.InvalidCauses) == 0 {
+		t.Errorf("the aborted step is generator-invalid, no cause named: %v", row.Invalid)
 	}
+	var hostCause bool
+	var others []verdict.InvalidCause
 	for _, c := range row.InvalidCauses {
+		if c.Cause.IsHost() {
+			hostCause = true
+		} else {
+			others = append(others, c)
+		}
+	}
+	for _, c := range others {
+		if c.Cause == cause.RateNotReached && hostCause {
+			t.Logf("rate_not_reached beside a host cause (%v): %s", row.Invalid, c.Reason)
+			continue
+		}
 		if c.Cause == cause.RateNotReached {
 			t.Errorf("rate_not_reached on a step the target's overload stopped: %s", c.Reason)
+		} else {
+			t.Errorf("the aborted step is generator-invalid for %s without a host cause: %v", c.Cause, row.Invalid)
 		}
 	}
 	s := res.Steps[0].Summary

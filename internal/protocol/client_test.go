@@ -206,7 +206,9 @@ func checkOrder(t *testing.T, r *ledger.Record) {
 func TestDoStream(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	const gap = 30 * time.Millisecond
-	contentSent := make(chan time.Time, 1) // when the server sent the first content
+	// When the server sent each content event ("Hel", "lo", "!"): the
+	// client's stamps are judged against them on one clock.
+	contentSent, loSent, bangSent := make(chan time.Time, 1), make(chan time.Time, 1), make(chan time.Time, 1)
 	var got struct {
 		path, accept, encoding string
 		body                   map[string]any
@@ -220,9 +222,9 @@ func TestDoStream(t *testing.T) {
 			step{wait: gap, raw: chunk(`{"reasoning_content":"think"}`)},
 			step{wait: gap, mark: contentSent},
 			step{raw: chunk(`{"content":"Hel"}`)},
-			step{wait: gap, raw: chunk(`{"content":"lo"}`)},
+			step{wait: gap, raw: chunk(`{"content":"lo"}`), mark: loSent},
 			step{raw: chunk(`{"content":""}`)},
-			step{wait: gap, raw: chunk(`{"content":"!"}`)},
+			step{wait: gap, raw: chunk(`{"content":"!"}`), mark: bangSent},
 			finishStop, usageFinal, done,
 		)(w, r)
 	}))
@@ -247,12 +249,23 @@ func TestDoStream(t *testing.T) {
 	if rec.FirstReasoning == 0 || rec.FirstReasoning > rec.FirstContent {
 		t.Errorf("first reasoning %v, first content %v", rec.FirstReasoning, rec.FirstContent)
 	}
+	// Each gap is from one content event to the next (the empty-content
+	// chunk is none): the receipt it places, first content + the gaps so
+	// far, is no earlier than the server sent that event. One clock, so
+	// this holds however late a busy host reads, where "every gap ≥ the
+	// server's 30 ms wait" did not: a client that read "Hel" late and "lo"
+	// on time measured a shorter gap. On a quiet host (reads within 30 ms)
+	// it still fails a gap of 0 or one measured from the empty chunk.
 	var sum time.Duration
-	for _, g := range rec.ChunkGaps {
-		if g < gap {
-			t.Errorf("chunk gap %v below the server's wait %v", g, gap)
+	sent := []time.Time{<-loSent, <-bangSent}
+	for i, g := range rec.ChunkGaps {
+		if g < 0 {
+			t.Errorf("chunk gap %v negative", g)
 		}
 		sum += g
+		if i < len(sent) && epoch.Add(rec.FirstContent+sum).Before(sent[i]) {
+			t.Errorf("content event %d placed %v before the server sent it (gaps %v)", i+2, sent[i].Sub(epoch.Add(rec.FirstContent+sum)), rec.ChunkGaps)
+		}
 	}
 	if sum != rec.LastContent-rec.FirstContent {
 		t.Errorf("gaps sum %v != last − first content %v", sum, rec.LastContent-rec.FirstContent)
@@ -970,9 +983,22 @@ func TestClientFixtures(t *testing.T) {
 	if len(fixtures) == 0 {
 		t.Fatal("no fixtures")
 	}
+	canary := startWakeCanary(5 * time.Millisecond)
+	defer canary.close() // before goleak's check (deferred calls run last first)
+	// Each fixture's latest request, its writes stamped (writeClock): how
+	// late the replay server kept the declared schedule.
+	var clockMu sync.Mutex
+	clocks := make([]*writeClock, len(fixtures))
 	mux := http.NewServeMux()
-	for _, f := range fixtures {
-		mux.Handle("/"+f.ID()+"/", replay.Handler(f))
+	for i, f := range fixtures {
+		h := replay.Handler(f)
+		mux.Handle("/"+f.ID()+"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			wc := &writeClock{ResponseWriter: w, arrived: time.Now()}
+			clockMu.Lock()
+			clocks[i] = wc
+			clockMu.Unlock()
+			h.ServeHTTP(wc, r)
+		}))
 	}
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
@@ -980,9 +1006,25 @@ func TestClientFixtures(t *testing.T) {
 	type outcome struct {
 		res ledger.Result
 		rec *ledger.Record
+		run timedRun
 	}
 	results := make([]outcome, len(fixtures))
 	l := ledger.New(time.Now())
+	// do runs fixture i once and measures how late this process was.
+	do := func(i int, c *Client, a Adapter) outcome {
+		f, start := fixtures[i], time.Now()
+		rec := l.Plan(ledger.Meta{API: f.API}, l.Now())
+		p := Params{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8}
+		res := c.Do(context.Background(), Target{Base: srv.URL + "/" + f.ID() + "/v1", Adapter: a}, p, rec, l.Now, func() { l.MarkDispatched(rec) })
+		run := timedRun{client: canary.maxLate(start, time.Now())}
+		clockMu.Lock()
+		if wc := clocks[i]; wc != nil {
+			run.server = wc.serverLateness(time.Duration(f.Spec.HeadersMS)*time.Millisecond, f.Delay)
+		}
+		clockMu.Unlock()
+		return outcome{res, rec, run}
+	}
+	clients, adapters := make([]*Client, len(fixtures)), make([]Adapter, len(fixtures))
 	// Two waves, all of a wave at once (the fixtures' delays overlap); the
 	// timing fixtures go last and alone so the load of the others does not
 	// stretch their gaps.
@@ -1001,18 +1043,32 @@ func TestClientFixtures(t *testing.T) {
 				Timeouts: Timeouts{Connect: 5 * time.Second, Idle: time.Duration(f.Spec.Limits.IdleMS) * time.Millisecond,
 					Total: time.Duration(f.Spec.Limits.TotalMS) * time.Millisecond},
 			})
-			wg.Go(func() {
-				rec := l.Plan(ledger.Meta{API: f.API}, l.Now())
-				p := Params{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8}
-				res := c.Do(context.Background(), Target{Base: srv.URL + "/" + f.ID() + "/v1", Adapter: a}, p, rec, l.Now, func() { l.MarkDispatched(rec) })
-				results[i] = outcome{res, rec}
-			})
+			clients[i], adapters[i] = c, a
+			wg.Go(func() { results[i] = do(i, c, a) })
 		}
 		wg.Wait()
 	}
 	for i, f := range fixtures {
 		t.Run(f.ID(), func(t *testing.T) {
 			res, rec, e := results[i].res, results[i].rec, f.Spec.Expect
+			// A timed fixture (stall_idle, stall_total) needs this process
+			// on its declared schedule: one whose outcome differs is run
+			// again, alone, only when the replay server's writes or a
+			// goroutine's wake-ups were measured late by half its tightest
+			// limit (a host cause), and skipped naming it after three such
+			// runs. A mismatch on schedule fails.
+			for attempt := 1; e.Layer == replay.LayerTiming && (res.Outcome != e.Outcome || res.Reason != e.Reason); attempt++ {
+				cause := results[i].run.hostCause(tightestLimit(f) / 2)
+				if cause == "" {
+					break
+				}
+				if attempt == 3 {
+					t.Skipf("result %s/%s, want %s/%s: invalid with a host cause in %d runs, not judged: %s", res.Outcome, res.Reason, e.Outcome, e.Reason, attempt, cause)
+				}
+				t.Logf("run %d: result %s/%s, want %s/%s; %s: run again", attempt, res.Outcome, res.Reason, e.Outcome, e.Reason, cause)
+				results[i] = do(i, clients[i], adapters[i])
+				res, rec = results[i].res, results[i].rec
+			}
 			if res.Outcome != e.Outcome || res.Reason != e.Reason {
 				t.Fatalf("result %+v, want %s/%s (%s)", res, e.Outcome, e.Reason, f.Spec.About)
 			}

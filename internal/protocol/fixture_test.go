@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -280,6 +281,8 @@ func TestFixtureCoverage(t *testing.T) {
 func TestFixturesClient(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after every parallel subtest
+	canary := startWakeCanary(5 * time.Millisecond)
+	t.Cleanup(canary.close) // before goleak's check (cleanups run last first)
 	for _, f := range loadFixtures(t) {
 		t.Run(f.ID(), func(t *testing.T) {
 			t.Parallel()
@@ -288,41 +291,40 @@ func TestFixturesClient(t *testing.T) {
 			if bodyIsStream(f) {
 				dec = decodeFixture(t, f)
 			}
-			srv := httptest.NewServer(replay.Handler(f))
-			defer srv.Close()
-			c, err := NewClient(ClientOptions{
-				MaxEventBytes: f.Spec.Limits.MaxEventBytes,
-				Timeouts: Timeouts{
-					Idle:  time.Duration(f.Spec.Limits.IdleMS) * time.Millisecond,
-					Total: time.Duration(f.Spec.Limits.TotalMS) * time.Millisecond,
-				},
-				NoProxy: true,
-				Logger:  slog.New(slog.DiscardHandler),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.CloseIdleConnections()
-			a, err := Lookup(f.API)
-			if err != nil {
-				t.Fatal(err)
-			}
-			epoch := time.Now()
-			now := func() time.Duration { return max(time.Since(epoch), 1) }
-			rec := &ledger.Record{Planned: now()}
-			calls := 0
-			res := c.Do(context.Background(), Target{Base: srv.URL + "/v1", Adapter: a},
-				Params{Model: "m", Prompt: "hello", MaxTokens: 16}, rec, now,
-				func() { calls++; rec.Dispatched = now() })
-
-			if calls != 1 {
-				t.Fatalf("dispatched called %d times", calls)
-			}
-			if res.Outcome != x.Outcome || res.Reason != x.Reason {
-				t.Fatalf("outcome %s/%s (%s), want %s/%s", res.Outcome, res.Reason, res.Err, x.Outcome, x.Reason)
+			// A fixture with an idle or total limit needs this process on
+			// its declared schedule (stall_total: keep-alives every 40 ms
+			// against a 150 ms idle limit; a replay server starved for
+			// 150 ms makes it an idle timeout). A run whose outcome or
+			// counts differ from the fixture's is judged again only when
+			// the server's writes or a goroutine's wake-ups were measured
+			// late by half the tightest limit (a host cause); after three
+			// such runs the fixture is skipped, naming the cause. A
+			// mismatch on schedule fails, as does any run's timestamps.
+			var (
+				res ledger.Result
+				rec *ledger.Record
+			)
+			for attempt := 1; ; attempt++ {
+				var run timedRun
+				res, rec, run = runFixtureClient(t, f, canary)
+				if res.Outcome == x.Outcome && res.Reason == x.Reason && rec.ContentEvents == x.ContentEvents && rec.ReasoningEvents == x.ReasoningEvents {
+					break
+				}
+				cause := run.hostCause(tightestLimit(f) / 2)
+				if cause == "" {
+					break // judged below, and fails
+				}
+				got := fmt.Sprintf("outcome %s/%s (%s), %d content events (want %s/%s, %d)", res.Outcome, res.Reason, res.Err, rec.ContentEvents, x.Outcome, x.Reason, x.ContentEvents)
+				if attempt == 3 {
+					t.Skipf("invalid with a host cause in %d runs, not judged: %s; %s", attempt, got, cause)
+				}
+				t.Logf("run %d: %s; %s: run again", attempt, got, cause)
 			}
 			if err := ledger.Check(res.Outcome, res.Reason); err != nil {
 				t.Fatal(err)
+			}
+			if res.Outcome != x.Outcome || res.Reason != x.Reason {
+				t.Fatalf("outcome %s/%s (%s), want %s/%s", res.Outcome, res.Reason, res.Err, x.Outcome, x.Reason)
 			}
 			wantStatus := f.Spec.Status
 			if wantStatus == 0 {
@@ -361,6 +363,64 @@ func TestFixturesClient(t *testing.T) {
 			checkTimestamps(t, f, rec, dec)
 		})
 	}
+}
+
+// tightestLimit is the smallest idle or total limit f declares (0: none).
+func tightestLimit(f *replay.Fixture) time.Duration {
+	var d time.Duration
+	for _, ms := range []int{f.Spec.Limits.IdleMS, f.Spec.Limits.TotalMS} {
+		if l := time.Duration(ms) * time.Millisecond; l > 0 && (d == 0 || l < d) {
+			d = l
+		}
+	}
+	return d
+}
+
+// runFixtureClient serves f from the replay server, its writes stamped,
+// and probes it once through a Client, with the run's host evidence.
+func runFixtureClient(t *testing.T, f *replay.Fixture, canary *wakeCanary) (ledger.Result, *ledger.Record, timedRun) {
+	t.Helper()
+	var clock *writeClock
+	h := replay.Handler(f)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		clock = &writeClock{ResponseWriter: w, arrived: time.Now()}
+		h.ServeHTTP(clock, r)
+	}))
+	defer srv.Close()
+	c, err := NewClient(ClientOptions{
+		MaxEventBytes: f.Spec.Limits.MaxEventBytes,
+		Timeouts: Timeouts{
+			Idle:  time.Duration(f.Spec.Limits.IdleMS) * time.Millisecond,
+			Total: time.Duration(f.Spec.Limits.TotalMS) * time.Millisecond,
+		},
+		NoProxy: true,
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	a, err := Lookup(f.API)
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := time.Now()
+	now := func() time.Duration { return max(time.Since(epoch), 1) }
+	rec := &ledger.Record{Planned: now()}
+	calls := 0
+	res := c.Do(context.Background(), Target{Base: srv.URL + "/v1", Adapter: a},
+		Params{Model: "m", Prompt: "hello", MaxTokens: 16}, rec, now,
+		func() { calls++; rec.Dispatched = now() })
+
+	if calls != 1 {
+		t.Fatalf("dispatched called %d times", calls)
+	}
+	srv.Close() // the handler has returned: its stamps are all in
+	run := timedRun{client: canary.maxLate(epoch, time.Now())}
+	if clock != nil {
+		run.server = clock.serverLateness(time.Duration(f.Spec.HeadersMS)*time.Millisecond, f.Delay)
+	}
+	return res, rec, run
 }
 
 // checkTimestamps asserts the record's boundaries against the fixture's
@@ -439,9 +499,15 @@ func checkTimestamps(t *testing.T, f *replay.Fixture, rec *ledger.Record, dec de
 			t.Errorf("idle timeout only after %v: the whole stream was declared to take %v", e2e, whole)
 		}
 	case ledger.ReasonTotal:
+		// The client arms its total timer before it stamps dispatched
+		// (client.go: the stamp is taken as late as possible), so the
+		// exact lower bound runs from planned (before the arming); from
+		// dispatched it falls short by the arming-to-stamp time, which a
+		// starved host stretches (299.7 ms for a 300 ms limit, seen under
+		// load; docs/protocols.md says "from dispatch": reported).
 		limit := time.Duration(f.Spec.Limits.TotalMS) * ms
-		if e2e < limit {
-			t.Errorf("total timeout after %v, limit %v", e2e, limit)
+		if fromPlanned := rec.End - rec.Planned; fromPlanned < limit {
+			t.Errorf("total timeout %v after planned (%v after dispatch), limit %v", fromPlanned, e2e, limit)
 		}
 		if e2e >= whole {
 			t.Errorf("total timeout only after %v: the whole stream was declared to take %v", e2e, whole)
