@@ -207,6 +207,13 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		defer func() { done(res.Outcome, res.Reason) }()
 	}
 
+	// Stamped before the timers are armed: every limit runs from dispatch
+	// (Timeouts), so arming them first would let one fire early by the
+	// arming's time, which a starved host stretches. Building the request
+	// still counts as the generator's lag.
+	if dispatched != nil {
+		dispatched()
+	}
 	to := c.timeouts
 	s := stream{c: c, rec: rec, now: now, cancel: cancel}
 	if to.Total > 0 {
@@ -221,11 +228,6 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	if to.FirstContent > 0 {
 		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
 		defer s.firstContent.Stop()
-	}
-	// Stamped as late as possible: what the generator did before sending
-	// (building the request, arming the timers) counts as its lag.
-	if dispatched != nil {
-		dispatched()
 	}
 	resp, err := c.rt.RoundTrip(req)
 	if headersTimer != nil {
