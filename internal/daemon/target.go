@@ -39,6 +39,7 @@ type targetRun struct {
 	budgetLimits budget.Limits
 	ladder       *ladder.Runner
 	sched        ladder.Schedule
+	ladderPhase  time.Duration // after each of sched's instants (ladderspread.go)
 	fleet        *fleet.Ladder // in a fleet: the fleet's ladder around this shard's share (ladder)
 
 	trigger chan string // identity change → ladder now
@@ -94,6 +95,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, plan.Schedule
+		r.ladderPhase = ladderPhase(cfg, t.Name, plan.Schedule)
 		if r.fleet, err = r.fleetLadder(d, lr, plan.FleetSteps); err != nil {
 			return nil, err
 		}
