@@ -33,7 +33,7 @@ func (r *targetRun) ladderLoop(ctx context.Context, d *Daemon) {
 	for {
 		var due <-chan time.Time
 		if timed {
-			next, err := ladder.Next(d.now(), r.sched)
+			next, err := r.nextTimed(d.now()) // spread over the period (ladderspread.go)
 			if err != nil {
 				d.log.Error("ladder timetable", "target", r.name, "err", err)
 				timed = false

@@ -31,6 +31,9 @@ type targetState struct {
 	// startLadderDone is set once the run_on_start ladder was triggered, so
 	// a reload does not start another.
 	startLadderDone atomic.Bool
+	// streamed is set once the target's baseline streams first started, so
+	// a reload starts them again without the start stagger (startStagger).
+	streamed atomic.Bool
 	// ladderSpan labels baseline arrivals planned during a ladder.
 	ladderSpan ladderSpan
 	// settle is what the wait before a ladder reads (laddersettle.go).

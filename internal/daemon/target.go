@@ -39,6 +39,7 @@ type targetRun struct {
 	budgetLimits budget.Limits
 	ladder       *ladder.Runner
 	sched        ladder.Schedule
+	ladderPhase  time.Duration // after each of sched's instants (ladderspread.go)
 	fleet        *fleet.Ladder // in a fleet: the fleet's ladder around this shard's share (ladder)
 
 	trigger chan string // identity change → ladder now
@@ -94,6 +95,7 @@ func newTargetRun(d *Daemon, cfg *config.Config, index int, t config.Target) (_ 
 			return nil, fmt.Errorf("ladder: %w", err)
 		}
 		r.ladder, r.sched = lr, plan.Schedule
+		r.ladderPhase = ladderPhase(cfg, t.Name, plan.Schedule)
 		if r.fleet, err = r.fleetLadder(d, lr, plan.FleetSteps); err != nil {
 			return nil, err
 		}
@@ -137,8 +139,7 @@ func (r *targetRun) start(d *Daemon) {
 	port, _ := strconv.Atoi(u.Port())
 	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
 		Address: u.Hostname(), Port: port})
-	// Stagger targets so their arrivals do not line up.
-	stagger := time.Duration(r.index) * 137 * time.Millisecond
+	stagger := startStagger(r.state, r.index)
 	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
 	traffic := []ledger.Traffic{ledger.TrafficBaseline}         // no ladder series for a target without a ladder
 	if r.cfg.Ladder.Enabled {
@@ -186,6 +187,25 @@ func (r *targetRun) start(d *Daemon) {
 	} else {
 		r.state.observeIdentity("", nil, true) // no version source: the model alone is the identity
 	}
+}
+
+// StaggerStep is the start stagger between two targets' first baseline
+// arrivals, by their index in the configuration.
+const StaggerStep = 137 * time.Millisecond
+
+// startStagger is how long after its start a target's baseline schedule
+// begins: index × StaggerStep for a target whose streams start for the
+// first time in this process (every target at the daemon's start, a target
+// a reload adds), so that many targets' arrivals do not line up; nothing
+// for a target that was running before a reload, whose streams go on at
+// once (a reload delays no unchanged target; its Poisson or gamma
+// schedule draws its first gap afresh, a constant one sends its first
+// request half an interval after the reload).
+func startStagger(st *targetState, index int) time.Duration {
+	if st.streamed.Swap(true) {
+		return 0
+	}
+	return time.Duration(index) * StaggerStep
 }
 
 // goRun runs f on a goroutine of this run (counted for wait and finished).

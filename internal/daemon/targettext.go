@@ -64,7 +64,7 @@ func (r *targetRun) nextLadder(now time.Time) time.Time {
 	if r.ladder == nil || (r.sched.Every <= 0 && r.sched.Daily == "") {
 		return time.Time{}
 	}
-	next, err := ladder.Next(now, r.sched)
+	next, err := r.nextTimed(now)
 	if err != nil {
 		return time.Time{}
 	}

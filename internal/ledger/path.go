@@ -21,6 +21,6 @@ type CertFacts struct {
 // BufferedByIntermediary (reports, the status page), and the settings that
 // cause it (docs/deploy.md#reverse-proxies, as measured through nginx).
 const (
-	BufferedVerdict  = "an intermediary buffers the stream: TTFT here is the full response time"
+	BufferedVerdict  = "an intermediary buffers the stream: TTFT here is when it released the first tokens, up to the full response time"
 	BufferedSettings = "nginx proxy_buffering on (set it off for the API's location, or have the server send X-Accel-Buffering: no), a gateway that compresses or batches responses, a load balancer that buffers HTTP/1.1 responses"
 )

@@ -194,10 +194,11 @@ type Record struct {
 	// request's write, the HTTP and TLS versions (Conn). Absent when the
 	// request never reached a connection.
 	Conn *Conn `json:"conn,omitempty"`
-	// BufferedByIntermediary says the stream's tokens all arrived in one
-	// burst though the server generated them over a longer time: something
-	// between the prober and the server held the stream (protocol's
-	// BufferedByIntermediary rule), so its TTFT is the full response time.
+	// BufferedByIntermediary says the stream's tokens arrived in one burst,
+	// or a few bursts each at once, though the server generated them over a
+	// longer time: something between the prober and the server held the
+	// stream (protocol's BufferedByIntermediary rules), so its TTFT is the
+	// full response time or the time to fill the first buffer.
 	BufferedByIntermediary bool `json:"buffered_by_intermediary,omitempty"`
 	// Cert is the server's certificates' expiry, on a request over TLS
 	// (CertFacts); nil over plain HTTP.

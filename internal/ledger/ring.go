@@ -10,7 +10,8 @@ import (
 // a separate and usually longer ring, the last M failures (every outcome but
 // ok), so that a rare failure is still visible after many successes. Memory
 // is bounded: at most N+M records per target, and at most MaxTargets
-// targets (further targets are not kept). Records are copied on the way in.
+// targets (further targets are not kept); a ring grows to its bound as
+// records come, none is reserved ahead. Records are copied on the way in.
 // It is safe for concurrent use.
 type Ring struct {
 	last, failures, maxTargets int
@@ -23,19 +24,33 @@ type targetRing struct {
 	all, failed ring
 }
 
-// ring is a fixed-capacity circular buffer of record copies.
+// ring is a circular buffer of at most max record copies. It starts
+// empty and grows as records come (doubling, from ringMinGrow, up to max),
+// so a target's rings cost what they hold: a healthy target's failures
+// ring nothing, a new target's last-records ring a few records, not the
+// full bound reserved at its first record (200 + 1,000 records of 584 bytes
+// each with the defaults: 700 KB a target).
 type ring struct {
 	buf  []Record
 	next int
+	max  int
 }
 
-func newRing(n int) ring { return ring{buf: make([]Record, 0, n)} }
+// ringMinGrow is the first capacity a ring takes.
+const ringMinGrow = 8
+
+func newRing(n int) ring { return ring{max: n} }
 
 func (r *ring) put(rec Record) {
-	if cap(r.buf) == 0 {
+	if r.max == 0 {
 		return
 	}
-	if len(r.buf) < cap(r.buf) {
+	if len(r.buf) < r.max {
+		if len(r.buf) == cap(r.buf) {
+			grown := make([]Record, len(r.buf), min(r.max, max(ringMinGrow, 2*cap(r.buf))))
+			copy(grown, r.buf)
+			r.buf = grown
+		}
 		r.buf = append(r.buf, rec)
 		return
 	}

@@ -117,3 +117,31 @@ func TestRingBoundsChunkArrays(t *testing.T) {
 		t.Errorf("short copy: %+v, want it whole and not marked", c)
 	}
 }
+
+// TestRingGrowsToItsBound: a ring reserves nothing ahead, grows as records
+// come and never past its bound, and keeps the newest in order once full.
+func TestRingGrowsToItsBound(t *testing.T) {
+	g := NewRing(20, 100)
+	g.Record(&Record{ID: 1, Target: "a", Outcome: OK})
+	tr := g.targets["a"]
+	if c := cap(tr.failed.buf); c != 0 {
+		t.Errorf("failures ring of a target without failures holds room for %d records, want 0", c)
+	}
+	if c := cap(tr.all.buf); c > ringMinGrow {
+		t.Errorf("last-records ring holds room for %d records after one, want at most %d", c, ringMinGrow)
+	}
+	for i := 2; i <= 45; i++ {
+		g.Record(&Record{ID: uint64(i), Target: "a", Outcome: OK})
+		if c := cap(tr.all.buf); c > 20 {
+			t.Fatalf("after %d records the ring holds room for %d, past its bound 20", i, c)
+		}
+	}
+	got := idsOf(g.Target("a").Last)
+	want := make([]uint64, 0, 20)
+	for i := 26; i <= 45; i++ {
+		want = append(want, uint64(i))
+	}
+	if !equalIDs(got, want) {
+		t.Errorf("last = %v, want %v", got, want)
+	}
+}

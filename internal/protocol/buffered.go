@@ -23,22 +23,40 @@ const (
 	// bufferedMinEvents is the least number of token-carrying events a
 	// stream needs to be judged: one or two events say nothing of a burst.
 	bufferedMinEvents = 3
+
+	// BufferedSilenceFloor is the shortest gap between two content events
+	// the several-bursts rule calls a silence, whatever the server's pace:
+	// longer than a busy host keeps a reader from its socket (measured:
+	// docs/protocols.md#buffered-streams).
+	BufferedSilenceFloor = 20 * time.Millisecond
+	// BufferedSilenceEvents is, in events at the server's pace, the
+	// shortest gap the several-bursts rule calls a silence: the server
+	// generated at least this many events while nothing arrived.
+	BufferedSilenceEvents = 8
+	// BufferedMinBurstEvents is the least mean number of content events per
+	// burst for the several-bursts rule: a buffer's worth (nginx's 4 or
+	// 8 KiB buffers hold 30 to 65 events of ~130 bytes), more than a client
+	// that is late to its socket now and then reads at once.
+	BufferedMinBurstEvents = 16
 )
 
-// BufferedByIntermediary reports whether an ok stream's tokens all arrived
-// in one burst after a silence though the server generated them over a
-// longer time: an intermediary (a proxy with response buffering on, a
-// compressing gateway) held the stream and released it at its end, so the
-// stream's TTFT is its full response time.
+// BufferedByIntermediary reports whether an ok stream's tokens arrived in
+// one burst after a silence, or in a few bursts each all at once, though
+// the server generated them over a longer time: an intermediary (a proxy
+// with response buffering on, a compressing gateway) held the stream and
+// released it at its end or a buffer at a time, so the stream's TTFT is
+// its full response time or the time to fill the first buffer.
 //
-// The rule: the stream carried at least three token events; the server's
-// generation time G is its own (llama.cpp's timings.predicted_ms) or, when
-// it gave none, (tokens-1) × BufferedPaceFloor, with tokens the server's
-// completion count or, unknown, the token events; G is at least
+// The one-burst rule: the stream carried at least three token events; the
+// server's generation time G is its own (llama.cpp's timings.predicted_ms)
+// or, when it gave none, (tokens-1) × BufferedPaceFloor, with tokens the
+// server's completion count or, unknown, the token events; G is at least
 // BufferedMinGeneration; and from the first token to the end of the stream
-// took at most G / BufferedBurstShare. A client that is starved of CPU for
-// the whole generation reads the stream in one burst too: the verdict is
-// the path's only when the generator is valid.
+// took at most G / BufferedBurstShare. The several-bursts rule
+// (releasedInBursts) judges the same stream by its content's gaps. A
+// client that is starved of CPU for the whole generation reads the stream
+// in bursts too: the verdict is the path's only when the generator is
+// valid.
 func BufferedByIntermediary(r *ledger.Record) bool {
 	return r.Outcome == ledger.OK && bufferedStream(r)
 }
@@ -65,7 +83,47 @@ func bufferedStream(r *ledger.Record) bool {
 	if g < BufferedMinGeneration {
 		return false
 	}
-	return (end-first)*BufferedBurstShare <= g
+	return (end-first)*BufferedBurstShare <= g || releasedInBursts(r, g, events)
+}
+
+// releasedInBursts is the several-bursts rule: an intermediary whose
+// buffers fill before the stream ends (nginx proxy_buffering on with a
+// long stream) releases it a buffer at a time, so its content events
+// arrive in a few bursts, each all at once, separated by silences in which
+// the server generated a buffer's worth. The rule: the content events'
+// gaps (the record's ChunkGaps, all of them kept) split at silences — gaps
+// of at least BufferedSilenceEvents events at the server's pace (g over
+// the events) and at least BufferedSilenceFloor — into at least two
+// bursts of BufferedMinBurstEvents content events on average; and the
+// time the content spent arriving (every gap that is no silence, and the
+// stream's tail after its last content) is at most a BufferedBurstShare-th
+// of the time the server spent generating it (the pace × the content
+// events), at least BufferedMinGeneration. A stream read at the server's
+// pace spends its whole generation arriving; one delayed now and then by
+// a busy host spends most of it so.
+func releasedInBursts(r *ledger.Record, g time.Duration, events int) bool {
+	n := r.ContentEvents
+	if r.ChunksTruncated || len(r.ChunkGaps) != n-1 || n < 2*BufferedMinBurstEvents {
+		return false
+	}
+	pace := g / time.Duration(events-1)
+	gen := pace * time.Duration(n-1)
+	if gen < BufferedMinGeneration {
+		return false
+	}
+	silence := max(BufferedSilenceFloor, BufferedSilenceEvents*pace)
+	bursts, arriving := 1, time.Duration(0)
+	if tail := r.End - r.LastContent; tail > 0 && tail < silence {
+		arriving = tail
+	}
+	for _, gap := range r.ChunkGaps {
+		if gap >= silence {
+			bursts++
+		} else {
+			arriving += gap
+		}
+	}
+	return bursts >= 2 && n >= bursts*BufferedMinBurstEvents && arriving*BufferedBurstShare <= gen
 }
 
 // generationTime is how long the server took to generate the stream's

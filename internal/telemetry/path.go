@@ -21,7 +21,7 @@ func pathSpecs() []MetricSpec {
 	targetOnly := []string{labelTarget}
 	return []MetricSpec{
 		{Name: metricBuffered, Kind: KindCounter, Unit: unitRequests, Labels: targetOnly, OTel: InstrumentBufferedStreams,
-			Help: "Streams that ended ok with every token in one burst though the server generated them over longer (ledger buffered_by_intermediary): an intermediary buffers the stream, so TTFT there is the full response time."},
+			Help: "Streams that ended ok with their tokens in one burst, or a few bursts each at once, though the server generated them over longer (ledger buffered_by_intermediary): an intermediary buffers the stream, so TTFT there is the full response time or its first buffer's."},
 		{Name: metricLeafExpiry, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly, OTel: InstrumentLeafCertExpiry,
 			Help: "NotAfter of the target's own (leaf) TLS certificate, as its latest request over TLS saw it."},
 		{Name: metricEarliestCert, Kind: KindGauge, Unit: unitTimestamp, Labels: targetOnly, OTel: InstrumentEarliestCertExpiry,

@@ -20,6 +20,8 @@
 //     generator's verdict (docs/scale.md#many-targets-on-one-prober).
 //   - BenchmarkStatusMemory: what the status page keeps per target once
 //     its hour of one-minute windows is full, time-compressed.
+//   - BenchmarkRingMemory: what the /debug/requests ring keeps for 1,000
+//     targets after a minute, ten and an hour of records, time-compressed.
 //
 // TestCardinality (not a benchmark: it passes or fails, in seconds;
 // skipped with -short) checks each target's series on a live /metrics

@@ -59,7 +59,8 @@ type scaleRun struct {
 // target-hour and per request, series per target, /metrics bytes and the
 // slowest of three scrapes (text and protobuf), and the generator's
 // verdict. LLMPROBE_BENCH_BIN runs another llmprobe build as the prober
-// (the simulator stays this tree's), for a before/after. The status page's hour of windows is measured time-compressed
+// (the simulator stays this tree's), for a before/after;
+// LLMPROBE_BENCH_BUSY=0 leaves out the busy reference. The status page's hour of windows is measured time-compressed
 // by BenchmarkStatusMemory; docs/scale.md adds the two.
 //
 // Minutes per configuration: run it by name only,
@@ -82,8 +83,13 @@ func BenchmarkTargets(b *testing.B) {
 			runs = append(runs, measureTargets(b, prober, base, n, rate, warmup, window))
 		}
 		top := counts[len(counts)-1]
-		busy := measureTargets(b, prober, base, 1, rate*float64(top), warmup, window)
-		for _, r := range append(runs, busy) {
+		all := runs
+		var busy scaleRun
+		if os.Getenv("LLMPROBE_BENCH_BUSY") != "0" {
+			busy = measureTargets(b, prober, base, 1, rate*float64(top), warmup, window)
+			all = append(all, busy)
+		}
+		for _, r := range all {
 			b.Logf("%5d targets × %6.1f req/s: RSS %4d MB (peak %4d), CPU %6.1f s/target-hour, %5.2f ms/request, %d series (%d/target), "+
 				"scrape text %6.2f MB (%d samples) in %v, protobuf %6.2f MB in %v, %v CPU a scrape, generator valid %d/%d %s, load %.1f",
 				r.targets, r.rate, r.rss>>20, r.hwm>>20, r.cpu.Seconds()/float64(r.targets)/r.window.Hours(),
@@ -94,7 +100,9 @@ func BenchmarkTargets(b *testing.B) {
 		last := runs[len(runs)-1]
 		b.ReportMetric(float64(last.rss>>20), "MB-RSS")
 		b.ReportMetric(float64(last.cpu.Microseconds())/1e3/max(last.requests, 1), "ms/req")
-		b.ReportMetric(float64(busy.cpu.Microseconds())/1e3/max(busy.requests, 1), "busy-ms/req")
+		if busy.targets > 0 {
+			b.ReportMetric(float64(busy.cpu.Microseconds())/1e3/max(busy.requests, 1), "busy-ms/req")
+		}
 		b.ReportMetric(last.protoScrape.Seconds(), "s/scrape")
 	}
 }

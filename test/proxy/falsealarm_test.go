@@ -65,8 +65,14 @@ func TestBufferedRuleFalseAlarms(t *testing.T) {
 // direct sends n requests to tg, one every 50 ms, and returns the finished records.
 func direct(t *testing.T, c *protocol.Client, tg protocol.Target, n int) []*ledger.Record {
 	t.Helper()
+	return directN(t, c, tg, n, simTokens)
+}
+
+// directN is direct asking for tokens tokens.
+func directN(t *testing.T, c *protocol.Client, tg protocol.Target, n, tokens int) []*ledger.Record {
+	t.Helper()
 	l := ledger.New(time.Now())
-	p := protocol.Params{Model: "m", MaxTokens: simTokens, Messages: []protocol.Message{{Role: "user", Content: "Hello, direct!"}}}
+	p := protocol.Params{Model: "m", MaxTokens: tokens, Messages: []protocol.Message{{Role: "user", Content: "Hello, direct!"}}}
 	recs := make([]*ledger.Record, n)
 	var wg sync.WaitGroup
 	start := l.Now()
