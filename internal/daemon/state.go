@@ -43,6 +43,8 @@ type targetState struct {
 	// status is what the status page keeps: recent baseline figures,
 	// the last ladders, identity changes (statusdata.go).
 	status *statuspage.Memory
+	// checks tallies the answer checks for the status page (checktally.go).
+	checks checkTally
 	// stateLog is the target state last logged (targetstate.go).
 	stateLog stateLog
 

@@ -47,7 +47,8 @@ func (d *Daemon) targetInput(r *targetRun, now time.Time, host verdict.HostHealt
 		Verdict: r.state.validity.Judge(now, host), Memory: r.state.status, NextLadder: r.nextLadder(now),
 		LastOutcome: lastOut, LastReason: lastRsn, Held: r.heldFact(d.start), Budget: r.budgetFact(),
 		Configured: statuspage.Configured{BaselineOff: !r.cfg.Baseline.Enabled || r.cfg.Baseline.Rate <= 0, BaselineRate: r.cfg.Baseline.Rate, Ladder: r.ladder != nil},
-		Classes:    r.classFacts(), Settle: r.state.settle.waiting(), Queued: r.queuedFact(d), Labels: r.cfg.Labels}
+		Classes:    r.classFacts(), Settle: r.state.settle.waiting(), Queued: r.queuedFact(d), Labels: r.cfg.Labels,
+		Answers: r.state.checks.answers(now)}
 	if r.client != nil {
 		t.Failures = d.failures(r.name, r.client.Redactor())
 	}

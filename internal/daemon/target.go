@@ -244,6 +244,7 @@ func (r *targetRun) sink(d *Daemon) ledger.Sink {
 		}
 		r.countOutcome(d, rec)
 		r.state.status.Record(d.now(), rec, r.gates(rec.Class))
+		r.state.checks.record(d.now(), rec, r.state.identity())
 		r.mu.Lock()
 		r.lastOut, r.lastRsn = rec.Outcome, rec.Reason
 		r.mu.Unlock()

@@ -157,6 +157,7 @@ func overview(o RuleOptions) board {
 						query(fmt.Sprintf(`%s{%s} / %g`, recLatencyErrors("5m"), selSLI, latBudget), "latency 5m {{target}} {{class}}").want(ExpectRules),
 					}},
 			}},
+			answersRow(o),
 			{title: "Latency (from planned time, successful requests)", panels: []panel{
 				{kind: "timeseries", title: "Time to first token", unit: unitSeconds,
 					description: "histogram_quantile over rate of the native histogram llmprobe_time_to_first_token_seconds; from the planned send time to the first content token.",

@@ -20,6 +20,9 @@ type RuleOptions struct {
 	AvailabilityObjective float64
 	// LatencyObjective is the target fraction of first tokens within the gate.
 	LatencyObjective float64
+	// CorrectnessObjective is the target fraction of judged answer checks
+	// that pass (answers.go).
+	CorrectnessObjective float64
 	// MinBadEvents is the minimum-event guard: a burn-rate alert also needs at
 	// least this many bad requests in its long window, so that low-rate
 	// probing never pages or tickets on a single failure.
@@ -78,6 +81,7 @@ func DefaultRuleOptions() RuleOptions {
 	return RuleOptions{
 		AvailabilityObjective: slo.AvailabilityObjective,
 		LatencyObjective:      slo.LatencyObjective,
+		CorrectnessObjective:  slo.CorrectnessObjective,
 		MinBadEvents:          slo.MinBadEvents,
 		CapacityFraction:      0.8,
 		Gates:                 []float64{0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30},
@@ -194,8 +198,11 @@ func Rules(o RuleOptions) (RuleFile, error) {
 	}}
 	for _, w := range SLIWindows {
 		slo = append(slo, sliRules(o, w)...)
+		slo = append(slo, correctnessRules(o, w)...)
 	}
+	slo = append(slo, checkPassByVersionRule(o))
 	slo = append(slo, sloAlerts(o)...)
+	slo = append(slo, answersWrongAfterChange(o))
 	slo = append(slo, prefixRules(o)...)
 	capacity := append([]Rule{
 		{
@@ -221,6 +228,8 @@ func (o RuleOptions) validate() error {
 		return fmt.Errorf("dashgen: availability objective %g: want 0 < objective < 1", o.AvailabilityObjective)
 	case o.LatencyObjective <= 0 || o.LatencyObjective >= 1:
 		return fmt.Errorf("dashgen: latency objective %g: want 0 < objective < 1", o.LatencyObjective)
+	case o.CorrectnessObjective <= 0 || o.CorrectnessObjective >= 1:
+		return fmt.Errorf("dashgen: correctness objective %g: want 0 < objective < 1", o.CorrectnessObjective)
 	case o.MinBadEvents < 1:
 		return fmt.Errorf("dashgen: minimum bad events %d: want >= 1", o.MinBadEvents)
 	case o.CapacityFraction <= 0 || o.CapacityFraction >= 1:
@@ -316,6 +325,8 @@ func sloAlerts(o RuleOptions) []Rule {
 			"baseline requests sent (outside ladders) failed at the target (rejected, http_error, timeout, transport_error or stream_error; unsent, cancelled and censored requests and client-side connection artifacts are not counted)"},
 		{"Latency", "latency", recLatencyErrors, recLatencyBad, o.LatencyObjective,
 			"successful baseline first tokens (outside ladders) are slower than the class's TTFT gate"},
+		{"Correctness", "correctness", recCorrectErrors, recCorrectBad, o.CorrectnessObjective,
+			"judged answer checks failed (a wrong answer, whatever its reason; a check whose request failed is not_judged and not counted)"},
 	}
 	var out []Rule
 	for _, s := range slis {

@@ -71,6 +71,8 @@ type TargetInput struct {
 	// Failures are the last failed requests, newest first, every text
 	// already cleaned by the one sanitiser (at most MaxFailures are shown).
 	Failures []Failure
+	// Answers are the answer checks' tallies (nil: none ran).
+	Answers *Answers
 	// Settle is the wait before a ladder for the target to settle (nil
 	// when none).
 	Settle *LadderSettle
@@ -86,8 +88,8 @@ var statusWindows = []struct {
 func Build(in Input) Status {
 	page := slo.PageTiers()[0]
 	st := Status{Version: in.Version, Started: in.Started, Now: in.Now, LadderSVG: in.LadderSVG, Fleet: fleetText(in.Fleet), Host: hostText(in.Host),
-		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
-			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
+		Objectives: fmt.Sprintf("SLO state as the shipped alert rules judge it (objectives: availability %s, latency %s, correctness %s; the page tier fires at a burn rate > %g× over both %v and %v), from this daemon's own records; the alerts in Prometheus are authoritative.",
+			pctText(slo.AvailabilityObjective), pctText(slo.LatencyObjective), pctText(slo.CorrectnessObjective), page.Factor, windowText(page.Long), windowText(page.Short))}
 	for _, t := range in.Targets {
 		st.Targets = append(st.Targets, buildTarget(in.Now, in.Started, in.Fleet.Identity, t))
 	}
@@ -135,7 +137,7 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	sort.SliceStable(ts.Latency, func(i, j int) bool { return ts.Latency[i].Figure < ts.Latency[j].Figure })
 	var classes []ClassJudgement
 	ts.Target, classes = judgeTarget(now, started, t, sd)
-	ts.SLO = sloRows(classes, t.Classes)
+	ts.SLO = append(sloRows(classes, t.Classes), correctnessRows(t.Answers)...)
 	var prevID IdentityOf
 	for i, p := range sd.history() {
 		cp := CapacityPoint{When: p.finished, Capacity: p.capacity,
@@ -156,6 +158,9 @@ func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) Targe
 	ts.DuringLadder = heldText(t.Held)
 	ts.Budget = budgetText(t.Budget)
 	ts.Failures = t.Failures
+	if t.Answers != nil {
+		ts.Checks = checkRows(t.Answers.Long)
+	}
 	ts.Buffered = sd.buffered.fact()
 	ts.Path = bufferedText(ts.Buffered)
 	if len(ts.Failures) > MaxFailures {

@@ -19,6 +19,7 @@ const (
 	StateDown      = "DOWN"               // nothing answers
 	StateRefused   = "REFUSED"            // the target answers but refuses the prober (401/403, 404)
 	StateFailing   = "FAILING"            // the availability SLI burns at the page tier
+	StateWrong     = "WRONG ANSWERS"      // the correctness SLI (answer checks) burns at the page tier
 	StateSlow      = "SLOW"               // the latency SLI burns at the page tier
 	StateRegressed = "CAPACITY REGRESSED" // the last ladder's capacity fell across an identity change
 	StateBlocked   = "PROBER BLOCKED"     // the prober cannot send or cannot be trusted: budget, cap, host
@@ -33,7 +34,7 @@ const (
 const timeOfDayLayout = "15:04 UTC"
 
 // stateOrder ranks the states, worst first.
-var stateOrder = []string{StateDown, StateRefused, StateFailing, StateSlow, StateRegressed, StateBlocked,
+var stateOrder = []string{StateDown, StateRefused, StateFailing, StateWrong, StateSlow, StateRegressed, StateBlocked,
 	StateNoData, StateTooFew, StateLadder, StateOK, StateDisabled}
 
 // stateRank is a state's place in stateOrder (unknown states last).
@@ -69,6 +70,11 @@ func judgeCard(in judgeInput) TargetState {
 	}
 	if st == slo.StateDown || st == slo.StateFailing {
 		return failingState(st, worst, t.Failures)
+	}
+	// Wrong answers are worse than slow ones and than a blocked prober:
+	// whatever the prober's state, the answers it judged were wrong.
+	if w := wrongAnswersState(t); w != nil {
+		return *w
 	}
 	if b := sendBlocked(in); b != nil {
 		return *b

@@ -15,10 +15,12 @@
 //
 // Build lays the view out as a Status (every figure and sentence in
 // words, durations and rates by internal/durfmt), judging each target's
-// state (card.go: DOWN, REFUSED, FAILING, SLOW, CAPACITY REGRESSED,
-// PROBER BLOCKED, NO DATA, TOO FEW EVENTS, LADDER RUNNING, OK, DISABLED)
-// with its evidence and next step, from its availability and latency SLIs
-// as the shipped alert rules count them (internal/slo), the capacity
+// state (card.go: DOWN, REFUSED, FAILING, WRONG ANSWERS, SLOW, CAPACITY
+// REGRESSED, PROBER BLOCKED, NO DATA, TOO FEW EVENTS, LADDER RUNNING, OK,
+// DISABLED) with its evidence and next step, from its availability,
+// latency and correctness SLIs as the shipped alert rules count them
+// (internal/slo; correctness from the daemon's tally of answer checks,
+// answers.go), the capacity
 // regression alerts' threshold (internal/dashgen) and the facts; the
 // cards are sorted worst first under a summary line. JudgeTarget is the
 // same judgement for the daemon's state log. Handler renders a Status as

@@ -89,6 +89,10 @@ type TargetStatus struct {
 	Notes  string
 	// Failures are the target's last failed requests, newest first.
 	Failures []Failure
+	// Checks are the target's answer checks over the last 60 minutes,
+	// failing first (answers.go): results, fail reasons with counts,
+	// identities; never an answer's text.
+	Checks []CheckRow
 	// Buffered is set when an intermediary buffers the target's streams
 	// (path.go): a fact for the page to say, nil otherwise.
 	Buffered *Buffered
@@ -102,7 +106,7 @@ type TargetStatus struct {
 }
 
 // TargetState is a target's state (card.go: DOWN, REFUSED, FAILING,
-// SLOW, CAPACITY REGRESSED, PROBER BLOCKED, NO DATA, TOO FEW EVENTS,
+// WRONG ANSWERS, SLOW, CAPACITY REGRESSED, PROBER BLOCKED, NO DATA, TOO FEW EVENTS,
 // LADDER RUNNING, OK, DISABLED), the evidence that decided it and what to
 // do next.
 type TargetState struct {
@@ -111,7 +115,7 @@ type TargetState struct {
 	Next    string
 }
 
-// Class is the state's CSS class ("ok", "slow", "failing", "down",
+// Class is the state's CSS class ("ok", "slow", "failing", "wrong", "down",
 // "refused", "regressed", "blocked", "ladder", "disabled", "nodata").
 func (t TargetState) Class() string {
 	switch t.State {
@@ -121,6 +125,8 @@ func (t TargetState) Class() string {
 		return "slow"
 	case StateFailing:
 		return "failing"
+	case StateWrong:
+		return "wrong"
 	case StateDown:
 		return "down"
 	case StateRefused:

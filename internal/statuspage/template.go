@@ -56,7 +56,7 @@ ol.failures li{margin:.15rem 0}
 .state .figures{flex-basis:100%;font-size:.85rem;color:#333}
 .state-ok{background:#e8f5ec;border-color:#1b7f3b}.state-ok .word{color:#1b7f3b}
 .state-slow{background:#fff4e0;border-color:#c77700}.state-slow .word{color:#9a5b00}
-.state-failing{background:#fdecee;border-color:#b00020}.state-failing .word{color:#b00020}
+.state-failing,.state-wrong{background:#fdecee;border-color:#b00020}.state-failing .word,.state-wrong .word{color:#b00020}
 .state-down{background:#b00020;border-color:#6d0014;color:#fff}.state-down .word,.state-down .figures{color:#fff}
 .state-nodata{background:#f0f0f0;border-color:#888}.state-nodata .word{color:#555}
 .state-refused{background:#fdecee;border-color:#8a0016}.state-refused .word{color:#8a0016}
@@ -69,7 +69,7 @@ ol.failures li{margin:.15rem 0}
 .badge.valid{color:#1b7f3b;border-color:#1b7f3b}.badge.invalid{color:#8a4b00;border-color:#c77700;background:#fff4e0}
 .chart svg{max-width:100%;height:auto}
 table.targets td{white-space:nowrap}table.targets td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}table.targets td:nth-child(6){white-space:normal;text-align:left;font-size:.78rem;color:#555}table.targets td:nth-child(2),.w{font-weight:700}
-tr[data-state=OK] td:nth-child(2),.w-ok{color:#1b7f3b}tr[data-state=SLOW] td:nth-child(2),.w-slow{color:#9a5b00}tr[data-state=FAILING] td:nth-child(2),tr[data-state=DOWN] td:nth-child(2),tr[data-state=REFUSED] td:nth-child(2),.w-failing,.w-down,.w-refused{color:#b00020}tr[data-state="CAPACITY REGRESSED"] td:nth-child(2),.w-regressed{color:#a03f00}tr[data-state="PROBER BLOCKED"] td:nth-child(2),.w-blocked{color:#6b5500}tr[data-state="LADDER RUNNING"] td:nth-child(2),.w-ladder{color:#0a4aa8}.w-nodata,.w-disabled{color:#666}
+tr[data-state=OK] td:nth-child(2),.w-ok{color:#1b7f3b}tr[data-state=SLOW] td:nth-child(2),.w-slow{color:#9a5b00}tr[data-state=FAILING] td:nth-child(2),tr[data-state=DOWN] td:nth-child(2),tr[data-state=REFUSED] td:nth-child(2),tr[data-state="WRONG ANSWERS"] td:nth-child(2),.w-failing,.w-down,.w-refused,.w-wrong{color:#b00020}tr[data-state="CAPACITY REGRESSED"] td:nth-child(2),.w-regressed{color:#a03f00}tr[data-state="PROBER BLOCKED"] td:nth-child(2),.w-blocked{color:#6b5500}tr[data-state="LADDER RUNNING"] td:nth-child(2),.w-ladder{color:#0a4aa8}.w-nodata,.w-disabled{color:#666}
 form.filter{margin:.4rem 0;font-size:.85rem}
 @media (max-width:40rem){body{padding:.5rem}table.targets{overflow-wrap:anywhere}table.targets td{white-space:normal}table{font-size:.78rem}th,td{padding:.2rem .25rem}th.n,table.server td.n{white-space:normal}table.server{overflow-wrap:anywhere}.state .word{font-size:1.6rem}}
 </style></head><body>
@@ -112,6 +112,11 @@ form.filter{margin:.4rem 0;font-size:.85rem}
 {{range .LadderServer}}<tr><td class="n">{{.Step}}</td><td class="n">{{.Rate}}</td><td class="n">{{or .Running "-"}}</td><td class="n">{{or .Waiting "-"}}</td><td class="n">{{or .KV "-"}}</td><td{{if .Unavailable}} class="bad"{{end}}>{{.Explanation}}</td><td>{{.Gap}}</td></tr>
 {{end}}</table></div>
 <p class="small">gap = client TTFT minus the server's own TTFT at p50 / p95: a difference of percentiles, not a percentile of differences; in brackets the range the server's buckets allow. The server's window counts every client of the server, this daemon's baseline too.</p>{{end}}
+{{if .Checks}}<h3>Answer checks (last 60 min)</h3>
+<div class="scroll"><table class="checks"><tr><th>class</th><th>check</th><th class="n">passed</th><th class="n">failed</th><th class="n">not judged</th><th>fail reasons</th><th>by identity</th></tr>
+{{range .Checks}}<tr><td>{{.Class}}</td><td>{{.Check}}</td><td class="n">{{.Pass}}</td><td class="n{{if .Failing}} bad{{end}}">{{.Fail}}</td><td class="n muted">{{.NotJudged}}</td><td>{{.Reasons}}</td><td class="small">{{.Identities}}</td></tr>
+{{end}}</table></div>
+<p class="small">Correctness: judged checks that passed (not judged: the request failed, availability's). Never the answer's text: read a failed check in /debug/requests.</p>{{end}}
 <h3>Last failures</h3>
 {{if .Failures}}<ol class="failures">{{range .Failures}}<li><span class="small">{{ago $.Now .When}}</span> {{.Traffic}}/{{.Class}}: <strong>{{.Outcome}}/{{.Reason}}</strong>{{if .Status}} (HTTP {{.Status}}){{end}}{{if .Error}} — {{.Error}}{{end}}</li>{{end}}</ol>{{else}}<p class="muted">none kept</p>{{end}}
 <p class="small">baseline during ladders (not in the SLO): {{.DuringLadder}}{{if .Notes}}<br>{{.Notes}}{{end}}</p>

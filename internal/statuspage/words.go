@@ -2,12 +2,14 @@ package statuspage
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/budget"
 	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/slo"
 )
 
 // The card's smaller facts in words, from the daemon's typed facts.
@@ -152,4 +154,116 @@ func bufferedText(b *Buffered) string {
 	}
 	return fmt.Sprintf("%s (%d of %d ok streams since start, the last at %s). %s",
 		b.Verdict, b.Streams, b.OK, b.Last.UTC().Format(timeOfDayLayout), b.Settings)
+}
+
+// reasonsText is a check's fails by reason, most first ("mismatch ×12,
+// invalid_json ×3"; "" without fails).
+func reasonsText(reasons map[string]int) string {
+	type rc struct {
+		r string
+		n int
+	}
+	var rs []rc
+	for r, n := range reasons {
+		if n > 0 {
+			rs = append(rs, rc{r, n})
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].n != rs[j].n {
+			return rs[i].n > rs[j].n
+		}
+		return rs[i].r < rs[j].r
+	})
+	parts := make([]string, len(rs))
+	for i, x := range rs {
+		parts[i] = fmt.Sprintf("%s ×%d", x.r, x.n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// identitiesText is a check's results per identity when it ran under more
+// than one in the window ("under m v1: 30 passed, 0 failed; under m v2: 0
+// passed, 12 failed"), "" otherwise.
+func identitiesText(counts []CheckCount) string {
+	type pf struct{ pass, fail int }
+	by := map[string]pf{}
+	for _, c := range counts {
+		v := by[identityText(c.Identity)]
+		v.pass, v.fail = v.pass+c.Pass, v.fail+c.Fail
+		by[identityText(c.Identity)] = v
+	}
+	if len(by) < 2 {
+		return ""
+	}
+	ids := make([]string, 0, len(by))
+	for id := range by {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("under %s: %d passed, %d failed", id, by[id].pass, by[id].fail)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wrongFigures is WRONG ANSWERS' evidence: the class's judged and failed
+// checks over the first page tier's windows, its burn, and each failing
+// check with its reasons (never an answer's text).
+func wrongFigures(class string, short, long [2]int, failing []CheckRow) string {
+	txt := fmt.Sprintf("class %s: %d of %d judged answer checks failed in the last 5 min, %d of %d in the last 60 min (correctness burn %s, objective %s; not_judged checks are availability's)",
+		class, short[1], short[0], long[1], long[0], burn(long[1], long[0], slo.CorrectnessObjective), pctText(slo.CorrectnessObjective))
+	var parts []string
+	for _, r := range failing {
+		p := fmt.Sprintf("%s failed %d of %d (%s)", r.Check, r.Fail, r.Pass+r.Fail, r.Reasons)
+		if r.Identities != "" {
+			p += " [" + r.Identities + "]"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 0 {
+		txt += "; failing: " + strings.Join(parts, ", ")
+	}
+	return txt
+}
+
+// reasonHint is what a fail reason points at (docs/checks.md).
+var reasonHint = map[string]string{
+	"mismatch":       "a wrong text: the chat template, tokenizer or quantisation",
+	"invalid_json":   "no JSON: structured output is not enforced",
+	"schema":         "JSON off its schema: structured output is not enforced",
+	"no_tool_call":   "no tool call: the tool-call parser or template (llama.cpp: --jinja)",
+	"wrong_tool":     "another tool called: the tool-call parser or template",
+	"bad_arguments":  "tool arguments off their schema: the tool-call parser",
+	"stop_ignored":   "the stop sequence ignored: a proxy or server drops sampling parameters",
+	"length_ignored": "max_tokens ignored: a proxy or server drops sampling parameters",
+	"wrong_model":    "another model answers: the router's model mapping",
+}
+
+// wrongNext is WRONG ANSWERS' next step: what each failing reason points
+// at, then where to read a failed check.
+func wrongNext(target string, failing []CheckRow) string {
+	var hints []string
+	seen := map[string]bool{}
+	changed := false
+	for _, r := range failing {
+		changed = changed || r.Identities != ""
+		for _, part := range strings.Split(r.Reasons, ", ") {
+			reason, _, _ := strings.Cut(part, " ×")
+			if h, ok := reasonHint[reason]; ok && !seen[reason] {
+				seen[reason] = true
+				hints = append(hints, reason+" is "+h)
+			}
+		}
+	}
+	txt := "The target answers, and answers wrong"
+	if len(hints) > 0 {
+		txt += " (" + strings.Join(hints, "; ") + ")"
+	}
+	txt += ". Read a failed check in /debug/requests?target=" + target + " (its reason and the answer's hash; a sanitised excerpt with record_answers: excerpt)"
+	if changed {
+		txt += "; the checks ran under more than one identity in the hour: compare the deploy with the previous one, or roll it back"
+	}
+	return txt + "."
 }
