@@ -75,8 +75,9 @@ targets:
 // record of a failed check holds the answer's SHA-256 and, only on the
 // class with record_answers: excerpt, an excerpt: the answer sanitised
 // (the echoed key redacted, the escape character replaced) and cut to 256
-// bytes, readable in /debug/requests too. Neither sentinel reaches the
-// logs, a label or the status page; the hidden one reaches nothing at all.
+// bytes, readable in /debug/requests too. The card says WRONG ANSWERS with
+// the failing checks and their reason. Neither sentinel reaches the logs, a
+// label or the status page; the hidden one reaches nothing at all.
 func TestCanaryClassLeaksNoAnswer(t *testing.T) {
 	t.Setenv("LLMPROBE_TEST_CANARY_KEY", canaryKey)
 	cfgSim := sim.DefaultConfig()
@@ -104,6 +105,18 @@ func TestCanaryClassLeaksNoAnswer(t *testing.T) {
 		}
 		return true
 	})
+	// Half of each class's judged checks fail: the correctness SLI burns at
+	// the page tier once 3 have failed, and the card says WRONG ANSWERS,
+	// naming the failing checks and their reason (never the answer).
+	waitFor(t, 30*time.Second, "the card in WRONG ANSWERS", func() bool {
+		return strings.Contains(r.get(t, "/targets/sim"), `data-state="WRONG ANSWERS"`)
+	})
+	card := r.get(t, "/targets/sim")
+	for _, want := range []string{"copy-kept", "copy-hidden", "mismatch"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("the WRONG ANSWERS card does not name %q", want)
+		}
+	}
 	fams := r.metrics(t)
 	for _, s := range fams[metric].samples {
 		// A right answer never fails, a wrong one never passes; a fail's
