@@ -38,6 +38,15 @@ targets:
     identity: {response_header: X-Model-Version, poll_every: 1s}
 `
 
+// shippedFailReasons: the reason each shipped check fails with when the
+// simulator answers every kind wrong (the round trip's final answer is a
+// text: mismatch).
+var shippedFailReasons = map[string]string{
+	"add": "mismatch", "multiply": "mismatch", "copy": "mismatch", "json-object": "invalid_json",
+	"weather": "no_tool_call", "weather-round-trip": "mismatch", "stop-at-6": "stop_ignored",
+	"length-5": "length_ignored", "model-name": "wrong_model",
+}
+
 // shippedCanaryConfig is the stack's configuration with the shipped
 // example's classes, as written, and the checks of each canary class.
 func shippedCanaryConfig(t *testing.T) (string, map[string][]string) {
@@ -71,7 +80,8 @@ func shippedCanaryConfig(t *testing.T) (string, map[string][]string) {
 // then every kind of its answers turns wrong (text, json, tool_call, stop,
 // length, model), fast and available as before. In a real Prometheus with
 // the shipped rules, time-scaled, LLMProbeAnswersWrongAfterChange fires for
-// every check of every canary class under v2; no availability or latency
+// every check of every canary class under v2, llmprobe_answer_checks_total
+// counts each check's failures under its kind's reason; no availability or latency
 // alert ever fires, the plain class's included; the card says WRONG
 // ANSWERS with each kind's reason.
 func TestDeployTurnsEveryKindWrong(t *testing.T) {
@@ -140,6 +150,23 @@ func TestDeployTurnsEveryKindWrong(t *testing.T) {
 		return nil
 	})
 	t.Logf("LLMProbeAnswersWrongAfterChange firing %v after the deploy for %v", time.Since(deployed).Round(time.Second), firing)
+	// The metric: each check failed with its kind's reason, and no other.
+	res, err := query(ctx, st.promURL, `sum by (check, reason) (llmprobe_answer_checks_total{target="sim", result="fail"}) > 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, r := range res {
+		got[r.Metric["check"]] = append(got[r.Metric["check"]], r.Metric["reason"])
+	}
+	for check, reason := range shippedFailReasons {
+		if len(got[check]) != 1 || got[check][0] != reason {
+			t.Errorf("llmprobe_answer_checks_total{check=%q, result=\"fail\"} by reason: %v, want %s alone", check, got[check], reason)
+		}
+	}
+	if len(got) != len(shippedFailReasons) {
+		t.Errorf("failed checks by reason %v, want %v", got, shippedFailReasons)
+	}
 	if fired := st.everFired(ctx, t, "LLMProbe(Availability|Latency)BurnRate.*"); len(fired) > 0 {
 		t.Errorf("availability or latency alerts fired on wrong answers: %v", fired)
 	}
