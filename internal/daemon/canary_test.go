@@ -171,6 +171,11 @@ func TestCanaryClassLeaksNoAnswer(t *testing.T) {
 		if c.Name == "stop-at-6" && c.Excerpt != "" {
 			t.Errorf("stop-at-6 record has an excerpt %q without record_answers: excerpt", c.Excerpt)
 		}
+		// Every judged answer of an excerpt class is kept, a passed one
+		// too: 2 + 2 answered off by one (the wrong text), its model right.
+		if c.Name == "model-name" && c.Excerpt != "5" {
+			t.Errorf("model-name excerpt %q, want the answer 5 (record_answers: excerpt keeps every judged answer)", c.Excerpt)
+		}
 	}
 	if !strings.Contains(pages["/debug/requests"], wantKept[:64]) {
 		t.Errorf("/debug/requests does not show a failed check's excerpt")
