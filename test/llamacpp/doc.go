@@ -18,7 +18,12 @@
 // shared-prefix prompts and their cold twins (workload.PrefixGen) through
 // the client and checks the cached prompt tokens the server reports (warm:
 // at least 90% of the prompt; cold: the template header at most) and that
-// warm requests start sooner.
+// warm requests start sooner. TestProbeChecksLlamaCpp runs `probe --checks`
+// with each target of config/checks-llamacpp.yaml against the server started
+// with --jinja and checks issue 29's four outcomes: native json_schema on
+// completions passes, chat json_object fails invalid_json, chat
+// response_format json_schema is http_error and not judged, chat tools with
+// tool_choice required fail no_tool_call.
 //
 // The engine folder is <repository root>/../shared/engines/llama.cpp
 // (overridden by LLMPROBE_LLAMACPP_DIR). Without its llama-server the tests
