@@ -188,12 +188,18 @@ func reasonsText(reasons map[string]int) string {
 func identitiesText(counts []CheckCount) string {
 	type pf struct{ pass, fail int }
 	by := map[string]pf{}
+	known := map[IdentityOf]bool{}
 	for _, c := range counts {
 		v := by[identityText(c.Identity)]
 		v.pass, v.fail = v.pass+c.Pass, v.fail+c.Fail
 		by[identityText(c.Identity)] = v
+		if c.Identity != (IdentityOf{}) {
+			known[c.Identity] = true
+		}
 	}
-	if len(by) < 2 {
+	// Checks before the first identity poll ran under no known identity:
+	// that is no change of identity, so two known ones are needed.
+	if len(known) < 2 {
 		return ""
 	}
 	ids := make([]string, 0, len(by))
