@@ -99,7 +99,11 @@ func ladderPass(res ladder.Result) string {
 // URL's path and the API's endpoint), sanitised for a report: ours, not
 // the server's, but it may hold what a user typed.
 func requestPath(t protocol.Target) string {
-	req, err := t.Adapter.NewRequest(context.Background(), t.Base, protocol.Params{})
+	base, err := t.BaseURL()
+	if err != nil {
+		return ""
+	}
+	req, err := t.Adapter.Request(context.Background(), base, protocol.Params{})
 	if err != nil || req.URL == nil {
 		return ""
 	}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -135,7 +134,7 @@ func (r *targetRun) start(d *Daemon) {
 	if err := r.state.status.Seed(r.cfg.Ladder.HistoryFile); err != nil {
 		d.log.Warn("status page: ladder history not read", "target", r.name, "err", err)
 	}
-	u, _ := url.Parse(r.target.Base)
+	u := r.target.URL // parsed once, by wiring
 	port, _ := strconv.Atoi(u.Port())
 	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
 		Address: u.Hostname(), Port: port})

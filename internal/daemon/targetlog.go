@@ -2,13 +2,11 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -162,23 +160,7 @@ func (f *failureLog) judged(now time.Time, failing bool, every time.Duration) fa
 }
 
 // countsText is "a ×3, b ×1", most frequent first.
-func countsText(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
+func countsText(m map[string]int) string { return durfmt.Counts(m, "%s ×%d") }
 
 // countOutcome counts what a finished record of r says about its target
 // (the failing/recovered lines are spoken on state changes: logFailure).

@@ -1,6 +1,7 @@
 // Package durfmt prints a duration for people: the one format of every
 // human report, page and log line (three significant figures). Machine
-// outputs (JSON, metrics) carry seconds as numbers instead.
+// outputs (JSON, metrics) carry seconds as numbers instead. Rates (Rate)
+// and counts by name (Counts) are printed here too.
 package durfmt
 
 import (

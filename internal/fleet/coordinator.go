@@ -227,9 +227,7 @@ func (l *Ladder) gather(ctx context.Context, a Announcement, i int, deadline tim
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, s := range open {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				r, why, done := l.fetchReport(ctx, a, i, s, deadline)
 				mu.Lock()
 				defer mu.Unlock()
@@ -239,7 +237,7 @@ func (l *Ladder) gather(ctx context.Context, a Announcement, i int, deadline tim
 					return
 				}
 				g.missing[s], final[s] = sanitizeReason(why), done // it may quote the shard's answer
-			}()
+			})
 		}
 		wg.Wait()
 		if err := sleepUntil(ctx, l.n.now, minTime(l.n.now().Add(gatherEvery), deadline)); err != nil || !l.n.now().Before(deadline) {
@@ -378,9 +376,7 @@ func (l *Ladder) gatherLive(ctx context.Context, a Announcement, i int) map[int]
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for s, u := range at {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var r LiveReport
 			if err := getJSON(ctx, l.n.cli, fmt.Sprintf("%s%s/%s/live", u, PathLadders, a.ID), CheckEvery/2, 1<<20, &r); err != nil {
 				return
@@ -393,7 +389,7 @@ func (l *Ladder) gatherLive(ctx context.Context, a Announcement, i int) map[int]
 			mu.Lock()
 			out[s] = &r
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return out

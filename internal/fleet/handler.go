@@ -35,10 +35,8 @@ func (n *Node) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, v)
 	})
 	mux.HandleFunc("GET "+PathLadders+"/{id}/steps", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		l := n.byLadder(id)
+		id, l := n.ladderAt(w, r)
 		if l == nil {
-			writeError(w, http.StatusNotFound, "unknown ladder "+sanitize.String(id, 100))
 			return
 		}
 		out := []*StepReport{}
@@ -50,14 +48,12 @@ func (n *Node) Handler() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]any{"ladder": id, "steps": out})
 	})
 	mux.HandleFunc("GET "+PathLadders+"/{id}/steps/{step}", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		i, err := strconv.Atoi(r.PathValue("step"))
-		l := n.byLadder(id)
-		switch {
-		case l == nil:
-			writeError(w, http.StatusNotFound, "unknown ladder "+sanitize.String(id, 100))
+		id, l := n.ladderAt(w, r)
+		if l == nil {
 			return
-		case err != nil || i < 1 || i > len(l.cfg.Steps):
+		}
+		i, err := strconv.Atoi(r.PathValue("step"))
+		if err != nil || i < 1 || i > len(l.cfg.Steps) {
 			writeError(w, http.StatusBadRequest, "step must be 1 to "+strconv.Itoa(len(l.cfg.Steps)))
 			return
 		}
@@ -72,10 +68,8 @@ func (n *Node) Handler() http.Handler {
 		}
 	})
 	mux.HandleFunc("GET "+PathLadders+"/{id}/live", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		l := n.byLadder(id)
+		id, l := n.ladderAt(w, r)
 		if l == nil {
-			writeError(w, http.StatusNotFound, "unknown ladder "+sanitize.String(id, 100))
 			return
 		}
 		rep, ok := l.live(id)
@@ -97,6 +91,17 @@ func (n *Node) all() []*Ladder {
 		out = append(out, n.ladders[t])
 	}
 	return out
+}
+
+// ladderAt is the path's ladder id and the ladder holding it; nil (and a
+// 404 written to w) when none does.
+func (n *Node) ladderAt(w http.ResponseWriter, r *http.Request) (string, *Ladder) {
+	id := r.PathValue("id")
+	l := n.byLadder(id)
+	if l == nil {
+		writeError(w, http.StatusNotFound, "unknown ladder "+sanitize.String(id, 100))
+	}
+	return id, l
 }
 
 // byLadder is the ladder holding ladder id (a shard's share, or shard 0's

@@ -166,13 +166,11 @@ func (d *directory) discover(ctx context.Context) {
 	answers := make([]answer, len(addrs))
 	var wg sync.WaitGroup
 	for i, a := range addrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var info ShardInfo
 			err := getJSON(ctx, d.client, a+PathShard, time.Second, 1<<16, &info)
 			answers[i] = answer{a, info, err}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

@@ -35,11 +35,11 @@ type anthRequest struct {
 // requires max_tokens.
 const anthDefaultMaxTokens = 1024
 
-// NewRequest implements Adapter. System messages go to the top-level system
+// Request implements Adapter. System messages go to the top-level system
 // field (the API has no system role); a bare Prompt becomes one user
 // message. The x-api-key and anthropic-version headers are the Client's
 // (see AuthStyle and AuthOptions.AnthropicVersion).
-func (AnthropicMessages) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+func (AnthropicMessages) Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error) {
 	if p.Check != nil {
 		return checkRequest(ctx, APIAnthropicMessages, base, p)
 	}
@@ -61,6 +61,11 @@ func (AnthropicMessages) NewRequest(ctx context.Context, base string, p Params) 
 		body.Messages = []Message{{Role: "user", Content: p.Prompt}}
 	}
 	return postStream(ctx, APIAnthropicMessages, base, "messages", body)
+}
+
+// NewRequest implements Adapter.
+func (a AnthropicMessages) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	return requestTo(ctx, a, base, p)
 }
 
 // NewDecoder implements Adapter.

@@ -283,7 +283,7 @@ func (pl *checkPlan) anthropicBody(model string) map[string]any {
 }
 
 // checkRequest builds a check's streaming request for api.
-func checkRequest(ctx context.Context, api, base string, p Params) (*http.Request, error) {
+func checkRequest(ctx context.Context, api string, base BaseURL, p Params) (*http.Request, error) {
 	pl, err := newCheckPlan(api, p)
 	if err != nil {
 		return nil, err

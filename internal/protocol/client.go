@@ -62,6 +62,11 @@ type ClientOptions struct {
 // Target is one endpoint: a base URL (e.g. "http://127.0.0.1:8000/v1"),
 // the API spoken there, and headers for it alone.
 type Target struct {
+	// URL is the base URL, parsed once (wiring sets it from the
+	// configuration's url). Base is the same as text, for a Target a Go
+	// caller writes by hand: it is parsed on each request, and only when
+	// URL is unset.
+	URL     BaseURL
 	Base    string
 	Adapter Adapter
 	Headers http.Header
@@ -185,7 +190,11 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		ph = &phaseTrace{now: now}
 	}
 	ctx = httptrace.WithClientTrace(ctx, attemptTrace(&conn, &use, ph))
-	req, err := t.Adapter.NewRequest(ctx, t.Base, p)
+	base, err := t.BaseURL()
+	var req *http.Request
+	if err == nil {
+		req, err = t.Adapter.Request(ctx, base, p)
+	}
 	if err != nil {
 		if dispatched != nil {
 			dispatched()

@@ -24,8 +24,12 @@ type firstTokenAdapter struct {
 
 func (o firstTokenAdapter) Name() string { return o.a.Name() }
 
+func (o firstTokenAdapter) Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error) {
+	return o.a.Request(ctx, base, p)
+}
+
 func (o firstTokenAdapter) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
-	return o.a.NewRequest(ctx, base, p)
+	return requestTo(ctx, o, base, p)
 }
 
 func (o firstTokenAdapter) AuthStyle() AuthStyle { return o.a.AuthStyle() }

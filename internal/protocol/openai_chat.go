@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -23,16 +21,14 @@ type OpenAIChat struct{}
 // Name implements Adapter.
 func (OpenAIChat) Name() string { return APIOpenAIChat }
 
-// NewRequest implements Adapter. When Params has no Messages, the Prompt is
+// Request implements Adapter. When Params has no Messages, the Prompt is
 // sent as one user message.
-func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+func (OpenAIChat) Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error) {
 	if p.Check != nil {
 		return checkRequest(ctx, APIOpenAIChat, base, p)
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// Never echo the base URL: it may carry credentials.
-		return nil, errors.New("openai-chat: base URL must be an absolute http(s) URL")
+	if base.IsZero() {
+		return nil, errors.New("openai-chat: " + errBaseURL.Error())
 	}
 	msgs := p.Messages
 	if len(msgs) == 0 {
@@ -45,20 +41,16 @@ func (OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.
 	if err != nil {
 		return nil, errors.New("openai-chat: cannot build the request")
 	}
-	req.URL = u.JoinPath("chat/completions")
-	if !strings.HasPrefix(req.URL.Path, "/") { // a base with no path
-		req.URL.Path = "/" + req.URL.Path
-		if req.URL.RawPath != "" {
-			req.URL.RawPath = "/" + req.URL.RawPath
-		}
-	}
-	if h := req.URL.Host; strings.HasSuffix(h, ":") && len(h)-1 > strings.LastIndexByte(h, ']') {
-		req.URL.Host = h[:len(h)-1] // an empty port, as NewRequest normalises it
-	}
+	req.URL = base.Join("chat/completions")
 	req.Host = req.URL.Host
 	req.Header["Content-Type"] = []string{"application/json"}
 	req.Header["Accept"] = []string{"text/event-stream"}
 	return req, nil
+}
+
+// NewRequest implements Adapter.
+func (a OpenAIChat) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	return requestTo(ctx, a, base, p)
 }
 
 // NewDecoder implements Adapter.

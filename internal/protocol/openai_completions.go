@@ -25,9 +25,9 @@ type cmplRequest struct {
 	StreamOptions openAIStreamOptions `json:"stream_options"`
 }
 
-// NewRequest implements Adapter. Messages are joined into the prompt when
+// Request implements Adapter. Messages are joined into the prompt when
 // Params.Prompt is empty.
-func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+func (OpenAICompletions) Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error) {
 	if p.Check != nil {
 		return checkRequest(ctx, APIOpenAICompletions, base, p)
 	}
@@ -41,6 +41,11 @@ func (OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) 
 			ContinuousUsageStats: p.UsageDeltas,
 		},
 	})
+}
+
+// NewRequest implements Adapter.
+func (a OpenAICompletions) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	return requestTo(ctx, a, base, p)
 }
 
 // NewDecoder implements Adapter.

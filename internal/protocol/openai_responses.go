@@ -28,10 +28,10 @@ type respRequest struct {
 	Store           *bool  `json:"store,omitempty"`
 }
 
-// NewRequest implements Adapter. Messages are sent as input items; a bare
+// Request implements Adapter. Messages are sent as input items; a bare
 // Prompt (no Messages) is sent as the input string. store is false: a probe
 // leaves nothing behind on the server.
-func (OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+func (OpenAIResponses) Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error) {
 	if p.Check != nil {
 		return checkRequest(ctx, APIOpenAIResponses, base, p)
 	}
@@ -47,6 +47,11 @@ func (OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*
 		Stream:          true,
 		Store:           &store,
 	})
+}
+
+// NewRequest implements Adapter.
+func (a OpenAIResponses) NewRequest(ctx context.Context, base string, p Params) (*http.Request, error) {
+	return requestTo(ctx, a, base, p)
 }
 
 // NewDecoder implements Adapter.

@@ -2,9 +2,10 @@ package protocol
 
 import (
 	"context"
-	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"net/http"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/answercheck"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 )
@@ -64,8 +65,12 @@ type ServerError struct {
 type Adapter interface {
 	// Name is the API's name as used in config and flags (e.g. "openai-chat").
 	Name() string
-	// NewRequest builds the streaming HTTP request for base (e.g.
-	// "http://127.0.0.1:8000/v1"). Auth headers are added by the Client.
+	// Request builds the streaming HTTP request for base (e.g.
+	// "http://127.0.0.1:8000/v1", parsed once: BaseURL). Auth headers are
+	// added by the Client.
+	Request(ctx context.Context, base BaseURL, p Params) (*http.Request, error)
+	// NewRequest is Request for a base URL as text, parsed for this one
+	// request (for Go callers that hold no BaseURL).
 	NewRequest(ctx context.Context, base string, p Params) (*http.Request, error)
 	// NewDecoder returns a decoder for one stream; decoders may keep state
 	// (event order) and are used by one goroutine.

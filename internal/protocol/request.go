@@ -6,26 +6,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
-// postStream builds a streaming POST of body (JSON) to base joined with path.
-func postStream(ctx context.Context, api, base, path string, body any) (*http.Request, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		// The base URL is not echoed: it may carry credentials.
-		return nil, fmt.Errorf("%s: base URL must be an absolute http(s) URL", api)
+// requestTo builds a's request for base as text, parsed for this one
+// request (Go callers that hold no BaseURL). The error never quotes base.
+func requestTo(ctx context.Context, a Adapter, base string, p Params) (*http.Request, error) {
+	b, err := ParseBaseURL(base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Name(), err)
 	}
-	u = u.JoinPath(path)
+	return a.Request(ctx, b, p)
+}
+
+// postStream builds a streaming POST of body (JSON) to base joined with
+// path; the URL is set as joined, never formatted and parsed again.
+func postStream(ctx context.Context, api string, base BaseURL, path string, body any) (*http.Request, error) {
+	if base.IsZero() {
+		return nil, fmt.Errorf("%s: %w", api, errBaseURL)
+	}
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding request body: %w", api, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(buf))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", bytes.NewReader(buf))
 	if err != nil {
 		return nil, fmt.Errorf("%s: building request: %w", api, err)
 	}
+	req.URL = base.Join(path)
+	req.Host = req.URL.Host
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	return req, nil

@@ -152,18 +152,10 @@ func (h HostHealth) SpareCPU(limit float64) bool {
 // hostThresholds fills the host thresholds of d (defaults) from c's
 // non-zero fields.
 func (d *ValidityConfig) hostThresholds(c ValidityConfig) {
-	if c.StarvedPressure > 0 {
-		d.StarvedPressure = c.StarvedPressure
-	}
-	if c.StarvedThrottled > 0 {
-		d.StarvedThrottled = c.StarvedThrottled
-	}
-	if c.StarvedRunWait > 0 {
-		d.StarvedRunWait = c.StarvedRunWait
-	}
-	if c.StarvedBusy > 0 {
-		d.StarvedBusy = c.StarvedBusy
-	}
+	positive(&d.StarvedPressure, c.StarvedPressure)
+	positive(&d.StarvedThrottled, c.StarvedThrottled)
+	positive(&d.StarvedRunWait, c.StarvedRunWait)
+	positive(&d.StarvedBusy, c.StarvedBusy)
 }
 
 // lateCause names why a generator was late, given the host's health over

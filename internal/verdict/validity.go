@@ -141,28 +141,24 @@ type Evidence struct {
 	Host    HostHealth
 }
 
+// positive sets *d to c when c is above 0: a zero (unset) or negative
+// setting keeps the default in *d.
+func positive[T ~int | ~int64 | ~float64](d *T, c T) {
+	if c > 0 {
+		*d = c
+	}
+}
+
 func (c ValidityConfig) withDefaults() ValidityConfig {
 	d := DefaultValidity
-	if c.MaxLagP99 > 0 {
-		d.MaxLagP99 = c.MaxLagP99
-	}
+	positive(&d.MaxLagP99, c.MaxLagP99)
 	d.lagDefaults(c)
-	if c.RateTolerance > 0 {
-		d.RateTolerance = c.RateTolerance
-	}
-	if c.Z > 0 {
-		d.Z = c.Z
-	}
-	if c.MinExpected > 0 {
-		d.MinExpected = c.MinExpected
-	}
+	positive(&d.RateTolerance, c.RateTolerance)
+	positive(&d.Z, c.Z)
+	positive(&d.MinExpected, c.MinExpected)
 	d.StarvedSchedP99 = d.MaxLagP99 / 4
-	if c.StarvedSchedP99 > 0 {
-		d.StarvedSchedP99 = c.StarvedSchedP99
-	}
-	if c.StarvedSteal > 0 {
-		d.StarvedSteal = c.StarvedSteal
-	}
+	positive(&d.StarvedSchedP99, c.StarvedSchedP99)
+	positive(&d.StarvedSteal, c.StarvedSteal)
 	d.hostThresholds(c)
 	return d
 }

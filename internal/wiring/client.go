@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -37,6 +36,12 @@ func Client(t config.Target, o ClientOptions) (*protocol.Client, protocol.Target
 	if err != nil {
 		return nil, protocol.Target{}, fmt.Errorf("api: %w", err)
 	}
+	// The url is parsed here, once: requests join their paths to it
+	// (config checked it; the error never quotes it).
+	base, err := protocol.ParseBaseURL(t.URL)
+	if err != nil {
+		return nil, protocol.Target{}, fmt.Errorf("url: %w", err)
+	}
 	hdrs, err := t.ResolvedHeaders()
 	if err != nil {
 		return nil, protocol.Target{}, err
@@ -67,5 +72,5 @@ func Client(t config.Target, o ClientOptions) (*protocol.Client, protocol.Target
 	if err != nil {
 		return nil, protocol.Target{}, err
 	}
-	return client, protocol.Target{Base: strings.TrimRight(t.URL, "/"), Adapter: ad, Hook: o.Hook}, nil
+	return client, protocol.Target{URL: base, Adapter: ad, Hook: o.Hook}, nil
 }

@@ -146,7 +146,7 @@ func TestClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseIdleConnections()
-	if target.Base != srv.URL+"/v1" || target.Adapter.Name() != tg.API || target.Hook == nil {
+	if target.URL.String() != srv.URL+"/v1" || target.Adapter.Name() != tg.API || target.Hook == nil {
 		t.Errorf("target %+v", target)
 	}
 	resp, err := c.Get(context.Background(), target, "/models")
