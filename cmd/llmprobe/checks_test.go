@@ -173,7 +173,7 @@ func TestChecksExit(t *testing.T) {
 		t.Errorf("checksPass without runs: %q", got)
 	}
 	err := checksExit(nil, failed)
-	if want := "wrong answers: add failed 2 of 3 judged (mismatch 2); schema failed 2 of 2 judged (invalid_json 1, other 1)"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "wrong answers: add failed 2 of 3 (mismatch 2); schema failed 2 of 2 (invalid_json 1, other 1)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("why %v, want %q", err, want)
 	}
 	if v := runVerdict(err, ""); v.Result != report.ResultFail || v.Exit != exitWrongAnswers || v.Cause != report.CauseTarget {

@@ -61,13 +61,13 @@ func FailedChecks(rows []CheckRow) []CheckRow {
 }
 
 // FailedChecksText names each failing check with its failures against its
-// judged runs and their reasons: "add failed 2 of 3 judged (mismatch 2);
-// schema failed 1 of 1 judged (invalid_json 1)". Rows without failures
-// are left out.
+// judged runs (not judged ones left out, as the status page counts them)
+// and their reasons: "add failed 2 of 3 (mismatch 2); schema failed 1 of 1
+// (invalid_json 1)". Rows without failures are left out.
 func FailedChecksText(rows []CheckRow) string {
 	var parts []string
 	for _, r := range FailedChecks(rows) {
-		parts = append(parts, fmt.Sprintf("%s failed %d of %d judged (%s)", r.Check, r.Fail, r.Judged(), r.ReasonsText()))
+		parts = append(parts, fmt.Sprintf("%s failed %d of %d (%s)", r.Check, r.Fail, r.Judged(), r.ReasonsText()))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -31,9 +31,9 @@ func TestFailedChecksText(t *testing.T) {
 		{"none", nil, ""},
 		{"all pass", checkRows()[:1], ""},
 		{"never judged", checkRows()[3:], ""},
-		{"failing", checkRows(), "schema failed 2 of 3 judged (invalid_json 1, schema 1); weather failed 3 of 3 judged (no_tool_call 3)"},
+		{"failing", checkRows(), "schema failed 2 of 3 (invalid_json 1, schema 1); weather failed 3 of 3 (no_tool_call 3)"},
 		{"reasons by count", []CheckRow{{Check: "rt", Runs: 5, Pass: 1, Fail: 4, Reasons: map[string]int{"wrong_tool": 1, "mismatch": 3}}},
-			"rt failed 4 of 5 judged (mismatch 3, wrong_tool 1)"},
+			"rt failed 4 of 5 (mismatch 3, wrong_tool 1)"},
 	} {
 		if got := FailedChecksText(tc.rows); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

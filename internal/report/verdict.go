@@ -38,7 +38,7 @@ const (
 //
 // Wrong names the answer checks (probe --checks) that were judged and
 // failed, with their counts and reasons (FailedChecksText: "add failed 2
-// of 3 judged (mismatch 2)"), never an answer's text: whatever else decided
+// of 3 (mismatch 2)"), never an answer's text: whatever else decided
 // the exit status, every rendering names them first after the result,
 // as "WRONG ANSWERS: …". Why then says what decided the exit status besides
 // them, "" when the wrong answers did (exit status 8).
@@ -96,7 +96,7 @@ func (v RunVerdict) JSON() *VerdictJSON {
 
 // Line is the verdict in one line: "FAIL (exit status 5, the target's
 // doing): gates failed: …", or with failing answer checks "FAIL (exit
-// status 8, the target's doing): WRONG ANSWERS: add failed 2 of 3 judged
+// status 8, the target's doing): WRONG ANSWERS: add failed 2 of 3
 // (mismatch 2)".
 func (v RunVerdict) Line() string {
 	who := ""
