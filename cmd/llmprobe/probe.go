@@ -64,7 +64,7 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	)
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
-	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
+	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; the answer checks with --checks; latency percentiles)")
 	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name); not given: drawn for each run, so that a repeated run's prompts are not answered from the server's prompt cache (the report and stderr say the seed drawn)")
 	t.drawSeed = true
 	t.bind(fs,
