@@ -1,16 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
-	"strings"
 	"sync"
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
@@ -62,16 +58,9 @@ func indexOf(cs []answercheck.Check, name string) int {
 	return -1
 }
 
-// checkRow is one check's results in a probe's report (and its JSON).
-type checkRow struct {
-	Check     string         `json:"check"`
-	Kind      string         `json:"kind"`
-	Runs      int            `json:"runs"`
-	Pass      int            `json:"pass"`
-	Fail      int            `json:"fail"`
-	Reasons   map[string]int `json:"fail_reasons,omitempty"`
-	NotJudged int            `json:"not_judged"`
-}
+// checkRow is one check's results in a probe's report: the report's row
+// (text, HTML and JSON render it).
+type checkRow = report.CheckRow
 
 // checkTally counts a probe's answer checks from its finished records (a
 // ledger.Sink), by check, in the order the checks were configured.
@@ -150,53 +139,13 @@ func (t *checkTally) Rows() []checkRow {
 	return out
 }
 
-// reasonsText is a row's failure reasons, most frequent first: "mismatch 3, schema 1".
-func reasonsText(m map[string]int) string { return durfmt.Counts(m, "%s %d") }
-
-// checksText writes the checks table after a probe's report.
-func checksText(w io.Writer, rows []checkRow) error {
-	var b strings.Builder
-	b.WriteString("\nanswer checks (pass: the answer was right; fail: wrong; not judged: the request did not end ok)\n")
-	fmt.Fprintf(&b, "  %-24s %-10s %5s %5s %5s %10s  %s\n", "check", "kind", "runs", "pass", "fail", "not_judged", "fail reasons")
-	for _, r := range rows {
-		line := fmt.Sprintf("  %-24s %-10s %5d %5d %5d %10d  %s", r.Check, r.Kind, r.Runs, r.Pass, r.Fail, r.NotJudged, reasonsText(r.Reasons))
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// probeWithChecks is the probe's JSON report with its checks beside the
-// figures ("checks", absent without checks).
-type probeWithChecks struct {
-	report.Probe
-	Checks []checkRow `json:"checks,omitempty"`
-}
-
-// probeJSON writes the probe's JSON report, as report.ProbeJSON does, with
-// its checks.
-func probeJSON(w io.Writer, p report.Probe, rows []checkRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(probeWithChecks{Probe: p, Checks: rows}); err != nil {
-		return fmt.Errorf("report: writing JSON report: %w", err)
-	}
-	return nil
-}
-
 // checksExit is the probe's exit status with its checks: a judged check
 // that failed exits exitWrongAnswers, before a generator found invalid or
 // gates failed (what the answers were does not depend on the prober's
 // schedule), after a ledger not written or no request ok.
 func checksExit(status error, rows []checkRow) error {
-	var failed []string
-	for _, r := range rows {
-		if r.Fail > 0 {
-			failed = append(failed, fmt.Sprintf("%s failed %d of %d (%s)", r.Check, r.Fail, r.Runs, reasonsText(r.Reasons)))
-		}
-	}
-	if len(failed) == 0 {
+	failed := report.FailedChecksText(rows)
+	if failed == "" {
 		return status
 	}
 	switch exitCodeOf(status) {
@@ -206,7 +155,7 @@ func checksExit(status error, rows []checkRow) error {
 			return status
 		}
 	}
-	return exitStatus{exitWrongAnswers, "wrong answers: " + strings.Join(failed, "; ")}
+	return exitStatus{exitWrongAnswers, "wrong answers: " + failed}
 }
 
 // checksPass says what the checks of a run that did not fail them met.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/protocol"
+	"github.com/llmprobe/llmprobe/internal/report"
 	"github.com/llmprobe/llmprobe/internal/wiring"
 )
 
@@ -94,8 +95,8 @@ func TestProbeChecksWrongAnswers(t *testing.T) {
 					return
 				}
 				v := out.Verdict
-				if v.Result != "FAIL" || v.ExitStatus != exitWrongAnswers || v.Cause != "target" || !strings.HasPrefix(v.Why, "wrong answers: ") {
-					t.Errorf("verdict %+v: want FAIL, exit 8, the target's doing, why \"wrong answers: …\"", v)
+				if v.Result != "FAIL" || v.ExitStatus != exitWrongAnswers || v.Cause != "target" || !strings.HasPrefix(v.Why, report.WrongAnswers+": ") {
+					t.Errorf("verdict %+v: want FAIL, exit 8, the target's doing, why \"WRONG ANSWERS: …\"", v)
 				}
 				for c, reason := range want {
 					if !regexp.MustCompile(`\b` + regexp.QuoteMeta(c) + ` failed \d+ of \d+ \(` + reason + ` \d+\)`).MatchString(v.Why) {

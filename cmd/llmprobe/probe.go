@@ -64,7 +64,7 @@ func (p *probeFlags) register(fs *pflag.FlagSet) {
 	)
 	fs.StringVar(&p.ledgerPath, "ledger", "", "write the request ledger as JSONL to this file")
 	fs.BoolVar(&p.jsonOut, "json", false, "print the report as one JSON object")
-	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; latency percentiles)")
+	fs.StringVar(&p.htmlPath, "html", "", "also write a self-contained HTML report (header with version, command, target, model, API, window, arrivals, seed, gates and host evidence; outcomes; the answer checks with --checks; latency percentiles)")
 	t.registerSeed(fs, "seed for arrivals, think times and prompts (0: derived from the target name); not given: drawn for each run, so that a repeated run's prompts are not answered from the server's prompt cache (the report and stderr say the seed drawn)")
 	t.drawSeed = true
 	t.bind(fs,
@@ -195,8 +195,11 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		pass += "; " + checksPass(checkRows)
 	}
 	verdict := runVerdict(status, pass)
+	if verdict.Wrong = report.FailedChecksText(checkRows); verdict.Wrong != "" && verdict.Exit == exitWrongAnswers {
+		verdict.Why = "" // the wrong answers, named first, decided it
+	}
 	m := reportMeta(&p.target, base, "probe", args, plan.Client.Redactor(), plan.Endpoint.Adapter.Name(), p.duration, "window")
-	m.Verdict, m.Path = &verdict, requestPath(plan.Endpoint)
+	m.Verdict, m.Path, m.Checks = &verdict, requestPath(plan.Endpoint), checkRows
 	if p.htmlPath != "" {
 		m.Started, m.Seed, m.SeedSet = started, wiring.Seed(*p.target.target()), true
 		m.Arrival = arrivalName(string(p.target.target().Baseline.Arrival), p.target.target().Baseline.Burstiness)
@@ -211,9 +214,9 @@ func runProbe(ctx context.Context, e env, args []string) error {
 		pj := report.ProbeOf(run.Summary)
 		pj.AddServer(run.Server, run.Summary)
 		pj.AddMeta(m)
-		err = probeJSON(e.stdout, pj, checkRows)
-	} else if err = report.ProbeText(e.stdout, run.Summary, run.Server, m); err == nil && tally != nil {
-		err = checksText(e.stdout, checkRows)
+		err = report.ProbeJSON(e.stdout, pj)
+	} else {
+		err = report.ProbeText(e.stdout, run.Summary, run.Server, m)
 	}
 	if err != nil {
 		return err

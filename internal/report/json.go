@@ -138,6 +138,9 @@ type Probe struct {
 	// Turns are a session class's figures by turn index; absent without
 	// sessions.
 	Turns []TurnJSON `json:"turns,omitempty"`
+	// Checks are the answer checks' results (probe --checks), a row per
+	// configured check; absent without checks.
+	Checks []CheckRow `json:"checks,omitempty"`
 }
 
 // DistOf converts percentiles to seconds.
@@ -189,13 +192,14 @@ func ProbeOf(s stats.Summary) Probe {
 	return p
 }
 
-// AddMeta adds what the command knows beside the summary: its verdict
-// and the path requested.
+// AddMeta adds what the command knows beside the summary: its verdict,
+// the path requested and the answer checks' table.
 func (p *Probe) AddMeta(m Meta) {
 	if m.Verdict != nil {
 		p.Verdict = m.Verdict.JSON()
 	}
 	p.RequestPath = m.Path
+	p.Checks = m.Checks
 }
 
 // JSON writes the probe report as one indented JSON object.

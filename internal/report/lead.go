@@ -33,7 +33,7 @@ func (d leadData) Class() string {
 // leadTemplate renders the lead: the verdict in large type, then a table
 // of its evidence.
 var leadTemplate = template.Must(template.New("lead").Parse(`<div class="lead {{.Class}}">
-{{with .Verdict}}<p class="verdict"><strong class="result">{{.Result}}</strong> <span class="exit">exit status {{.Exit}}</span>{{if .Cause}} <span class="cause">cause: the {{.Cause}}</span>{{end}}<br><span class="why">{{.Why}}</span></p>
+{{with .Verdict}}<p class="verdict"><strong class="result">{{.Result}}</strong> <span class="exit">exit status {{.Exit}}</span>{{if .Cause}} <span class="cause">cause: the {{.Cause}}</span>{{end}}<br>{{if .Wrong}}<strong class="wrong">WRONG ANSWERS:</strong> <span class="wrong">{{.Wrong}}</span>{{if .Why}}; {{end}}{{end}}<span class="why">{{.Why}}</span></p>
 {{else}}<p class="verdict"><strong class="result">NOT JUDGED</strong> <span class="why">this page was rendered without the command's verdict</span></p>
 {{end}}<table class="lead">
 {{range .Items}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>
@@ -51,16 +51,24 @@ func leadHTML(d leadData) (template.HTML, error) {
 }
 
 // probeLead is a probe's lead: its verdict, the gates against the good
-// fraction, the requests' outcomes, the generator verdict and the server
-// view (when one was read).
+// fraction, the requests' outcomes, the answer checks (probe --checks:
+// first when one failed, else after the outcomes), the generator verdict
+// and the server view (when one was read).
 func probeLead(s stats.Summary, server *servermetrics.View, m Meta) leadData {
 	d := leadData{Verdict: m.Verdict}
 	gl := gates(s.Gates)
 	if !s.Gates.IsZero() {
 		gl += fmt.Sprintf(": good %d of %d planned, good fraction %s", s.Good, s.Planned+s.Pending-s.InjectedCancels, goodFraction(s))
 	}
-	d.Items = append(d.Items, leadItem{"gates", gl}, leadItem{"requests", outcomesLead(s, m.Path)},
-		leadItem{"generator", generatorLead(s.Validity)})
+	checks := leadItem{"answer checks", checksLead(m.Checks)}
+	if len(FailedChecks(m.Checks)) > 0 { // wrong answers lead the evidence
+		d.Items = append(d.Items, checks)
+	}
+	d.Items = append(d.Items, leadItem{"gates", gl}, leadItem{"requests", outcomesLead(s, m.Path)})
+	if len(m.Checks) > 0 && len(FailedChecks(m.Checks)) == 0 {
+		d.Items = append(d.Items, checks)
+	}
+	d.Items = append(d.Items, leadItem{"generator", generatorLead(s.Validity)})
 	if server != nil {
 		d.Items = append(d.Items, leadItem{"server view", server.Explanation + " (section below)"})
 	}

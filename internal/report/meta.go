@@ -38,6 +38,10 @@ type Meta struct {
 	// status comes from: the HTML reports lead with it (nil: rendered
 	// without one, "NOT JUDGED").
 	Verdict *RunVerdict
+	// Checks are the probe's answer checks (probe --checks), one row per
+	// configured check: the text, HTML and JSON reports carry the table
+	// (nil: the run sent no checks, and no report mentions them).
+	Checks []CheckRow
 }
 
 // svgLine is the run's description under the SVG's title.
@@ -147,6 +151,9 @@ div.lead.pass strong.result { color: #2a7d2a; }
 div.lead.fail strong.result { color: #b00; }
 div.lead.invalid strong.result { color: #b35c00; }
 div.lead span.exit, div.lead span.cause { font-size: 16px; margin-left: 0.5em; }
+div.lead strong.wrong { color: #b00; letter-spacing: 1px; }
+tr.failed td { color: #b00; }
+table.checks td.name, table.checks td.reasons { text-align: left; }
 table.lead { font-size: 14px; }
 table.server, table.gap, table.matched { margin: 0.5em 0; }
 table.lead th, table.lead td { text-align: left; vertical-align: top; border: none; background: none; padding: 2px 8px 2px 0; }

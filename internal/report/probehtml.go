@@ -28,6 +28,12 @@ var probePage = newPage("probe", `{{template "top" .}}<p>{{.Mode}}</p>
 {{range .Outcomes}}<tr><td>{{.Name}}</td><td>{{.Count}}</td><td style="text-align:left">{{.Reasons}}</td></tr>
 {{end}}</table>
 {{if .Path}}<p class="note">Requests were sent to {{.Path}}.</p>
+{{end}}{{if .Checks}}<h2>Answer checks</h2>
+<table class="checks">
+<tr><th>check</th><th>kind</th><th>runs</th><th>pass</th><th>fail</th><th>not judged</th><th>fail reasons</th></tr>
+{{range .Checks}}<tr{{if .Failed}} class="failed"{{end}}><td class="name">{{.Check}}</td><td class="name">{{.Kind}}</td><td>{{.Runs}}</td><td>{{.Pass}}</td><td>{{.Fail}}</td><td>{{.NotJudged}}</td><td class="reasons">{{.ReasonsCell}}</td></tr>
+{{end}}</table>
+<p class="note">Pass: the answer was right; fail: wrong, by reason; not judged: the request did not end ok (it counts as availability). No answer's text is shown.</p>
 {{end}}
 <h2>Latency</h2>
 <table class="latency">
@@ -118,7 +124,8 @@ func ProbeHTML(w io.Writer, s stats.Summary, m Meta) error { return ProbeHTMLWit
 // lead (the verdict m carries, with its exit status; the gates against
 // the good fraction; the outcomes; the generator verdict; the server
 // view), the same header as the ladder's (m, the gates and the prober
-// host's evidence), the rates, the outcome table, the latency
+// host's evidence), the rates, the outcome table, the answer checks'
+// table (m.Checks; none: no section), the latency
 // percentiles, the per-request client − server gaps where the server sent
 // its timings, the server's view of the run (server, nil: none), goodput
 // and the generator's verdict with its causes.
@@ -147,6 +154,7 @@ func ProbeHTMLWith(w io.Writer, s stats.Summary, server *servermetrics.View, m M
 		PrefixNote, Path, MatchedNote                                                   string
 		Matched                                                                         []latencyRow
 		Server                                                                          *probeServer
+		Checks                                                                          []checkHTMLRow
 	}{
 		Title: title, Mode: ModeLine(s.Mode), Window: dur(s.Window), Requested: rate(s.RequestedRate), Achieved: rate(s.AchievedRate),
 		Planned: s.Planned, Dispatched: s.Dispatched, Unsent: s.Unsent, Retries: s.Retries, Good: s.Good,
@@ -154,6 +162,7 @@ func ProbeHTMLWith(w io.Writer, s stats.Summary, server *servermetrics.View, m M
 		Verdict: GeneratorVerdictLine(s.Validity), Valid: s.Validity.Valid,
 		Header: header, Prefix: prefixRows(s), PrefixNote: PrefixNote, Path: m.Path,
 		Matched: probeMatchedRows(s), MatchedNote: MatchedGapNote, Server: probeServerOf(server, s),
+		Checks: checksHTMLRows(m.Checks),
 	}
 	if data.Lead, err = leadHTML(probeLead(s, server, m)); err != nil {
 		return err

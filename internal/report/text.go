@@ -29,8 +29,9 @@ func Text(w io.Writer, s stats.Summary) error { return text(w, s, "") }
 
 // ProbeText writes a probe's whole text report: its verdict line (m's),
 // the report of Text with the path requested named beside a not_found,
-// and the server's view of the run (server, nil: none): the same verdict
-// and figures as ProbeHTMLWith and the JSON.
+// the server's view of the run (server, nil: none) and the answer checks'
+// table (m.Checks, none: no table): the same verdict and figures as
+// ProbeHTMLWith and the JSON.
 func ProbeText(w io.Writer, s stats.Summary, server *servermetrics.View, m Meta) error {
 	if err := VerdictText(w, m.Verdict); err != nil {
 		return err
@@ -38,7 +39,10 @@ func ProbeText(w io.Writer, s stats.Summary, server *servermetrics.View, m Meta)
 	if err := text(w, s, m.Path); err != nil {
 		return err
 	}
-	return ServerText(w, server, s)
+	if err := ServerText(w, server, s); err != nil {
+		return err
+	}
+	return ChecksText(w, m.Checks)
 }
 
 // text writes the report of one probe run; path, when known, is named

@@ -35,11 +35,45 @@ const (
 // whose doing it is and why. The command computes it once, from the same
 // figures its exit status comes from, and the text, HTML and JSON reports
 // render that one value (VerdictLine, the HTML's lead, VerdictJSON).
+//
+// Wrong names the answer checks (probe --checks) that were judged and
+// failed, with their counts and reasons (FailedChecksText: "add failed 2
+// of 3 (mismatch 2)"), never an answer's text: whatever else decided
+// the exit status, every rendering names them first after the result,
+// as "WRONG ANSWERS: …". Why then says what decided the exit status besides
+// them, "" when the wrong answers did (exit status 8).
 type RunVerdict struct {
 	Result string // ResultPass, ResultFail or ResultInvalid
 	Exit   int    // the process's exit status
 	Cause  string // CauseTarget or CauseProber; "" for a pass
 	Why    string // what decided it, with its figures
+	Wrong  string // the failing answer checks; "": none failed (or none ran)
+}
+
+// WrongAnswers is the state a verdict with failing answer checks names
+// first (the status page's state word for the same finding).
+const WrongAnswers = "WRONG ANSWERS"
+
+// WrongText is "WRONG ANSWERS: " and the failing checks with their
+// reasons, "" when none failed.
+func (v RunVerdict) WrongText() string {
+	if v.Wrong == "" {
+		return ""
+	}
+	return WrongAnswers + ": " + v.Wrong
+}
+
+// WhyText is the verdict's explanation as the reports print it: the wrong
+// answers first (WrongText), then Why.
+func (v RunVerdict) WhyText() string {
+	w := v.WrongText()
+	switch {
+	case w == "":
+		return v.Why
+	case v.Why == "":
+		return w
+	}
+	return w + "; " + v.Why
 }
 
 // VerdictJSON is a verdict's JSON shape (`verdict` in probe and ladder
@@ -48,16 +82,22 @@ type VerdictJSON struct {
 	Result     string `json:"result"` // PASS | FAIL | INVALID
 	ExitStatus int    `json:"exit_status"`
 	Cause      string `json:"cause,omitempty"` // target | prober
-	Why        string `json:"why"`
+	Why        string `json:"why"`             // WhyText: the wrong answers first
+	// WrongAnswers: an answer check (probe --checks) was judged and
+	// failed, whatever decided the exit status; why names the checks and
+	// `checks` has their rows. Absent when none failed.
+	WrongAnswers bool `json:"wrong_answers,omitempty"`
 }
 
 // JSON is v's JSON shape.
 func (v RunVerdict) JSON() *VerdictJSON {
-	return &VerdictJSON{Result: v.Result, ExitStatus: v.Exit, Cause: v.Cause, Why: v.Why}
+	return &VerdictJSON{Result: v.Result, ExitStatus: v.Exit, Cause: v.Cause, Why: v.WhyText(), WrongAnswers: v.Wrong != ""}
 }
 
 // Line is the verdict in one line: "FAIL (exit status 5, the target's
-// doing): gates failed: …".
+// doing): gates failed: …", or with failing answer checks "FAIL (exit
+// status 8, the target's doing): WRONG ANSWERS: add failed 2 of 3
+// (mismatch 2)".
 func (v RunVerdict) Line() string {
 	who := ""
 	switch v.Cause {
@@ -66,7 +106,7 @@ func (v RunVerdict) Line() string {
 	case CauseProber:
 		who = ", the prober's doing"
 	}
-	return fmt.Sprintf("%s (exit status %d%s): %s", v.Result, v.Exit, who, v.Why)
+	return fmt.Sprintf("%s (exit status %d%s): %s", v.Result, v.Exit, who, v.WhyText())
 }
 
 // class is the verdict's CSS class in the HTML reports.

@@ -19,6 +19,7 @@ var verdicts = map[string]RunVerdict{
 	"pass":    {Result: ResultPass, Exit: 0, Why: "gates met: good fraction 100.0% ≥ --good-fraction 90.0%"},
 	"fail":    {Result: ResultFail, Exit: 5, Cause: CauseTarget, Why: "gates failed: good fraction 0.0% below --good-fraction 90.0%"},
 	"invalid": {Result: ResultInvalid, Exit: 4, Cause: CauseProber, Why: "generator invalid (host_starved): the figures cannot be trusted"},
+	"wrong":   {Result: ResultFail, Exit: 8, Cause: CauseTarget, Wrong: "add failed 1 of 2 (mismatch 1)"},
 }
 
 // leadRE finds an HTML report's verdict: its result and exit status.
