@@ -27,13 +27,20 @@ func TestFleetBaselineDuringLadder(t *testing.T) {
 		d := f.shards[i].d
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return &d.targets["sim"].state.ladderSpan
+		r, ok := d.targets["sim"]
+		if !ok { // not started yet
+			return nil
+		}
+		return &r.state.ladderSpan
 	}
 	most := make([]int, 2)
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		for i := range 2 {
 			s := span(i)
+			if s == nil {
+				continue
+			}
 			s.mu.Lock()
 			most[i] = max(most[i], s.running)
 			s.mu.Unlock()
