@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
@@ -175,8 +176,9 @@ type Client struct {
 	// the SSE reader's default (DefaultMaxEventBytes).
 	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
 	// TTFTBoundary is what TTFT measures to: "content" (first visible
-	// content, the default) or "any_token" (a reasoning token counts).
-	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
+	// content, the default) or "any_token" (a reasoning token counts); read
+	// and checked by ledger.TTFTBoundary.
+	TTFTBoundary ledger.TTFTBoundary `koanf:"ttft_boundary" json:"ttft_boundary"`
 	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
 	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
 	UsageDeltas bool `koanf:"usage_deltas" json:"usage_deltas"`

@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"encoding"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -187,6 +188,11 @@ func typeName(t reflect.Type) string {
 func value(v reflect.Value) string {
 	if d, ok := v.Interface().(config.Duration); ok {
 		return "`" + duration(time.Duration(d)) + "`"
+	}
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok { // a value that writes itself (ttft_boundary: content)
+		if b, err := m.MarshalText(); err == nil {
+			return "`" + string(b) + "`"
+		}
 	}
 	switch v.Kind() {
 	case reflect.String:
