@@ -116,6 +116,9 @@ func toKoanf(v reflect.Value) any {
 		b, _ := m.MarshalText()
 		return string(b)
 	}
+	if v.Type() == goDurationType {
+		return Duration(v.Int()).String()
+	}
 	if isTextValue(v.Type()) && v.Kind() == reflect.String {
 		return v.String()
 	}
@@ -235,6 +238,6 @@ func OneShotLadder() Target {
 	t := OneShot()
 	t.Name = "ladder"
 	t.Ladder.Enabled = true
-	t.Classes[0].Gates.TTFT = Duration(time.Second)
+	t.Classes[0].Gates.TTFT = time.Second
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -39,6 +40,12 @@ func flagFor(fs *pflag.FlagSet, name, help string, v reflect.Value, bind bool) {
 			fs.Var((*durationFlag)(p), name, help)
 		} else {
 			fs.String(name, p.String(), help)
+		}
+	case *time.Duration: // a domain value's duration (stats.Gates): Duration's rule
+		if bind {
+			fs.Var((*durationFlag)(p), name, help)
+		} else {
+			fs.String(name, Duration(*p).String(), help)
 		}
 	case *string:
 		fs.StringVar(p, name, *p, help)

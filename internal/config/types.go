@@ -5,6 +5,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -257,7 +258,7 @@ type Class struct {
 	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
 	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
 	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	Gates             Gates               `koanf:"gates" json:"gates"`
+	Gates             stats.Gates         `koanf:"gates" json:"gates"`
 	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 	// Prefix makes the class a shared-prefix class (prefix.tokens > 0):
 	// each request is a system message, one of prefix.groups shared
@@ -325,14 +326,6 @@ type Session struct {
 
 // Enabled reports whether the class is a session.
 func (s Session) Enabled() bool { return s.Turns != 0 }
-
-// Gates are a class's latency objectives; a request is good when it is ok and
-// meets every non-zero gate.
-type Gates struct {
-	TTFT Duration `koanf:"ttft" json:"ttft"`
-	TPOT Duration `koanf:"tpot" json:"tpot"`
-	E2E  Duration `koanf:"e2e" json:"e2e"`
-}
 
 // Ladder is a target's scheduled rate ladder.
 type Ladder struct {

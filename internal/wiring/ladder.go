@@ -22,7 +22,7 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 	seed := config.SeedFor(t.Name, l.Seed)
 	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
+		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates}
 	}
 	cfg := ladder.Config{
 		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: t.TTFTBoundary,
