@@ -44,7 +44,7 @@ var oneShotLimits = []struct {
 	{key: "tls (cert with key)", args: []string{"--tls-cert-file", "/c.pem"}, want: []string{"--tls-cert-file with --tls-key-file: cert_file and key_file go together"}},
 	{key: "model", args: []string{"--model", ""}, want: []string{"--model: required"}},
 	{key: "api", args: []string{"--api", "nope"}, want: []string{"--api: want one of anthropic-messages"}},
-	{key: "ttft_boundary", args: []string{"--ttft-boundary", "nope"}, want: []string{"--ttft-boundary: want content or any_token"}},
+	{key: "ttft_boundary", args: []string{"--ttft-boundary", "nope"}, want: []string{`"--ttft-boundary" flag: want content or any_token`}},
 	{key: "server_metrics.url", args: []string{"--server-metrics", "ftp://h/metrics"}, want: []string{"--server-metrics: want an absolute http(s) URL"}},
 	{key: "server_metrics.metrics", args: []string{"--server-metrics", "http://127.0.0.1:1/metrics", "--server-metric", "bad name"}, want: []string{"--server-metric", "is not a Prometheus metric name"}},
 	{key: "classes[].output", args: []string{"--max-tokens", "0"}, want: []string{"--max-tokens: fixed length 0 must be ≥ 1"}},

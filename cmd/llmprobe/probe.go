@@ -120,7 +120,7 @@ func (p *probeFlags) validate() error {
 }
 
 // gates are the probe's class gates (--slo-*).
-func (p *probeFlags) gates() stats.Gates { return wiring.Gates(p.target.target().Classes[0].Gates) }
+func (p *probeFlags) gates() stats.Gates { return p.target.target().Classes[0].Gates }
 
 func runProbe(ctx context.Context, e env, args []string) error {
 	var p probeFlags

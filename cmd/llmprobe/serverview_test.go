@@ -107,7 +107,7 @@ func TestProbeServerViewByDefault(t *testing.T) {
 func TestServerMetricsFlavourFlag(t *testing.T) {
 	t.Parallel()
 	res := mustExit(t, []int{exitUsage}, "probe", "--server-metrics-flavour", "triton", "--rate", "5", "--duration", "1s")
-	if !strings.Contains(res.stderr, "--server-metrics-flavour: want "+servermetrics.FlavourChoices) {
+	if !strings.Contains(res.stderr, `"--server-metrics-flavour" flag: want `+servermetrics.FlavourChoices) {
 		t.Errorf("stderr: %s", res.stderr)
 	}
 	s, err := sim.New(sim.DefaultConfig())

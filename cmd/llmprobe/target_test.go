@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmprobe/llmprobe/internal/config"
+	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // TestProbeFlagsDescribeATarget: each of probe's target flags sets its
@@ -53,7 +54,7 @@ func TestProbeFlagsDescribeATarget(t *testing.T) {
 	want.Baseline.Rate = 5 // --rate's default: the open loop's rate is baseline.rate
 	want.Classes[0].Output.Value, want.Classes[0].Input.Value = 9, 11
 	want.Baseline.Seed, want.Ladder.Seed = 42, 42
-	want.Classes[0].Gates = config.Gates{TTFT: d("1s"), TPOT: d("20ms"), E2E: d("3s")}
+	want.Classes[0].Gates = stats.Gates{TTFT: time.Second, TPOT: 20 * time.Millisecond, E2E: 3 * time.Second}
 	want.Ladder.GoodFractionTarget, want.Ladder.MaxLagP99, want.Ladder.RateTolerance = 0.8, d("5ms"), 0.2
 	want.Cancellation.Fraction, want.Cancellation.Delay = 0.1, d("50ms")
 	want.Retries = config.Retries{MaxAttempts: 3, Backoff: d("200ms"), MaxBackoff: d("1s"), Jitter: 0.25}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -35,7 +37,7 @@ func DefaultTarget() Target {
 		Client: Client{
 			API:           "openai-chat",
 			MaxEventBytes: DefaultMaxEventBytes,
-			TTFTBoundary:  "content",
+			TTFTBoundary:  ledger.TTFTContent,
 			Timeouts: Timeouts{Connect: Duration(5 * time.Second), Headers: Duration(30 * time.Second),
 				FirstContent: Duration(60 * time.Second), Idle: Duration(30 * time.Second), Total: Duration(5 * time.Minute)},
 		},
@@ -44,7 +46,7 @@ func DefaultTarget() Target {
 		IdleConnTimeout: Duration(4 * time.Second),
 		Retries:         Retries{Backoff: Duration(100 * time.Millisecond), MaxBackoff: Duration(10 * time.Second), Jitter: 0.5},
 		Budget:          Budget{Zone: "UTC"},
-		ServerMetrics:   ServerMetrics{Interval: Duration(2 * time.Second), Timeout: Duration(2 * time.Second), Flavour: "auto"},
+		ServerMetrics:   ServerMetrics{Interval: Duration(2 * time.Second), Timeout: Duration(2 * time.Second), Flavour: servermetrics.Auto},
 		Identity:        Identity{PollEvery: Duration(time.Minute)},
 		Baseline:        Baseline{Enabled: true, Rate: 0.2, Arrival: "poisson", Burstiness: 1},
 		Classes:         []Class{def},
@@ -113,6 +115,9 @@ func toKoanf(v reflect.Value) any {
 	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
 		b, _ := m.MarshalText()
 		return string(b)
+	}
+	if v.Type() == goDurationType {
+		return Duration(v.Int()).String()
 	}
 	if isTextValue(v.Type()) && v.Kind() == reflect.String {
 		return v.String()
@@ -233,6 +238,6 @@ func OneShotLadder() Target {
 	t := OneShot()
 	t.Name = "ladder"
 	t.Ladder.Enabled = true
-	t.Classes[0].Gates.TTFT = Duration(time.Second)
+	t.Classes[0].Gates.TTFT = time.Second
 	return t
 }

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -40,6 +41,12 @@ func flagFor(fs *pflag.FlagSet, name, help string, v reflect.Value, bind bool) {
 		} else {
 			fs.String(name, p.String(), help)
 		}
+	case *time.Duration: // a domain value's duration (stats.Gates): Duration's rule
+		if bind {
+			fs.Var((*durationFlag)(p), name, help)
+		} else {
+			fs.String(name, Duration(*p).String(), help)
+		}
 	case *string:
 		fs.StringVar(p, name, *p, help)
 	case *bool:
@@ -56,7 +63,7 @@ func flagFor(fs *pflag.FlagSet, name, help string, v reflect.Value, bind bool) {
 		if bind {
 			fs.Var(textFlag{p}, name, help)
 		} else {
-			fs.String(name, fmt.Sprint(v.Interface()), help)
+			fs.String(name, textOf(v), help)
 		}
 	default:
 		panic(fmt.Sprintf("config: flag --%s: unsupported type %T", name, p))
@@ -71,7 +78,18 @@ func (t textFlag) String() string {
 	if t.p == nil {
 		return ""
 	}
-	return fmt.Sprint(reflect.ValueOf(t.p).Elem().Interface())
+	return textOf(reflect.ValueOf(t.p).Elem())
+}
+
+// textOf is a value as configuration writes it: its MarshalText when it
+// has one (a TTFT boundary's default is "content"), else its text.
+func textOf(v reflect.Value) string {
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok {
+		if b, err := m.MarshalText(); err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v.Interface())
 }
 func (t textFlag) Set(s string) error { return t.p.UnmarshalText([]byte(s)) }
 func (t textFlag) Type() string       { return "string" }

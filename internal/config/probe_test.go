@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmprobe/llmprobe/internal/ledger"
 )
 
 // TestProbeDefaults: the probe keys and each module entry take their
@@ -31,7 +33,7 @@ func TestProbeDefaults(t *testing.T) {
 		t.Fatalf("modules %v", got)
 	}
 	bare, chat := p.Modules["bare"], p.Modules["chat"]
-	if bare.API != "openai-chat" || bare.Timeouts.Total.D() != time.Minute || bare.Class.Output.Value != 16 || bare.Burst.Requests != 1 || bare.TTFTBoundary != "content" {
+	if bare.API != "openai-chat" || bare.Timeouts.Total.D() != time.Minute || bare.Class.Output.Value != 16 || bare.Burst.Requests != 1 || bare.TTFTBoundary != ledger.TTFTContent {
 		t.Errorf("bare module: %+v", bare)
 	}
 	if chat.Timeouts.Total.D() != 20*time.Second || chat.Timeouts.Connect != 0 || chat.Timeouts.FirstContent != 0 {

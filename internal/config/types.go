@@ -3,7 +3,9 @@ package config
 import (
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/ladder"
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/schedule"
+	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -175,8 +177,9 @@ type Client struct {
 	// the SSE reader's default (DefaultMaxEventBytes).
 	MaxEventBytes int `koanf:"max_event_bytes" json:"max_event_bytes"`
 	// TTFTBoundary is what TTFT measures to: "content" (first visible
-	// content, the default) or "any_token" (a reasoning token counts).
-	TTFTBoundary string `koanf:"ttft_boundary" json:"ttft_boundary"`
+	// content, the default) or "any_token" (a reasoning token counts); read
+	// and checked by ledger.TTFTBoundary.
+	TTFTBoundary ledger.TTFTBoundary `koanf:"ttft_boundary" json:"ttft_boundary"`
 	// UsageDeltas asks for per-chunk usage (a vendor extension, e.g. vLLM's
 	// continuous_usage_stats; strict OpenAI-compatible proxies reject it).
 	UsageDeltas bool `koanf:"usage_deltas" json:"usage_deltas"`
@@ -255,7 +258,7 @@ type Class struct {
 	Prompt            workload.PromptSpec `koanf:"prompt" json:"prompt"`
 	Input             workload.DistSpec   `koanf:"input" json:"input"`   // input length in tokens
 	Output            workload.DistSpec   `koanf:"output" json:"output"` // max output tokens (max_tokens)
-	Gates             Gates               `koanf:"gates" json:"gates"`
+	Gates             stats.Gates         `koanf:"gates" json:"gates"`
 	CacheBustFraction float64             `koanf:"cache_bust_fraction" json:"cache_bust_fraction"`
 	// Prefix makes the class a shared-prefix class (prefix.tokens > 0):
 	// each request is a system message, one of prefix.groups shared
@@ -323,14 +326,6 @@ type Session struct {
 
 // Enabled reports whether the class is a session.
 func (s Session) Enabled() bool { return s.Turns != 0 }
-
-// Gates are a class's latency objectives; a request is good when it is ok and
-// meets every non-zero gate.
-type Gates struct {
-	TTFT Duration `koanf:"ttft" json:"ttft"`
-	TPOT Duration `koanf:"tpot" json:"tpot"`
-	E2E  Duration `koanf:"e2e" json:"e2e"`
-}
 
 // Ladder is a target's scheduled rate ladder.
 type Ladder struct {

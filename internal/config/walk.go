@@ -6,20 +6,35 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/llmprobe/llmprobe/internal/sanitize"
 )
 
 var (
 	durationType      = reflect.TypeOf(Duration(0))
+	goDurationType    = reflect.TypeOf(time.Duration(0))
 	textUnmarshalerTy = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
 )
 
 // isTextValue reports whether t is a value that parses itself from its
 // text (a Duration, an arrival process, a stop rule): its owner's
-// UnmarshalText reads and checks it, once, as it is loaded.
+// UnmarshalText reads and checks it, once, as it is loaded. A
+// time.Duration in a value owner's struct (stats.Gates) is one too: read
+// by Duration's rule (textValue).
 func isTextValue(t reflect.Type) bool {
-	return t.Kind() != reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshalerTy)
+	return t == goDurationType || t.Kind() != reflect.Struct && reflect.PointerTo(t).Implements(textUnmarshalerTy)
+}
+
+// textValue is a new value of text type t to parse into (isTextValue),
+// and its value once parsed: a time.Duration is parsed as a Duration.
+func textValue(t reflect.Type) (encoding.TextUnmarshaler, func() any) {
+	if t == goDurationType {
+		d := new(Duration)
+		return d, func() any { return d.D() }
+	}
+	p := reflect.New(t)
+	return p.Interface().(encoding.TextUnmarshaler), func() any { return p.Elem().Interface() }
 }
 
 func join(path, k string) string {
@@ -52,17 +67,17 @@ func walk(el *errorList, path string, v any, t reflect.Type) any {
 	if isTextValue(t) {
 		s, ok := v.(string)
 		switch {
-		case !ok && t == durationType:
+		case !ok && (t == durationType || t == goDurationType):
 			el.add(path, "want a duration string like \"10s\", got %v", v)
 		case !ok:
 			el.add(path, "want a string, got %s", kindName(v))
 		default:
-			p := reflect.New(t)
-			if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			u, parsed := textValue(t)
+			if err := u.UnmarshalText([]byte(s)); err != nil {
 				el.add(path, "%v", err)
 				return v
 			}
-			return p.Elem().Interface()
+			return parsed()
 		}
 		return v
 	}

@@ -15,13 +15,13 @@ func (c *Config) Warnings() Errors {
 		for j, cl := range t.Classes {
 			key := fmt.Sprintf("targets[%d].classes[%d].gates", i, j)
 			if cl.IsCanary() { // answers are its SLI: a latency gate is unusual, none expected
-				if cl.Gates != (Gates{}) {
+				if !cl.Gates.IsZero() {
 					es = append(es, FieldError{Source: c.Source(key), Key: key, Msg: "latency gates on canary class " + cl.Name +
 						" (it has checks): its requests are short and few, and its latency joins the target's figures anyway; a gate here is unusual"})
 				}
 				continue
 			}
-			if cl.Gates != (Gates{}) {
+			if !cl.Gates.IsZero() {
 				continue
 			}
 			msg := "no latency gate (ttft, tpot or e2e): class " + cl.Name + " has no latency SLI, only availability"

@@ -139,8 +139,8 @@ func (r *targetRun) start(d *Daemon) {
 	d.rec.SetEndpoint(r.name, telemetry.Endpoint{Provider: telemetry.ProviderName(r.cfg.API), RequestModel: r.cfg.Model,
 		Address: u.Hostname(), Port: port})
 	stagger := startStagger(r.state, r.index)
-	boundary, _ := ledger.ParseTTFTBoundary(r.cfg.TTFTBoundary) // validated by config
-	traffic := []ledger.Traffic{ledger.TrafficBaseline}         // no ladder series for a target without a ladder
+	boundary := r.cfg.TTFTBoundary                      // read by ledger.TTFTBoundary at load
+	traffic := []ledger.Traffic{ledger.TrafficBaseline} // no ladder series for a target without a ladder
 	if r.cfg.Ladder.Enabled {
 		traffic = append(traffic, ledger.TrafficLadder)
 	}

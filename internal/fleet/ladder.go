@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/stats"
 )
 
 // keepShares is how many fleet ladders a shard keeps the results of, per
@@ -132,10 +131,15 @@ func (l *Ladder) decideBy(a Announcement, i int) time.Time {
 // gates, and the judging figures (not the seeds, which differ by design,
 // nor the abort rules, which each shard applies to its own share).
 func fingerprint(c ladder.Config, period time.Duration, shards int) string {
+	type gates struct { // nanoseconds, as every version has written them
+		TTFT time.Duration `json:"ttft,omitempty"`
+		TPOT time.Duration `json:"tpot,omitempty"`
+		E2E  time.Duration `json:"e2e,omitempty"`
+	}
 	type class struct {
 		Name   string
 		Weight float64
-		Gates  stats.Gates
+		Gates  gates
 	}
 	v := struct {
 		Steps                  []float64
@@ -153,7 +157,7 @@ func fingerprint(c ladder.Config, period time.Duration, shards int) string {
 		Good: c.GoodFractionTarget, Knee: c.KneeFactor, StopAt: string(c.StopAt), Shards: shards,
 		MaxLag: c.Validity.Limit(), LagHard: c.Validity.HardLimit(), LagConfidence: c.Validity.Confidence(), RateTolerance: c.Validity.RateTolerance, TTFTBoundary: string(c.TTFTBoundary)}
 	for _, x := range c.Classes {
-		v.Classes = append(v.Classes, class{x.Name, x.Weight, x.Gates})
+		v.Classes = append(v.Classes, class{x.Name, x.Weight, gates{x.Gates.TTFT, x.Gates.TPOT, x.Gates.E2E}})
 	}
 	b, _ := json.Marshal(v)
 	h := fnv.New64a()

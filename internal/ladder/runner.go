@@ -78,6 +78,9 @@ func New(cfg Config, g *dispatch.Group, exec dispatch.Exec) (*Runner, error) {
 	if !cfg.StopAt.Valid() {
 		errs = append(errs, fmt.Errorf("ladder: unknown stop_at %q (want knee, capacity or top)", cfg.StopAt))
 	}
+	if !cfg.TTFTBoundary.Valid() {
+		errs = append(errs, fmt.Errorf("ladder: unknown TTFT boundary %q (want content or any_token)", cfg.TTFTBoundary))
+	}
 	for _, c := range cfg.Classes {
 		if c.Name == "" || !(c.Weight > 0) {
 			errs = append(errs, fmt.Errorf("ladder: class %q needs a name and a weight above 0", c.Name))

@@ -325,6 +325,32 @@ func ParseTTFTBoundary(s string) (TTFTBoundary, error) {
 	return "", fmt.Errorf("unknown TTFT boundary %q (want content or any_token)", s)
 }
 
+// UnmarshalText reads a boundary as configuration writes it (ttft_boundary,
+// --ttft-boundary) and as a record stores it: "content" (or "") and
+// "any_token". It is the boundary's one parser: config, the flags and the
+// records' JSON all read it here.
+func (b *TTFTBoundary) UnmarshalText(t []byte) error {
+	v, err := ParseTTFTBoundary(string(t))
+	if err != nil {
+		return fmt.Errorf("want content or any_token, got %q", string(t))
+	}
+	*b = v
+	return nil
+}
+
+// MarshalText writes the boundary as configuration does: "content" for
+// the default. (A record omits the default: its field is omitempty.)
+func (b TTFTBoundary) MarshalText() ([]byte, error) {
+	if b == TTFTContent {
+		return []byte("content"), nil
+	}
+	return []byte(b), nil
+}
+
+// Valid reports whether b is a boundary: one read by UnmarshalText always
+// is; one set in code is checked by it.
+func (b TTFTBoundary) Valid() bool { return b == TTFTContent || b == TTFTAnyToken }
+
 // FirstToken is the offset of the first token under the record's TTFT
 // boundary (0 when none arrived).
 func (r *Record) FirstToken() time.Duration {

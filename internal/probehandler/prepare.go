@@ -99,7 +99,7 @@ func (h *Handler) prepare(r *http.Request, cfg *config.Config) (*probe, error) {
 	}
 	model, deltas = c.Target.Model, c.Target.UsageDeltas
 	p.label, p.shown, p.api, p.admit = c.Target.Name, c.Target.Name, c.Target.API, c.Admit
-	p.boundary, _ = ledger.ParseTTFTBoundary(c.Target.TTFTBoundary) // validated with the configuration
+	p.boundary = c.Target.TTFTBoundary // read by ledger.TTFTBoundary with the configuration
 	p.exec = c.Exec(params)
 	return p, nil
 }
@@ -124,7 +124,7 @@ func (h *Handler) toURL(p *probe, raw string, allow urlprefix.List, params func(
 		return refused(telemetry.ProbeRefusedBadRequest, "module %s names no model: it can probe configured targets only", p.module)
 	}
 	p.label, p.shown, p.api = sanitize.URL(prefix.String()), sanitize.URL(u.String()), p.mod.API
-	p.boundary, _ = ledger.ParseTTFTBoundary(p.mod.TTFTBoundary) // validated with the configuration
+	p.boundary = p.mod.TTFTBoundary // read by ledger.TTFTBoundary with the configuration
 	var hook Hook
 	if h.o.Hook != nil {
 		hook = h.o.Hook(p.label, p.api)

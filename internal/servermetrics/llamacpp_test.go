@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,27 @@ func TestParseFlavour(t *testing.T) {
 		if _, err := ParseFlavour(in); err == nil || !strings.Contains(err.Error(), FlavourChoices) {
 			t.Errorf("ParseFlavour(%q): %v", in, err)
 		}
+	}
+}
+
+// TestFlavourText: a configured flavour reads itself by ParseFlavour and
+// refuses an unknown one with the choices; a View's JSON keeps what it
+// recorded, a detected none included.
+func TestFlavourText(t *testing.T) {
+	var f Flavour
+	if err := f.UnmarshalText([]byte("VLLM")); err != nil || f != VLLM {
+		t.Errorf("VLLM: %q, %v", f, err)
+	}
+	if err := f.UnmarshalText(nil); err != nil || f != Auto {
+		t.Errorf("empty: %q, %v", f, err)
+	}
+	for _, bad := range []string{"triton", "none"} {
+		if err := f.UnmarshalText([]byte(bad)); err == nil || err.Error() != "want "+FlavourChoices+`; got "`+bad+`"` {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	var v View
+	if err := json.Unmarshal([]byte(`{"flavour":"none"}`), &v); err != nil || v.Flavour != None {
+		t.Errorf("view flavour %q, %v", v.Flavour, err)
 	}
 }

@@ -1,6 +1,7 @@
 package servermetrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -36,6 +37,30 @@ func ParseFlavour(s string) (Flavour, error) {
 		return f, nil
 	}
 	return "", fmt.Errorf("unknown server flavour %q (want %s)", s, FlavourChoices)
+}
+
+// UnmarshalText reads a configured flavour (server_metrics.flavour,
+// --server-metrics-flavour) by ParseFlavour: configuration, the flags and
+// the domain hold the parsed value.
+func (f *Flavour) UnmarshalText(b []byte) error {
+	v, err := ParseFlavour(string(b))
+	if err != nil {
+		return fmt.Errorf("want %s; got %q", FlavourChoices, string(b))
+	}
+	*f = v
+	return nil
+}
+
+// UnmarshalJSON reads a flavour as a View records it, verbatim: a
+// detected flavour (none) is no configuration value, and a stored result
+// is read as written. Configuration reads text (UnmarshalText).
+func (f *Flavour) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*f = Flavour(s)
+	return nil
 }
 
 // Role is what a known metric means, whatever its name on a given server.

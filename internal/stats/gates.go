@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -55,11 +57,62 @@ func CheckGates(r *ledger.Record, g Gates) GateCheck {
 func IsGood(r *ledger.Record, g Gates) bool { return CheckGates(r, g).Good }
 
 // Gates are latency limits a successful request must meet to count as good.
-// A zero field means no gate on that figure.
+// A zero field means no gate on that figure. It is also a class's gates in
+// the configuration (gates.ttft, gates.tpot, gates.e2e: durations written
+// as text, read by config as every time.Duration is) and the flags
+// (--slo-ttft, …): one type from the file to the judgement.
 type Gates struct {
-	TTFT time.Duration `json:"ttft,omitempty"`
-	TPOT time.Duration `json:"tpot,omitempty"`
-	E2E  time.Duration `json:"e2e,omitempty"`
+	TTFT time.Duration `koanf:"ttft"`
+	TPOT time.Duration `koanf:"tpot"`
+	E2E  time.Duration `koanf:"e2e"`
+}
+
+// gatesText is Gates as JSON writes it: durations as text ("100ms"), as
+// the configuration does (/config shows what the file says).
+type gatesText struct {
+	TTFT string `json:"ttft"`
+	TPOT string `json:"tpot"`
+	E2E  string `json:"e2e"`
+}
+
+// MarshalJSON writes each gate as a duration text, "0s" for none.
+func (g Gates) MarshalJSON() ([]byte, error) {
+	return json.Marshal(gatesText{g.TTFT.String(), g.TPOT.String(), g.E2E.String()})
+}
+
+// UnmarshalJSON reads each gate as a duration text (as MarshalJSON writes
+// it) or a number of nanoseconds (as a legacy ladder result stored it); a
+// negative gate is refused.
+func (g *Gates) UnmarshalJSON(b []byte) error {
+	var raw struct{ TTFT, TPOT, E2E json.RawMessage }
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	var out Gates
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		d    *time.Duration
+	}{{"ttft", raw.TTFT, &out.TTFT}, {"tpot", raw.TPOT, &out.TPOT}, {"e2e", raw.E2E, &out.E2E}} {
+		if len(f.raw) == 0 || string(f.raw) == "null" {
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(f.raw, &s); err == nil {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("gate %s: invalid duration %q", f.name, s)
+			}
+			*f.d = d
+		} else if err := json.Unmarshal(f.raw, (*int64)(f.d)); err != nil {
+			return fmt.Errorf("gate %s: want a duration text or nanoseconds, got %s", f.name, f.raw)
+		}
+		if *f.d < 0 {
+			return fmt.Errorf("gate %s: negative duration %s", f.name, *f.d)
+		}
+	}
+	*g = out
+	return nil
 }
 
 // IsZero reports whether no gate is set.

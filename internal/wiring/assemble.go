@@ -100,9 +100,7 @@ func NewPlan(t config.Target, o PlanOptions) (_ *Plan, err error) {
 	if p.wrap == nil {
 		p.wrap = func(e dispatch.Exec) dispatch.Exec { return e }
 	}
-	if p.Boundary, err = ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
-		return nil, fmt.Errorf("ttft_boundary: %w", err)
-	}
+	p.Boundary = t.TTFTBoundary // read and checked by ledger.TTFTBoundary as it was loaded
 	if p.Classes, err = Classes(t, o.Index); err != nil {
 		return nil, err
 	}

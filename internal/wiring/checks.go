@@ -6,10 +6,8 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/answercheck"
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
@@ -21,11 +19,9 @@ func Load(o config.Options) (*config.Config, error) {
 }
 
 // Checks are the rules only the domain can check, each by the parser that
-// owns the value: the API by the protocol registry, ttft_boundary by the
-// ledger, arrival processes by schedule, prompt sources and length
-// distributions by workload (prompt files and datasets are read now,
-// before any traffic), the server flavour by servermetrics,
-// a check's kind by the target's API (checkCanary), and the /probe
+// owns the value: the API by the protocol registry, prompt sources and
+// length distributions by workload (prompt files and datasets are read
+// now, before any traffic), a check's kind by the target's API (checkCanary), and the /probe
 // endpoint's modules (as the targets they describe)
 // and allowed URL prefixes (checkProbe).
 func Checks() []config.Check {
@@ -43,15 +39,9 @@ func checkTargets(c *config.Config, add func(key, format string, args ...any)) {
 			add(p+".max_event_bytes", "%d bytes needs limits.max_buffered_bytes of at least %d (one event sent as one line is held twice, as its line and its data), got %d",
 				ev, sse.BudgetForEvent(ev), c.Limits.MaxBufferedBytes)
 		}
-		if _, err := ledger.ParseTTFTBoundary(t.TTFTBoundary); err != nil {
-			add(p+".ttft_boundary", "want content or any_token, got %q", t.TTFTBoundary)
-		}
 		for j, cl := range t.Classes {
 			checkClass(add, fmt.Sprintf("%s.classes[%d]", p, j), cl)
 			checkCanary(add, fmt.Sprintf("%s.classes[%d]", p, j), t.API, cl)
-		}
-		if _, err := servermetrics.ParseFlavour(t.ServerMetrics.Flavour); err != nil {
-			add(p+".server_metrics.flavour", "want %s; got %q", servermetrics.FlavourChoices, t.ServerMetrics.Flavour)
 		}
 	}
 }

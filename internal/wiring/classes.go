@@ -4,14 +4,8 @@ import (
 	"fmt"
 
 	"github.com/llmprobe/llmprobe/internal/config"
-	"github.com/llmprobe/llmprobe/internal/stats"
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
-
-// Gates returns a class's gates in stats' terms.
-func Gates(g config.Gates) stats.Gates {
-	return stats.Gates{TTFT: g.TTFT.D(), TPOT: g.TPOT.D(), E2E: g.E2E.D()}
-}
 
 // Class converts one class to a workload.Class, loading its prompt file or
 // empirical distribution when it has one; a canary class's checks are its
@@ -34,7 +28,7 @@ func Class(c config.Class, key string) (workload.Class, error) {
 	}
 	return workload.Class{
 		Name: c.Name, Weight: c.Weight, Prompt: ps, InputLen: in, OutputLen: out,
-		Gates: Gates(c.Gates), CacheBustFraction: c.CacheBustFraction,
+		Gates: c.Gates, CacheBustFraction: c.CacheBustFraction,
 		Checks: c.Checks, RecordExcerpt: c.RecordAnswers == config.RecordAnswersExcerpt,
 	}, nil
 }

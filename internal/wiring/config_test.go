@@ -133,7 +133,7 @@ func TestWorkloadClasses(t *testing.T) {
 	}
 	for i, w := range wcs {
 		cc := c.Targets[0].Classes[i]
-		if w.Name != cc.Name || w.Weight != cc.Weight || w.Gates.TTFT != cc.Gates.TTFT.D() || w.InputLen == nil || w.OutputLen == nil {
+		if w.Name != cc.Name || w.Weight != cc.Weight || w.Gates.TTFT != cc.Gates.TTFT || w.InputLen == nil || w.OutputLen == nil {
 			t.Errorf("class %d converted wrongly: %+v from %+v", i, w, cc)
 		}
 	}

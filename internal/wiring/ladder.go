@@ -6,7 +6,6 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
-	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
@@ -21,16 +20,12 @@ func Ladder(t config.Target, limits config.Limits) (ladder.Config, ladder.Schedu
 		max = limits.MaxRate
 	}
 	seed := config.SeedFor(t.Name, l.Seed)
-	boundary, err := ledger.ParseTTFTBoundary(t.TTFTBoundary)
-	if err != nil {
-		return ladder.Config{}, ladder.Schedule{}, fmt.Errorf("ladder for target %s: ttft_boundary: %w", t.Name, err)
-	}
 	classes := make([]ladder.Class, len(t.Classes))
 	for i, c := range t.Classes {
-		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: Gates(c.Gates)}
+		classes[i] = ladder.Class{Name: c.Name, Weight: c.Weight, Gates: c.Gates}
 	}
 	cfg := ladder.Config{
-		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: boundary,
+		Target: t.Name, API: t.API, Classes: classes, TTFTBoundary: t.TTFTBoundary,
 		Steps: append([]float64(nil), l.Steps...), StepDuration: l.StepDuration.D(), Gap: l.Gap.D(),
 		MaxRate: max, Arrival: l.Arrival, Burstiness: l.Burstiness, Seed: seed, MaxInFlight: t.MaxInFlight,
 		Abort: ladder.AbortRules{

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,8 +56,15 @@ func TestTTFTBoundaryPlanned(t *testing.T) {
 	if lc.TTFTBoundary != ledger.TTFTAnyToken {
 		t.Fatalf("Ladder TTFTBoundary = %q, want %q", lc.TTFTBoundary, ledger.TTFTAnyToken)
 	}
+	// A bad boundary never reaches Ladder from a file (ledger.TTFTBoundary
+	// refuses it on its key as it is loaded); one set in Go is refused by
+	// the runner's constructor.
 	tg.TTFTBoundary = "bogus"
-	if _, _, err := Ladder(tg, c.Limits); err == nil {
-		t.Error("Ladder accepted ttft_boundary bogus")
+	lc, _, err = Ladder(tg, c.Limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ladder.New(lc, dispatch.NewGroup(nil), nil); err == nil || !strings.Contains(err.Error(), `unknown TTFT boundary "bogus"`) {
+		t.Errorf("ladder.New with ttft_boundary bogus: %v", err)
 	}
 }

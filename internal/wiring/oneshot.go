@@ -120,7 +120,7 @@ func (p *Plan) Probe(ctx context.Context, r ProbeRun) (res ProbeResult, err erro
 	defer srv.Close() // a run that fails before its end scrape abandons the window
 	start := led.Now()
 	acc = stats.NewAccumulator(stats.Config{
-		Mode: mode, RequestedRate: requested, Start: start, Window: r.Window, Gates: Gates(p.Target.Classes[0].Gates),
+		Mode: mode, RequestedRate: requested, Start: start, Window: r.Window, Gates: p.Target.Classes[0].Gates,
 		ClassGates: p.classGates(), Validity: p.Validity, PrefixPairs: PrefixPairs(p.Target),
 	})
 	hostReader := hostload.NewReader()

@@ -4,7 +4,6 @@ import (
 	"github.com/llmprobe/llmprobe/internal/config"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/protocol"
-	"github.com/llmprobe/llmprobe/internal/servermetrics"
 	"github.com/llmprobe/llmprobe/internal/servermetrics/scrape"
 )
 
@@ -21,10 +20,10 @@ func ServerMetrics(t config.Target, c *protocol.Client) (ladder.ServerMetrics, e
 	if sm.URL == "" {
 		return nil, nil
 	}
-	// The flavour is parsed by scrape.New (servermetrics.ParseFlavour, its one
-	// parser; Checks has already refused an unknown one).
+	// The flavour was read by servermetrics.Flavour as it was loaded;
+	// scrape.New checks it again for Go callers.
 	s, err := scrape.New(scrape.Options{
-		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: servermetrics.Flavour(sm.Flavour),
+		URL: sm.URL, Interval: sm.Interval.D(), Timeout: sm.Timeout.D(), Flavour: sm.Flavour,
 		Metrics: sm.Metrics, Client: c.PlainHTTP(), Redactor: c.Redactor(),
 	})
 	if err != nil {

@@ -92,9 +92,12 @@ var importsAtMost = map[string]int{"internal/config": 0}
 // valueOwners are the packages above rank 0 whose value types config is
 // written in, each parsing and checking itself (UnmarshalText): a stop
 // rule (ladder.StopAt), a length distribution and a prompt source
-// (workload.DistSpec, workload.PromptSpec). config uses their types, not
-// their machinery.
-var valueOwners = map[string]bool{"internal/ladder": true, "internal/workload": true}
+// (workload.DistSpec, workload.PromptSpec), a TTFT boundary
+// (ledger.TTFTBoundary), a server flavour (servermetrics.Flavour), a
+// class's latency gates (stats.Gates, durations read by config's Duration
+// rule). config uses their types, not their machinery.
+var valueOwners = map[string]bool{"internal/ladder": true, "internal/workload": true,
+	"internal/ledger": true, "internal/servermetrics": true, "internal/stats": true}
 
 func rankOf(pkg string) int {
 	if strings.HasPrefix(pkg, "test/") {

@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"encoding"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -157,7 +158,7 @@ func isAtomic(t reflect.Type) bool {
 }
 
 func typeName(t reflect.Type) string {
-	if t == reflect.TypeOf(config.Duration(0)) {
+	if t == reflect.TypeOf(config.Duration(0)) || t == reflect.TypeOf(time.Duration(0)) {
 		return "duration"
 	}
 	switch t.Kind() {
@@ -187,6 +188,14 @@ func typeName(t reflect.Type) string {
 func value(v reflect.Value) string {
 	if d, ok := v.Interface().(config.Duration); ok {
 		return "`" + duration(time.Duration(d)) + "`"
+	}
+	if d, ok := v.Interface().(time.Duration); ok { // a domain value's duration (stats.Gates)
+		return "`" + duration(d) + "`"
+	}
+	if m, ok := v.Interface().(encoding.TextMarshaler); ok { // a value that writes itself (ttft_boundary: content)
+		if b, err := m.MarshalText(); err == nil {
+			return "`" + string(b) + "`"
+		}
 	}
 	switch v.Kind() {
 	case reflect.String:
