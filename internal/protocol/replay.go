@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,7 +133,8 @@ func (u *connUse) expireIdle(ka time.Duration) {
 // refused stream); a server that closes an idle connection as the request
 // is written (nginx at its keepalive_timeout: its GOAWAY, when sent, is
 // lost to the reset) fails the request with the connection's error
-// (broken pipe, reset, unexpected EOF). That is the keep-alive race of
+// (broken pipe, reset, unexpected EOF; h2ConnLost for the connection's
+// other streams). That is the keep-alive race of
 // HTTP/1 (TestProxyIdleTimeout met it through nginx), and the router
 // replays it by the same rule: a reused connection, no response byte, the
 // connection lost, a replayable request (replayable), through GetBody's
@@ -165,7 +167,16 @@ func (a *h2Attempt) trace() *httptrace.ClientTrace {
 func (a *h2Attempt) lostToPool(err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.reusedH2 && !a.firstByte && (staleConnection(err) || errors.Is(err, io.ErrUnexpectedEOF))
+	return a.reusedH2 && !a.firstByte && (staleConnection(err) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		h2ConnLost(err.Error()))
+}
+
+// h2ConnLost reports whether an error text is Go's for another stream of
+// an HTTP/2 connection lost under it: still writing its body
+// (errClientConnClosed), or closed by the transport after a stream's
+// write failed (errClientConnForceClosed).
+func h2ConnLost(s string) bool {
+	return strings.Contains(s, "http2: client conn is closed") || strings.Contains(s, "http2: client connection force closed")
 }
 
 // replayable reports whether req may be sent twice: an idempotent method,
