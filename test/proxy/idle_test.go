@@ -90,12 +90,17 @@ func TestProxyIdleTimeout(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			st := v.st
 			t.Logf("%s", st)
+			sampled := false
 			for _, r := range st.recs {
 				if r.Outcome != ledger.OK {
 					t.Errorf("request %d lost: %s/%s %q (replays %d)", r.ID, r.Outcome, r.Reason, r.Error, r.Replays)
 				}
 				if r.Replays > 0 {
 					t.Logf("request %d replayed %d times (its first connection pooled and idle %v)", r.ID, r.Replays, st.idle[r])
+					if !sampled {
+						sampled = true
+						t.Logf("a replayed record: %s", recordJSON(t, r))
+					}
 				}
 				if r.Replays > 0 && (r.ReplayReason != ledger.ReasonStaleConnection || r.Replayed <= r.Dispatched) {
 					t.Errorf("request %d replayed %d times: reason %q at %v (dispatched %v)", r.ID, r.Replays, r.ReplayReason, r.Replayed, r.Dispatched)
