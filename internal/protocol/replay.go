@@ -1,9 +1,12 @@
 package protocol
 
 import (
+	"crypto/tls"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,4 +124,85 @@ func (u *connUse) expireIdle(ka time.Duration) {
 	if c != nil {
 		c.expireAfter(use, ka-keepAliveMargin(ka))
 	}
+}
+
+// h2Attempt is what one round trip through Go's transport did with its
+// connection: whether it was a reused HTTP/2 connection and whether a
+// response byte came. Go's HTTP/2 transport replays a request only when
+// the server says it did not take it (a GOAWAY naming a lower stream, a
+// refused stream); a server that closes an idle connection as the request
+// is written (nginx at its keepalive_timeout: its GOAWAY, when sent, is
+// lost to the reset) fails the request with the connection's error
+// (broken pipe, reset, unexpected EOF; h2ConnLost for the connection's
+// other streams). That is the keep-alive race of
+// HTTP/1 (TestProxyIdleTimeout met it through nginx), and the router
+// replays it by the same rule: a reused connection, no response byte, the
+// connection lost, a replayable request (replayable), through GetBody's
+// gate (maxReplays), counted on the record like every replay.
+type h2Attempt struct {
+	mu        sync.Mutex
+	reusedH2  bool
+	firstByte bool
+}
+
+func (a *h2Attempt) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) {
+			tc, ok := ci.Conn.(*tls.Conn)
+			h2 := ok && ci.Reused && tc.ConnectionState().NegotiatedProtocol == "h2"
+			a.mu.Lock()
+			a.reusedH2 = h2
+			a.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			a.mu.Lock()
+			a.firstByte = true
+			a.mu.Unlock()
+		},
+	}
+}
+
+// lostToPool reports whether err ended an attempt on a reused HTTP/2
+// connection that was lost before any response byte.
+func (a *h2Attempt) lostToPool(err error) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reusedH2 && !a.firstByte && (staleConnection(err) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		h2ConnLost(err.Error()))
+}
+
+// h2ConnLost reports whether an error text is Go's for another stream of
+// an HTTP/2 connection lost under it: still writing its body
+// (errClientConnClosed), or closed by the transport after a stream's
+// write failed (errClientConnForceClosed).
+func h2ConnLost(s string) bool {
+	return strings.Contains(s, "http2: client conn is closed") || strings.Contains(s, "http2: client connection force closed")
+}
+
+// replayable reports whether req may be sent twice: an idempotent method,
+// or an idempotency key the server can deduplicate by (Go's rule, as h1's).
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return req.Header.Get(IdempotencyKeyHeader) != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
+
+// rewind returns req with a fresh body from GetBody (the gate, which may
+// refuse); as it is without a body.
+func rewind(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	if req.GetBody == nil {
+		return nil, errors.New("protocol: request body cannot be rewound for a replay")
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	next := *req
+	next.Body = body
+	return &next, nil
 }

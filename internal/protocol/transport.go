@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"time"
@@ -52,7 +53,21 @@ func (r *router) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL != nil && req.URL.Scheme == "http" && r.direct(req) {
 		return r.h1.RoundTrip(req)
 	}
-	return r.std.RoundTrip(req)
+	// Go's transport replays HTTP/1 requests by the keep-alive rule
+	// itself, HTTP/2 ones only on a GOAWAY or a refused stream: the
+	// HTTP/2 race is replayed here (replayH2).
+	for attempt := 0; ; attempt++ {
+		var a h2Attempt
+		resp, err := r.std.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), a.trace())))
+		if err == nil || attempt >= maxReplays || req.Context().Err() != nil || !a.lostToPool(err) || !replayable(req) {
+			return resp, err
+		}
+		next, rerr := rewind(req)
+		if rerr != nil {
+			return nil, rerr
+		}
+		req = next
+	}
 }
 
 // direct reports whether no proxy takes req.

@@ -131,6 +131,7 @@ type proxyConfig struct {
 	Buffers      string        // proxy_buffers ("" = nginx's default, 8 4k|8k)
 	ReadTimeout  time.Duration // proxy_read_timeout; 0 = 60s
 	KeepAlive    time.Duration // keepalive_timeout to the client; 0 = 75s (nginx's default)
+	KeepAliveHdr time.Duration // keepalive_timeout's second value: a Keep-Alive: timeout=N header (whole seconds); 0 = none
 	CertExpiry   time.Time     // the server certificate's NotAfter; zero = in 90 days
 	Dir, Cert    string        // filled by startNginx
 	Key          string
@@ -139,6 +140,7 @@ type proxyConfig struct {
 	CAFile       string
 	ReadTimeoutS string
 	KeepAliveS   string
+	KeepAliveHS  string
 }
 
 const nginxConf = `worker_processes 1;
@@ -154,7 +156,7 @@ http {
     fastcgi_temp_path {{.Dir}}/tmp/fastcgi;
     uwsgi_temp_path {{.Dir}}/tmp/uwsgi;
     scgi_temp_path {{.Dir}}/tmp/scgi;
-    keepalive_timeout {{.KeepAliveS}};
+    keepalive_timeout {{.KeepAliveS}}{{if .KeepAliveHS}} {{.KeepAliveHS}}{{end}};
     upstream model {
         server {{.Upstream}} max_fails=0;
         keepalive 16;
@@ -206,6 +208,9 @@ func startNginx(t *testing.T, cfg proxyConfig) *nginx {
 	cfg.Dir, cfg.CAFile = dir, ca.file
 	cfg.Cert, cfg.Key = ca.issue(t, dir, cfg.CertExpiry)
 	cfg.ReadTimeoutS, cfg.KeepAliveS = seconds(cfg.ReadTimeout, 60*time.Second), seconds(cfg.KeepAlive, 75*time.Second)
+	if cfg.KeepAliveHdr > 0 {
+		cfg.KeepAliveHS = strconv.FormatInt(int64(cfg.KeepAliveHdr/time.Second), 10) + "s"
+	}
 	var conf bytes.Buffer
 	for attempt := 0; ; attempt++ {
 		cfg.TLSPort, cfg.PlainPort = freePort(t), freePort(t)
