@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
 	"strconv"
 	"time"
 
@@ -83,11 +85,30 @@ func Handler(o Options) http.Handler {
 	if o.Probe != nil {
 		mux.Handle("GET /probe", o.Probe)
 	}
+	if os.Getenv(PprofEnv) == "1" {
+		profiles(mux)
+	}
 	if o.Status != nil {
 		mux.Handle("GET /{$}", o.Status)
 		mux.Handle("GET /targets/{name}", o.Status) // each target's card
 	}
 	return mux
+}
+
+// PprofEnv, set to "1" in the daemon's environment, serves Go's profiles
+// (net/http/pprof) under /debug/pprof/ on the admin server, behind the same
+// TLS and basic auth as every other path. Off by default: a profile names
+// no secret, but a goroutine dump and a CPU profile are for the operator
+// measuring the process (docs/scale.md), not for every scraper.
+const PprofEnv = "LLMPROBE_PPROF"
+
+// profiles serves net/http/pprof's handlers under /debug/pprof/.
+func profiles(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 type slogErrorLog struct{ l *slog.Logger }

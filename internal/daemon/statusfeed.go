@@ -72,10 +72,8 @@ func (d *Daemon) failures(target string, red *sanitize.Redactor) []statuspage.Fa
 	if d.ring == nil {
 		return nil
 	}
-	recs := d.ring.Target(target).Failures
 	var out []statuspage.Failure
-	for i := len(recs) - 1; i >= 0 && len(out) < statuspage.MaxFailures; i-- {
-		rec := recs[i]
+	for _, rec := range d.ring.LastFailures(target, statuspage.MaxFailures) {
 		at := rec.End
 		if at == 0 {
 			at = rec.Planned

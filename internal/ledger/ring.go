@@ -125,6 +125,25 @@ func (g *Ring) Snapshot() []TargetRecords {
 	return out
 }
 
+// LastFailures returns a copy of one target's last n failed records,
+// newest first (none when unknown): what the status page lists, without
+// copying the target's other records (the daemon reads it for every
+// target every second).
+func (g *Ring) LastFailures(name string, n int) []Record {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.targets[name]
+	if !ok || n <= 0 {
+		return nil
+	}
+	r := &t.failed
+	out := make([]Record, 0, min(n, len(r.buf)))
+	for i := 0; i < len(r.buf) && len(out) < n; i++ {
+		out = append(out, r.buf[(r.next-1-i+2*len(r.buf))%len(r.buf)])
+	}
+	return out
+}
+
 // Target returns a copy of one target's rings (empty when unknown).
 func (g *Ring) Target(name string) TargetRecords {
 	g.mu.Lock()

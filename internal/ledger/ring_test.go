@@ -145,3 +145,46 @@ func TestRingGrowsToItsBound(t *testing.T) {
 		t.Errorf("last = %v, want %v", got, want)
 	}
 }
+
+// TestRingLastFailures: the last n failures, newest first, the same
+// records Target's Failures holds in reverse, before and after the ring
+// wraps.
+func TestRingLastFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		failures int // ring size
+		recorded int // failed records, ids 1..recorded
+		n        int
+		want     []uint64
+	}{
+		{"empty", 4, 0, 8, nil},
+		{"under capacity", 4, 3, 8, []uint64{3, 2, 1}},
+		{"fewer asked", 4, 3, 2, []uint64{3, 2}},
+		{"wrapped", 4, 7, 8, []uint64{7, 6, 5, 4}},
+		{"wrapped, fewer asked", 4, 9, 3, []uint64{9, 8, 7}},
+		{"none asked", 4, 3, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewRing(2, tc.failures)
+			for i := 1; i <= tc.recorded; i++ {
+				g.Record(&Record{ID: uint64(i), Target: "a", Outcome: Timeout})
+				g.Record(&Record{ID: 1000 + uint64(i), Target: "a", Outcome: OK})
+			}
+			var got []uint64
+			for _, r := range g.LastFailures("a", tc.n) {
+				got = append(got, r.ID)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("ids %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("ids %v, want %v", got, tc.want)
+				}
+			}
+			if g.LastFailures("unknown", tc.n) != nil {
+				t.Error("an unknown target has failures")
+			}
+		})
+	}
+}

@@ -35,9 +35,10 @@ type Rolling struct {
 	mu    sync.Mutex
 	slot  time.Duration
 	slots []rollSlot // ring: slot k holds minute k % len
-	last  *rollSlot  // the slot recorded into last, compacted when the next one starts
-	// ttftOnly keeps no inter-chunk or end-to-end histogram (TTFTOnly).
-	ttftOnly bool
+	// more holds slot k's inter-chunk and end-to-end histograms; nil for a
+	// TTFT-only store (TTFTOnly), which so keeps 80 bytes a slot, not 160.
+	more []rollMore
+	last int // the slot recorded into last (-1: none), compacted when the next one starts
 }
 
 // RollingOption tunes NewRolling.
@@ -47,7 +48,7 @@ type RollingOption func(*Rolling)
 // inter-chunk and end-to-end ones (their windows are empty): for a
 // store whose reader judges SLIs only (the status page's per-class
 // stores), at a third of the memory.
-func TTFTOnly() RollingOption { return func(r *Rolling) { r.ttftOnly = true } }
+func TTFTOnly() RollingOption { return func(r *Rolling) { r.more = nil } }
 
 // Bounds of a Rolling histogram's values.
 const (
@@ -59,48 +60,82 @@ const (
 // hold (values clamped to [rollingMin, rollingMax]).
 var rollingBuckets = quantile.BucketOf(rollingMax) - quantile.BucketOf(rollingMin) + 1
 
+// rollSlot is one minute of a store: 80 bytes, and its histograms'
+// buckets. Every slot of a store is used once the store has run for its
+// span, so their size is most of a target's fixed memory at 1,000 targets
+// (docs/scale.md): the counts are 32-bit (a minute at limits.max_rate's
+// 10,000 req/s is 600,000) and the inter-chunk and end-to-end histograms
+// live apart (rollMore), absent from the per-class TTFT-only stores.
 type rollSlot struct {
 	index int64 // unix time / slot
-	used  bool
-	cnt   RollingCounts
+	cnt   slotCounts
 	ttft  rollHist
-	gap   rollHist
-	e2e   rollHist
+	used  bool
 }
 
-// rollHist is one slot's histogram of a figure. Its buckets are a slice
-// sorted by bucket index, 8 bytes a bucket seen: a store holds 60 slots of
-// three of them per target and class, so a map's overhead (its groups,
-// slots and header, about 20 bytes a bucket and 200 a map) was most of a
-// target's fixed memory (docs/scale.md).
+// rollMore is a slot's inter-chunk and end-to-end histograms.
+type rollMore struct{ gap, e2e rollHist }
+
+// slotCounts are a slot's RollingCounts in 32 bits.
+type slotCounts struct {
+	planned, good, latencyEvents, latencyBad, duringPlanned, duringGood int32
+}
+
+func (c slotCounts) counts() RollingCounts {
+	return RollingCounts{Planned: int(c.planned), Good: int(c.good), LatencyEvents: int(c.latencyEvents), LatencyBad: int(c.latencyBad),
+		DuringPlanned: int(c.duringPlanned), DuringGood: int(c.duringGood)}
+}
+
+// rollHist is one slot's histogram of a figure: its extremes and its
+// buckets, a slice sorted by bucket index, 4 bytes a bucket seen (a map's
+// overhead, about 20 bytes a bucket and 200 a map, was once most of a
+// target's fixed memory). Its count is the sum of its buckets'.
 type rollHist struct {
-	n        int
 	min, max time.Duration
 	buckets  []bucketCount
 }
 
-// bucketCount is one bucket of a rollHist: its index (bucketOf) and count.
-type bucketCount struct {
-	index int32
-	count uint32
-}
+// bucketCount is one bucket of a rollHist in 32 bits: its index
+// (quantile.BucketOf, 694–2905 over [rollingMin, rollingMax]) in the top
+// bucketIndexBits and its count below. A bucket whose count would pass
+// maxBucketCount continues in another entry of the same index, after it.
+type bucketCount uint32
+
+const (
+	bucketCountBits = 20
+	maxBucketCount  = 1<<bucketCountBits - 1
+	bucketIndexBits = 32 - bucketCountBits
+)
+
+func (b bucketCount) index() int32  { return int32(b >> bucketCountBits) }
+func (b bucketCount) count() uint32 { return uint32(b) & maxBucketCount }
 
 func (h *rollHist) add(v time.Duration) {
 	v = min(max(v, rollingMin), rollingMax)
-	if h.n == 0 || v < h.min {
+	if len(h.buckets) == 0 || v < h.min {
 		h.min = v
 	}
-	if h.n == 0 || v > h.max {
+	if len(h.buckets) == 0 || v > h.max {
 		h.max = v
 	}
-	h.n++
 	b := int32(quantile.BucketOf(v))
-	i, found := slices.BinarySearchFunc(h.buckets, b, func(x bucketCount, b int32) int { return cmp.Compare(x.index, b) })
-	if found {
-		h.buckets[i].count++
-		return
+	i, _ := slices.BinarySearchFunc(h.buckets, b, func(x bucketCount, b int32) int { return cmp.Compare(x.index(), b) })
+	for ; i < len(h.buckets) && h.buckets[i].index() == b; i++ {
+		if h.buckets[i].count() < maxBucketCount {
+			h.buckets[i]++
+			return
+		}
 	}
-	h.buckets = slices.Insert(h.buckets, i, bucketCount{index: b, count: 1})
+	h.buckets = slices.Insert(h.buckets, i, bucketCount(uint32(b)<<bucketCountBits|1))
+}
+
+// count is the number of values added.
+func (h *rollHist) count() int {
+	n := 0
+	for _, b := range h.buckets {
+		n += int(b.count())
+	}
+	return n
 }
 
 // compact drops the spare capacity of the buckets (append's doubling)
@@ -113,9 +148,9 @@ func (h *rollHist) compact() {
 
 // merge folds h into d (a quantile.NewHist).
 func (h *rollHist) merge(d *quantile.Dist) {
-	d.AddBuckets(h.n, 0, h.min, h.max, func(yield func(int, int) bool) {
+	d.AddBuckets(h.count(), 0, h.min, h.max, func(yield func(int, int) bool) {
 		for _, b := range h.buckets {
-			if !yield(int(b.index), int(b.count)) {
+			if !yield(int(b.index()), int(b.count())) {
 				return
 			}
 		}
@@ -161,7 +196,7 @@ func NewRolling(span, slot time.Duration, opts ...RollingOption) *Rolling {
 		slot = time.Minute
 	}
 	n := max(int((span+slot-1)/slot), 1)
-	r := &Rolling{slot: slot, slots: make([]rollSlot, n)}
+	r := &Rolling{slot: slot, slots: make([]rollSlot, n), more: make([]rollMore, n), last: -1}
 	for _, o := range opts {
 		o(r)
 	}
@@ -171,21 +206,33 @@ func NewRolling(span, slot time.Duration, opts ...RollingOption) *Rolling {
 // Span is the longest window the store answers for.
 func (r *Rolling) Span() time.Duration { return time.Duration(len(r.slots)) * r.slot }
 
-func (r *Rolling) at(now time.Time) *rollSlot {
+// at returns the slot of now, and its other histograms (nil for a
+// TTFT-only store).
+func (r *Rolling) at(now time.Time) (*rollSlot, *rollMore) {
 	idx := now.UnixNano() / int64(r.slot)
-	s := &r.slots[int(idx%int64(len(r.slots)))]
+	k := int(idx % int64(len(r.slots)))
+	s := &r.slots[k]
+	var m *rollMore
+	if r.more != nil {
+		m = &r.more[k]
+	}
 	if !s.used || s.index != idx {
 		*s = rollSlot{index: idx, used: true}
-	}
-	if r.last != s {
-		if r.last != nil { // a minute is over: its histograms stop growing
-			r.last.ttft.compact()
-			r.last.gap.compact()
-			r.last.e2e.compact()
+		if m != nil {
+			*m = rollMore{}
 		}
-		r.last = s
 	}
-	return s
+	if r.last != k {
+		if r.last >= 0 { // a minute is over: its histograms stop growing
+			r.slots[r.last].ttft.compact()
+			if r.more != nil {
+				r.more[r.last].gap.compact()
+				r.more[r.last].e2e.compact()
+			}
+		}
+		r.last = k
+	}
+	return s, m
 }
 
 // Record counts one finished record at now: baseline traffic only, the
@@ -200,22 +247,22 @@ func (r *Rolling) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	ttft, hasTTFT := rec.TTFT()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.at(now)
+	s, m := r.at(now)
 	c := &s.cnt
 	if during {
 		if !rec.IsRetry() {
-			c.DuringPlanned++
+			c.duringPlanned++
 		}
 		if good {
-			c.DuringGood++
+			c.duringGood++
 		}
 		return
 	}
 	if !rec.IsRetry() {
-		c.Planned++
+		c.planned++
 	}
 	if good {
-		c.Good++
+		c.good++
 	}
 	if !ok {
 		return
@@ -223,20 +270,20 @@ func (r *Rolling) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	if hasTTFT {
 		s.ttft.add(ttft)
 		if g.TTFT > 0 {
-			c.LatencyEvents++
+			c.latencyEvents++
 			if ttft > g.TTFT {
-				c.LatencyBad++
+				c.latencyBad++
 			}
 		}
 	}
-	if r.ttftOnly {
+	if m == nil {
 		return
 	}
 	for _, gap := range rec.ChunkGaps {
-		s.gap.add(gap)
+		m.gap.add(gap)
 	}
 	if e2e, ok := rec.E2E(); ok {
-		s.e2e.add(e2e)
+		m.e2e.add(e2e)
 	}
 }
 
@@ -254,10 +301,12 @@ func (r *Rolling) Window(now time.Time, d time.Duration) RollingWindow {
 		if !s.used || s.index < oldest || s.index > newest {
 			continue
 		}
-		w.add(s.cnt)
+		w.add(s.cnt.counts())
 		s.ttft.merge(ttft)
-		s.gap.merge(gap)
-		s.e2e.merge(e2e)
+		if r.more != nil {
+			r.more[i].gap.merge(gap)
+			r.more[i].e2e.merge(e2e)
+		}
 	}
 	r.mu.Unlock()
 	w.TTFT, w.InterChunk, w.E2E = ttft.Percentiles(), gap.Percentiles(), e2e.Percentiles()

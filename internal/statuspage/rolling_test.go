@@ -120,13 +120,16 @@ func TestRollingMemoryBound(t *testing.T) {
 	for v := time.Nanosecond; v < 10*time.Hour; v = v*21/20 + 1 {
 		r.Record(now, rollOK(v, v), stats.Gates{})
 	}
-	s := r.at(now)
+	s, _ := r.at(now)
 	if got := len(s.ttft.buckets); got > rollingBuckets || got < 100 {
 		t.Errorf("%d buckets, want at most %d", got, rollingBuckets)
 	}
 	w := r.Window(now, time.Minute)
-	if w.TTFT.Max != rollingMax || w.TTFT.Count != s.ttft.n {
-		t.Errorf("max %v count %d, want %v %d", w.TTFT.Max, w.TTFT.Count, rollingMax, s.ttft.n)
+	if w.TTFT.Max != rollingMax || w.TTFT.Count != s.ttft.count() {
+		t.Errorf("max %v count %d, want %v %d", w.TTFT.Max, w.TTFT.Count, rollingMax, s.ttft.count())
+	}
+	if top := quantile.BucketOf(rollingMax); top >= 1<<bucketIndexBits {
+		t.Errorf("bucket index %d does not fit in %d bits", top, bucketIndexBits)
 	}
 	if len(r.slots) != 60 {
 		t.Errorf("%d slots, want 60", len(r.slots))
@@ -161,5 +164,42 @@ func TestRollingTTFTOnly(t *testing.T) {
 	}
 	if before.TTFT.P99 != fw.TTFT.P99 || before.InterChunk.P50 != fw.InterChunk.P50 {
 		t.Errorf("after compaction: TTFT p99 %v, gap p50 %v; before %v, %v", fw.TTFT.P99, fw.InterChunk.P50, before.TTFT.P99, before.InterChunk.P50)
+	}
+}
+
+// TestRollingBucketOverflow: a bucket counted past what one packed entry
+// holds continues in another entry of the same index, and the window's
+// count and quantiles lose nothing.
+func TestRollingBucketOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"just under", maxBucketCount}, {"one over", maxBucketCount + 1}, {"two entries and more", 2*maxBucketCount + 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h rollHist
+			for range tc.n {
+				h.add(10 * time.Millisecond)
+			}
+			h.add(time.Millisecond)
+			h.add(time.Second)
+			if got := h.count(); got != tc.n+2 {
+				t.Fatalf("count %d, want %d", got, tc.n+2)
+			}
+			want := 3 + (tc.n-1)/maxBucketCount
+			if len(h.buckets) != want {
+				t.Errorf("%d entries, want %d", len(h.buckets), want)
+			}
+			for i := 1; i < len(h.buckets); i++ {
+				if h.buckets[i].index() < h.buckets[i-1].index() {
+					t.Fatalf("entries out of order at %d", i)
+				}
+			}
+			d := quantile.NewHist()
+			h.merge(d)
+			p := d.Percentiles()
+			if p.Count != tc.n+2 || p.P50 < 9900*time.Microsecond || p.P50 > 10100*time.Microsecond || p.Max != time.Second {
+				t.Errorf("percentiles %+v, want count %d, p50 ≈ 10ms, max 1s", p, tc.n+2)
+			}
+		})
 	}
 }

@@ -52,9 +52,20 @@ type availRing struct {
 	classes map[string]*[60]availSlot
 }
 
+// availSlot is one minute of a class: 40 bytes (its counts are 32-bit:
+// a minute at limits.max_rate's 10,000 req/s is 600,000), so a class's
+// hour is 2.4 KB, not 4.3 KB (docs/scale.md).
 type availSlot struct {
-	minute int64
-	availCounts
+	minute                   int64
+	sent, failed             int32
+	duringSent, duringFailed int32
+	answered, refused        int32
+	unsentBudget, unsentCap  int32
+}
+
+func (s *availSlot) counts() availCounts {
+	return availCounts{Sent: int(s.sent), Failed: int(s.failed), DuringSent: int(s.duringSent), DuringFailed: int(s.duringFailed),
+		Answered: int(s.answered), Refused: int(s.refused), UnsentBudget: int(s.unsentBudget), UnsentCap: int(s.unsentCap)}
 }
 
 // record counts rec at now: baseline traffic only, events only.
@@ -88,25 +99,25 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 	during := rec.During == ledger.DuringLadder
 	switch {
 	case unsent && rec.Reason == ledger.ReasonBudget:
-		s.UnsentBudget++
+		s.unsentBudget++
 	case unsent:
-		s.UnsentCap++
+		s.unsentCap++
 	case during && failed:
-		s.DuringSent++
-		s.DuringFailed++
+		s.duringSent++
+		s.duringFailed++
 	case during:
-		s.DuringSent++
+		s.duringSent++
 	case failed:
-		s.Sent++
-		s.Failed++
+		s.sent++
+		s.failed++
 		if rec.Status != 0 {
-			s.Answered++
+			s.answered++
 		}
 		if refusal(rec) {
-			s.Refused++
+			s.refused++
 		}
 	default:
-		s.Sent++
+		s.sent++
 	}
 }
 
@@ -122,7 +133,7 @@ func (a *availRing) window(now time.Time, d time.Duration) (byClass map[string]a
 		var c availCounts
 		for k := int64(0); k < int64(n); k++ {
 			if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
-				c.add(s.availCounts)
+				c.add(s.counts())
 			}
 		}
 		byClass[name] = c

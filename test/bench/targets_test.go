@@ -2,7 +2,10 @@ package bench
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -60,7 +63,9 @@ type scaleRun struct {
 // slowest of three scrapes (text and protobuf), and the generator's
 // verdict. LLMPROBE_BENCH_BIN runs another llmprobe build as the prober
 // (the simulator stays this tree's), for a before/after;
-// LLMPROBE_BENCH_BUSY=0 leaves out the busy reference. The status page's hour of windows is measured time-compressed
+// LLMPROBE_BENCH_BUSY=0 leaves out the busy reference. With LLMPROBE_PPROF=1
+// each configuration also logs the prober's live heap after a collection
+// and saves its heap profile (heapProfile). The status page's hour of windows is measured time-compressed
 // by BenchmarkStatusMemory; docs/scale.md adds the two.
 //
 // Minutes per configuration: run it by name only,
@@ -119,6 +124,7 @@ func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup,
 	cpu1, _ := procCPU(p.pid)
 	run := scaleRun{targets: n, rate: rate, cpu: cpu1 - cpu0, window: time.Since(start), load: loadAvg(),
 		rss: procStatus(p.pid, "VmRSS"), hwm: procStatus(p.pid, "VmHWM")}
+	heapProfile(b, p.addr, n)
 	var last scrapeResult
 	before, _ := procCPU(p.pid)
 	scrapesStart := time.Now()
@@ -145,6 +151,46 @@ func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup,
 	}
 	run.causes = invalidCauses(last.families)
 	return run
+}
+
+// heapProfile, when the benchmark runs with LLMPROBE_PPROF=1 (the prober
+// inherits it and serves /debug/pprof/), logs the prober's live heap and
+// heap goal after a collection and saves its heap profile as
+// heap-N.pb.gz in LLMPROBE_BENCH_PROFILES (default: the test's temporary
+// directory), for `go tool pprof -sample_index=inuse_space`.
+func heapProfile(b *testing.B, addr string, n int) {
+	if os.Getenv("LLMPROBE_PPROF") != "1" {
+		return
+	}
+	dir := os.Getenv("LLMPROBE_BENCH_PROFILES")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	get := func(path string) []byte {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		return body
+	}
+	file := filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", n))
+	if err := os.WriteFile(file, get("/debug/pprof/heap?gc=1"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var stats []string
+	for _, line := range strings.Split(string(get("/debug/pprof/heap?debug=1")), "\n") {
+		for _, k := range []string{"# HeapAlloc = ", "# NextGC = ", "# Stack = "} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				stats = append(stats, strings.TrimPrefix(k, "# ")+v)
+			}
+		}
+	}
+	b.Logf("%d targets: %s; heap profile %s", n, strings.Join(stats, ", "), file)
 }
 
 func mustScrape(b *testing.B, addr, accept string) scrapeResult {
