@@ -125,6 +125,7 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	b := currentBuild()
 	build := telemetry.BuildInfo{Version: b.Version, Revision: b.Revision} // GoVersion: runtime.Version(), filled by telemetry
 	log.Info("starting llmprobe", "version", b.Version, "revision", b.Revision, "branch", b.Branch, "build_date", b.BuildDate, "go", b.GoVersion)
+	setMemoryLimit(log, nil)
 
 	tel, err := telemetry.Start(ctx, telemetry.StackOptions{
 		Build:   build,
