@@ -2,12 +2,10 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/durfmt"
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
@@ -99,22 +97,22 @@ func (s *settleWatch) limit() time.Duration {
 	return max(settleFactor*med, med+settleFloor)
 }
 
-// check says what the target has not settled from ("" when settled): the
-// ladder's requests still in flight, or fewer than settleK baseline
-// answers planned since from, one of them failed or above limit. baseline
-// is false when the target has no baseline to read (only the ladder's
-// requests are waited for).
-func (s *settleWatch) check(from, limit time.Duration, baseline bool) (why string, latest time.Duration, flying int) {
+// check says what the target has not settled from (the zero SettleWait
+// when settled): the ladder's requests still in flight, or fewer than
+// settleK baseline answers planned since from, one of them failed or above
+// limit. baseline is false when the target has no baseline to read (only
+// the ladder's requests are waited for). statuspage words it.
+func (s *settleWatch) check(from, limit time.Duration, baseline bool) (w statuspage.SettleWait, latest time.Duration, flying int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.recent) > 0 {
 		latest = s.recent[len(s.recent)-1].ttft
 	}
 	if s.flying > 0 {
-		return fmt.Sprintf("%d requests of the previous ladder still in flight", s.flying), latest, s.flying
+		return statuspage.SettleWait{Kind: statuspage.SettleInFlight}, latest, s.flying
 	}
 	if !baseline {
-		return "", latest, 0
+		return w, latest, 0
 	}
 	n := 0
 	for _, sn := range s.recent {
@@ -124,15 +122,15 @@ func (s *settleWatch) check(from, limit time.Duration, baseline bool) (why strin
 		n++
 		switch {
 		case !sn.ok:
-			return fmt.Sprintf("a baseline request failed (%s): the target is down or restarting", sn.what), latest, 0
+			return statuspage.SettleWait{Kind: statuspage.SettleFailed, Failure: sn.what}, latest, 0
 		case limit > 0 && sn.ttft > limit:
-			return fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(sn.ttft), durfmt.Format(limit)), latest, 0
+			return statuspage.SettleWait{Kind: statuspage.SettleSlow, TTFT: sn.ttft}, latest, 0
 		}
 	}
 	if n < settleK {
-		return fmt.Sprintf("%d of %d baseline answers since the target last changed", n, settleK), latest, 0
+		return statuspage.SettleWait{Kind: statuspage.SettleFew, Answers: n, Need: settleK}, latest, 0
 	}
-	return "", latest, 0
+	return w, latest, 0
 }
 
 func (s *settleWatch) setWait(w *statuspage.LadderSettle) {
@@ -183,21 +181,23 @@ func (r *targetRun) awaitSettled(ctx context.Context, d *Daemon, trigger string)
 	// baseline to name the model, it waits until both are known.
 	watchIdentity := r.polls() && r.cfg.Baseline.Enabled && r.cfg.Baseline.Rate > 0
 	for logged := false; ; logged = true {
-		why, latest, flying := s.check(from, limit, baseline)
-		if why == "" && watchIdentity && r.state.identity().IsZero() {
-			why = "the target's identity (model and version) is not known yet"
+		waiting, latest, flying := s.check(from, limit, baseline)
+		if waiting.Kind == statuspage.Settled && watchIdentity && r.state.identity().IsZero() {
+			waiting.Kind = statuspage.SettleNoIdentity
 		}
-		if why == "" {
+		if waiting.Kind == statuspage.Settled {
 			if logged {
 				d.log.Info("target settled: the ladder starts", "target", r.name, "trigger", trigger, "waited", d.now().Sub(began).Round(time.Millisecond))
 			}
 			return true
 		}
+		wait := &statuspage.LadderSettle{Trigger: trigger, Since: began, Max: most, LadderInFlight: flying, BaselineTTFT: latest, Limit: limit, Waiting: waiting}
+		why := statuspage.SettleWhy(*wait)
 		if !logged {
 			d.log.Info("ladder waits for the target to settle", "target", r.name, "trigger", trigger, "why", why,
 				"baseline_ttft_limit", limit, "settle_max", most)
 		}
-		s.setWait(&statuspage.LadderSettle{Trigger: trigger, Since: began, Max: most, LadderInFlight: flying, BaselineTTFT: latest, Limit: limit, Why: why})
+		s.setWait(wait)
 		r.setLaddering("waiting for the target to settle before the ladder: " + why)
 		select {
 		case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
+	"github.com/llmprobe/llmprobe/internal/statuspage"
 )
 
 // baselineRec is a finished baseline record planned at planned: ok with
@@ -52,17 +53,22 @@ func TestSettleWatch(t *testing.T) {
 		{"refusal out of the last three", func() { s.record(baselineRec(24*time.Second, 60*ms, "")) }, "baseline TTFT 2s above its normal range (up to 150ms)"},
 		{"back in range", func() { s.record(baselineRec(25*time.Second, 55*ms, "")) }, ""},
 	}
+	// check finds, statuspage words: read as the card and the log say it.
+	check := func(from time.Duration, baseline bool) string {
+		w, latest, flying := s.check(from, limit, baseline)
+		return statuspage.SettleWhy(statuspage.LadderSettle{Waiting: w, BaselineTTFT: latest, LadderInFlight: flying, Limit: limit})
+	}
 	for _, st := range steps {
 		st.do()
-		why, _, _ := s.check(from, limit, true)
+		why := check(from, true)
 		if (st.want == "") != (why == "") || !strings.Contains(why, st.want) {
 			t.Errorf("%s: why %q, want %q", st.name, why, st.want)
 		}
 	}
-	if why, _, _ := s.check(from, limit, false); why != "" {
-		t.Errorf("without a baseline: %q, want settled once the ladder's requests ended", why)
+	if w, _, _ := s.check(from, limit, false); w.Kind != statuspage.Settled {
+		t.Errorf("without a baseline: %+v, want settled once the ladder's requests ended", w)
 	}
-	if why, _, _ := s.check(30*time.Second, limit, true); !strings.Contains(why, "0 of 3") {
+	if why := check(30*time.Second, true); !strings.Contains(why, "0 of 3") {
 		t.Errorf("answers planned before the reference point count: %q", why)
 	}
 	var empty settleWatch

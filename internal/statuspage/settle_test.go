@@ -32,8 +32,18 @@ func TestLadderSettleActivity(t *testing.T) {
 			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): 7 requests of the previous ladder still in flight"},
 		{"slow baseline", TargetInput{Settle: with(func(s *LadderSettle) { s.BaselineTTFT, s.Limit = 2*time.Second, 150*time.Millisecond })},
 			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): baseline TTFT 2s above its normal range (up to 150ms)"},
-		{"the daemon's reason, no limit", TargetInput{Settle: with(func(s *LadderSettle) { s.Max, s.Why = 0, "the identity is not known yet" })},
-			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC): the identity is not known yet"},
+		{"the identity, no limit", TargetInput{Settle: with(func(s *LadderSettle) { s.Max, s.Waiting = 0, SettleWait{Kind: SettleNoIdentity} })},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC): the target's identity (model and version) is not known yet"},
+		{"a failed baseline request", TargetInput{Settle: with(func(s *LadderSettle) {
+			s.Waiting = SettleWait{Kind: SettleFailed, Failure: "transport_error/connection_refused"}
+		})},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): a baseline request failed (transport_error/connection_refused): the target is down or restarting"},
+		{"too few answers", TargetInput{Settle: with(func(s *LadderSettle) { s.Waiting = SettleWait{Kind: SettleFew, Answers: 1, Need: 3} })},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): 1 of 3 baseline answers since the target last changed"},
+		{"a slow answer", TargetInput{Settle: with(func(s *LadderSettle) {
+			s.Limit, s.Waiting = 150*time.Millisecond, SettleWait{Kind: SettleSlow, TTFT: 900 * time.Millisecond}
+		})},
+			"waiting for the target to settle before the identity_change ladder (since 22:59 UTC; it starts anyway at 23:04 UTC, ladder.settle_max): baseline TTFT 900ms above its normal range (up to 150ms)"},
 		{"running first", TargetInput{Settle: &base, Ladder: &LadderProgress{Step: 2, Steps: 5, Rate: 6}}, "ladder step 2/5 at 6 req/s"},
 	} {
 		tc.in.Name, tc.in.Verdict = "t", verdict.Validity{Valid: true}

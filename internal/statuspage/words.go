@@ -128,22 +128,35 @@ func queuedText(q LadderQueued) string {
 // settleText is a ladder waiting for its target to settle: what it waits
 // for, since when, and how long at most before it starts anyway.
 func settleText(w LadderSettle) string {
-	why := w.Why
-	switch {
-	case w.LadderInFlight > 0:
-		why = fmt.Sprintf("%d requests of the previous ladder still in flight", w.LadderInFlight)
-	case w.Limit > 0 && w.BaselineTTFT > w.Limit:
-		why = fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(w.BaselineTTFT), durfmt.Format(w.Limit))
-	}
 	txt := fmt.Sprintf("waiting for the target to settle before the %s ladder (since %s", w.Trigger, w.Since.UTC().Format(timeOfDayLayout))
 	if w.Max > 0 {
 		txt += "; it starts anyway at " + w.Since.Add(w.Max).UTC().Format(timeOfDayLayout) + ", ladder.settle_max"
 	}
 	txt += ")"
-	if why != "" {
+	if why := SettleWhy(w); why != "" {
 		txt += ": " + why
 	}
 	return txt
+}
+
+// SettleWhy is what a settle wait waits for, in words ("" when nothing
+// is known): the card's activity line and the daemon's log say the same.
+func SettleWhy(w LadderSettle) string {
+	switch k := w.Waiting; {
+	case w.LadderInFlight > 0:
+		return fmt.Sprintf("%d requests of the previous ladder still in flight", w.LadderInFlight)
+	case k.Kind == SettleFailed:
+		return fmt.Sprintf("a baseline request failed (%s): the target is down or restarting", k.Failure)
+	case k.Kind == SettleSlow && w.Limit > 0:
+		return fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(k.TTFT), durfmt.Format(w.Limit))
+	case w.Limit > 0 && w.BaselineTTFT > w.Limit:
+		return fmt.Sprintf("baseline TTFT %s above its normal range (up to %s)", durfmt.Format(w.BaselineTTFT), durfmt.Format(w.Limit))
+	case k.Kind == SettleFew:
+		return fmt.Sprintf("%d of %d baseline answers since the target last changed", k.Answers, k.Need)
+	case k.Kind == SettleNoIdentity:
+		return "the target's identity (model and version) is not known yet"
+	}
+	return ""
 }
 
 // bufferedText is the path finding of a target whose streams an
