@@ -188,21 +188,3 @@ func replayable(req *http.Request) bool {
 	}
 	return req.Header.Get(IdempotencyKeyHeader) != "" || req.Header.Get("X-Idempotency-Key") != ""
 }
-
-// rewind returns req with a fresh body from GetBody (the gate, which may
-// refuse); as it is without a body.
-func rewind(req *http.Request) (*http.Request, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return req, nil
-	}
-	if req.GetBody == nil {
-		return nil, errors.New("protocol: request body cannot be rewound for a replay")
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return nil, err
-	}
-	next := *req
-	next.Body = body
-	return &next, nil
-}

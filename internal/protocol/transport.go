@@ -62,7 +62,7 @@ func (r *router) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil || attempt >= maxReplays || req.Context().Err() != nil || !a.lostToPool(err) || !replayable(req) {
 			return resp, err
 		}
-		next, rerr := rewind(req)
+		next, rerr := h1.Rewind(req)
 		if rerr != nil {
 			return nil, rerr
 		}

@@ -113,7 +113,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !reused || !early || ctx.Err() != nil || attempt >= maxAttempts || !replayable(req) {
 			return nil, err
 		}
-		next, rerr := rewind(req)
+		next, rerr := Rewind(req)
 		if rerr != nil {
 			return nil, rerr
 		}
@@ -133,14 +133,14 @@ func replayable(req *http.Request) bool {
 	return key || xkey
 }
 
-// rewind returns req ready to be sent again: as it is without a body, with
-// a fresh body from GetBody otherwise.
-func rewind(req *http.Request) (*http.Request, error) {
+// Rewind returns req ready to be sent again: as it is without a body, with
+// a fresh body from GetBody otherwise (both transports' replays use it).
+func Rewind(req *http.Request) (*http.Request, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return req, nil
 	}
 	if req.GetBody == nil {
-		return nil, errors.New("h1: request body cannot be rewound for a replay")
+		return nil, errors.New("request body cannot be rewound for a replay")
 	}
 	body, err := req.GetBody()
 	if err != nil {
