@@ -24,6 +24,17 @@ const (
 	// stream needs to be judged: one or two events say nothing of a burst.
 	bufferedMinEvents = 3
 
+	// BufferedBurstsShare is the several-bursts rule's share: the content
+	// of a stream released a buffer at a time spent at most
+	// 1/BufferedBurstsShare of the generation time arriving. A buffer's
+	// events arrive within the reader's time to take them (~2 ms for 64
+	// events here), whatever the server's pace, so the share grows with the
+	// server's speed: 0.1 % through nginx in front of a loaded llama.cpp,
+	// 6 % in front of an idle one at 0.54 ms a token; a stream read at the
+	// server's pace spends 57 % or more arriving, even on a busy host
+	// (docs/protocols.md#buffered-streams).
+	BufferedBurstsShare = 4
+
 	// BufferedSilenceFloor is the shortest gap between two content events
 	// the several-bursts rule calls a silence, whatever the server's pace:
 	// longer than a busy host keeps a reader from its socket (measured:
@@ -96,7 +107,7 @@ func bufferedStream(r *ledger.Record) bool {
 // the events) and at least BufferedSilenceFloor — into at least two
 // bursts of BufferedMinBurstEvents content events on average; and the
 // time the content spent arriving (every gap that is no silence, and the
-// stream's tail after its last content) is at most a BufferedBurstShare-th
+// stream's tail after its last content) is at most a BufferedBurstsShare-th
 // of the time the server spent generating it (the pace × the content
 // events), at least BufferedMinGeneration. A stream read at the server's
 // pace spends its whole generation arriving; one delayed now and then by
@@ -123,7 +134,7 @@ func releasedInBursts(r *ledger.Record, g time.Duration, events int) bool {
 			arriving += gap
 		}
 	}
-	return bursts >= 2 && n >= bursts*BufferedMinBurstEvents && arriving*BufferedBurstShare <= gen
+	return bursts >= 2 && n >= bursts*BufferedMinBurstEvents && arriving*BufferedBurstsShare <= gen
 }
 
 // generationTime is how long the server took to generate the stream's

@@ -200,15 +200,15 @@ func TestReleasedInBurstsRule(t *testing.T) {
 }
 
 // TestReleasedInBurstsBoundary holds the share: bursts whose arrival took
-// exactly a twentieth of the generation are flagged, a microsecond more
-// is not.
+// exactly a quarter of the generation are flagged, a microsecond more is
+// not.
 func TestReleasedInBurstsBoundary(t *testing.T) {
 	const n = 64
 	gen := 630 * time.Millisecond // 63 gaps at the server's 10ms
 	for _, tc := range []struct {
 		arriving time.Duration
 		want     bool
-	}{{gen / BufferedBurstShare, true}, {gen/BufferedBurstShare + time.Microsecond, false}} {
+	}{{gen / BufferedBurstsShare, true}, {gen/BufferedBurstsShare + time.Microsecond, false}} {
 		// Two bursts of 32: 62 gaps inside them share the arrival time,
 		// one silence between them.
 		gaps := make([]time.Duration, n-1)
