@@ -32,6 +32,7 @@ import (
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/replay"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
 // step is one write of a streaming test handler: wait, then write raw bytes
@@ -975,7 +976,8 @@ func TestDoClientCertificate(t *testing.T) {
 // with the fixture's limits, ends in the fixture's outcome with its counts,
 // and that the stamps carry at least the server's declared delays.
 func TestClientFixtures(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after the canary's cleanup (cleanups run last first)
 	fixtures, err := replay.LoadAll(filepath.Join("..", "..", "testdata", "streams"))
 	if err != nil {
 		t.Fatal(err)
@@ -983,8 +985,7 @@ func TestClientFixtures(t *testing.T) {
 	if len(fixtures) == 0 {
 		t.Fatal("no fixtures")
 	}
-	canary := startWakeCanary(5 * time.Millisecond)
-	defer canary.close() // before goleak's check (deferred calls run last first)
+	canary := testutil.StartWakeCanary(t, 5*time.Millisecond) // stopped before goleak's check
 	// Each fixture's latest request, its writes stamped (writeClock): how
 	// late the replay server kept the declared schedule.
 	var clockMu sync.Mutex
@@ -1016,7 +1017,8 @@ func TestClientFixtures(t *testing.T) {
 		rec := l.Plan(ledger.Meta{API: f.API}, l.Now())
 		p := Params{Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}, MaxTokens: 8}
 		res := c.Do(context.Background(), Target{Base: srv.URL + "/" + f.ID() + "/v1", Adapter: a}, p, rec, l.Now, func() { l.MarkDispatched(rec) })
-		run := timedRun{client: canary.maxLate(start, time.Now())}
+		worst, _ := canary.Lateness(start, time.Now())
+		run := timedRun{client: worst}
 		clockMu.Lock()
 		if wc := clocks[i]; wc != nil {
 			run.server = wc.serverLateness(time.Duration(f.Spec.HeadersMS)*time.Millisecond, f.Delay)

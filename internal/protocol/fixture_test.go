@@ -17,6 +17,7 @@ import (
 	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/protocol/replay"
 	"github.com/llmprobe/llmprobe/internal/protocol/sse"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 	"go.uber.org/goleak"
 )
 
@@ -280,9 +281,8 @@ func TestFixtureCoverage(t *testing.T) {
 // the Client: outcome, reason, counts, usage and timestamps.
 func TestFixturesClient(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // after every parallel subtest
-	canary := startWakeCanary(5 * time.Millisecond)
-	t.Cleanup(canary.close) // before goleak's check (cleanups run last first)
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })        // after every parallel subtest
+	canary := testutil.StartWakeCanary(t, 5*time.Millisecond) // stopped before goleak's check (cleanups run last first)
 	for _, f := range loadFixtures(t) {
 		t.Run(f.ID(), func(t *testing.T) {
 			t.Parallel()
@@ -378,7 +378,7 @@ func tightestLimit(f *replay.Fixture) time.Duration {
 
 // runFixtureClient serves f from the replay server, its writes stamped,
 // and probes it once through a Client, with the run's host evidence.
-func runFixtureClient(t *testing.T, f *replay.Fixture, canary *wakeCanary) (ledger.Result, *ledger.Record, timedRun) {
+func runFixtureClient(t *testing.T, f *replay.Fixture, canary *testutil.WakeCanary) (ledger.Result, *ledger.Record, timedRun) {
 	t.Helper()
 	var clock *writeClock
 	h := replay.Handler(f)
@@ -416,7 +416,8 @@ func runFixtureClient(t *testing.T, f *replay.Fixture, canary *wakeCanary) (ledg
 		t.Fatalf("dispatched called %d times", calls)
 	}
 	srv.Close() // the handler has returned: its stamps are all in
-	run := timedRun{client: canary.maxLate(epoch, time.Now())}
+	worst, _ := canary.Lateness(epoch, time.Now())
+	run := timedRun{client: worst}
 	if clock != nil {
 		run.server = clock.serverLateness(time.Duration(f.Spec.HeadersMS)*time.Millisecond, f.Delay)
 	}

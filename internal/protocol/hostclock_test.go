@@ -14,61 +14,6 @@ import (
 // asserts "the client did what the fixture says, or the run was off
 // schedule for a host cause, measured" and never wall-clock luck.
 
-// wakeCanary is a goroutine sleeping tick at a time and recording how late
-// each wake-up was: a direct measure of how long a runnable goroutine of
-// this process waited (OS run queue, Go scheduler, GC) at each moment.
-type wakeCanary struct {
-	stop chan struct{}
-	done chan struct{}
-	mu   sync.Mutex
-	at   []time.Time     // each wake-up
-	late []time.Duration // its lateness past the tick asked
-}
-
-func startWakeCanary(tick time.Duration) *wakeCanary {
-	c := &wakeCanary{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		tm := time.NewTimer(tick)
-		defer tm.Stop()
-		for {
-			asked := time.Now()
-			tm.Reset(tick)
-			select {
-			case <-c.stop:
-				return
-			case <-tm.C:
-				now := time.Now() // when this goroutine ran, not when the timer was due
-				c.mu.Lock()
-				c.at = append(c.at, now)
-				c.late = append(c.late, max(now.Sub(asked)-tick, 0))
-				c.mu.Unlock()
-			}
-		}
-	}()
-	return c
-}
-
-func (c *wakeCanary) close() { close(c.stop); <-c.done }
-
-// maxLate is the latest wake-up over [from, to], extended by the gap to
-// the first wake-up after it (a starved canary records its lateness late).
-func (c *wakeCanary) maxLate(from, to time.Time) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var m time.Duration
-	for i, at := range c.at {
-		if at.Before(from) {
-			continue
-		}
-		m = max(m, c.late[i])
-		if at.After(to) {
-			break
-		}
-	}
-	return m
-}
-
 // writeClock wraps a handler's ResponseWriter and stamps each write of
 // the body: when the server actually sent each segment.
 type writeClock struct {
