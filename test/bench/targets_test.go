@@ -120,7 +120,7 @@ func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup,
 	first := mustScrape(b, p.addr, acceptProto)
 	cpu0, _ := procCPU(p.pid)
 	start := time.Now()
-	time.Sleep(window)
+	watch(b, p, n, window, envDuration(b, "LLMPROBE_BENCH_SCRAPE_EVERY", 0), envDuration(b, "LLMPROBE_BENCH_SAMPLE_EVERY", time.Minute))
 	cpu1, _ := procCPU(p.pid)
 	run := scaleRun{targets: n, rate: rate, cpu: cpu1 - cpu0, window: time.Since(start), load: loadAvg(),
 		rss: procStatus(p.pid, "VmRSS"), hwm: procStatus(p.pid, "VmHWM")}
@@ -151,6 +151,62 @@ func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup,
 	}
 	run.causes = invalidCauses(last.families)
 	return run
+}
+
+// watch waits out the window. With every > 0 it scrapes /metrics in
+// protobuf every that long, as a Prometheus would, and logs every sample
+// interval what the window is made of: the resident set and its peak, the
+// prober's share of a core, the scrapes' slowest wall-clock time and
+// their CPU (the prober's CPU during each, less its rate between scrapes),
+// the targets whose generator is valid and the load average. An hour-long
+// run at 1,000 targets is this with LLMPROBE_BENCH_WINDOW=60m and
+// LLMPROBE_BENCH_SCRAPE_EVERY=30s.
+func watch(b *testing.B, p prober, n int, window, every, sample time.Duration) {
+	b.Helper()
+	if every <= 0 {
+		time.Sleep(window)
+		return
+	}
+	start := time.Now()
+	end := start.Add(window)
+	logCPU, _ := procCPU(p.pid)
+	logAt, nextLog := start, start.Add(sample)
+	prevCPU, prevAt := logCPU, start // at the end of the last scrape
+	var slowest, scrapeCPU time.Duration
+	var scrapes, bytes int
+	for time.Now().Before(end) {
+		time.Sleep(min(every, time.Until(end)))
+		before, _ := procCPU(p.pid)
+		at := time.Now()
+		res, err := scrape(p.addr, acceptProto)
+		after, _ := procCPU(p.pid)
+		if err != nil {
+			b.Logf("%v in: scrape: %v", time.Since(start).Round(time.Second), err)
+			continue
+		}
+		rate := float64(before-prevCPU) / float64(max(at.Sub(prevAt), time.Millisecond))
+		prevCPU, prevAt = after, time.Now()
+		scrapes++
+		scrapeCPU += max(after-before-time.Duration(rate*float64(res.took)), 0)
+		slowest = max(slowest, res.took)
+		bytes = res.bytes
+		now := time.Now()
+		if now.Before(nextLog) && now.Before(end) {
+			continue
+		}
+		valid := 0
+		for _, v := range gaugeByTarget(res.families, "llmprobe_generator_valid") {
+			if v == 1 {
+				valid++
+			}
+		}
+		b.Logf("%5.1f min: RSS %4d MB (peak %4d), %4.1f %% of a core, %d scrapes of %.2f MB: slowest %v, %v CPU each, generator valid %d/%d %s, load %.1f",
+			now.Sub(start).Minutes(), procStatus(p.pid, "VmRSS")>>20, procStatus(p.pid, "VmHWM")>>20,
+			100*float64(after-logCPU)/float64(now.Sub(logAt)), scrapes, float64(bytes)/1e6, slowest.Round(time.Millisecond),
+			(scrapeCPU / time.Duration(scrapes)).Round(time.Millisecond), valid, n, invalidCauses(res.families), loadAvg())
+		logCPU, logAt, nextLog = after, now, now.Add(sample)
+		slowest, scrapeCPU, scrapes = 0, 0, 0
+	}
 }
 
 // heapProfile, when the benchmark runs with LLMPROBE_PPROF=1 (the prober
