@@ -97,7 +97,7 @@ func (d *Dist) addHist(v time.Duration) {
 // bucket k holds the values in (γ^(k−1), γ^k] nanoseconds, γ = 1.01. A
 // caller that keeps its own bounded buckets (the live verdict, the status
 // page's rolling store, the saturation rule) counts by it and reads them
-// back through NewHist and AddBuckets, or BucketMid.
+// back through NewHist and AddBuckets, BucketPercentiles, or BucketMid.
 func BucketOf(v time.Duration) int {
 	return int(math.Ceil(math.Log(float64(v)) / math.Log(histogramGamma)))
 }
@@ -143,41 +143,94 @@ func (d *Dist) Quantile(q float64) time.Duration {
 	if d.n == 0 {
 		return 0
 	}
-	rank := int(math.Ceil(q * float64(d.n)))
-	rank = min(max(rank, 1), d.n)
+	if d.hist != nil {
+		var out [1]time.Duration
+		bucketQuantiles(d.n, d.low, d.min, d.max, d.buckets(), []float64{q}, out[:])
+		return out[0]
+	}
+	rank := nearestRank(q, d.n)
 	if rank == d.n {
 		return d.max
 	}
-	if d.hist == nil {
-		if !d.sorted {
-			slices.Sort(d.samples)
-			d.sorted = true
+	if !d.sorted {
+		slices.Sort(d.samples)
+		d.sorted = true
+	}
+	return d.samples[rank-1]
+}
+
+// nearestRank is the 1-based rank of the q-quantile of n samples.
+func nearestRank(q float64, n int) int {
+	return min(max(int(math.Ceil(q*float64(n))), 1), n)
+}
+
+// buckets returns the histogram's buckets sorted by index.
+func (d *Dist) buckets() []Bucket {
+	out := make([]Bucket, 0, len(d.hist))
+	for k, c := range d.hist {
+		out = append(out, Bucket{Index: k, Count: c})
+	}
+	slices.SortFunc(out, func(a, b Bucket) int { return a.Index - b.Index })
+	return out
+}
+
+// Bucket is one histogram bucket counted elsewhere: its index (BucketOf)
+// and how many values fell in it.
+type Bucket struct{ Index, Count int }
+
+// percentileQs are the quantiles Percentiles reports, ascending.
+var percentileQs = []float64{0.50, 0.90, 0.95, 0.99}
+
+// BucketPercentiles summarises n samples counted by bucket without
+// building a Dist: low of them ≤ 0, the others in buckets sorted by index
+// (an index may repeat, as when several stores' buckets are concatenated
+// and sorted), lo and hi their extremes. It reads what a NewHist fed the
+// same counts through AddBuckets reads (Exact false), in one pass.
+func BucketPercentiles(n, low int, lo, hi time.Duration, buckets []Bucket) Percentiles {
+	if n == 0 {
+		return Percentiles{Exact: true}
+	}
+	var q [4]time.Duration
+	bucketQuantiles(n, low, lo, hi, buckets, percentileQs, q[:])
+	return Percentiles{Count: n, P50: q[0], P90: q[1], P95: q[2], P99: q[3], Max: hi}
+}
+
+// bucketQuantiles sets out[i] to the nearest-rank qs[i]-quantile (qs
+// ascending) of n > 0 samples counted as BucketPercentiles says: the
+// maximum at the top rank, the minimum within the low samples, else the
+// geometric midpoint of the bucket the rank falls in, kept within
+// [lo, hi].
+func bucketQuantiles(n, low int, lo, hi time.Duration, buckets []Bucket, qs []float64, out []time.Duration) {
+	seen, b := low, 0
+	for i, q := range qs {
+		rank := nearestRank(q, n)
+		switch {
+		case rank == n:
+			out[i] = hi
+			continue
+		case rank <= low:
+			out[i] = lo
+			continue
 		}
-		return d.samples[rank-1]
-	}
-	if rank <= d.low {
-		return d.min
-	}
-	seen := d.low
-	keys := make([]int, 0, len(d.hist))
-	for k := range d.hist {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		seen += d.hist[k]
-		if seen >= rank {
-			mid := time.Duration(BucketMid(k))
-			return min(max(mid, d.min), d.max)
+		for b < len(buckets) && seen+buckets[b].Count < rank {
+			seen += buckets[b].Count
+			b++
 		}
+		if b == len(buckets) {
+			out[i] = hi
+			continue
+		}
+		out[i] = min(max(time.Duration(BucketMid(buckets[b].Index)), lo), hi)
 	}
-	return d.max
 }
 
 // Percentiles summarises the distribution.
 func (d *Dist) Percentiles() Percentiles {
 	if d.n == 0 {
 		return Percentiles{Exact: true}
+	}
+	if d.hist != nil {
+		return BucketPercentiles(d.n, d.low, d.min, d.max, d.buckets())
 	}
 	return Percentiles{
 		Count: d.n,
@@ -186,6 +239,6 @@ func (d *Dist) Percentiles() Percentiles {
 		P95:   d.Quantile(0.95),
 		P99:   d.Quantile(0.99),
 		Max:   d.max,
-		Exact: d.hist == nil,
+		Exact: true,
 	}
 }

@@ -100,3 +100,66 @@ func BenchmarkDistAdd(b *testing.B) {
 		d.Add(time.Duration(i%100000) * time.Microsecond)
 	}
 }
+
+// TestBucketPercentilesNearestRank checks BucketPercentiles against the
+// rule written out: every sample stands for its bucket's midpoint within
+// [lo, hi] (the low ones for lo), the list sorted, the nearest rank read
+// from it and the top rank the maximum; repeated indexes (several stores'
+// buckets concatenated) count as one bucket, and a Dist fed the same
+// buckets through AddBuckets reads the same.
+func TestBucketPercentilesNearestRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := range 500 {
+		var buckets []Bucket
+		n, low := 0, rng.IntN(3)
+		for range 1 + rng.IntN(40) {
+			b := Bucket{Index: BucketOf(time.Millisecond) + rng.IntN(300), Count: 1 + rng.IntN(5)}
+			buckets = append(buckets, b)
+			n += b.Count
+		}
+		slices.SortFunc(buckets, func(a, b Bucket) int { return a.Index - b.Index })
+		lo := time.Duration(BucketMid(buckets[0].Index)) - time.Duration(rng.IntN(1000))
+		hi := time.Duration(BucketMid(buckets[len(buckets)-1].Index)) + time.Duration(rng.IntN(1000))
+		if low > 0 {
+			lo = 0
+		}
+		var values []time.Duration
+		for range low {
+			values = append(values, lo)
+		}
+		for _, b := range buckets {
+			for range b.Count {
+				values = append(values, min(max(time.Duration(BucketMid(b.Index)), lo), hi))
+			}
+		}
+		total := n + low
+		at := func(q float64) time.Duration {
+			rank := min(max(int(math.Ceil(q*float64(total))), 1), total)
+			if rank == total {
+				return hi
+			}
+			return values[rank-1]
+		}
+		want := Percentiles{Count: total, P50: at(0.5), P90: at(0.9), P95: at(0.95), P99: at(0.99), Max: hi}
+		if got := BucketPercentiles(total, low, lo, hi, buckets); got != want {
+			t.Fatalf("trial %d: got %+v, want %+v", trial, got, want)
+		}
+		d := NewHist()
+		d.AddBuckets(total, low, lo, hi, func(yield func(int, int) bool) {
+			for _, b := range buckets {
+				if !yield(b.Index, b.Count) {
+					return
+				}
+			}
+		})
+		if got := d.Percentiles(); got != want {
+			t.Fatalf("trial %d: Dist got %+v, want %+v", trial, got, want)
+		}
+		if got := d.Quantile(0.9); got != want.P90 {
+			t.Fatalf("trial %d: Dist.Quantile(0.9) = %v, want %v", trial, got, want.P90)
+		}
+	}
+	if got := BucketPercentiles(0, 0, 0, 0, nil); got != (Percentiles{Exact: true}) {
+		t.Errorf("empty: %+v", got)
+	}
+}

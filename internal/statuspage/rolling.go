@@ -146,15 +146,63 @@ func (h *rollHist) compact() {
 	}
 }
 
-// merge folds h into d (a quantile.NewHist).
-func (h *rollHist) merge(d *quantile.Dist) {
-	d.AddBuckets(h.count(), 0, h.min, h.max, func(yield func(int, int) bool) {
-		for _, b := range h.buckets {
-			if !yield(int(b.index()), int(b.count())) {
-				return
-			}
+// collect adds h's buckets and extremes to w.
+func (h *rollHist) collect(w *windowHist) {
+	if len(h.buckets) == 0 {
+		return
+	}
+	if w.n == 0 {
+		w.lo, w.hi = h.min, h.max
+		w.scratch = scratchPool.Get().(*windowScratch)
+	}
+	w.lo, w.hi = min(w.lo, h.min), max(w.hi, h.max)
+	for _, b := range h.buckets {
+		w.scratch.dense[b.index()-minBucketIndex] += b.count()
+		w.n += int(b.count())
+	}
+}
+
+// minBucketIndex is the index of a Rolling histogram's lowest bucket.
+var minBucketIndex = int32(quantile.BucketOf(rollingMin))
+
+// windowHist is a window's histogram of a figure: its slots' counts added
+// by bucket into a dense array (every bucket a Rolling can hold), then
+// read once by quantile.BucketPercentiles. The status page judges every
+// target every second, so a window is read with neither a map nor a sort:
+// a quantile.NewHist cost an allocation or more a bucket, and was 68 % of
+// what a 1,000-target prober allocated (docs/scale.md).
+type windowHist struct {
+	n       int
+	lo, hi  time.Duration
+	scratch *windowScratch // from scratchPool once a bucket is counted
+}
+
+// windowScratch is a windowHist's reusable memory: 8.8 KB of counts and
+// the non-empty buckets read from them.
+type windowScratch struct {
+	dense   []uint32
+	buckets []quantile.Bucket
+}
+
+var scratchPool = sync.Pool{New: func() any { return &windowScratch{dense: make([]uint32, rollingBuckets)} }}
+
+// percentiles reads the window's percentiles and gives its scratch back.
+func (w *windowHist) percentiles() quantile.Percentiles {
+	if w.n == 0 {
+		return quantile.BucketPercentiles(0, 0, 0, 0, nil)
+	}
+	sc := w.scratch
+	sc.buckets = sc.buckets[:0]
+	for i, c := range sc.dense {
+		if c != 0 {
+			sc.buckets = append(sc.buckets, quantile.Bucket{Index: i + int(minBucketIndex), Count: int(c)})
+			sc.dense[i] = 0
 		}
-	})
+	}
+	p := quantile.BucketPercentiles(w.n, 0, w.lo, w.hi, sc.buckets)
+	w.scratch = nil
+	scratchPool.Put(sc)
+	return p
 }
 
 // RollingCounts are a window's SLI counts over baseline traffic: planned
@@ -290,25 +338,42 @@ func (r *Rolling) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 // Window returns the figures of the last d (whole slots, the current one
 // included) ending at now; d is capped at Span.
 func (r *Rolling) Window(now time.Time, d time.Duration) RollingWindow {
+	var ttft, gap, e2e windowHist
+	w := RollingWindow{Window: d}
+	r.mu.Lock()
+	r.each(now, d, func(i int) {
+		s := &r.slots[i]
+		w.add(s.cnt.counts())
+		s.ttft.collect(&ttft)
+		if r.more != nil {
+			r.more[i].gap.collect(&gap)
+			r.more[i].e2e.collect(&e2e)
+		}
+	})
+	r.mu.Unlock()
+	w.TTFT, w.InterChunk, w.E2E = ttft.percentiles(), gap.percentiles(), e2e.percentiles()
+	return w
+}
+
+// Counts returns the SLI counts of the last d ending at now, as Window
+// does, without reading its histograms.
+func (r *Rolling) Counts(now time.Time, d time.Duration) RollingCounts {
+	var c RollingCounts
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.each(now, d, func(i int) { c.add(r.slots[i].cnt.counts()) })
+	return c
+}
+
+// each calls f with the index of every slot of the last d ending at now
+// (whole slots, the current one included; d capped at Span). r.mu is held.
+func (r *Rolling) each(now time.Time, d time.Duration, f func(i int)) {
 	n := min(max(int((d+r.slot-1)/r.slot), 1), len(r.slots))
 	newest := now.UnixNano() / int64(r.slot)
 	oldest := newest - int64(n) + 1
-	ttft, gap, e2e := quantile.NewHist(), quantile.NewHist(), quantile.NewHist()
-	w := RollingWindow{Window: d}
-	r.mu.Lock()
 	for i := range r.slots {
-		s := &r.slots[i]
-		if !s.used || s.index < oldest || s.index > newest {
-			continue
-		}
-		w.add(s.cnt.counts())
-		s.ttft.merge(ttft)
-		if r.more != nil {
-			r.more[i].gap.merge(gap)
-			r.more[i].e2e.merge(e2e)
+		if s := &r.slots[i]; s.used && s.index >= oldest && s.index <= newest {
+			f(i)
 		}
 	}
-	r.mu.Unlock()
-	w.TTFT, w.InterChunk, w.E2E = ttft.Percentiles(), gap.Percentiles(), e2e.Percentiles()
-	return w
 }

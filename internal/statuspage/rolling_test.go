@@ -84,6 +84,9 @@ func TestRollingWindows(t *testing.T) {
 			if w.DuringPlanned != tt.duringPlanned || w.DuringGood != tt.durGood {
 				t.Errorf("during: planned %d good %d, want %d %d", w.DuringPlanned, w.DuringGood, tt.duringPlanned, tt.durGood)
 			}
+			if c := r.Counts(now, tt.d); c != w.RollingCounts {
+				t.Errorf("Counts %+v, Window's %+v", c, w.RollingCounts)
+			}
 		})
 	}
 }
@@ -194,9 +197,9 @@ func TestRollingBucketOverflow(t *testing.T) {
 					t.Fatalf("entries out of order at %d", i)
 				}
 			}
-			d := quantile.NewHist()
-			h.merge(d)
-			p := d.Percentiles()
+			var w windowHist
+			h.collect(&w)
+			p := w.percentiles()
 			if p.Count != tc.n+2 || p.P50 < 9900*time.Microsecond || p.P50 > 10100*time.Microsecond || p.Max != time.Second {
 				t.Errorf("percentiles %+v, want count %d, p50 ≈ 10ms, max 1s", p, tc.n+2)
 			}

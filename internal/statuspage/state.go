@@ -160,7 +160,7 @@ func (s *Memory) Judge(now time.Time) (slo.State, []ClassJudgement) {
 	page := slo.PageTiers()[0]
 	as, _ := s.avail.window(now, page.Short)
 	al, _ := s.avail.window(now, page.Long)
-	ls, ll := s.classWindows(now, page.Short), s.classWindows(now, page.Long)
+	ls, ll := s.classCounts(now, page.Short), s.classWindows(now, page.Long)
 	names := map[string]bool{}
 	for n := range al {
 		names[n] = true

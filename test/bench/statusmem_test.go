@@ -69,3 +69,22 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// BenchmarkStatusJudge measures what judging one target costs once its
+// hour of windows is full (feedHour, as BenchmarkStatusMemory): the daemon
+// judges every target every second (statuspage.Memory.Judge, for the
+// state its card shows and its log line), so at 1,000 targets a
+// second of the prober's time holds 1,000 of these.
+func BenchmarkStatusJudge(b *testing.B) {
+	rate := envFloat(b, "LLMPROBE_BENCH_RATE", 0.2)
+	m := statuspage.NewMemory()
+	feedHour([]*statuspage.Memory{m}, rate, stats.Gates{TTFT: time.Second})
+	now := time.Date(2026, 12, 4, 0, 59, 59, 0, time.UTC)
+	if st, classes := m.Judge(now); len(classes) != 2 {
+		b.Fatalf("judged %d classes (state %s), want 2", len(classes), st)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Judge(now)
+	}
+}
