@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/statuspage"
 	"github.com/llmprobe/llmprobe/internal/verdict"
 )
@@ -55,15 +54,14 @@ func (d *Daemon) logStateChanges() {
 	for _, r := range d.targets {
 		runs = append(runs, r)
 	}
-	last := make(map[string]ladder.Result, len(d.last))
-	for n, res := range d.last {
-		last[n] = res
-	}
 	d.mu.Unlock()
 	sort.Slice(runs, func(i, j int) bool { return runs[i].name < runs[j].name })
 	for _, r := range runs {
 		in := d.targetInput(r, now, host)
-		if res, ok := last[r.name]; ok {
+		d.mu.Lock() // the last ladder's result, looked up, not copied for every target each second
+		res, ok := d.last[r.name]
+		d.mu.Unlock()
+		if ok {
 			in.Last = &res
 		}
 		st := statuspage.JudgeTarget(now, d.start, in)

@@ -97,30 +97,6 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 	}
 }
 
-// classWindows returns each class's window of length d ending at now, by
-// class name.
-func (s *Memory) classWindows(now time.Time, d time.Duration) map[string]RollingWindow {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]RollingWindow, len(s.classes))
-	for name, c := range s.classes {
-		out[name] = c.Window(now, d)
-	}
-	return out
-}
-
-// classCounts returns each class's SLI counts over the last d ending at
-// now, by class name (classWindows without the percentiles).
-func (s *Memory) classCounts(now time.Time, d time.Duration) map[string]RollingCounts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]RollingCounts, len(s.classes))
-	for name, c := range s.classes {
-		out[name] = c.Counts(now, d)
-	}
-	return out
-}
-
 func pointOf(res ladder.Result) ladderPoint {
 	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
 		aborted: res.Aborted, trigger: res.Trigger, id: IdentityOf(res.Identity), partial: res.Partial != ""}

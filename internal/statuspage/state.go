@@ -124,22 +124,49 @@ func (a *availRing) record(now time.Time, rec *ledger.Record) {
 // window sums each class's last d (whole minutes, the current one
 // included), by class; total sums every class.
 func (a *availRing) window(now time.Time, d time.Duration) (byClass map[string]availCounts, total availCounts) {
-	n := min(max(int((d+time.Minute-1)/time.Minute), 1), 60)
-	m := now.Unix() / 60
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	byClass = make(map[string]availCounts, len(a.classes))
 	for name, ring := range a.classes {
-		var c availCounts
-		for k := int64(0); k < int64(n); k++ {
-			if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
-				c.add(s.counts())
-			}
-		}
+		c := a.sum(ring, now, d)
 		byClass[name] = c
 		total.add(c)
 	}
 	return byClass, total
+}
+
+// classWindows sums one class's last short and long (whole minutes, the
+// current one included): zero for a class never counted.
+func (a *availRing) classWindows(now time.Time, class string, short, long time.Duration) (s, l availCounts) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ring, ok := a.classes[class]; ok {
+		return a.sum(ring, now, short), a.sum(ring, now, long)
+	}
+	return s, l
+}
+
+// names appends the names of the classes counted to dst.
+func (a *availRing) names(dst []string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for name := range a.classes {
+		dst = append(dst, name)
+	}
+	return dst
+}
+
+// sum sums ring's last d ending at now. a.mu must be held.
+func (a *availRing) sum(ring *[60]availSlot, now time.Time, d time.Duration) availCounts {
+	n := min(max(int((d+time.Minute-1)/time.Minute), 1), 60)
+	m := now.Unix() / 60
+	var c availCounts
+	for k := int64(0); k < int64(n); k++ {
+		if s := ring[(m-k)%int64(len(ring))]; s.minute == m-k {
+			c.add(s.counts())
+		}
+	}
+	return c
 }
 
 // ClassJudgement is one class's state with the windows that decided it.
@@ -158,22 +185,32 @@ type ClassJudgement struct {
 // NO DATA), and every class judged, worst first.
 func (s *Memory) Judge(now time.Time) (slo.State, []ClassJudgement) {
 	page := slo.PageTiers()[0]
-	as, _ := s.avail.window(now, page.Short)
-	al, _ := s.avail.window(now, page.Long)
-	ls, ll := s.classCounts(now, page.Short), s.classWindows(now, page.Long)
-	names := map[string]bool{}
-	for n := range al {
-		names[n] = true
+	// Every class counted by either store, each once: the daemon judges
+	// every target every second, so no map is built for it.
+	names := s.avail.names(make([]string, 0, 4))
+	s.mu.Lock()
+	for name := range s.classes {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
-	for n := range ll {
-		names[n] = true
+	rolls := make([]*Rolling, len(names))
+	for i, name := range names {
+		rolls[i] = s.classes[name]
 	}
-	var out []ClassJudgement
-	for n := range names {
+	s.mu.Unlock()
+	out := make([]ClassJudgement, 0, len(names))
+	for i, n := range names {
+		as, al := s.avail.classWindows(now, n, page.Short, page.Long)
+		var ls RollingCounts
+		var ll RollingWindow
+		if c := rolls[i]; c != nil {
+			ls, ll = c.Counts(now, page.Short), c.Window(now, page.Long)
+		}
 		j := ClassJudgement{class: n,
-			short:      slo.Counts{Sent: as[n].Sent, Failed: as[n].Failed, LatencyEvents: ls[n].LatencyEvents, LatencyBad: ls[n].LatencyBad},
-			long:       slo.Counts{Sent: al[n].Sent, Failed: al[n].Failed, LatencyEvents: ll[n].LatencyEvents, LatencyBad: ll[n].LatencyBad},
-			shortAvail: as[n], ttft: ll[n].TTFT}
+			short:      slo.Counts{Sent: as.Sent, Failed: as.Failed, LatencyEvents: ls.LatencyEvents, LatencyBad: ls.LatencyBad},
+			long:       slo.Counts{Sent: al.Sent, Failed: al.Failed, LatencyEvents: ll.LatencyEvents, LatencyBad: ll.LatencyBad},
+			shortAvail: as, ttft: ll.TTFT}
 		j.state = slo.Judge(j.short, j.long)
 		out = append(out, j)
 	}

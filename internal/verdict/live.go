@@ -1,7 +1,7 @@
 package verdict
 
 import (
-	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -170,19 +170,62 @@ func (v *LiveValidity) Judge(now time.Time, host HostHealth) Validity {
 	return v.hold.apply(now, v.window, v.cfg, e, v.cfg.Judge(e))
 }
 
-// evidence sums the window ending at now. v.mu must be held.
+// evidence sums the window ending at now. v.mu must be held. The daemon
+// judges every target every second, most of them at a fraction of a
+// request a second: up to 64 buckets are read from an array on the stack,
+// more (a busy target) are first merged by index.
 func (v *LiveValidity) evidence(now time.Time, host HostHealth) Evidence {
-	d := quantile.NewHist()
 	e := Evidence{Mode: ledger.ModeOpen, Host: host}
-	v.current(now, func(s *liveSlot) {
-		d.AddBuckets(s.n, s.low, s.min, s.max, maps.All(s.hist))
+	var buf [64]quantile.Bucket
+	buckets := buf[:0]
+	var merged map[int]int // once the buckets pass len(buf)
+	var low int
+	var lo, hi time.Duration
+	oldest := now.Unix() - int64(len(v.slots)) + 1
+	for i := range v.slots {
+		s := &v.slots[i]
+		if !s.used || s.sec < oldest || s.sec > now.Unix() {
+			continue
+		}
+		e.ClientCap += s.cap // arrivals left unsent, with or without a dispatch that second
+		if s.n == 0 {
+			continue
+		}
+		if e.LagCount == 0 || s.min < lo {
+			lo = s.min
+		}
+		if e.LagCount == 0 || s.max > hi {
+			hi = s.max
+		}
+		for k, c := range s.hist {
+			switch {
+			case merged != nil:
+				merged[k] += c
+			case len(buckets) < len(buf):
+				buckets = append(buckets, quantile.Bucket{Index: k, Count: c})
+			default:
+				merged = make(map[int]int, 4*len(buf))
+				for _, b := range buckets {
+					merged[b.Index] += b.Count
+				}
+				merged[k] += c
+			}
+		}
+		low += s.low
 		e.LagCount += s.n
 		e.LagOver += s.over
 		e.LagOverHard += s.overHard
-		e.ClientCap += s.cap
-	})
+	}
 	e.FirstClientCap = e.ClientCap
-	if p := d.Percentiles(); p.Count > 0 {
+	if merged != nil {
+		buckets = make([]quantile.Bucket, 0, len(merged))
+		for k, c := range merged {
+			buckets = append(buckets, quantile.Bucket{Index: k, Count: c})
+		}
+	}
+	if e.LagCount > 0 {
+		slices.SortFunc(buckets, func(a, b quantile.Bucket) int { return a.Index - b.Index })
+		p := quantile.BucketPercentiles(e.LagCount, low, lo, hi, buckets)
 		e.LagP99, e.LagP99Approx, e.LagMax = p.P99, p.Count > 1, p.Max
 	}
 	return e
