@@ -1,37 +1,14 @@
 package hostload
 
 import (
-	"context"
-	"os/exec"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/llmprobe/llmprobe/internal/cause"
+	"github.com/llmprobe/llmprobe/internal/testutil"
 	"github.com/llmprobe/llmprobe/internal/verdict"
 )
-
-// busyLoops starts n shell busy loops (other processes holding the
-// cores, as on a shared host), killed when the test ends or after limit.
-func busyLoops(t *testing.T, n int, limit time.Duration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	var cmds []*exec.Cmd
-	for range n {
-		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			cancel()
-			t.Skipf("cannot start a busy loop: %v", err)
-		}
-		cmds = append(cmds, c)
-	}
-	t.Cleanup(func() {
-		cancel() // kills each loop by its own process
-		for _, c := range cmds {
-			_ = c.Wait()
-		}
-	})
-}
 
 // TestBusyLoopsSeen: with more busy loops than the host has CPUs, the
 // reader sees the host busy and (where the kernel has PSI) under CPU
@@ -46,7 +23,7 @@ func TestBusyLoopsSeen(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts busy loops for a few seconds")
 	}
-	busyLoops(t, max(3, runtime.NumCPU()+1), time.Minute)
+	testutil.BusyLoops(t, max(3, runtime.NumCPU()+1), time.Minute)
 	time.Sleep(300 * time.Millisecond) // let the loops take the CPUs
 	r := NewReader()
 	a := r.Take()

@@ -1,12 +1,10 @@
 package hostpressure
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -80,27 +78,6 @@ func spinAdvised(p report.Probe) bool {
 	return false
 }
 
-// busyLoops starts n shell busy loops, killed when the test ends.
-func busyLoops(t *testing.T, n int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	var cmds []*exec.Cmd
-	for range n {
-		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			cancel()
-			t.Fatalf("busy loop: %v", err)
-		}
-		cmds = append(cmds, c)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for _, c := range cmds {
-			_ = c.Wait()
-		}
-	})
-}
-
 func linuxLong(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
@@ -119,7 +96,7 @@ func TestBusyLoopsNameTheHost(t *testing.T) {
 	linuxLong(t)
 	bin := llmprobeBin(t) // build before the loops take the CPUs
 	_ = bin
-	busyLoops(t, max(3, runtime.NumCPU()+1))
+	testutil.BusyLoops(t, max(3, runtime.NumCPU()+1), 5*time.Minute)
 	time.Sleep(300 * time.Millisecond)
 	r := run(t, "", probeArgs)
 	h := r.probe.Host

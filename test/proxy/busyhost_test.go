@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"context"
 	"log/slog"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -31,7 +29,7 @@ func TestBufferedRuleOnABusyHost(t *testing.T) {
 		t.Skip("-short: runs two busy loops for about 20 s")
 	}
 	srv := testutil.StartLlamaCpp(t)
-	busyLoops(t, 2)
+	testutil.BusyLoops(t, 2, 5*time.Minute)
 	stalls := watchStalls(t)
 	total, flagged, hosts := 0, 0, 0
 	check := func(what string, recs []*ledger.Record) {
@@ -132,26 +130,4 @@ func (w *stallWatch) take() time.Duration {
 	d := w.longest
 	w.longest = 0
 	return d
-}
-
-// busyLoops starts n shell busy loops, ended (by their own ids) when the
-// test ends.
-func busyLoops(t *testing.T, n int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	var cmds []*exec.Cmd
-	for range n {
-		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			cancel()
-			t.Fatalf("busy loop: %v", err)
-		}
-		cmds = append(cmds, c)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for _, c := range cmds {
-			_ = c.Wait()
-		}
-	})
 }
