@@ -109,6 +109,9 @@ func Build(in Input) Status {
 func buildTarget(now, started time.Time, id fleet.Identity, t TargetInput) TargetStatus {
 	ts := TargetStatus{Name: t.Name, API: t.API, Model: t.Model, InFlight: t.InFlight,
 		State: activityText(t), Capacity: "unknown: no ladder yet", Knee: "none"}
+	if !t.Configured.Ladder {
+		ts.LaddersOff, ts.Capacity, ts.Knee = true, "not measured: this target's ladders are off (ladder.enabled: false)", "-"
+	}
 	v := t.Verdict
 	ts.Generator, ts.GeneratorValid = "valid: the prober keeps its schedule", v.Valid
 	ts.Prober = ProberBadge{Valid: v.Valid}

@@ -2,6 +2,8 @@ package statuspage
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +38,7 @@ func TestBuild(t *testing.T) {
 		{Cause: cause.DispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}
 	in := Input{Version: "v1", Now: now, Targets: []TargetInput{
 		{Name: "a", Ladder: &LadderProgress{Step: 3, Steps: 8, Rate: 12, StepStarted: now, StepDuration: time.Minute}, Verdict: verdict.Validity{Valid: true}, Memory: mem, Last: last},
-		{Name: "b", Verdict: invalid, Failures: fails},
+		{Name: "b", Verdict: invalid, Failures: fails, Configured: Configured{Ladder: true}},
 	}}
 	for _, tc := range []struct {
 		name      string
@@ -77,6 +79,53 @@ func TestBuild(t *testing.T) {
 			}
 			if b.Target.State != StateBlocked || b.Capacity != tc.wantBCap || len(b.Failures) != MaxFailures || b.Failures[0].Reason != "status_500" {
 				t.Errorf("b without memory or ladder: state %q, capacity %q, %d failures", b.Target.State, b.Capacity, len(b.Failures))
+			}
+		})
+	}
+}
+
+// TestLaddersOffCard: a target without a ladder (ladder.enabled false)
+// says its ladders are off wherever a capacity would be (card, history,
+// last ladder, summary row), never "no ladder yet", which promises one; a
+// target with a ladder that has not run yet says "no ladder yet".
+func TestLaddersOffCard(t *testing.T) {
+	now := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		ladder    bool
+		capacity  string
+		row       string
+		html, not []string
+	}{
+		{"off", false, "not measured: this target's ladders are off (ladder.enabled: false)", "ladders off",
+			[]string{"ladders off</span>", "never: ladders off"}, []string{"no ladder yet"}},
+		{"not yet", true, "unknown: no ladder yet", "-",
+			[]string{"no ladder yet", "<dd>never</dd>"}, []string{"ladders off"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Build(Input{Version: "v1", Now: now, Started: now.Add(-time.Hour), Targets: []TargetInput{
+				{Name: "t", Verdict: verdict.Validity{Valid: true}, Configured: Configured{BaselineRate: 0.2, Ladder: tc.ladder}}}})
+			ts := st.Targets[0]
+			if ts.Capacity != tc.capacity || ts.Row.Capacity != tc.row || ts.LaddersOff == tc.ladder {
+				t.Errorf("capacity %q, row %q, ladders off %v; want %q, %q", ts.Capacity, ts.Row.Capacity, ts.LaddersOff, tc.capacity, tc.row)
+			}
+			rec := httptest.NewRecorder()
+			Handler(func() Status { return st }, nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/targets/t", nil))
+			body := rec.Body.String()
+			summary := httptest.NewRecorder()
+			Handler(func() Status { return st }, nil).ServeHTTP(summary, httptest.NewRequest(http.MethodGet, "/", nil))
+			if want := map[bool]string{true: "No ladder has run yet.", false: "No target runs ladders"}[tc.ladder]; !strings.Contains(summary.Body.String(), want) {
+				t.Errorf("summary page lacks %q", want)
+			}
+			for _, w := range tc.html {
+				if !strings.Contains(body, w) {
+					t.Errorf("card lacks %q", w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(body, w) {
+					t.Errorf("card says %q", w)
+				}
 			}
 		})
 	}

@@ -38,6 +38,16 @@ type Status struct {
 // DefaultRefresh is how often the status page reloads itself.
 const DefaultRefresh = 10 * time.Second
 
+// AnyLadder reports whether some target has a ladder (LaddersOff false).
+func (s Status) AnyLadder() bool {
+	for _, t := range s.Targets {
+		if !t.LaddersOff {
+			return true
+		}
+	}
+	return false
+}
+
 // TargetStatus is one target of the status page.
 type TargetStatus struct {
 	Name string
@@ -71,6 +81,9 @@ type TargetStatus struct {
 	// CapacityHistory are the last ladders' capacities, oldest first.
 	CapacityHistory []CapacityPoint
 	LastLadder      time.Time
+	// LaddersOff: the target has no ladder (ladder.enabled false), so no
+	// capacity is coming; the card says so rather than "no ladder yet".
+	LaddersOff bool
 	// LadderServer is the last ladder's server view per step (empty
 	// without server_metrics).
 	LadderServer []ServerStep

@@ -89,6 +89,9 @@ func summaryRow(ts *TargetStatus, classes []ClassJudgement, facts []ClassFacts) 
 			r.Availability = fmt.Sprintf("%s of %d", a.Ratio, a.Sent)
 		}
 	}
+	if ts.LaddersOff {
+		r.Capacity = "ladders off"
+	}
 	if n := len(ts.CapacityHistory); n > 0 {
 		r.Capacity = capacityPoint(ts.CapacityHistory[n-1])
 		if !ts.CapacityHistory[n-1].None {

@@ -70,7 +70,7 @@ func fleetTarget(i int) TargetInput {
 		}
 	}
 	t := TargetInput{Name: name, API: "openai-chat", Model: "m", Verdict: verdict.Validity{Valid: true}, Memory: mem, Failures: fails,
-		Configured: Configured{BaselineOff: k == kindOff, BaselineRate: 0.2},
+		Configured: Configured{BaselineOff: k == kindOff, BaselineRate: 0.2, Ladder: i%5 >= 3}, // t0003 has run a ladder, t0004 not yet
 		Classes:    []ClassFacts{{Name: "chat", TTFT: time.Second}, {Name: "long", TTFT: time.Second}},
 		Labels:     map[string]string{"team": fmt.Sprintf("team%d", i%3), "zone": "eu-west"}}
 	if i%5 == 3 {
@@ -115,9 +115,9 @@ func TestSummaryRows(t *testing.T) {
 		name, state, ttft, avail, capacity string
 		over                               bool
 	}{
-		{"t0000", StateFailing, "chat 200ms / 1s", "50.00 % of 240", "-", false},
-		{"t0001", StateSlow, "chat 3s / 1s", "100.00 % of 240", "-", true},
-		{"t0002", StateDisabled, "chat 200ms / 1s", "100.00 % of 240", "-", false},
+		{"t0000", StateFailing, "chat 200ms / 1s", "50.00 % of 240", "ladders off", false},
+		{"t0001", StateSlow, "chat 3s / 1s", "100.00 % of 240", "ladders off", true},
+		{"t0002", StateDisabled, "chat 200ms / 1s", "100.00 % of 240", "ladders off", false},
 		{"t0003", StateOK, "chat 200ms / 1s", "100.00 % of 240", "≥ 12 req/s", false},
 		{"t0004", StateOK, "chat 200ms / 1s", "100.00 % of 240", "-", false},
 	} {

@@ -82,8 +82,8 @@ form.filter{margin:.4rem 0;font-size:.85rem}
 <dl class="facts">
 <div><dt>capacity (last ladder)</dt><dd class="capacity{{if .CapacityLowerBound}} lower-bound{{end}}">{{.Capacity}}</dd></div>
 <div><dt>knee</dt><dd class="knee">{{.Knee}}</dd></div>
-<div><dt>capacity, last ladders</dt><dd class="history">{{if .CapacityHistory}}{{sparkline .CapacityHistory}} <span class="history-values">{{range $i, $p := .CapacityHistory}}{{if $i}} · {{end}}{{capacity $p}}{{end}}</span>{{else}}<span class="muted">no ladder yet</span>{{end}}</dd></div>
-<div><dt>last ladder</dt><dd>{{ago $.Now .LastLadder}}</dd></div>
+<div><dt>capacity, last ladders</dt><dd class="history">{{if .CapacityHistory}}{{sparkline .CapacityHistory}} <span class="history-values">{{range $i, $p := .CapacityHistory}}{{if $i}} · {{end}}{{capacity $p}}{{end}}</span>{{else}}<span class="muted">{{if .LaddersOff}}ladders off{{else}}no ladder yet{{end}}</span>{{end}}</dd></div>
+<div><dt>last ladder</dt><dd>{{if and .LaddersOff .LastLadder.IsZero}}<span class="muted">never: ladders off</span>{{else}}{{ago $.Now .LastLadder}}{{end}}</dd></div>
 <div><dt>identity</dt><dd class="identity">{{if .Identity.Model}}{{.Identity.Model}}{{else}}<span class="muted">model not seen yet</span>{{end}}{{if .Identity.Version}} · version {{.Identity.Version}}{{end}}{{if not .Identity.Since.IsZero}}<br><span class="small">{{if .Identity.Changes}}last changed {{ago $.Now .Identity.Since}} ({{.Identity.Changes}} changes seen){{else}}unchanged since first seen {{ago $.Now .Identity.Since}}{{end}}</span>{{end}}</dd></div>
 <div id="generator-{{.Name}}"><dt>generator (the prober, not the target)</dt><dd class="generator small {{if .GeneratorValid}}ok{{else}}invalid{{end}}">{{.Generator}}{{if .GeneratorAdvice}}<details><summary>what to do</summary>{{.GeneratorAdvice}}</details>{{end}}</dd></div>
 <div><dt>API · model configured</dt><dd>{{.API}} · {{.Model}}</dd></div>
@@ -123,7 +123,7 @@ form.filter{margin:.4rem 0;font-size:.85rem}
 </section>
 {{end}}{{define "foot"}}{{if or .Card .Cards}}<p class="small">Latencies: nearest-rank p50/p99 of the daemon's own baseline records (ok only, from the planned send time), read from a bounded histogram (±0.5 %) per minute over the last 5 and 60 minutes; n is the sample count. Generator: whether the prober kept its schedule over the last minute, so that its figures measure the target; "valid" says nothing about the target's health. Capacity "≥ X" is a lower bound: no valid step above X failed its gates.</p>{{end}}
 {{if not .Card}}<h2>Last ladder</h2>
-{{if .SVG}}<div class="chart">{{.SVG}}</div>{{else}}<p class="muted">No ladder has run yet.</p>{{end}}{{end}}
+{{if .SVG}}<div class="chart">{{.SVG}}</div>{{else if .AnyLadder}}<p class="muted">No ladder has run yet.</p>{{else}}<p class="muted">No target runs ladders (ladder.enabled is false on every target).</p>{{end}}{{end}}
 </body></html>
 {{end}}{{define "summary"}}{{template "head" .}}
 {{if .Summary}}<p class="summary" id="summary">{{.Summary}}</p>{{end}}
