@@ -73,6 +73,9 @@ type Daemon struct {
 	log   *slog.Logger
 	now   func() time.Time
 	start time.Time
+	// ticks counts the run loop's ticks: which targets' turn it is
+	// (inTurn).
+	ticks atomic.Uint64
 
 	led   *ledger.Ledger
 	group *dispatch.Group
@@ -265,8 +268,9 @@ loop:
 				return fmt.Errorf("admin server: %w", err)
 			}
 		case <-tick.C:
+			d.ticks.Add(1)
 			d.host.Tick()
-			d.refreshGauges()
+			d.refreshTargets(true)
 			d.logStateChanges()
 			d.reap(false)
 		}

@@ -15,8 +15,30 @@ import (
 	"github.com/llmprobe/llmprobe/internal/verdict"
 )
 
-// refreshGauges publishes what only the running daemon knows.
-func (d *Daemon) refreshGauges() {
+// maxTurnTargets is how many targets a tick refreshes and judges at most:
+// up to it, every target every tick (a second); beyond it, each target in
+// its turn, every ⌈targets / maxTurnTargets⌉ ticks, so the per-second work
+// of the gauges and the state log stays bounded whatever the number of
+// targets (docs/scale.md). A state or a generator verdict is then logged,
+// and its gauges refreshed, up to that many seconds late; the live
+// verdict, held for a window (a minute), loses no flip.
+const maxTurnTargets = 250
+
+// inTurn reports whether it is r's turn at tick of a daemon of count
+// targets (by its index in the configuration).
+func inTurn(r *targetRun, tick uint64, count int) bool {
+	every := uint64((count + maxTurnTargets - 1) / maxTurnTargets)
+	return every <= 1 || uint64(r.index)%every == tick%every
+}
+
+// refreshGauges publishes what only the running daemon knows: every
+// target's live gauges (in flight, generator verdict, budget), at each
+// scrape.
+func (d *Daemon) refreshGauges() { d.refreshTargets(false) }
+
+// refreshTargets refreshes every target's gauges, or with turns only the
+// targets whose turn it is (inTurn): the run loop's tick.
+func (d *Daemon) refreshTargets(turns bool) {
 	d.mu.Lock()
 	runs := make([]*targetRun, 0, len(d.targets))
 	for _, r := range d.targets {
@@ -25,7 +47,11 @@ func (d *Daemon) refreshGauges() {
 	d.mu.Unlock()
 	now := d.led.Now()
 	host := d.host.Recent()
+	tick := d.ticks.Load()
 	for _, r := range runs {
+		if turns && !inTurn(r, tick, len(runs)) {
+			continue
+		}
 		n, oldest := r.state.flight.snapshot()
 		age := time.Duration(0)
 		if n > 0 {

@@ -39,8 +39,8 @@ func (l *stateLog) change(now time.Time, st string) (prev string, lasted time.Du
 // healthy or idle start says nothing new), and the states logged at info.
 var quietStates = []string{statuspage.StateOK, statuspage.StateNoData, statuspage.StateTooFew, statuspage.StateLadder, statuspage.StateDisabled}
 
-// logStateChanges logs every target whose state changed since the last
-// tick, once per change, with its evidence and next step: the state its
+// logStateChanges logs every target (in its turn: inTurn) whose state
+// changed since it was last judged, once per change, with its evidence and next step: the state its
 // card shows (statuspage.JudgeTarget), so the log and the page never
 // disagree. The failing and recovered lines follow the same state.
 func (d *Daemon) logStateChanges() {
@@ -56,7 +56,11 @@ func (d *Daemon) logStateChanges() {
 	}
 	d.mu.Unlock()
 	sort.Slice(runs, func(i, j int) bool { return runs[i].name < runs[j].name })
+	tick := d.ticks.Load()
 	for _, r := range runs {
+		if !inTurn(r, tick, len(runs)) {
+			continue
+		}
 		in := d.targetInput(r, now, host)
 		d.mu.Lock() // the last ladder's result, looked up, not copied for every target each second
 		res, ok := d.last[r.name]
