@@ -63,7 +63,9 @@ type scaleRun struct {
 // slowest of three scrapes (text and protobuf), and the generator's
 // verdict. LLMPROBE_BENCH_BIN runs another llmprobe build as the prober
 // (the simulator stays this tree's), for a before/after;
-// LLMPROBE_BENCH_BUSY=0 leaves out the busy reference. With LLMPROBE_PPROF=1
+// LLMPROBE_BENCH_BUSY=0 leaves out the busy reference;
+// LLMPROBE_BENCH_SCRAPE_EVERY scrapes during the window as a Prometheus
+// would, with a line every LLMPROBE_BENCH_SAMPLE_EVERY (watch). With LLMPROBE_PPROF=1
 // each configuration also logs the prober's live heap after a collection
 // and saves its heap profile (heapProfile). The status page's hour of windows is measured time-compressed
 // by BenchmarkStatusMemory; docs/scale.md adds the two.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/ledger"
 	"github.com/llmprobe/llmprobe/internal/testutil"
 )
 
@@ -26,9 +28,44 @@ import (
 var byteTokenBias = json.RawMessage(`{"131":100}`)
 
 // biasProxy forwards to the server and adds byteTokenBias to every other
-// POST (the 2nd, 4th, …), counting those it changed.
+// POST (the 2nd, 4th, …), counting those it changed, and the responses it
+// could not finish reading from the server (cut): Go's reverse proxy then
+// aborts its own connection to the client, which the prober rightly
+// records as transport_error/connection_reset, the proxy's doing.
 type biasProxy struct {
-	n, forced atomic.Int64
+	n, forced, cut atomic.Int64
+}
+
+// cutCounter counts the reverse proxy's "read error during body copy"
+// lines (its ErrorLog), each a response from the server cut mid-body.
+type cutCounter struct{ n *atomic.Int64 }
+
+func (c cutCounter) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte("read error during body copy")) {
+		c.n.Add(1)
+	}
+	return len(b), nil
+}
+
+// withoutProxyCuts drops from res up to cuts records that ended
+// transport_error/connection_reset (the proxy aborting the client's
+// connection after a cut, one each), logging them; any more stay, for
+// checkOutcomes to fail on. It returns how many it dropped.
+func withoutProxyCuts(t *testing.T, res *probeResult, cuts int64) int64 {
+	t.Helper()
+	var kept []ledger.Record
+	dropped := int64(0)
+	for _, r := range res.recs {
+		if dropped < cuts && r.Outcome == ledger.TransportError && r.Reason == ledger.ReasonConnectionReset {
+			dropped++
+			t.Logf("%s: record %d ended %s/%s (%q) after the test's proxy lost the server's response mid-body (%d such cuts): the proxy's doing, left out",
+				res.api, r.ID, r.Outcome, r.Reason, r.Error, cuts)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	res.recs = kept
+	return dropped
 }
 
 func (p *biasProxy) start(t *testing.T, target string) string {
@@ -64,6 +101,7 @@ func (p *biasProxy) start(t *testing.T, target string) string {
 		// after every streamed response, and a pooled one could meet that
 		// close (a 502 from the proxy, not the server's doing).
 		Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		ErrorLog:  log.New(cutCounter{&p.cut}, "", 0),
 	}
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)
@@ -84,10 +122,17 @@ func TestProbeInBandErrors(t *testing.T) {
 			srv := testutil.StartLlamaCpp(t)
 			var px biasProxy
 			res := probe(t, srv, px.start(t, srv.URL())+"/v1", api, 2, 8*time.Second, 100+i)
+			// A response the proxy lost mid-body (seen once in CI on
+			// completions, a request that was not forced) ends the client's
+			// connection; it may have been a forced one.
+			cut := withoutProxyCuts(t, &res, px.cut.Load())
+			if px.cut.Load() > 0 {
+				t.Logf("%s: the proxy lost %d responses mid-body; %d records left out", api, px.cut.Load(), cut)
+			}
 			inBand := checkOutcomes(t, res)
 			counted := checkTokens(t, res, inBand)
-			if got, want := int64(len(inBand)), px.forced.Load(); got != want || want == 0 {
-				t.Errorf("%s: %d in-band errors, %d requests forced to emit a lone byte token", api, got, want)
+			if got, want := int64(len(inBand)), px.forced.Load(); got > want || got < want-cut || want == 0 {
+				t.Errorf("%s: %d in-band errors, %d requests forced to emit a lone byte token (%d cut by the proxy)", api, got, want, cut)
 			}
 			switch {
 			case api == "openai-completions":
