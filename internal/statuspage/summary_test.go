@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmprobe/llmprobe/internal/cause"
 	"github.com/llmprobe/llmprobe/internal/ladder"
 	"github.com/llmprobe/llmprobe/internal/ladderresult"
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -337,5 +338,34 @@ func TestPagesOneTarget(t *testing.T) {
 					rec.Code, len(all), one, tc.code, tc.wantAll, tc.wantOne, tc.wantInPage, tc.wantNotInPage)
 			}
 		})
+	}
+}
+
+// TestSummaryMarksInvalidProber: a target judged while its generator was
+// invalid for a cause that does not block it (a SLOW one here) is marked
+// in its row with the cause, linked to its evidence, and counted in the
+// summary line; a valid one is not marked.
+func TestSummaryMarksInvalidProber(t *testing.T) {
+	in := Input{Version: "v1", Started: fleetNow.Add(-2 * time.Hour), Now: fleetNow}
+	for i := range 12 {
+		in.Targets = append(in.Targets, fleetTarget(i))
+	}
+	slow := 0
+	for kindOf(slow) != kindSlow {
+		slow++
+	}
+	in.Targets[slow].Verdict = verdict.Validity{Causes: []verdict.InvalidCause{{Cause: cause.DispatchLag, Reason: "lag p99 80ms", Action: "lower the rate"}}}
+	st := Build(in)
+	name := in.Targets[slow].Name
+	if !strings.Contains(st.Summary, "; 1 more with the prober invalid") {
+		t.Errorf("summary %q does not count the invalid SLOW target", st.Summary)
+	}
+	body := serve(t, st, "/").Body.String()
+	row := regexp.MustCompile(`<tr data-state="SLOW"><td><a href="targets/` + name + `">.*?</tr>`).FindString(body)
+	if !strings.Contains(row, `prober invalid: lag</a>`) || !strings.Contains(row, `href="targets/`+name+`#generator-`+name+`"`) {
+		t.Errorf("%s's row lacks the prober badge linked to its evidence: %s", name, row)
+	}
+	if n := strings.Count(body, "badge invalid prober"); n != 1 {
+		t.Errorf("%d badges on the summary, want 1 (only %s)", n, name)
 	}
 }

@@ -93,7 +93,17 @@ func summaryText(ts []TargetStatus) string {
 	if len(ts) == 1 {
 		word = "target"
 	}
-	return fmt.Sprintf("%d %s: %s", len(ts), word, strings.Join(parts, ", "))
+	line := fmt.Sprintf("%d %s: %s", len(ts), word, strings.Join(parts, ", "))
+	invalid := 0 // judged while the prober was invalid, beyond PROBER BLOCKED
+	for _, t := range ts {
+		if !t.Prober.Valid && t.Target.State != StateBlocked {
+			invalid++
+		}
+	}
+	if invalid > 0 {
+		line += fmt.Sprintf("; %d more with the prober invalid: their state may describe the prober, not the target (marked below)", invalid)
+	}
+	return line
 }
 
 // LadderServerLog is the per-step server explanations of a ladder for its
