@@ -257,26 +257,8 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	if start <= 0 {
 		start = led.Now()
 	}
-	st := &stepState{
-		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
-		rng:    rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
-		flight: map[uint64]*inFlight{},
-		acc: stats.NewAccumulator(stats.Config{
-			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
-			ClassGates: classGates, Validity: cfg.Validity, Steady: true,
-		}),
-		class: map[string]*stats.Accumulator{},
-	}
-	if cfg.Abort.TTFTGateMultiple > 0 && cfg.TTFTGate > 0 {
-		st.limit = time.Duration(cfg.Abort.TTFTGateMultiple * float64(cfg.TTFTGate))
-	}
 	shares := Weights(cfg.Classes).Split(rate)
-	for i, c := range cfg.Classes {
-		st.class[c.Name] = stats.NewAccumulator(stats.Config{
-			Mode: ledger.ModeOpen, RequestedRate: shares[i], Start: start, Window: cfg.StepDuration,
-			Gates: c.Gates, Validity: cfg.Validity,
-		})
-	}
+	st := r.newStep(n, rate, start, classGates, shares)
 	// The host's health is read over the step's window, from its start: a
 	// fleet step starts seconds after it is set up, and that idle wait
 	// would dilute the CPU figure that tells a starved prober.
@@ -296,47 +278,12 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	stepCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st.setCancel(cancel)
-	var (
-		wg   sync.WaitGroup
-		stop = make(chan struct{})
-	)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
 	wg.Add(1)
-	go func() { // progress and mid-step abort checks
+	go func() {
 		defer wg.Done()
-		t := time.NewTicker(cfg.ProgressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			p, f := st.counts()
-			now := led.Now()
-			r.progress(Progress{Step: n, Rate: rate, Phase: "running", Elapsed: now - start, Planned: p, Finished: f})
-			if to, moved := r.identityMoved(); moved { // a deploy: the step measures no one identity
-				st.abort(midStep + identityReason(r.ident, to))
-				return
-			}
-			if cfg.MidStepMin <= 0 {
-				continue
-			}
-			why := ""
-			if f >= cfg.MidStepMin {
-				rules := cfg.Abort
-				rules.OnGeneratorInvalid = false // the verdict needs the whole window
-				why = rules.Check(st.acc.Summary(), cfg.TTFTGate)
-			}
-			if why == "" {
-				// Finished requests alone lag an overload by its own
-				// latency: count those still waiting past the limit.
-				why = st.ttftLowerBound(now, cfg.ExecMarksFirstToken, cfg.MidStepMin, cfg.Abort.TTFTGateMultiple, cfg.TTFTGate)
-			}
-			if why != "" {
-				st.abort(midStep + why)
-				return
-			}
-		}
+		r.watch(st, stop)
 	}()
 	err = r.g.Open(stepCtx, dispatch.OpenConfig{
 		Arrivals: seq, Start: start, Window: cfg.StepDuration, MaxInFlight: cfg.MaxInFlight,
@@ -366,30 +313,113 @@ func (r *Runner) step(ctx context.Context, n int, rate float64, start time.Durat
 	if err != nil {
 		return ladderresult.LadderStep{}, 0, nil, fmt.Errorf("ladder step %d: %w", n, err)
 	}
+	r.settle(ctx, st)
+	ls, pending := r.stepResult(ctx, st, shares, srv, queue, identStart)
+	return ls, pending, st, nil
+}
 
-	// Settle: wait for the step's requests, at most Settle.
+// newStep is step n's state before its first arrival: its accumulator
+// and each class's (at the class's share of rate), and its in-step TTFT
+// limit.
+func (r *Runner) newStep(n int, rate float64, start time.Duration, classGates map[string]stats.Gates, shares []float64) *stepState {
+	cfg := r.cfg
+	st := &stepState{
+		n: n, rate: rate, start: start, note: make(chan struct{}, 1),
+		rng:    rand.New(rand.NewPCG(cfg.Seed, uint64(n))),
+		flight: map[uint64]*inFlight{},
+		acc: stats.NewAccumulator(stats.Config{
+			Mode: ledger.ModeOpen, RequestedRate: rate, Start: start, Window: cfg.StepDuration,
+			ClassGates: classGates, Validity: cfg.Validity, Steady: true,
+		}),
+		class: map[string]*stats.Accumulator{},
+	}
+	if cfg.Abort.TTFTGateMultiple > 0 && cfg.TTFTGate > 0 {
+		st.limit = time.Duration(cfg.Abort.TTFTGateMultiple * float64(cfg.TTFTGate))
+	}
+	for i, c := range cfg.Classes {
+		st.class[c.Name] = stats.NewAccumulator(stats.Config{
+			Mode: ledger.ModeOpen, RequestedRate: shares[i], Start: start, Window: cfg.StepDuration,
+			Gates: c.Gates, Validity: cfg.Validity,
+		})
+	}
+	return st
+}
+
+// watch runs while the step's arrivals do, until stop is closed: every
+// ProgressEvery it reports progress and applies the mid-step rules, which
+// end the step's arrivals at once (stepState.abort): a deploy (the step
+// measures no one identity), the abort rules once MidStepMin requests
+// have finished (the generator's verdict needs the whole window), and
+// requests still waiting past the TTFT limit (finished requests alone lag
+// an overload by its own latency).
+func (r *Runner) watch(st *stepState, stop <-chan struct{}) {
+	cfg, led := r.cfg, r.g.Ledger()
+	t := time.NewTicker(cfg.ProgressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		p, f := st.counts()
+		now := led.Now()
+		r.progress(Progress{Step: st.n, Rate: st.rate, Phase: "running", Elapsed: now - st.start, Planned: p, Finished: f})
+		if to, moved := r.identityMoved(); moved {
+			st.abort(midStep + identityReason(r.ident, to))
+			return
+		}
+		if cfg.MidStepMin <= 0 {
+			continue
+		}
+		why := ""
+		if f >= cfg.MidStepMin {
+			rules := cfg.Abort
+			rules.OnGeneratorInvalid = false
+			why = rules.Check(st.acc.Summary(), cfg.TTFTGate)
+		}
+		if why == "" {
+			why = st.ttftLowerBound(now, cfg.ExecMarksFirstToken, cfg.MidStepMin, cfg.Abort.TTFTGateMultiple, cfg.TTFTGate)
+		}
+		if why != "" {
+			st.abort(midStep + why)
+			return
+		}
+	}
+}
+
+// settle waits for the step's requests to finish, at most cfg.Settle (or
+// until ctx ends), reporting progress.
+func (r *Runner) settle(ctx context.Context, st *stepState) {
+	cfg, led := r.cfg, r.g.Ledger()
 	deadline := time.NewTimer(cfg.Settle)
 	defer deadline.Stop()
 	tick := time.NewTicker(cfg.ProgressEvery)
 	defer tick.Stop()
-settle:
 	for {
 		p, f := st.counts()
 		if f >= p {
-			break
+			return
 		}
 		select {
 		case <-st.note:
 		case <-tick.C:
-			r.progress(Progress{Step: n, Rate: rate, Phase: "settling", Elapsed: led.Now() - start, Planned: p, Finished: f})
+			r.progress(Progress{Step: st.n, Rate: st.rate, Phase: "settling", Elapsed: led.Now() - st.start, Planned: p, Finished: f})
 		case <-deadline.C:
-			break settle
+			return
 		case <-ctx.Done():
-			break settle
+			return
 		}
 	}
-	// Requests still in flight now (the settle wait ended, or ctx did) have
-	// no record: they count as planned and not good (Summary.Pending).
+}
+
+// stepResult is the settled step's row and its requests still pending:
+// those in flight when the settle ended have no record and count as
+// planned and not good (Summary.Pending); the abort rules judge the
+// whole window unless a mid-step rule already stopped it; each class's
+// summary shares the step's generator verdict.
+func (r *Runner) stepResult(ctx context.Context, st *stepState, shares []float64, srv scrape.Session, queue serverQueue, identStart ladderresult.Identity) (ladderresult.LadderStep, int) {
+	cfg := r.cfg
 	p, f := st.counts()
 	st.acc.SetPending(p - f)
 	for name, a := range st.class {
@@ -400,7 +430,7 @@ settle:
 	if reason == "" && ctx.Err() == nil {
 		reason = cfg.Abort.Check(sum, cfg.TTFTGate)
 	}
-	ls := ladderresult.LadderStep{Index: n, Rate: rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
+	ls := ladderresult.LadderStep{Index: st.n, Rate: st.rate, Summary: sum, Aborted: reason != "", AbortReason: reason, Server: srv.End(ctx)}
 	for i, c := range cfg.Classes {
 		cs := st.class[c.Name].Summary()
 		cs.Validity = sum.Validity // one generator: the step's verdict is every class's
@@ -408,6 +438,6 @@ settle:
 	}
 	judgeSteady(&ls, queue)
 	r.cutStep(&ls, st, identStart)
-	r.progress(Progress{Step: n, Rate: rate, Phase: "done", Elapsed: led.Now() - start, Planned: p, Finished: f, Row: &ls})
-	return ls, sum.Pending, st, nil
+	r.progress(Progress{Step: st.n, Rate: st.rate, Phase: "done", Elapsed: r.g.Ledger().Now() - st.start, Planned: p, Finished: f, Row: &ls})
+	return ls, sum.Pending
 }
