@@ -48,48 +48,89 @@ func Load(path string, fs *pflag.FlagSet) (*Config, error) {
 	return LoadWith(Options{Path: path, Flags: fs})
 }
 
-// LoadWith is Load with an injectable environment.
+// LoadWith is Load with an injectable environment: the layers merged in
+// order (defaults, the built-in or file YAML, the environment, the flags,
+// the overrides), then decoded and validated together.
 func LoadWith(o Options) (*Config, error) {
 	environ := o.Environ
 	if environ == nil {
 		environ = os.Environ
 	}
-	k := koanf.New(".")
-	sources := map[string]string{}
-	layer := func(name string, p koanf.Provider, pa koanf.Parser) error {
-		lk := koanf.New(".")
-		if err := lk.Load(p, pa); err != nil {
-			return err
-		}
-		for _, key := range lk.Keys() {
-			sources[key] = name
-		}
-		return k.Merge(lk)
-	}
-	if err := layer("defaults", confmap.Provider(asMap(Defaults()), ""), nil); err != nil {
+	l := &layers{k: koanf.New("."), sources: map[string]string{}}
+	if err := l.add("defaults", confmap.Provider(asMap(Defaults()), ""), nil); err != nil {
 		return nil, fmt.Errorf("config: defaults: %w", err)
 	}
+	fileSrc, err := l.yaml(o)
+	if err != nil {
+		return nil, err
+	}
+	envErrs, err := l.env(environ)
+	if err != nil {
+		return nil, err
+	}
+	if o.Flags != nil {
+		if err := l.flags(o.Flags); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Overrides) > 0 {
+		if err := l.add(o.OverridesFrom, confmap.Provider(o.Overrides, "."), nil); err != nil {
+			return nil, fmt.Errorf("config: %s: %w", o.OverridesFrom, err)
+		}
+	}
+	return l.build(o, fileSrc, envErrs)
+}
+
+// layers merges the configuration's sources in order and remembers which
+// source set each key, for errors to name it ("env LLMPROBE_…", "flag
+// --rate", the file).
+type layers struct {
+	k       *koanf.Koanf
+	sources map[string]string
+}
+
+// add merges one source over the layers below it.
+func (l *layers) add(name string, p koanf.Provider, pa koanf.Parser) error {
+	lk := koanf.New(".")
+	if err := lk.Load(p, pa); err != nil {
+		return err
+	}
+	for _, key := range lk.Keys() {
+		l.sources[key] = name
+	}
+	return l.k.Merge(lk)
+}
+
+// yaml merges the built-in YAML, then the file at o.Path, and returns the
+// name errors give the file's keys ("config" when there is neither).
+func (l *layers) yaml(o Options) (string, error) {
 	fileSrc := "config"
 	if len(o.BuiltIn) > 0 {
 		m, err := yaml.Parser().Unmarshal(o.BuiltIn)
 		if err != nil {
-			return nil, Errors{{Source: "built-in", Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
+			return "", Errors{{Source: "built-in", Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
 		}
-		if err := layer("built-in", confmap.Provider(m, ""), nil); err != nil {
-			return nil, fmt.Errorf("config: built-in: %w", err)
+		if err := l.add("built-in", confmap.Provider(m, ""), nil); err != nil {
+			return "", fmt.Errorf("config: built-in: %w", err)
 		}
 		fileSrc = "built-in"
 	}
 	if o.Path != "" {
 		fileSrc = o.Path
 		if _, err := os.Stat(o.Path); err != nil {
-			return nil, Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot read config file: %v", unwrapPath(err))}}
+			return "", Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot read config file: %v", unwrapPath(err))}}
 		}
-		if err := layer(o.Path, file.Provider(o.Path), yaml.Parser()); err != nil {
-			return nil, Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
+		if err := l.add(o.Path, file.Provider(o.Path), yaml.Parser()); err != nil {
+			return "", Errors{{Source: o.Path, Msg: fmt.Sprintf("cannot parse YAML: %v", err)}}
 		}
 	}
+	return fileSrc, nil
+}
 
+// env merges the LLMPROBE_ variables that name a key (a double
+// underscore for each dot); a variable that sets targets is an error,
+// returned with the others of the load.
+func (l *layers) env(environ func() []string) (Errors, error) {
 	var envErrs Errors
 	envNames := map[string]string{}
 	ep := env.Provider(".", env.Opt{
@@ -110,46 +151,50 @@ func LoadWith(o Options) (*Config, error) {
 			return key, val
 		},
 	})
-	if err := layer("env", ep, nil); err != nil {
+	if err := l.add("env", ep, nil); err != nil {
 		return nil, fmt.Errorf("config: environment: %w", err)
 	}
 	for key, n := range envNames {
-		sources[key] = n
+		l.sources[key] = n
 	}
+	return envErrs, nil
+}
 
-	if o.Flags != nil {
-		fk := map[string]string{}
-		for _, f := range FlagKeys() {
-			fk[f.Flag] = f.Key
-			if f.Old != "" {
-				fk[f.Old] = f.Key
-			}
-		}
-		names := map[string]string{}
-		fp := posflag.ProviderWithFlag(o.Flags, ".", nil, func(f *pflag.Flag) (string, any) {
-			key, ok := fk[f.Name]
-			if !ok || !f.Changed {
-				return "", nil
-			}
-			names[key] = "flag --" + f.Name
-			return key, posflag.FlagVal(o.Flags, f)
-		})
-		if err := layer("flags", fp, nil); err != nil {
-			return nil, fmt.Errorf("config: flags: %w", err)
-		}
-		for key, n := range names {
-			sources[key] = n
+// flags merges the flags of fs that were changed and bind a key
+// (FlagKeys, old names included).
+func (l *layers) flags(fs *pflag.FlagSet) error {
+	fk := map[string]string{}
+	for _, f := range FlagKeys() {
+		fk[f.Flag] = f.Key
+		if f.Old != "" {
+			fk[f.Old] = f.Key
 		}
 	}
-
-	if len(o.Overrides) > 0 {
-		if err := layer(o.OverridesFrom, confmap.Provider(o.Overrides, "."), nil); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", o.OverridesFrom, err)
+	names := map[string]string{}
+	fp := posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
+		key, ok := fk[f.Name]
+		if !ok || !f.Changed {
+			return "", nil
 		}
+		names[key] = "flag --" + f.Name
+		return key, posflag.FlagVal(fs, f)
+	})
+	if err := l.add("flags", fp, nil); err != nil {
+		return fmt.Errorf("config: flags: %w", err)
 	}
+	for key, n := range names {
+		l.sources[key] = n
+	}
+	return nil
+}
 
-	c := &Config{Path: o.Path, sources: sources}
-	raw := k.Raw()
+// build decodes the merged layers into a Config and validates it: the
+// structural walk (every typed value parsed once, on its key), then the
+// semantic checks and the target files', every problem returned together
+// (a key reported once), placed in its file.
+func (l *layers) build(o Options, fileSrc string, envErrs Errors) (*Config, error) {
+	c := &Config{Path: o.Path, sources: l.sources}
+	raw := l.k.Raw()
 	el := &errorList{src: func(key string) string { return c.sourceOf(key, fileSrc) }}
 	files := expandTargetFiles(raw, configDir(o.Path), el)
 	c.filesRead = files.read
