@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"time"
 
@@ -190,11 +189,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		ph = &phaseTrace{now: now}
 	}
 	ctx = httptrace.WithClientTrace(ctx, attemptTrace(&conn, &use, ph))
-	base, err := t.BaseURL()
-	var req *http.Request
-	if err == nil {
-		req, err = t.Adapter.Request(ctx, base, p)
-	}
+	req, err := c.newRequest(ctx, t, p)
 	if err != nil {
 		if dispatched != nil {
 			dispatched()
@@ -202,7 +197,6 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		rec.End = now()
 		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonTransportOther, Err: "cannot build the request (check base URL and api)"}
 	}
-	c.setHeaders(req.Header, t)
 	use.gate(req)
 	if ph != nil {
 		ph.overTLS = req.URL.Scheme == "https"
@@ -225,19 +219,8 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	to := c.timeouts
 	s := stream{c: c, rec: rec, now: now, cancel: cancel}
-	if to.Total > 0 {
-		s.total = s.arm(ledger.ReasonTotal, to.Total)
-		s.totalAt = now() + to.Total
-		defer s.total.Stop()
-	}
-	var headersTimer *time.Timer
-	if to.Headers > 0 {
-		headersTimer = s.arm(ledger.ReasonHeaders, to.Headers)
-	}
-	if to.FirstContent > 0 {
-		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
-		defer s.firstContent.Stop()
-	}
+	headersTimer := s.armTimers(to)
+	defer s.stopTimers()
 	resp, err := c.rt.RoundTrip(req)
 	if headersTimer != nil {
 		headersTimer.Stop()
@@ -249,19 +232,7 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 	}
 	if err != nil {
 		rec.End = now()
-		var nr *notReplayed
-		if ctx.Err() == nil && errors.As(err, &nr) {
-			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
-				Err: "reused keep-alive connections closed before response headers on every replay"}
-		}
-		if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
-			return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
-				Err: "connection closed before response headers on a reused keep-alive connection"}
-		}
-		if r, ok := c.pathError(err); ok && ctx.Err() == nil {
-			return r
-		}
-		return classifyError(ctx, err, false)
+		return c.roundTripError(ctx, err, &conn)
 	}
 	rec.Headers = now()
 	rec.Cert = certFacts(resp.TLS)
@@ -280,17 +251,8 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		s.idle = s.startIdle(to.Idle)
 		defer s.idle.stop()
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return s.statusResult(resp)
-	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
-		// The client asks for no encoding: an encoded stream would be
-		// decoded in bursts and mistimed, so it is refused, by name.
-		return s.fail(ledger.StreamError, ledger.ReasonContentType,
-			"content encoding "+s.c.red.String(ce, maxLabel)+" though none was asked for (streams are timed as sent)")
-	}
-	if !isEventStream(resp.Header.Get("Content-Type")) {
-		return s.notEventStream(ctx, resp)
+	if r, refused := s.refuse(ctx, resp); refused {
+		return r
 	}
 	// The server's own timings (llama.cpp) are read beside the adapter.
 	dec := t.Adapter.NewDecoder()
@@ -299,6 +261,41 @@ func (c *Client) Do(ctx context.Context, t Target, p Params, rec *ledger.Record,
 		dec = check
 	}
 	return s.read(ctx, resp.Body, &timingsDecoder{Decoder: dec, rec: rec})
+}
+
+// newRequest builds the request of p to t, with its headers.
+func (c *Client) newRequest(ctx context.Context, t Target, p Params) (*http.Request, error) {
+	base, err := t.BaseURL()
+	if err != nil {
+		return nil, err
+	}
+	req, err := t.Adapter.Request(ctx, base, p)
+	if err != nil {
+		return nil, err
+	}
+	c.setHeaders(req.Header, t)
+	return req, nil
+}
+
+// roundTripError is how a request that got no response headers ended:
+// a keep-alive race (every replay met a closed connection, or this one
+// did on a reused connection, conn says) is stale_connection, not the
+// target's failure; a path error (DNS, TLS, a proxy) names its cause;
+// anything else is classified by classifyError.
+func (c *Client) roundTripError(ctx context.Context, err error, conn *connTrace) ledger.Result {
+	var nr *notReplayed
+	if ctx.Err() == nil && errors.As(err, &nr) {
+		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+			Err: "reused keep-alive connections closed before response headers on every replay"}
+	}
+	if ctx.Err() == nil && conn.keepAliveRace() && staleConnection(err) {
+		return ledger.Result{Outcome: ledger.TransportError, Reason: ledger.ReasonStaleConnection,
+			Err: "connection closed before response headers on a reused keep-alive connection"}
+	}
+	if r, ok := c.pathError(err); ok && ctx.Err() == nil {
+		return r
+	}
+	return classifyError(ctx, err, false)
 }
 
 // setHeaders adds, in order of precedence (later wins): the client's extra

@@ -28,6 +28,53 @@ type stream struct {
 	totalAt      time.Duration // when total fires
 }
 
+// armTimers starts the request's bounds that run from dispatch: the
+// total and first-content timers (kept on s, stopped by stopTimers) and
+// the headers timer, returned for the caller to stop once headers came
+// (nil when unset).
+func (s *stream) armTimers(to Timeouts) (headers *time.Timer) {
+	if to.Total > 0 {
+		s.total = s.arm(ledger.ReasonTotal, to.Total)
+		s.totalAt = s.now() + to.Total
+	}
+	if to.Headers > 0 {
+		headers = s.arm(ledger.ReasonHeaders, to.Headers)
+	}
+	if to.FirstContent > 0 {
+		s.firstContent = s.arm(ledger.ReasonFirstContent, to.FirstContent)
+	}
+	return headers
+}
+
+// stopTimers stops the total and first-content timers, when set.
+func (s *stream) stopTimers() {
+	if s.total != nil {
+		s.total.Stop()
+	}
+	if s.firstContent != nil {
+		s.firstContent.Stop()
+	}
+}
+
+// refuse ends a response that is not a stream to read: a status outside
+// 2xx (statusResult), a content encoding the client did not ask for (an
+// encoded stream would be decoded in bursts and mistimed, so it is
+// refused, by name), a body that is not an event stream
+// (notEventStream). refused is false for a response to read.
+func (s *stream) refuse(ctx context.Context, resp *http.Response) (res ledger.Result, refused bool) {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return s.statusResult(resp), true
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+		return s.fail(ledger.StreamError, ledger.ReasonContentType,
+			"content encoding "+s.c.red.String(ce, maxLabel)+" though none was asked for (streams are timed as sent)"), true
+	}
+	if !isEventStream(resp.Header.Get("Content-Type")) {
+		return s.notEventStream(ctx, resp), true
+	}
+	return ledger.Result{}, false
+}
+
 // arm starts a timer that cancels the request with a timeout cause.
 func (s *stream) arm(r ledger.Reason, d time.Duration) *time.Timer {
 	cause := &timeoutError{reason: r, limit: d}
