@@ -135,8 +135,49 @@ func checkURL(el *errorList, key, raw, example, fix string) {
 	}
 }
 
+// validateTarget checks target t at key p: its URL, how it is reached,
+// its budget, baseline and classes, its verdict thresholds, its ladder
+// (when enabled) and its server metrics.
 func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	checkURL(el, p+".url", t.URL, "http://127.0.0.1:8000/v1", "; use api_key_env, api_key_file or header_env")
+	validateClientKeys(el, p, t)
+
+	if t.Budget.TokensPerDay < 0 {
+		el.add(p+".budget.tokens_per_day", "must not be negative (0 = unlimited)")
+	}
+	if t.Budget.RequestsPerDay < 0 {
+		el.add(p+".budget.requests_per_day", "must not be negative (0 = unlimited)")
+	}
+	if _, err := time.LoadLocation(t.Budget.Zone); err != nil {
+		el.add(p+".budget.zone", "unknown time zone %q", t.Budget.Zone)
+	}
+
+	b := t.Baseline
+	if b.Enabled {
+		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate, "limits.max_rate")
+	}
+	checkBurstiness(el, p+".baseline.burstiness", b.Burstiness)
+
+	if len(t.Classes) == 0 {
+		el.add(p+".classes", "at least one class is required")
+	}
+	names := map[string]bool{}
+	for j := range t.Classes {
+		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
+	}
+	validateColdTwins(el, p, t.Classes)
+	validateVerdictKeys(el, p+".ladder", t.Ladder)
+	if t.Ladder.Enabled {
+		c.validateLadder(el, p, t)
+	}
+	validateServerMetrics(el, p+".server_metrics", t.ServerMetrics)
+}
+
+// validateClientKeys checks how the target is reached (the keys of
+// Client, and the target's model): retries and cancellation, auth and
+// headers (nothing secret in a literal), identity polling, TLS, the
+// timeouts and their order, the connection and in-flight bounds.
+func validateClientKeys(el *errorList, p string, t *Target) {
 	if t.Retries.MaxAttempts < 0 || t.Retries.MaxAttempts > 10 {
 		el.add(p+".retries.max_attempts", "want 0..10, got %d", t.Retries.MaxAttempts)
 	}
@@ -211,54 +252,28 @@ func (c *Config) validateTarget(el *errorList, p string, t *Target) {
 	if t.MaxEventBytes < 0 {
 		el.add(p+".max_event_bytes", "want 0 (the default) or more bytes, got %d", t.MaxEventBytes)
 	}
+}
 
-	if t.Budget.TokensPerDay < 0 {
-		el.add(p+".budget.tokens_per_day", "must not be negative (0 = unlimited)")
-	}
-	if t.Budget.RequestsPerDay < 0 {
-		el.add(p+".budget.requests_per_day", "must not be negative (0 = unlimited)")
-	}
-	if _, err := time.LoadLocation(t.Budget.Zone); err != nil {
-		el.add(p+".budget.zone", "unknown time zone %q", t.Budget.Zone)
-	}
-
-	b := t.Baseline
-	if b.Enabled {
-		c.checkRate(el, p+".baseline.rate", b.Rate, c.Limits.MaxRate, "limits.max_rate")
-	}
-	checkBurstiness(el, p+".baseline.burstiness", b.Burstiness)
-
-	if len(t.Classes) == 0 {
-		el.add(p+".classes", "at least one class is required")
-	}
-	names := map[string]bool{}
-	for j := range t.Classes {
-		validateClass(el, fmt.Sprintf("%s.classes[%d]", p, j), &t.Classes[j], names)
-	}
-	validateColdTwins(el, p, t.Classes)
-	// The target's validity thresholds and verdict hold whether or not a
-	// ladder runs: max_lag_p99 also judges the daemon's live window, and
-	// the one-shot probe reads all three.
-	l := t.Ladder
+// validateVerdictKeys checks the generator's validity thresholds and the
+// good-fraction verdict (p is the target's ladder key): they hold whether
+// or not a ladder runs, since max_lag_p99 also judges the daemon's live
+// window and the one-shot probe reads all three.
+func validateVerdictKeys(el *errorList, p string, l Ladder) {
 	if l.MaxLagP99 <= 0 || l.MaxLagP99.D() > time.Minute {
-		el.add(p+".ladder.max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
+		el.add(p+".max_lag_p99", "want above 0 and at most 1m, got %v", l.MaxLagP99)
 	}
 	if !(l.RateTolerance > 0 && l.RateTolerance <= 1) {
-		el.add(p+".ladder.rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
+		el.add(p+".rate_tolerance", "want above 0 and at most 1, got %g", l.RateTolerance)
 	}
 	if !(l.LagConfidence >= 0.9 && l.LagConfidence < 1) {
-		el.add(p+".ladder.lag_confidence", "want at least 0.9 and below 1, got %g", l.LagConfidence)
+		el.add(p+".lag_confidence", "want at least 0.9 and below 1, got %g", l.LagConfidence)
 	}
 	if !(l.LagHardFactor >= 2 && l.LagHardFactor <= 1000) {
-		el.add(p+".ladder.lag_hard_factor", "want from 2 to 1000, got %g", l.LagHardFactor)
+		el.add(p+".lag_hard_factor", "want from 2 to 1000, got %g", l.LagHardFactor)
 	}
 	if !(l.GoodFractionTarget > 0 && l.GoodFractionTarget <= 1) {
-		el.add(p+".ladder.good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
+		el.add(p+".good_fraction_target", "want above 0 and at most 1, got %g", l.GoodFractionTarget)
 	}
-	if t.Ladder.Enabled {
-		c.validateLadder(el, p, t)
-	}
-	validateServerMetrics(el, p+".server_metrics", t.ServerMetrics)
 }
 
 // MinServerMetricsInterval is the shortest server_metrics.interval
