@@ -15,21 +15,28 @@ import (
 )
 
 // scaleConfig is n targets, each of two classes at a baseline of rate
-// req/s (split evenly), ladders off, all at the simulator base.
-func scaleConfig(n int, rate float64, base string) string {
+// req/s (split evenly), ladders off, all at the simulator base; a
+// non-empty idle sets their idle_conn_timeout (LLMPROBE_BENCH_IDLE_CONN:
+// at 0.2 req/s a target's requests come about 5 s apart, past the default
+// 4 s, so most open a connection).
+func scaleConfig(n int, rate float64, base, idle string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "admin: {listen: \"ADMIN\"}\nlog: {level: warn, format: json}\ndrain: {timeout: 5s}\nlimits: {max_rate: %g}\ntargets:\n", max(100, 2*rate))
+	idleKey := ""
+	if idle != "" {
+		idleKey = "\n    idle_conn_timeout: " + idle
+	}
 	for t := range n {
 		fmt.Fprintf(&b, `  - name: t%04d
     url: %s
     api: openai-chat
     model: bench
-    max_in_flight: 1000
+    max_in_flight: 1000%s
     baseline: {rate: %g}
     classes:
       - {name: chat, input: {dist: fixed, value: 64}, output: {dist: fixed, value: 16}, gates: {ttft: 1s}}
       - {name: long, input: {dist: fixed, value: 512}, output: {dist: fixed, value: 16}, gates: {ttft: 2s}}
-`, t, base, rate)
+`, t, base, idleKey, rate)
 	}
 	return b.String()
 }
@@ -65,7 +72,8 @@ type scaleRun struct {
 // (the simulator stays this tree's), for a before/after;
 // LLMPROBE_BENCH_BUSY=0 leaves out the busy reference;
 // LLMPROBE_BENCH_SCRAPE_EVERY scrapes during the window as a Prometheus
-// would, with a line every LLMPROBE_BENCH_SAMPLE_EVERY (watch). With LLMPROBE_PPROF=1
+// would, with a line every LLMPROBE_BENCH_SAMPLE_EVERY (watch);
+// LLMPROBE_BENCH_IDLE_CONN sets the targets' idle_conn_timeout. With LLMPROBE_PPROF=1
 // each configuration also logs the prober's live heap after a collection
 // and saves its heap profile (heapProfile). The status page's hour of windows is measured time-compressed
 // by BenchmarkStatusMemory; docs/scale.md adds the two.
@@ -117,7 +125,7 @@ func BenchmarkTargets(b *testing.B) {
 // measureTargets runs one configuration: n targets at rate each.
 func measureTargets(b *testing.B, bin, base string, n int, rate float64, warmup, window time.Duration) scaleRun {
 	b.Helper()
-	p := startProber(b, bin, scaleConfig(n, rate, base), 2*time.Minute)
+	p := startProber(b, bin, scaleConfig(n, rate, base, os.Getenv("LLMPROBE_BENCH_IDLE_CONN")), 2*time.Minute)
 	time.Sleep(warmup)
 	first := mustScrape(b, p.addr, acceptProto)
 	cpu0, _ := procCPU(p.pid)
