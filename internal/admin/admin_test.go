@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -46,6 +48,48 @@ func get(t *testing.T, h http.Handler, path string, hdr map[string]string) *http
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// TestMetricsEncoding: /metrics is compressed as the scraper asks:
+// zstd for a Prometheus with --enable-feature=zstd-scrape ("zstd,gzip",
+// its Accept-Encoding then), gzip for one without ("gzip"), nothing when
+// nothing is asked; each decodes to the same exposition.
+func TestMetricsEncoding(t *testing.T) {
+	h := Handler(Options{Gatherer: testRegistry(t)})
+	plain := get(t, h, "/metrics", nil).Body.String()
+	if !strings.Contains(plain, "llmprobe_time_to_first_token_seconds") {
+		t.Fatalf("plain exposition lacks the histogram: %q", plain)
+	}
+	for _, tc := range []struct{ accept, want string }{
+		{"zstd,gzip", "zstd"}, {"gzip", "gzip"}, {"gzip, zstd;q=0.5", "gzip"}, {"", ""}, {"identity", ""},
+	} {
+		t.Run(tc.accept, func(t *testing.T) {
+			rec := get(t, h, "/metrics", map[string]string{"Accept-Encoding": tc.accept})
+			if got := rec.Header().Get("Content-Encoding"); got != tc.want {
+				t.Fatalf("Accept-Encoding %q: Content-Encoding %q, want %q", tc.accept, got, tc.want)
+			}
+			var r io.Reader = rec.Body
+			switch tc.want {
+			case "zstd":
+				d, err := zstd.NewReader(rec.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				r = d
+			case "gzip":
+				g, err := gzip.NewReader(rec.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r = g
+			}
+			body, err := io.ReadAll(r)
+			if err != nil || string(body) != plain {
+				t.Errorf("decoded body differs from the plain one (err %v): %q", err, body)
+			}
+		})
+	}
 }
 
 func TestMetricsNegotiation(t *testing.T) {
