@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	_ "github.com/prometheus/client_golang/prometheus/promhttp/zstd" // /metrics in zstd when asked (scrapeEncodings)
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/llmprobe/llmprobe/internal/ledger"
@@ -51,10 +50,6 @@ type Options struct {
 	Reload func() error
 }
 
-// scrapeEncodings are the encodings /metrics offers, preferred first
-// (promhttp picks the first the scraper accepts at its highest weight).
-var scrapeEncodings = []promhttp.Compression{promhttp.Zstd, promhttp.Gzip, promhttp.Identity}
-
 // Handler returns the admin routes.
 func Handler(o Options) http.Handler {
 	if o.Logger == nil {
@@ -66,11 +61,6 @@ func Handler(o Options) http.Handler {
 		ErrorLog:          slogErrorLog{o.Logger},
 		ErrorHandling:     promhttp.ContinueOnError,
 		Timeout:           30 * time.Second,
-		// zstd first: a Prometheus with --enable-feature=zstd-scrape asks
-		// for "zstd,gzip" and gets zstd, about a tenth of gzip's CPU for
-		// the prober (docs/scale.md); any other scraper gets gzip or
-		// nothing, as it asks.
-		OfferedCompressions: scrapeEncodings,
 	})
 	if o.Registerer != nil {
 		metrics = promhttp.InstrumentMetricHandler(o.Registerer, metrics)

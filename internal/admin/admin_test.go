@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -50,10 +49,11 @@ func get(t *testing.T, h http.Handler, path string, hdr map[string]string) *http
 	return rec
 }
 
-// TestMetricsEncoding: /metrics is compressed as the scraper asks:
-// zstd for a Prometheus with --enable-feature=zstd-scrape ("zstd,gzip",
-// its Accept-Encoding then), gzip for one without ("gzip"), nothing when
-// nothing is asked; each decodes to the same exposition.
+// TestMetricsEncoding: /metrics is compressed as the scraper asks: gzip
+// for a Prometheus ("gzip"; "zstd,gzip" with its zstd-scrape feature on:
+// zstd is not offered, since it cost the prober more CPU than gzip at
+// 1,000 targets, BenchmarkScrapeEncoding), nothing when nothing is asked;
+// each decodes to the same exposition.
 func TestMetricsEncoding(t *testing.T) {
 	h := Handler(Options{Gatherer: testRegistry(t)})
 	plain := get(t, h, "/metrics", nil).Body.String()
@@ -61,7 +61,7 @@ func TestMetricsEncoding(t *testing.T) {
 		t.Fatalf("plain exposition lacks the histogram: %q", plain)
 	}
 	for _, tc := range []struct{ accept, want string }{
-		{"zstd,gzip", "zstd"}, {"gzip", "gzip"}, {"gzip, zstd;q=0.5", "gzip"}, {"", ""}, {"identity", ""},
+		{"zstd,gzip", "gzip"}, {"gzip", "gzip"}, {"zstd", ""}, {"", ""}, {"identity", ""},
 	} {
 		t.Run(tc.accept, func(t *testing.T) {
 			rec := get(t, h, "/metrics", map[string]string{"Accept-Encoding": tc.accept})
@@ -69,15 +69,7 @@ func TestMetricsEncoding(t *testing.T) {
 				t.Fatalf("Accept-Encoding %q: Content-Encoding %q, want %q", tc.accept, got, tc.want)
 			}
 			var r io.Reader = rec.Body
-			switch tc.want {
-			case "zstd":
-				d, err := zstd.NewReader(rec.Body)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer d.Close()
-				r = d
-			case "gzip":
+			if tc.want == "gzip" {
 				g, err := gzip.NewReader(rec.Body)
 				if err != nil {
 					t.Fatal(err)

@@ -42,8 +42,9 @@ func scrapeEncoded(addr, accept string) (encoding string, wire int, took time.Du
 // with the first of LLMPROBE_BENCH_TARGETS targets (default 1000;
 // BenchmarkTargets' configuration) against one simulator, warmed up for
 // LLMPROBE_BENCH_WARMUP (default 70s), then five protobuf scrapes asking
-// for nothing, for gzip (a Prometheus without the zstd-scrape feature)
-// and for "zstd,gzip" (one with it). Per encoding: the bytes on the wire,
+// for nothing, for gzip (a Prometheus) and for "zstd,gzip" (one with
+// its zstd-scrape feature on: the prober answers it in gzip, or in zstd
+// from a build that links client_golang's promhttp/zstd and offers it). Per encoding: the bytes on the wire,
 // the slowest wall-clock time and the prober's CPU a scrape, less its
 // load's own over the same time (measured over the 10 s before).
 func BenchmarkScrapeEncoding(b *testing.B) {

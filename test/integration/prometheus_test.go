@@ -54,8 +54,8 @@ scrape_configs:
       - targets: ["ADMIN_ADDR"]
 `
 
-// stack is llmprobe probing its simulator, scraped (zstd-compressed) by
-// and pushing OTLP to a real Prometheus.
+// stack is llmprobe probing its simulator, scraped by and pushing OTLP to a
+// real Prometheus.
 type stack struct {
 	promURL   string
 	adminAddr string
@@ -73,9 +73,7 @@ func startStack(t *testing.T) stack {
 	start(t, "prometheus", nil, prom,
 		"--config.file="+writeFile(t, dir, "prometheus.yml", replaceAll(promConfig, "ADMIN_ADDR", adminAddr, "RULES_FILE", rulesFile(t))),
 		"--storage.tsdb.path="+dir+"/data", "--web.listen-address="+promAddr,
-		"--web.enable-otlp-receiver", "--log.level=warn",
-		// Scrapes ask for "zstd,gzip" and get zstd (the deploy stacks' Prometheus asks for gzip).
-		"--enable-feature=zstd-scrape")
+		"--web.enable-otlp-receiver", "--log.level=warn")
 	start(t, "sim", nil, bin, "sim", "--listen", simAddr, "--ttft", st.ttft.String(), "--token-time", "5ms",
 		"--output-tokens", "16", "--slots", "64")
 	waitHTTP(t, "http://"+simAddr+"/healthz", 20*time.Second)
