@@ -145,9 +145,12 @@ func TestRegressionComparesIdentities(t *testing.T) {
 	aborted := measured(4)
 	aborted.Aborted = true
 	valid := ladderresult.LadderStep{Index: 1, Rate: 4}
-	valid.Summary.Validity.Valid = true
+	valid.Summary.Validity.Valid, valid.Summary.Planned = true, 20
 	found := ladder.Result{Finished: now, Steps: []ladderresult.LadderStep{valid}} // a valid step failed its gates
-	topped := measured(8)                                                          // a rule about the target ended it: how a ladder finds its top
+	empty := valid                                                                 // valid, but its schedule drew no arrival (Poisson at 2 req/s for 2 s: 1.8 %)
+	empty.Summary.Planned = 0
+	drewNone := ladder.Result{Finished: now, Steps: []ladderresult.LadderStep{empty}}
+	topped := measured(8) // a rule about the target ended it: how a ladder finds its top
 	topped.Aborted, topped.Steps = true, []ladderresult.LadderStep{valid, {Index: 2, Rate: 12, Aborted: true, AbortReason: "TTFT p95 2.26s above 5 × gate 300ms"}}
 	nothing := ladder.Result{Finished: now, Steps: []ladderresult.LadderStep{{Index: 1, Rate: 4}}} // no valid step
 	cut := measured(6)                                                                             // a deploy cut it at step 2: a lower bound of v1, never compared
@@ -169,6 +172,7 @@ func TestRegressionComparesIdentities(t *testing.T) {
 		{"stopped by the target's rule: compared", []ladderAt{{"v1", measured(16)}, {"v2", topped}}, true},
 		{"none found by a valid step: lost", []ladderAt{{"v1", measured(16)}, {"v2", found}}, true},
 		{"no valid step: nothing to compare", []ladderAt{{"v1", measured(16)}, {"v2", nothing}}, false},
+		{"a valid step with no arrival judged nothing", []ladderAt{{"v1", measured(16)}, {"v2", drewNone}}, false},
 		{"a ladder a deploy cut is skipped: v1's last complete one is compared", []ladderAt{{"v1", measured(16)}, {"v2", cut}, {"v2", measured(8)}}, true},
 		{"the identity the ladder measured, not the one noted", []ladderAt{{"v2", beganOnV1}, {"v2", measured(8)}}, true},
 	} {

@@ -62,8 +62,8 @@ type ladderPoint struct {
 	// proberAborted: the prober stopped it (generator invalid, unsent,
 	// interrupted), not a rule about the target.
 	proberAborted bool
-	// judged: at least one step was valid (a ladder with no capacity
-	// and a valid step found none; one with no valid step found nothing).
+	// judged: at least one step was valid and had arrivals (a ladder with
+	// no capacity and such a step found none; one without found nothing).
 	judged bool
 }
 
@@ -100,8 +100,8 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 func pointOf(res ladder.Result) ladderPoint {
 	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
 		aborted: res.Aborted, trigger: res.Trigger, id: IdentityOf(res.Identity), partial: res.Partial != ""}
-	for _, s := range res.Steps {
-		p.judged = p.judged || s.Summary.Validity.Valid
+	for _, s := range res.Steps { // a valid step with no arrival (a Poisson draw of none) judged nothing
+		p.judged = p.judged || (s.Summary.Validity.Valid && s.Summary.Planned+s.Summary.Pending > 0)
 	}
 	p.proberAborted = proberAborted(res)
 	return p
