@@ -163,3 +163,49 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderDoneCompleteOnlyWhenJudged: llmprobe_ladder_identity_info
+// says complete="true" only for a ladder that judged the target (a valid
+// step with arrivals) and that no deploy cut: one whose steps were all
+// invalid (its host starved) or drew no arrival measured nothing, and
+// LLMProbeCapacityLost, which skips complete="false", must not read its
+// absent capacity as a capacity lost.
+func TestLadderDoneCompleteOnlyWhenJudged(t *testing.T) {
+	rec, err := telemetry.New(telemetry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{Config: loadConfig(t, configYAML("1s", targetYAML("t1", "http://127.0.0.1:1", 1, ""))), Recorder: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 1}}, state: newTargetState()}
+	step := func(valid bool, planned int) ladderresult.LadderStep {
+		return ladderresult.LadderStep{Index: 1, Rate: 2, Summary: stats.Summary{Validity: verdict.Validity{Valid: valid}, Planned: planned}}
+	}
+	for i, tc := range []struct {
+		name     string
+		steps    []ladderresult.LadderStep
+		partial  cause.Cause
+		complete string
+	}{
+		{"a valid step that failed its gates", []ladderresult.LadderStep{step(true, 10)}, "", "true"},
+		{"every step invalid", []ladderresult.LadderStep{step(false, 10), step(false, 20)}, "", "false"},
+		{"the only valid step drew no arrival", []ladderresult.LadderStep{step(true, 0)}, "", "false"},
+		{"cut by a deploy", []ladderresult.LadderStep{step(true, 10)}, cause.IdentityChanged, "false"},
+	} {
+		d.ladderDone(r, ladder.Result{Target: "t1", Finished: time.Unix(int64(100+i), 0), Steps: tc.steps, Partial: tc.partial,
+			Identity: ladderresult.Identity{Model: "m"}})
+		fams, err := rec.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := viewOf(fams)
+		other := map[string]string{"true": "false", "false": "true"}[tc.complete]
+		_, want := sum(m, "llmprobe_ladder_identity_info", "target", "t1", "complete", tc.complete)
+		_, stale := sum(m, "llmprobe_ladder_identity_info", "target", "t1", "complete", other)
+		if !want || stale {
+			t.Errorf("%s: identity info complete=%q present %v, complete=%q present %v", tc.name, tc.complete, want, other, stale)
+		}
+	}
+}

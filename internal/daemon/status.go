@@ -92,8 +92,10 @@ func (d *Daemon) ladderDone(r *targetRun, res ladder.Result) {
 	}
 	d.mu.Unlock()
 	// The identity the capacity belongs to, beside it: a ladder a deploy
-	// or restart cut is complete="false" (a lower bound of the old one).
-	d.rec.SetLadderIdentity(r.name, res.Identity.Model, res.Identity.Version, res.Complete())
+	// or restart cut is complete="false" (a lower bound of the old one),
+	// and so is one that judged nothing (no valid step with arrivals: its
+	// absent capacity is no finding, and LLMProbeCapacityLost skips it).
+	d.rec.SetLadderIdentity(r.name, res.Identity.Model, res.Identity.Version, res.Complete() && res.Judged())
 	// Each class's figures are its own: its records, its gates, its
 	// offered rate (step rate × weight share); never the target-wide
 	// figures repeated under a class label.

@@ -61,6 +61,19 @@ func (s LadderStep) CutCause() cause.Cause {
 // complete ladder's capacity is compared across identities.
 func (r LadderResult) Complete() bool { return r.Partial == "" }
 
+// Judged reports whether some step of the ladder judged the target: its
+// generator was valid and it had arrivals. A ladder without one (every
+// step invalid, or every valid step's schedule drew no arrival) measured
+// nothing: its "no capacity" is no finding about the target.
+func (r LadderResult) Judged() bool {
+	for _, s := range r.Steps {
+		if s.Summary.Validity.Valid && s.Summary.Planned+s.Summary.Pending > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // LowerAll makes every capacity of v and classes a lower bound: a partial
 // ladder (cut by a deploy or a restart) never measured its limit.
 func LowerAll(v *Verdict, classes []ClassVerdict) {

@@ -99,10 +99,7 @@ func (s *Memory) Record(now time.Time, rec *ledger.Record, g stats.Gates) {
 
 func pointOf(res ladder.Result) ladderPoint {
 	p := ladderPoint{finished: res.Finished, capacity: res.Capacity, step: res.CapacityStep, bound: res.CapacityBound,
-		aborted: res.Aborted, trigger: res.Trigger, id: IdentityOf(res.Identity), partial: res.Partial != ""}
-	for _, s := range res.Steps { // a valid step with no arrival (a Poisson draw of none) judged nothing
-		p.judged = p.judged || (s.Summary.Validity.Valid && s.Summary.Planned+s.Summary.Pending > 0)
-	}
+		aborted: res.Aborted, trigger: res.Trigger, id: IdentityOf(res.Identity), partial: res.Partial != "", judged: res.Judged()}
 	p.proberAborted = proberAborted(res)
 	return p
 }
