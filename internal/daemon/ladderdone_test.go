@@ -17,11 +17,10 @@ import (
 	"github.com/llmprobe/llmprobe/internal/workload"
 )
 
-// TestLadderDoneNoCapacityIsAbsent: a ladder where no step qualified and no
-// knee was found leaves the capacity and knee series absent (a 0 req/s
-// figure would read as a measured capacity of zero); a later ladder that
-// found them publishes them, and one that lost them removes them again.
-func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
+// ladderDoneDaemon is a daemon of one target t1, not running, whose
+// ladderDone is called by hand, with the recorder it publishes to.
+func ladderDoneDaemon(t *testing.T) (*Daemon, *telemetry.Recorder) {
+	t.Helper()
 	rec, err := telemetry.New(telemetry.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +29,15 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, rec
+}
+
+// TestLadderDoneNoCapacityIsAbsent: a ladder where no step qualified and no
+// knee was found leaves the capacity and knee series absent (a 0 req/s
+// figure would read as a measured capacity of zero); a later ladder that
+// found them publishes them, and one that lost them removes them again.
+func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
+	d, rec := ladderDoneDaemon(t)
 	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 1}}, state: newTargetState()}
 	gather := func() map[string]*familyView {
 		t.Helper()
@@ -69,14 +77,7 @@ func TestLadderDoneNoCapacityIsAbsent(t *testing.T) {
 // one target-wide value repeated under every class label; the capacity
 // says whether it is a lower bound.
 func TestLadderDonePerClass(t *testing.T) {
-	rec, err := telemetry.New(telemetry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(Options{Config: loadConfig(t, configYAML("1s", targetYAML("t1", "http://127.0.0.1:1", 1, ""))), Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, rec := ladderDoneDaemon(t)
 	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 3}, {Name: "long", Weight: 1}}, state: newTargetState()}
 	step := func(i int, rate float64, chatP95, longP95 time.Duration, chatGoodput, longGoodput float64) ladderresult.LadderStep {
 		return ladderresult.LadderStep{Index: i, Rate: rate, Summary: stats.Summary{Validity: verdict.Validity{Valid: true}}, Classes: []ladderresult.ClassStep{
@@ -171,14 +172,7 @@ func TestStatusPageNamesBoundAndCauses(t *testing.T) {
 // LLMProbeCapacityLost, which skips complete="false", must not read its
 // absent capacity as a capacity lost.
 func TestLadderDoneCompleteOnlyWhenJudged(t *testing.T) {
-	rec, err := telemetry.New(telemetry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(Options{Config: loadConfig(t, configYAML("1s", targetYAML("t1", "http://127.0.0.1:1", 1, ""))), Recorder: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, rec := ladderDoneDaemon(t)
 	r := &targetRun{name: "t1", classes: []workload.Class{{Name: "chat", Weight: 1}}, state: newTargetState()}
 	step := func(valid bool, planned int) ladderresult.LadderStep {
 		return ladderresult.LadderStep{Index: 1, Rate: 2, Summary: stats.Summary{Validity: verdict.Validity{Valid: valid}, Planned: planned}}
