@@ -54,11 +54,15 @@ func newEnv(t *testing.T, yaml string) *env {
 		t.Fatalf("config: %v\n%s", err, yaml)
 	}
 	e := &env{cfg: cfg, col: NewCollector(), reg: prometheus.NewRegistry()}
-	e.led = ledger.New(time.Now(), e.col, ledger.SinkFunc(func(r *ledger.Record) {
+	// The test's sink comes first: the ledger feeds its sinks in order, and
+	// the handler answers once the collector has the record, so a record
+	// is in e.recs before the response leaves (it once came after, and a
+	// test that read it at once found none).
+	e.led = ledger.New(time.Now(), ledger.SinkFunc(func(r *ledger.Record) {
 		e.mu.Lock()
 		e.recs = append(e.recs, *r)
 		e.mu.Unlock()
-	}))
+	}), e.col)
 	e.group = dispatch.NewGroup(e.led)
 	clients := map[string]Configured{}
 	for i, tg := range cfg.Targets {
