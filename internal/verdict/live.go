@@ -181,15 +181,10 @@ func (v *LiveValidity) evidence(now time.Time, host HostHealth) Evidence {
 	var merged map[int]int // once the buckets pass len(buf)
 	var low int
 	var lo, hi time.Duration
-	oldest := now.Unix() - int64(len(v.slots)) + 1
-	for i := range v.slots {
-		s := &v.slots[i]
-		if !s.used || s.sec < oldest || s.sec > now.Unix() {
-			continue
-		}
+	v.current(now, func(s *liveSlot) {
 		e.ClientCap += s.cap // arrivals left unsent, with or without a dispatch that second
 		if s.n == 0 {
-			continue
+			return
 		}
 		if e.LagCount == 0 || s.min < lo {
 			lo = s.min
@@ -215,7 +210,7 @@ func (v *LiveValidity) evidence(now time.Time, host HostHealth) Evidence {
 		e.LagCount += s.n
 		e.LagOver += s.over
 		e.LagOverHard += s.overHard
-	}
+	})
 	e.FirstClientCap = e.ClientCap
 	if merged != nil {
 		buckets = make([]quantile.Bucket, 0, len(merged))
