@@ -127,13 +127,17 @@ func runDaemon(ctx context.Context, e env, args []string) error {
 	log.Info("starting llmprobe", "version", b.Version, "revision", b.Revision, "branch", b.Branch, "build_date", b.BuildDate, "go", b.GoVersion)
 	setMemoryLimit(log, nil)
 
+	exemplars := cfg.Telemetry.Exemplars
+	if exemplars == 0 {
+		exemplars = -1 // telemetry.exemplars 0 is none; the Options' 0 is the default
+	}
 	tel, err := telemetry.Start(ctx, telemetry.StackOptions{
 		Build:   build,
 		OTel:    cfg.OTel.Enabled,
 		Tracing: cfg.OTel.Enabled && cfg.OTel.Tracing,
 		Getenv:  os.LookupEnv,
 		Region:  cfg.Region,
-		Options: telemetry.Options{Logger: log, ClassicHistograms: cfg.Telemetry.ClassicHistograms},
+		Options: telemetry.Options{Logger: log, ClassicHistograms: cfg.Telemetry.ClassicHistograms, Exemplars: exemplars},
 	})
 	if err != nil {
 		return err // already says "telemetry: …"

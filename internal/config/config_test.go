@@ -290,6 +290,35 @@ func TestMaxConcurrentLadders(t *testing.T) {
 	}
 }
 
+// TestTelemetryExemplars: telemetry.exemplars defaults to 4, 0 means
+// none, and a count outside 0..32 is refused and named.
+func TestTelemetryExemplars(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		ok   bool
+		want int
+	}{
+		{"", true, DefaultExemplars},
+		{"telemetry: {exemplars: 0}\n", true, 0},
+		{"telemetry: {exemplars: 10}\n", true, 10},
+		{"telemetry: {exemplars: 32}\n", true, 32},
+		{"telemetry: {exemplars: 33}\n", false, 0},
+		{"telemetry: {exemplars: -1}\n", false, 0},
+		{"telemetry: {exemplars: some}\n", false, 0},
+	} {
+		c, err := LoadWith(Options{Path: write(t, minimal+tc.yaml), Environ: noEnv})
+		switch {
+		case tc.ok && (err != nil || c.Telemetry.Exemplars != tc.want):
+			t.Errorf("%q: %v, %v; want %d", tc.yaml, c.Telemetry.Exemplars, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "telemetry.exemplars")):
+			t.Errorf("%q accepted or not named: %v", tc.yaml, err)
+		}
+	}
+	if DefaultExemplars != 4 {
+		t.Errorf("DefaultExemplars = %d; docs/configuration.md and docs/metrics.md say 4", DefaultExemplars)
+	}
+}
+
 func TestRedacted(t *testing.T) {
 	p := write(t, `
 targets:

@@ -16,13 +16,14 @@ import (
 // leaves out.
 func Defaults() Config {
 	return Config{
-		Admin:  Admin{Listen: ":9464"},
-		Log:    Log{Level: "info", Format: "auto"},
-		Ledger: Ledger{MaxSizeMB: 100, MaxAge: Duration(168 * time.Hour), Keep: 10, DebugKeep: 200},
-		Drain:  Drain{Timeout: Duration(30 * time.Second)},
-		Limits: Limits{MaxRate: 100, MaxBufferedBytes: DefaultMaxBufferedBytes, MaxConcurrentLadders: DefaultMaxConcurrentLadders},
-		Probe:  DefaultProbe(),
-		Fleet:  Fleet{Shard: "0", Shards: 1},
+		Admin:     Admin{Listen: ":9464"},
+		Log:       Log{Level: "info", Format: "auto"},
+		Ledger:    Ledger{MaxSizeMB: 100, MaxAge: Duration(168 * time.Hour), Keep: 10, DebugKeep: 200},
+		Drain:     Drain{Timeout: Duration(30 * time.Second)},
+		Limits:    Limits{MaxRate: 100, MaxBufferedBytes: DefaultMaxBufferedBytes, MaxConcurrentLadders: DefaultMaxConcurrentLadders},
+		Probe:     DefaultProbe(),
+		Fleet:     Fleet{Shard: "0", Shards: 1},
+		Telemetry: Telemetry{Exemplars: DefaultExemplars},
 	}
 }
 

@@ -81,6 +81,9 @@ func (c *Config) validate(fileSrc string, checks []Check) error {
 	if c.Ledger.DebugKeep < 1 || c.Ledger.DebugKeep > 100000 {
 		el.add("ledger.debug_keep", "want 1..100000, got %d", c.Ledger.DebugKeep)
 	}
+	if c.Telemetry.Exemplars < 0 || c.Telemetry.Exemplars > MaxExemplars {
+		el.add("telemetry.exemplars", "want 0..%d, got %d", MaxExemplars, c.Telemetry.Exemplars)
+	}
 	if c.Drain.Timeout <= 0 {
 		el.add("drain.timeout", "must be above 0")
 	}

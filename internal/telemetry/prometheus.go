@@ -19,10 +19,12 @@ import (
 // most 10%, at most 160 buckets are kept (the resolution is halved beyond
 // that), and a histogram is reset at most once an hour to regain resolution.
 const (
-	nativeBucketFactor    = 1.1
-	nativeMaxBuckets      = 160
-	nativeMinResetPeriod  = time.Hour
-	nativeMaxExemplars    = 10
+	nativeBucketFactor   = 1.1
+	nativeMaxBuckets     = 160
+	nativeMinResetPeriod = time.Hour
+	// DefaultExemplars is the exemplars a latency histogram keeps when
+	// Options.Exemplars is 0 (config.DefaultExemplars argues the number).
+	DefaultExemplars      = 4
 	labelTarget           = "target"
 	labelClass            = "class"
 	labelTraffic          = "traffic"
@@ -77,6 +79,8 @@ type LadderStep struct {
 
 // promMetrics holds every Prometheus collector of one Recorder.
 type promMetrics struct {
+	exemplars bool // observations carry exemplars (Options.Exemplars is not negative)
+
 	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
 
 	planned, dispatched, requests, good, tokens *prometheus.CounterVec
@@ -99,7 +103,7 @@ type promMetrics struct {
 // (name, help and labels from Metrics). A histogram has native buckets,
 // and the classic buckets given beside them when classic is set (with
 // none given and native buckets on, client_golang keeps no classic ones).
-func histogram(name string, buckets []float64, classic bool) *prometheus.HistogramVec {
+func histogram(name string, buckets []float64, classic bool, exemplars int) *prometheus.HistogramVec {
 	m := spec(name)
 	if !classic {
 		buckets = nil
@@ -111,7 +115,7 @@ func histogram(name string, buckets []float64, classic bool) *prometheus.Histogr
 		NativeHistogramBucketFactor:     nativeBucketFactor,
 		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
 		NativeHistogramMinResetDuration: nativeMinResetPeriod,
-		NativeHistogramMaxExemplars:     nativeMaxExemplars,
+		NativeHistogramMaxExemplars:     exemplars,
 	}, m.Labels)
 }
 
@@ -125,17 +129,22 @@ func counter(name string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: m.Name, Help: m.Help}, m.Labels)
 }
 
-func newPromMetrics(classic bool) *promMetrics {
+// newPromMetrics builds the collectors; exemplars is Options.Exemplars.
+func newPromMetrics(classic bool, exemplars int) *promMetrics {
+	if exemplars == 0 {
+		exemplars = DefaultExemplars
+	}
 	return &promMetrics{
-		ttft:     histogram(metricTTFT, bucketsTTFT, classic),
-		turnTTFT: histogram(metricTurnTTFT, bucketsTTFT, classic),
-		turns:    counter(metricTurns),
+		exemplars: exemplars > 0,
+		ttft:      histogram(metricTTFT, bucketsTTFT, classic, exemplars),
+		turnTTFT:  histogram(metricTurnTTFT, bucketsTTFT, classic, exemplars),
+		turns:     counter(metricTurns),
 
 		answerChecks: counter(metricAnswerChecks),
-		chunk:        histogram(metricChunk, bucketsChunk, classic),
-		tpot:         histogram(metricTPOT, bucketsChunk, classic),
-		duration:     histogram(metricDuration, bucketsDuration, classic),
-		lag:          histogram(metricLag, bucketsLag, classic),
+		chunk:        histogram(metricChunk, bucketsChunk, classic, exemplars),
+		tpot:         histogram(metricTPOT, bucketsChunk, classic, exemplars),
+		duration:     histogram(metricDuration, bucketsDuration, classic, exemplars),
+		lag:          histogram(metricLag, bucketsLag, classic, -1), // the prober's lateness, not a response to open: no exemplars
 
 		planned:         counter(metricPlanned),
 		dispatched:      counter(metricDispatched),
@@ -296,9 +305,12 @@ func observe(h prometheus.Observer, d time.Duration, ex prometheus.Labels) {
 // record feeds one finished record into the Prometheus collectors through
 // the children of its series; what cannot be recorded goes to drop.
 func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop func(reason, what string, err error)) {
-	ex := prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
-	if r.TraceID != "" {
-		ex[exemplarTraceID] = r.TraceID
+	var ex prometheus.Labels // nil: no exemplar
+	if m.exemplars {
+		ex = prometheus.Labels{exemplarRequestID: strconv.FormatUint(r.ID, 10)}
+		if r.TraceID != "" {
+			ex[exemplarTraceID] = r.TraceID
+		}
 	}
 	// The plan, then the dispatch, then the outcome: a scrape reads the
 	// families one after the other while records arrive, and a later
@@ -317,7 +329,7 @@ func (m *promMetrics) record(s *promSeries, r *ledger.Record, good bool, drop fu
 		req.Inc()
 	}
 	if dispatched {
-		observe(s.lag, lag, ex)
+		observe(s.lag, lag, nil)
 	}
 	if r.Usage.Known {
 		// Counts are checked where they are decoded (ledger.CheckUsage);

@@ -365,6 +365,47 @@ func TestExemplarsCarryRequestAndTraceID(t *testing.T) {
 	}
 }
 
+// TestExemplarsKept: each latency histogram of a response keeps at most
+// Options.Exemplars exemplars (DefaultExemplars when 0, none when
+// negative, and then no classic bucket carries one either); the dispatch
+// lag, the prober's own lateness, keeps none.
+func TestExemplarsKept(t *testing.T) {
+	for _, tc := range []struct {
+		option, want int
+	}{{0, DefaultExemplars}, {2, 2}, {12, 12}, {-1, 0}} {
+		r, reg := newTestRecorder(t, Options{Exemplars: tc.option, ClassicHistograms: true})
+		for i := range 40 {
+			r.Record(&ledger.Record{ID: uint64(i + 1), Target: "sim", Class: "c", Traffic: ledger.TrafficBaseline, API: "openai-chat",
+				Planned: ms, Dispatched: time.Duration(2+i) * ms, FirstContent: time.Duration(50+10*i) * ms,
+				LastContent: time.Duration(100+10*i) * ms, End: time.Duration(101+10*i) * ms,
+				ChunkGaps: []time.Duration{time.Duration(10+i) * ms}, ContentEvents: 2, Usage: ledger.Usage{Known: true, Prompt: 10, Completion: 5}, Outcome: ledger.OK, Reason: ledger.ReasonStop})
+		}
+		for _, name := range []string{"llmprobe_time_to_first_token_seconds", "llmprobe_request_duration_seconds",
+			"llmprobe_inter_chunk_latency_seconds", "llmprobe_time_per_output_token_seconds", "llmprobe_dispatch_lag_seconds"} {
+			want := tc.want
+			if name == "llmprobe_dispatch_lag_seconds" {
+				want = 0
+			}
+			h := family(t, reg, name).GetMetric()[0].GetHistogram()
+			if h.GetSampleCount() != 40 {
+				t.Fatalf("Exemplars %d: %s counted %d, want 40", tc.option, name, h.GetSampleCount())
+			}
+			if got := len(h.GetExemplars()); got != want {
+				t.Errorf("Exemplars %d: %s keeps %d native exemplars, want %d", tc.option, name, got, want)
+			}
+			classic := 0
+			for _, b := range h.GetBucket() {
+				if b.GetExemplar() != nil {
+					classic++
+				}
+			}
+			if (classic > 0) != (want > 0) {
+				t.Errorf("Exemplars %d: %s has %d classic buckets with an exemplar, want some: %v", tc.option, name, classic, want > 0)
+			}
+		}
+	}
+}
+
 // TestGeneratorVerdictSeries: the verdict's causes are a closed set of
 // 0/1 series beside llmprobe_generator_valid.
 func TestGeneratorVerdictSeries(t *testing.T) {

@@ -40,6 +40,12 @@ type Options struct {
 	// docs/metrics.md#classic-buckets). Off: native buckets only. Set at
 	// start.
 	ClassicHistograms bool
+	// Exemplars is how many exemplars each latency histogram keeps
+	// (telemetry.exemplars; docs/metrics.md#exemplars), as client_golang
+	// reads NativeHistogramMaxExemplars: 0 is the default
+	// (DefaultExemplars), a negative number keeps none (and an observation
+	// then carries none either). Set at start.
+	Exemplars int
 }
 
 // Reasons a value was not recorded (llmprobe_telemetry_dropped_total).
@@ -112,7 +118,7 @@ func New(o Options) (*Recorder, error) {
 	}
 	r := &Recorder{
 		log:       o.Logger,
-		prom:      newPromMetrics(o.ClassicHistograms),
+		prom:      newPromMetrics(o.ClassicHistograms, o.Exemplars),
 		phases:    newPhaseMetrics(),
 		gates:     make(map[classKey]Gates),
 		series:    make(map[seriesKey]*promSeries),
