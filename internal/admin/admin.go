@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/klauspost/compress/gzhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
@@ -57,15 +58,16 @@ func Handler(o Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	metrics := promhttp.HandlerFor(o.Gatherer, promhttp.HandlerOpts{
-		EnableOpenMetrics: true,
-		ErrorLog:          slogErrorLog{o.Logger},
-		ErrorHandling:     promhttp.ContinueOnError,
-		Timeout:           30 * time.Second,
+		EnableOpenMetrics:  true,
+		ErrorLog:           slogErrorLog{o.Logger},
+		ErrorHandling:      promhttp.ContinueOnError,
+		Timeout:            30 * time.Second,
+		DisableCompression: true, // compressed by metricsGzip
 	})
 	if o.Registerer != nil {
 		metrics = promhttp.InstrumentMetricHandler(o.Registerer, metrics)
 	}
-	mux.Handle("GET /metrics", metrics)
+	mux.Handle("GET /metrics", metricsGzip(metrics))
 	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = fmt.Fprintln(w, "Healthy.")
@@ -233,4 +235,19 @@ func (s *Server) run(ctx context.Context, serve func() error) error {
 		return fmt.Errorf("admin: shutdown: %w", err)
 	}
 	return nil
+}
+
+// metricsGzip compresses /metrics with gzip when the scraper asks for it
+// (a Prometheus does by default), and leaves it plain otherwise. It is
+// klauspost/compress's gzhttp at the default level, not promhttp's own
+// compression (the standard library's): the same bytes on the wire for a
+// 10 MB exposition of 1,000 targets, in 74 ms of CPU instead of 260
+// (docs/scale.md#scrapes-and-their-encoding). zstd is not offered: a
+// Prometheus that asks "zstd,gzip" gets gzip (TestMetricsEncoding).
+func metricsGzip(h http.Handler) http.Handler {
+	wrap, err := gzhttp.NewWrapper(gzhttp.EnableZstd(false), gzhttp.MinSize(0))
+	if err != nil { // only for invalid options, which these are not
+		panic(fmt.Sprintf("admin: gzip wrapper: %v", err))
+	}
+	return wrap(h)
 }
