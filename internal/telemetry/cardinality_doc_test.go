@@ -93,4 +93,31 @@ Turn it on for a consumer that reads only classic histograms: a Prometheus left 
 and one ` + "`+Inf`" + ` bucket, and no quantile), Prometheus 2 without the feature flag, or a remote
 store without native histograms; and for the overview dashboard's classic-bucket TTFT heatmap,
 which is empty otherwise.
+
+## Exemplars
+
+Each latency histogram of a response — TTFT, inter-chunk, TPOT, request duration and a
+session's turn TTFT — carries exemplars: ` + "`" + `request_id` + "`" + ` (the ledger record, findable in
+` + "`" + `/debug/requests` + "`" + ` and the JSONL ledger) and ` + "`" + `trace_id` + "`" + ` when tracing is on. A Prometheus stores
+them with ` + "`" + `--enable-feature=exemplar-storage` + "`" + `, and Grafana draws them on the overview's TTFT
+heatmap. The dispatch lag carries none: it measures the prober, not a response worth opening.
+
+` + "`" + `telemetry.exemplars` + "`" + ` (default ` + "`" + `4` + "`" + `, 0–32, ` + "`" + `0` + "`" + ` for none; read at start) is how many each native
+histogram keeps between two scrapes. client_golang keeps the latest it is offered but spreads
+them over the histogram's values, so a slow request's exemplar survives a run of fast ones; with
+classic buckets on, each classic bucket keeps its latest as well. Why 4, not client_golang's 10:
+
+- A baseline of 0.2 req/s makes about 1.5 observations a class between two 15 s scrapes, so 4
+  still offers each one for a few scrapes: a Prometheus that misses one scrape loses none.
+  During a ladder step, 4 a histogram a scrape is more than a heatmap can show.
+- Exemplars were most of a scrape at many targets: a protobuf exemplar (two labels and a
+  timestamp) is about 80 bytes, against 2–3 bytes a native bucket. At 1,000 targets of two
+  classes, 10 on each of the ten class histograms were 100,000 exemplars a scrape: about 5 MB
+  of the 13 MB, and the CPU to encode and compress them each time
+  ([scale](scale.md#scrapes-and-their-encoding)). Now there are at most 32,000.
+- A Prometheus keeps 100,000 exemplars in all by default (` + "`" + `storage.exemplars.max_exemplars` + "`" + `),
+  under one scrape's worth at the old count.
+
+Set it higher for a few targets whose slow requests you follow one by one, or to ` + "`" + `0` + "`" + ` when
+nothing reads exemplars.
 `

@@ -27,7 +27,7 @@ const (
 // not the workload's), new and reused connections counted, and the
 // connection's HTTP and TLS versions as an info series.
 type phaseMetrics struct {
-	phase *prometheus.HistogramVec
+	phase *histVec
 	conns *prometheus.CounterVec
 	info  *prometheus.GaugeVec
 
@@ -48,15 +48,9 @@ type phaseSeries struct {
 
 // nativeHistogram builds a catalog entry's histogram with native buckets
 // only: no classic buckets (each would be a series of its own).
-func nativeHistogram(name string) *prometheus.HistogramVec {
+func nativeHistogram(name string) *histVec {
 	m := spec(name)
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:                            m.Name,
-		Help:                            m.Help,
-		NativeHistogramBucketFactor:     nativeBucketFactor,
-		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
-		NativeHistogramMinResetDuration: nativeMinResetPeriod,
-	}, m.Labels)
+	return newHistVec(histOpts{name: m.Name, help: m.Help, labels: m.Labels, maxBuckets: nativeMaxBuckets, minReset: nativeMinResetPeriod})
 }
 
 func newPhaseMetrics() *phaseMetrics {

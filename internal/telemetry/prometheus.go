@@ -81,7 +81,7 @@ type LadderStep struct {
 type promMetrics struct {
 	exemplars bool // observations carry exemplars (Options.Exemplars is not negative)
 
-	ttft, chunk, tpot, duration, lag *prometheus.HistogramVec
+	ttft, chunk, tpot, duration, lag *histVec
 
 	planned, dispatched, requests, good, tokens *prometheus.CounterVec
 	cachedPrompt, cacheReported                 *prometheus.CounterVec
@@ -94,7 +94,7 @@ type promMetrics struct {
 	budgetTokens, budgetRequests, sloTTFT, buildInfo, targetInfo *prometheus.GaugeVec
 	fleetInfo                                                    *prometheus.GaugeVec
 	ladderIdentity                                               *prometheus.GaugeVec
-	turnTTFT                                                     *prometheus.HistogramVec
+	turnTTFT                                                     *histVec
 	turns, answerChecks                                          *prometheus.CounterVec
 	path                                                         pathMetrics // path.go
 }
@@ -103,20 +103,13 @@ type promMetrics struct {
 // (name, help and labels from Metrics). A histogram has native buckets,
 // and the classic buckets given beside them when classic is set (with
 // none given and native buckets on, client_golang keeps no classic ones).
-func histogram(name string, buckets []float64, classic bool, exemplars int) *prometheus.HistogramVec {
+func histogram(name string, buckets []float64, classic bool, exemplars int) *histVec {
 	m := spec(name)
 	if !classic {
 		buckets = nil
 	}
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:                            m.Name,
-		Help:                            m.Help,
-		Buckets:                         buckets,
-		NativeHistogramBucketFactor:     nativeBucketFactor,
-		NativeHistogramMaxBucketNumber:  nativeMaxBuckets,
-		NativeHistogramMinResetDuration: nativeMinResetPeriod,
-		NativeHistogramMaxExemplars:     exemplars,
-	}, m.Labels)
+	return newHistVec(histOpts{name: m.Name, help: m.Help, labels: m.Labels, classic: buckets, exemplars: exemplars,
+		maxBuckets: nativeMaxBuckets, minReset: nativeMinResetPeriod})
 }
 
 func gauge(name string) *prometheus.GaugeVec {
