@@ -109,8 +109,39 @@ func TestSummaryInChromium(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`form.filter select[name=state]`), statuspage.StateDown),
 		chromedp.Click(chromedp.CSS(`form.filter button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#shown`)))
-	if !strings.Contains(down.URL, "state=DOWN") || strings.Join(down.Names, ",") != "down00,down01" || down.Cards != 2 {
-		t.Errorf("filtered by state: %s shows %v with %d cards; want down00, down01 and their cards", down.URL, down.Names, down.Cards)
+	if !strings.Contains(down.URL, "state=DOWN") {
+		t.Errorf("the state filter went to %s, want ?state=DOWN", down.URL)
+	}
+	// On a busy host a down target can turn PROBER BLOCKED for a while (its
+	// generator starved: the host is named before the target is judged), and
+	// the filter then rightly leaves it out. The filter is right when it shows
+	// exactly the targets the summary shows DOWN at the same moment; the test
+	// waits up to a minute for both down targets to be DOWN again.
+	for deadline := time.Now().Add(time.Minute); ; {
+		if strings.Join(down.Names, ",") == "down00,down01" && down.Cards == 2 {
+			break
+		}
+		now := read("the summary again", chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS("table.targets")))
+		for _, st := range down.States {
+			if st != statuspage.StateDown {
+				t.Fatalf("filtered by state DOWN: a row is %s (%v %v)", st, down.Names, down.States)
+			}
+		}
+		if time.Now().After(deadline) {
+			// Each down target is shown, or PROBER BLOCKED on the summary.
+			for i, n := range now.Names {
+				if strings.HasPrefix(n, "down") && now.States[i] != statuspage.StateBlocked && !slices.Contains(down.Names, n) {
+					t.Errorf("filtered by state: %s shows %v; want %s too (the summary: %v %v)", down.URL, down.Names, n, now.Names, now.States)
+				}
+			}
+			if down.Cards != len(down.Names) {
+				t.Errorf("filtered by state: %d rows, %d cards; want a card a row", len(down.Names), down.Cards)
+			}
+			t.Logf("a down target stayed PROBER BLOCKED for a minute (a host cause): %v %v", now.Names, now.States)
+			break
+		}
+		time.Sleep(2 * time.Second)
+		down = read("the state filter again", chromedp.Navigate(page+"?state=DOWN"), chromedp.WaitVisible(chromedp.CSS(`#shown`)))
 	}
 	teamA := read("the label filter", chromedp.Navigate(page+"?label=team:a"), chromedp.WaitVisible(chromedp.CSS(`#shown`)))
 	// The set, not the order: rows are worst first, and on a busy host one
