@@ -85,8 +85,8 @@ above beside the native ones on every latency histogram. Off by default because:
   ` + "`convert_classic_histograms_to_nhcb`" + ` does not apply to a histogram that has native buckets.
   With the defaults, the classic buckets are bytes scraped and thrown away: 100 of a pair's 121
   series, most of the exposition.
-- Without them a scrape is about a third of the size and a prober of 1,000 targets stays within
-  one second a scrape ([scale](scale.md#many-targets-on-one-prober)).
+- Without them a scrape is about a third of the size: at 1,000 targets about 9 MB of protobuf
+  and 0.8 s of CPU a scrape on two cores ([scale](scale.md#many-targets-on-one-prober)).
 
 Turn it on for a consumer that reads only classic histograms: a Prometheus left at
 ` + "`scrape_native_histograms: false`" + ` (it then gets, of each latency histogram, only ` + "`_count`" + `, ` + "`_sum`" + `
