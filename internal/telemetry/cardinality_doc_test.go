@@ -86,7 +86,7 @@ above beside the native ones on every latency histogram. Off by default because:
   With the defaults, the classic buckets are bytes scraped and thrown away: 100 of a pair's 121
   series, most of the exposition.
 - Without them a scrape is about a third of the size: at 1,000 targets about 9 MB of protobuf
-  and 0.8 s of CPU a scrape on two cores ([scale](scale.md#many-targets-on-one-prober)).
+  and 0.55–0.82 s of CPU a scrape on two cores ([scale](scale.md#many-targets-on-one-prober)).
 
 Turn it on for a consumer that reads only classic histograms: a Prometheus left at
 ` + "`scrape_native_histograms: false`" + ` (it then gets, of each latency histogram, only ` + "`_count`" + `, ` + "`_sum`" + `
