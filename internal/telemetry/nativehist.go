@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -294,7 +295,7 @@ func newHistExemplar(v float64, now time.Time, l prometheus.Labels) (*dto.Exempl
 	pairs := make([]*dto.LabelPair, 0, len(l))
 	runes := 0
 	for name, value := range l {
-		if !isLabelName(name) {
+		if !model.LegacyValidation.IsValidLabelName(name) || strings.HasPrefix(name, model.ReservedLabelPrefix) {
 			return nil, fmt.Errorf("exemplar label name %q is invalid", name)
 		}
 		if !utf8.ValidString(value) {
@@ -308,19 +309,6 @@ func newHistExemplar(v float64, now time.Time, l prometheus.Labels) (*dto.Exempl
 	}
 	slices.SortFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return &dto.Exemplar{Label: pairs, Value: &v, Timestamp: timestamppb.New(now)}, nil
-}
-
-// isLabelName is a legacy Prometheus label name, not reserved.
-func isLabelName(n string) bool {
-	if n == "" || strings.HasPrefix(n, "__") {
-		return false
-	}
-	for i, c := range n {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // Write fills out with the histogram as client_golang writes its own.
@@ -338,12 +326,11 @@ func (s *histSeries) Write(out *dto.Metric) error {
 	if len(bounds) > 0 {
 		h.Bucket = make([]*dto.Bucket, len(bounds), len(bounds)+1)
 		cum := make([]uint64, len(bounds))
-		ub := slices.Clone(bounds)
 		var c uint64
-		for i := range bounds {
+		for i := range bounds { // the bounds are never written: the buckets point into them
 			c += s.classic[i]
 			cum[i] = c
-			h.Bucket[i] = &dto.Bucket{CumulativeCount: &cum[i], UpperBound: &ub[i], Exemplar: s.classicEx[i]}
+			h.Bucket[i] = &dto.Bucket{CumulativeCount: &cum[i], UpperBound: &bounds[i], Exemplar: s.classicEx[i]}
 		}
 	}
 	if s.classicEx != nil {
